@@ -1,0 +1,25 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_PROTO_CONVERT_H_
+#define CHUNKPLAN_SERVER_SERVICE_PROTO_CONVERT_H_
+
+// chunkplan.v1 messages <-> the planner's plain values: the one place where
+// the wire contract meets the planner.
+
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "server/planner/search_types.h"
+
+namespace chunkplan::service {
+
+// The planner's request for `request`, with the proto defaults applied
+// (min_chunk_size_m 32, filter_exlarge_params true when unset).
+// Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine.
+// Every other check is the planner's.
+absl::StatusOr<planner::SearchRequest> FromProto(
+    const v1::ChunkSearchRequest& request);
+
+// The wire form of a planner result.
+v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_PROTO_CONVERT_H_
