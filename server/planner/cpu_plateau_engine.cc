@@ -71,7 +71,7 @@ class GridWalker {
       : counter_(problem), grid_(problem.grid), stop_(stop) {}
 
   absl::Status EvaluateAt(uint64_t index, Evaluation* out) {
-    if (stop_ && ++evaluations_ % kEvalsPerStopCheck == 0) {
+    if (stop_ && evaluations_++ % kEvalsPerStopCheck == 0) {
       if (absl::Status s = stop_(); !s.ok()) return s;
     }
     *out = counter_.Evaluate(grid_.At(index));

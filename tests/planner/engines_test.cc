@@ -1,0 +1,124 @@
+// The engines: the shared next-fit function against the seed's definition
+// worked by hand, the tie rule, and CPU_SWEEP and CPU_PLATEAU against each
+// other on random problems (the oracle comparison is the differential test's).
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/planner/cpu_plateau_engine.h"
+#include "server/planner/cpu_sweep_engine.h"
+#include "server/planner/next_fit.h"
+#include "server/planner/sweep_argmin.h"
+
+namespace chunkplan::planner {
+namespace {
+
+TEST(NextFitWaste, SeedsUnusedBytes) {
+  // _get_unused_byte([3, 4, 2, 5], 6): chunks [3] (3 left), [4, 2] (0),
+  // [5] (1) -> 3 + 0 + 1 = 4.
+  const uint64_t sizes[] = {3, 4, 2, 5};
+  EXPECT_EQ(NextFitWaste(sizes, 4, 6), 4u);
+  // Nothing placed: nothing wasted.
+  EXPECT_EQ(NextFitWaste(sizes, 0, 6), 0u);
+  // Zeros never open a chunk; a zero after a full chunk stays in it.
+  const uint64_t zeros[] = {0, 0, 6, 0, 1};
+  EXPECT_EQ(NextFitWaste(zeros, 5, 6), 5u);
+  const uint64_t only_zeros[] = {0, 0};
+  EXPECT_EQ(NextFitWaste(only_zeros, 2, 0), 0u);
+}
+
+TEST(ArgminPrecedes, TiesGoToTheSmallerCandidate) {
+  EXPECT_TRUE(ArgminPrecedes(5, 9, 6, 1));
+  EXPECT_FALSE(ArgminPrecedes(6, 1, 5, 9));
+  EXPECT_TRUE(ArgminPrecedes(5, 3, 5, 4));
+  EXPECT_FALSE(ArgminPrecedes(5, 4, 5, 3));
+  EXPECT_FALSE(ArgminPrecedes(5, 4, 5, 4));
+}
+
+// A random problem that honours SweepProblem's invariants.
+SweepProblem RandomProblem(std::mt19937_64& rng) {
+  SweepProblem p;
+  const int groups = 1 + rng() % 3;
+  uint64_t max_size = 0;
+  for (int g = 0; g < groups; ++g) {
+    const int n = rng() % 40;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t s = rng() % 4 == 0 ? 0 : 1 + rng() % 5000;
+      p.sizes.push_back(s);
+      p.swept_total += s;
+      max_size = std::max(max_size, s);
+    }
+    p.group_begin.push_back(p.sizes.size());
+  }
+  p.grid.interval = 1 + rng() % 64;
+  p.grid.start = (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.count = 1 + rng() % 3000;
+  return p;
+}
+
+// The seed's loop, literally: first strict minimum.
+SweepOutcome Reference(const SweepProblem& p) {
+  SweepOutcome best{0, p.grid.At(0), UINT64_MAX};
+  for (uint64_t i = 0; i < p.grid.count; ++i) {
+    const uint64_t w = TotalWasteAt(p, p.grid.At(i));
+    if (w < best.waste) best = {i, p.grid.At(i), w};
+  }
+  return best;
+}
+
+TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
+  std::mt19937_64 rng(20261202);
+  const CpuSweepEngine sweep(CpuSweepOptions{.max_work = UINT64_MAX, .threads = 3});
+  const CpuPlateauEngine plateau;
+  for (int round = 0; round < 400; ++round) {
+    const SweepProblem p = RandomProblem(rng);
+    const SweepOutcome want = Reference(p);
+    for (const SweepEngine* e : {static_cast<const SweepEngine*>(&sweep),
+                                 static_cast<const SweepEngine*>(&plateau)}) {
+      const auto got = e->Sweep(p, {});
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(got->best_index, want.best_index) << EngineName(e->kind()) << " round " << round;
+      EXPECT_EQ(got->chunk_size, want.chunk_size);
+      EXPECT_EQ(got->waste, want.waste);
+    }
+  }
+}
+
+TEST(Engines, EmptyProblemTakesTheFirstCandidate) {
+  SweepProblem p;
+  p.group_begin = {0, 0};  // one group, emptied by the filter
+  p.grid = {.start = 64, .interval = 8, .count = 100};
+  for (const auto& e : {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {})}) {
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->best_index, 0u);
+    EXPECT_EQ(e->chunk_size, 64u);
+    EXPECT_EQ(e->waste, 0u);
+  }
+}
+
+TEST(CpuSweepEngine, RefusesWorkAboveItsLimit) {
+  SweepProblem p;
+  p.sizes = {10, 20, 30};
+  p.group_begin = {0, 3};
+  p.grid = {.start = 32, .interval = 1, .count = 1000};
+  const auto got = CpuSweepEngine(CpuSweepOptions{.max_work = 2999}).Sweep(p, {});
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(CpuSweepEngine(CpuSweepOptions{.max_work = 3000}).Sweep(p, {}).ok());
+}
+
+TEST(Engines, EndWithTheStopChecksStatus) {
+  SweepProblem p;
+  for (int i = 0; i < 2000; ++i) p.sizes.push_back(1000 + i % 997);
+  p.group_begin = {0, p.sizes.size()};
+  for (uint64_t s : p.sizes) p.swept_total += s;
+  p.grid = {.start = 2000, .interval = 1, .count = 200000};
+  const StopCheck stop = [] { return absl::DeadlineExceededError("deadline passed"); };
+  const auto swept = CpuSweepEngine(CpuSweepOptions{.max_work = UINT64_MAX}).Sweep(p, stop);
+  EXPECT_EQ(swept.status().code(), absl::StatusCode::kDeadlineExceeded);
+  const auto jumped = CpuPlateauEngine().Sweep(p, stop);
+  EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+}  // namespace
+}  // namespace chunkplan::planner

@@ -1,0 +1,117 @@
+// The planner end to end on ColossalAI's own test case, and engine choice.
+#include "server/planner/planner.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace chunkplan::planner {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// GPT2LMHeadModel(n_layer=2, n_head=4, n_embd=128, vocab_size=50258,
+// n_positions=1024), tied embeddings: numels in model.parameters() order.
+std::vector<uint64_t> Gpt2TinyNumels() {
+  const uint64_t e = 128;
+  std::vector<uint64_t> n = {50258 * e, 1024 * e};
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::vector<uint64_t> block = {
+        e, e,                 // ln_1
+        e * 3 * e, 3 * e,     // attn.c_attn
+        e * e, e,             // attn.c_proj
+        e, e,                 // ln_2
+        e * 4 * e, 4 * e,     // mlp.c_fc
+        4 * e * e, e};        // mlp.c_proj
+    n.insert(n.end(), block.begin(), block.end());
+  }
+  n.push_back(e);  // ln_f
+  n.push_back(e);
+  return n;
+}
+
+SearchRequest ColossalAiGpt2Case(uint32_t dp_degree) {
+  SearchRequest r;
+  r.numels = Gpt2TinyNumels();
+  r.dp_degrees = {dp_degree};
+  r.search_range_m = 1;
+  r.search_interval = 128;
+  r.min_chunk_size_m = 0;
+  r.filter_exlarge_params = true;
+  return r;
+}
+
+// ColossalAI's test_search: chunk size 527872 at dp 1 and dp 4.
+TEST(Planner, ColossalAiGpt2CaseOnEveryCpuEngine) {
+  const Planner planner;
+  for (uint32_t dp : {1u, 4u}) {
+    for (Engine engine : {Engine::kAuto, Engine::kCpuSweep, Engine::kCpuPlateau}) {
+      SearchRequest r = ColossalAiGpt2Case(dp);
+      r.engine = engine;
+      const auto result = planner.Search(r);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{dp, 527872, false}))
+          << "dp " << dp << " engine " << EngineName(engine);
+      EXPECT_EQ(result->total_param_size, 6960896u);  // 50258*128 + 527872
+      EXPECT_NE(result->engine, Engine::kAuto);
+      EXPECT_EQ(result->candidates, 8193u);  // range(131072, 131072 + 2**20 + 1, 128)
+    }
+  }
+}
+
+TEST(Planner, AutoRunsThePlateauEngine) {
+  const auto result = Planner().Search(ColossalAiGpt2Case(1));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->engine, Engine::kCpuPlateau);
+}
+
+TEST(Planner, CudaIsAFailedPreconditionWithoutTheEngine) {
+  SearchRequest r = ColossalAiGpt2Case(1);
+  r.engine = Engine::kCuda;
+  const auto result = Planner().Search(r);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("CUDA"));
+}
+
+TEST(Planner, InvalidInputBeforeEngineChoice) {
+  SearchRequest r = ColossalAiGpt2Case(1);
+  r.engine = Engine::kCuda;
+  r.search_interval = 0;
+  EXPECT_EQ(Planner().Search(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Planner, SweepLimitIsConfigurable) {
+  PlannerOptions options;
+  options.cpu_sweep.max_work = 1000;
+  SearchRequest r = ColossalAiGpt2Case(1);
+  r.engine = Engine::kCpuSweep;
+  EXPECT_EQ(Planner(options).Search(r).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  r.engine = Engine::kCpuPlateau;
+  EXPECT_TRUE(Planner(options).Search(r).ok());
+}
+
+TEST(Planner, GatheredConfigsComeFirst) {
+  // Degree 2 is swept, degree 3 (seen later) is small enough to stay
+  // gathered: the seed's dict lists 3 first.
+  SearchRequest r;
+  r.numels = {4096, 8192, 10, 4096};
+  r.dp_degrees = {2, 2, 3, 2};
+  r.search_range_m = 0;
+  r.search_interval = 1024;
+  r.min_chunk_size_m = 1000.0 / 1048576;  // 1000 elements
+  r.filter_exlarge_params = false;
+  const auto result = Planner().Search(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // start = 8192, one candidate; lcm(2, 3) = 6 -> 8196.
+  EXPECT_THAT(result->configs,
+              ElementsAre(ChunkConfig{3, 10, true}, ChunkConfig{2, 8196, false}));
+  // next-fit at 8192: [4096] [8192] [4096] -> 4096 + 0 + 4096.
+  EXPECT_EQ(result->min_chunk_waste, 8192u);
+}
+
+}  // namespace
+}  // namespace chunkplan::planner

@@ -1,0 +1,206 @@
+// Validation and the plan's structure. Each invalid-input rule of the seed
+// (and each 64-bit guard) gets INVALID_ARGUMENT naming the field and index.
+#include "server/planner/search_plan.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace chunkplan::planner {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr uint64_t kMaxInt64 = (uint64_t{1} << 63) - 1;
+
+SearchRequest Small() {
+  SearchRequest r;
+  r.numels = {100, 200, 300, 400};
+  r.search_range_m = 0;
+  r.search_interval = 16;
+  r.min_chunk_size_m = 0;
+  return r;
+}
+
+void ExpectInvalid(const SearchRequest& r, const std::string& prefix) {
+  const auto plan = BuildSearchPlan(r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()), StartsWith(prefix));
+}
+
+TEST(SearchPlanValidation, NoNumels) {
+  SearchRequest r = Small();
+  r.numels.clear();
+  ExpectInvalid(r, "numels is empty");
+}
+
+TEST(SearchPlanValidation, DegreeListOfWrongLength) {
+  SearchRequest r = Small();
+  r.dp_degrees = {1, 2};
+  ExpectInvalid(r, "dp_degrees has 2 entries");
+}
+
+TEST(SearchPlanValidation, DegreeZeroNamesItsIndex) {
+  SearchRequest r = Small();
+  r.dp_degrees = {1, 1, 1, 0};
+  ExpectInvalid(r, "dp_degrees[3] is 0");
+  r.dp_degrees = {0};
+  ExpectInvalid(r, "dp_degrees[0] is 0");
+}
+
+TEST(SearchPlanValidation, IntervalZero) {
+  SearchRequest r = Small();
+  r.search_interval = 0;
+  ExpectInvalid(r, "search_interval is 0");
+}
+
+TEST(SearchPlanValidation, NonFiniteMebiValues) {
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity()}) {
+    SearchRequest r = Small();
+    r.search_range_m = bad;
+    ExpectInvalid(r, "search_range_m is");
+    r = Small();
+    r.min_chunk_size_m = bad;
+    ExpectInvalid(r, "min_chunk_size_m is");
+  }
+}
+
+TEST(SearchPlanValidation, NegativeOnlyWhenItRoundsBelowZero) {
+  SearchRequest r = Small();
+  r.search_range_m = -1.0;
+  ExpectInvalid(r, "search_range_m is -1");
+  r = Small();
+  r.min_chunk_size_m = -3.0 / 1048576;
+  ExpectInvalid(r, "min_chunk_size_m is");
+  // round(-0.5) == 0 in Python: the seed accepts it.
+  r = Small();
+  r.search_range_m = -0.5 / 1048576;
+  r.min_chunk_size_m = -0.5 / 1048576;
+  EXPECT_TRUE(BuildSearchPlan(r).ok());
+}
+
+TEST(SearchPlanValidation, MebiValuesTooLarge) {
+  SearchRequest r = Small();
+  r.search_range_m = 1e300;
+  ExpectInvalid(r, "search_range_m is");
+  r = Small();
+  r.min_chunk_size_m = 0x1p43;  // 2**63 elements
+  ExpectInvalid(r, "min_chunk_size_m is");
+}
+
+TEST(SearchPlanOverflow, NumelAboveInt64) {
+  SearchRequest r = Small();
+  r.numels[2] = kMaxInt64 + 1;
+  ExpectInvalid(r, "numels[2] is 9223372036854775808");
+}
+
+TEST(SearchPlanOverflow, TotalAboveInt64NamesWhereItOverflows) {
+  SearchRequest r = Small();
+  r.numels = {1, kMaxInt64 - 1, 1, 5};
+  ExpectInvalid(r, "numels[2]: the total");
+}
+
+TEST(SearchPlanOverflow, DegreeLcm) {
+  SearchRequest r = Small();
+  r.dp_degrees = {4294967291u, 4294967279u, 4294967231u, 1};
+  ExpectInvalid(r, "dp_degrees[1]: the least common multiple");
+}
+
+TEST(SearchPlanOverflow, LargestCandidate) {
+  SearchRequest r = Small();
+  r.search_range_m = 0x1p42;  // 2**62 elements
+  r.numels = {uint64_t{1} << 62};
+  ExpectInvalid(r, "search_range_m: the largest candidate");
+  // The lcm round-up of the last candidate counts too.
+  // 2**63 - 1024 is a multiple of 1024 only, so a degree of 2048 pushes it
+  // to 2**63.
+  r.search_range_m = 0;
+  r.numels = {(uint64_t{1} << 63) - 1024};
+  r.search_interval = 1;
+  r.dp_degrees = {2048};
+  ExpectInvalid(r, "search_range_m: the largest candidate");
+}
+
+TEST(SearchPlanOverflow, WasteSums) {
+  SearchRequest r = Small();
+  // 2 * S + G * C = 6 * 2**61 + 3 * 2**61 > 2**64.
+  r.numels = {uint64_t{1} << 61, uint64_t{1} << 61, uint64_t{1} << 61};
+  r.dp_degrees = {1, 2, 3};
+  r.filter_exlarge_params = false;
+  r.search_interval = 1;
+  ExpectInvalid(r, "search_range_m: padding sums");
+}
+
+TEST(SearchPlanOverflow, StartBelowLargestSizeFromFloatDivision) {
+  // math.ceil((2**60 + 1) / 1024) * 1024 == 2**60 < 2**60 + 1.
+  SearchRequest r = Small();
+  r.numels = {(uint64_t{1} << 60) + 1};
+  r.search_interval = 1024;
+  ExpectInvalid(r, "search_interval is 1024: the seed's float division");
+}
+
+TEST(SearchPlan, GroupsInFirstSeenOrderAndGathersSmallOnes) {
+  SearchRequest r;
+  r.numels = {5, 3 << 20, 7, 1 << 20, 2 << 20};
+  r.dp_degrees = {3, 2, 3, 5, 2};
+  r.search_range_m = 0;
+  r.search_interval = 1024;
+  r.min_chunk_size_m = 1.5;  // 1572864 elements
+  r.filter_exlarge_params = false;
+  const auto plan = BuildSearchPlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->groups.size(), 3u);
+  EXPECT_EQ(plan->groups[0].dp_degree, 3u);
+  EXPECT_TRUE(plan->groups[0].keep_gathered);
+  EXPECT_EQ(plan->groups[0].total, 12u);
+  EXPECT_EQ(plan->groups[1].dp_degree, 2u);
+  EXPECT_FALSE(plan->groups[1].keep_gathered);
+  EXPECT_EQ(plan->groups[2].dp_degree, 5u);
+  EXPECT_TRUE(plan->groups[2].keep_gathered);  // 2**20 < 1.5 * 2**20
+  EXPECT_EQ(plan->degree_lcm, 30u);
+  EXPECT_EQ(plan->total_param_size, 12u + (5u << 20) + (1u << 20));
+  EXPECT_THAT(plan->sweep.sizes, ElementsAre(3u << 20, 2u << 20));
+  EXPECT_EQ(plan->sweep.num_groups(), 1u);
+  // start = ceil(max(1572864, 3 * 2**20) / 1024) * 1024
+  EXPECT_EQ(plan->sweep.grid.start, 3u << 20);
+  EXPECT_EQ(plan->sweep.grid.count, 1u);
+}
+
+TEST(SearchPlan, GridCountIsTheSeedsRange) {
+  SearchRequest r = Small();
+  r.search_range_m = 100.0 / 1048576;  // range(start, start + 101, 16): 7
+  const auto plan = BuildSearchPlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->sweep.grid.count, 7u);
+  EXPECT_EQ(plan->sweep.grid.start, 400u);
+}
+
+TEST(SearchPlan, FilterCanEmptyAGroup) {
+  // Degree 2's only parameter is far above mean + 3 std of all swept sizes:
+  // the seed crashes on max([]); chunkplan keeps the group, empty.
+  SearchRequest r;
+  for (int i = 0; i < 20; ++i) r.numels.push_back(1000);
+  r.numels.push_back(1000000);
+  r.dp_degrees.assign(20, 1);
+  r.dp_degrees.push_back(2);
+  r.search_range_m = 0;
+  r.search_interval = 100;
+  r.min_chunk_size_m = 0;
+  const auto plan = BuildSearchPlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->sweep.num_groups(), 2u);
+  EXPECT_EQ(plan->sweep.group(0).size(), 20u);
+  EXPECT_TRUE(plan->sweep.group(1).empty());
+  EXPECT_EQ(plan->sweep.grid.start, 1000u);
+}
+
+}  // namespace
+}  // namespace chunkplan::planner
