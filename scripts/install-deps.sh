@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, every Debian 12 package chunkplan's build, tests and
+# run script need. Idempotent: installs only what is missing, and does
+# nothing (not even `apt-get update`) when everything is there.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  cmake ninja-build g++ pkg-config
+  # libraries
+  libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
+  protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # the oracle and the Python client: Debian's interpreter and modules
+  python3 python3-numpy python3-grpcio python3-protobuf
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

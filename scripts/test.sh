@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, configures, builds
+# everything and runs every test under ctest.
+#
+#   scripts/test.sh              # build dir: build/
+#   BUILD_DIR=out scripts/test.sh
+#   CTEST_ARGS="-R planner" scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+build_dir="${BUILD_DIR:-build}"
+jobs="$(nproc)"
+cmake_args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+            -DCHUNKPLAN_BUILD_TESTS=ON)
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+
+cmake "${cmake_args[@]}"
+cmake --build "$build_dir" -j "$jobs"
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" ${CTEST_ARGS:-}
