@@ -11,11 +11,15 @@ absl::Status JsonToMessage(std::string_view json,
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
   const auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), message, options);
+      google::protobuf::StringPiece(json.data(), json.size()), message,
+      options);
   if (!status.ok()) {
+    // The parser's first line says what is wrong; the lines after it quote
+    // the input around the error, which would break a one-line message.
+    const std::string reason = status.message().as_string();
     return absl::InvalidArgumentError(
         absl::StrCat("request is not valid ", message->GetTypeName(),
-                     " JSON: ", status.message().as_string()));
+                     " JSON: ", reason.substr(0, reason.find('\n'))));
   }
   return absl::OkStatus();
 }

@@ -15,7 +15,7 @@
 namespace chunkplan::cli {
 
 // Parses `json` into `message` (cleared first). Unknown fields are an error.
-// Errors: INVALID_ARGUMENT with protobuf's parser message.
+// Errors: INVALID_ARGUMENT with the first line of protobuf's parser message.
 absl::Status JsonToMessage(std::string_view json,
                            google::protobuf::Message* message);
 

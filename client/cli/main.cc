@@ -1,0 +1,177 @@
+// chunkplan: the command-line client of the chunk search.
+//
+//   chunkplan search --request FILE|- (--local | --server HOST:PORT)
+//                    [--engine auto|cpu_sweep|cpu_plateau|cuda]
+//                    [--format json|table] [--deadline 5s]
+//   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
+//   chunkplan version | --version
+//
+// Exit codes: 0 success, 1 a failed search or health check, 2 a usage error.
+// Every failure prints one line "CODE: message" on stderr, CODE being the
+// canonical status name.
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "client/cli/flag_check.h"
+#include "client/cli/health_command.h"
+#include "client/cli/search_command.h"
+#include "client/cli/version.h"
+
+ABSL_FLAG(std::string, request, "",
+          "search: the ChunkSearchRequest as protobuf JSON; '-' reads stdin");
+ABSL_FLAG(bool, local, false, "search: run the planner in this process");
+ABSL_FLAG(std::string, server, "",
+          "search, health: the server, host:port or unix:/path");
+ABSL_FLAG(std::string, engine, "",
+          "search: auto|cpu_sweep|cpu_plateau|cuda, replaces the request's");
+ABSL_FLAG(std::string, format, "json", "search: json or table");
+ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
+          "search, health with --server: deadline of the call, e.g. 5s");
+ABSL_FLAG(std::string, service, "",
+          "health: the service to ask about; empty: the whole server");
+
+namespace chunkplan::cli {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
+
+  chunkplan search --request FILE|- (--local | --server HOST:PORT)
+                   [--engine auto|cpu_sweep|cpu_plateau|cuda]
+                   [--format json|table] [--deadline 5s]
+  chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
+  chunkplan version
+
+The request and the response are chunkplan.v1 messages in protobuf's JSON
+mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
+
+// Prints `status` as "CODE: message" on stderr and returns `exit_code`.
+int Fail(const absl::Status& status, int exit_code) {
+  std::cerr << absl::StatusCodeToString(status.code()) << ": "
+            << status.message() << std::endl;
+  return exit_code;
+}
+
+int UsageError(absl::string_view message) {
+  return Fail(absl::InvalidArgumentError(message), kExitUsage);
+}
+
+// The --server and --deadline of a remote command, or a usage error.
+absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
+  RemoteTarget target{absl::GetFlag(FLAGS_server),
+                      absl::GetFlag(FLAGS_deadline)};
+  if (target.address.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(command, " needs --server HOST:PORT"));
+  }
+  if (target.deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--deadline must be positive");
+  }
+  return target;
+}
+
+// The search's options from the flags, or a usage error.
+absl::StatusOr<SearchOptions> SearchOptionsFromFlags() {
+  SearchOptions options;
+  options.request_path = absl::GetFlag(FLAGS_request);
+  if (options.request_path.empty()) {
+    return absl::InvalidArgumentError("search needs --request FILE (or -)");
+  }
+  const bool local = absl::GetFlag(FLAGS_local);
+  if (local == !absl::GetFlag(FLAGS_server).empty()) {
+    return absl::InvalidArgumentError(
+        "search needs exactly one of --local and --server");
+  }
+  if (!absl::GetFlag(FLAGS_service).empty()) {
+    return absl::InvalidArgumentError("--service applies to health only");
+  }
+  if (local) {
+    if (absl::GetFlag(FLAGS_deadline) != absl::InfiniteDuration()) {
+      return absl::InvalidArgumentError("--deadline applies to --server only");
+    }
+  } else {
+    auto server = RemoteFromFlags("search");
+    if (!server.ok()) return server.status();
+    options.server = *std::move(server);
+  }
+  if (const std::string engine = absl::GetFlag(FLAGS_engine); !engine.empty()) {
+    auto parsed = ParseEngine(engine);
+    if (!parsed.ok()) return parsed.status();
+    options.engine = *parsed;
+  }
+  auto format = ParseOutputFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) return format.status();
+  options.format = *format;
+  return options;
+}
+
+int Search() {
+  const absl::StatusOr<SearchOptions> options = SearchOptionsFromFlags();
+  if (!options.ok()) return Fail(options.status(), kExitUsage);
+  const absl::StatusOr<std::string> output = RunSearch(*options);
+  if (!output.ok()) return Fail(output.status(), kExitFailed);
+  std::cout << *output << std::flush;
+  return 0;
+}
+
+int Health() {
+  if (!absl::GetFlag(FLAGS_request).empty() || absl::GetFlag(FLAGS_local) ||
+      !absl::GetFlag(FLAGS_engine).empty()) {
+    return UsageError("health takes --server, --service and --deadline only");
+  }
+  const absl::StatusOr<RemoteTarget> target = RemoteFromFlags("health");
+  if (!target.ok()) return Fail(target.status(), kExitUsage);
+  const std::string service = absl::GetFlag(FLAGS_service);
+  const absl::StatusOr<ServingStatus> status = CheckHealth(*target, service);
+  if (!status.ok()) return Fail(status.status(), kExitFailed);
+  std::cout << ServingStatusName(*status) << std::endl;
+  const absl::Status serving = RequireServing(*target, service, *status);
+  return serving.ok() ? 0 : Fail(serving, kExitFailed);
+}
+
+int Run(int argc, char* argv[]) {
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig usage_config;
+  usage_config.version_string = VersionText;  // for --version
+  absl::SetFlagsUsageConfig(usage_config);
+
+  absl::StatusOr<std::vector<std::string>> normalized =
+      NormalizeFlags(argc, argv);
+  if (!normalized.ok()) return Fail(normalized.status(), kExitUsage);
+  std::vector<char*> normalized_argv;
+  for (std::string& arg : *normalized) normalized_argv.push_back(arg.data());
+  const std::vector<char*> args = absl::ParseCommandLine(
+      static_cast<int>(normalized_argv.size()), normalized_argv.data());
+  if (args.size() < 2) {
+    return UsageError("missing subcommand: search, health or version");
+  }
+  if (args.size() > 2) {
+    return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
+  }
+  const absl::string_view command = args[1];
+  if (command == "search") return Search();
+  if (command == "health") return Health();
+  if (command == "version") {
+    std::cout << VersionText() << std::flush;
+    return 0;
+  }
+  return UsageError(absl::StrCat("unknown subcommand '", command,
+                                 "' (expected search, health or version)"));
+}
+
+}  // namespace
+}  // namespace chunkplan::cli
+
+int main(int argc, char* argv[]) { return chunkplan::cli::Run(argc, argv); }

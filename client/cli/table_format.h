@@ -1,0 +1,26 @@
+#ifndef CHUNKPLAN_CLIENT_CLI_TABLE_FORMAT_H_
+#define CHUNKPLAN_CLIENT_CLI_TABLE_FORMAT_H_
+
+// `--format table`: a search response laid out for people.
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+
+namespace chunkplan::cli {
+
+// One row per config (dp degree, chunk size in elements and in MiB, that is
+// 2**20 elements with 2 decimals, keep gathered), then the total parameter
+// count, the waste in elements and as a percentage of the total, the engine,
+// the candidates and the planner's time (µs below 1 ms, else ms). Every line
+// ends in '\n'.
+std::string FormatTable(const v1::ChunkSearchResponse& response);
+
+// "CPU_PLATEAU" for ENGINE_CPU_PLATEAU, ...; the number for values this
+// client does not know.
+std::string EngineLabel(v1::Engine engine);
+
+}  // namespace chunkplan::cli
+
+#endif  // CHUNKPLAN_CLIENT_CLI_TABLE_FORMAT_H_
