@@ -1,0 +1,134 @@
+#include "tests/differential/oracle_runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/json_codec.h"
+
+namespace chunkplan::testing {
+namespace {
+
+// `text` in single quotes for /bin/sh.
+std::string ShellQuote(absl::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += "'";
+  return out;
+}
+
+// A temp file that removes itself.
+class TempFile {
+ public:
+  TempFile() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "chunkplan_diff_XXXXXX")
+            .string();
+    fd_ = mkstemp(pattern.data());
+    if (fd_ >= 0) path_ = pattern;
+  }
+  ~TempFile() {
+    if (fd_ >= 0) {
+      close(fd_);
+      unlink(path_.c_str());
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+
+  // Writes all of `data`; false on a write error.
+  bool Write(absl::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = write(fd_, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> RunOracleJsonl(
+    const OracleCommand& command,
+    const std::vector<std::string>& request_lines) {
+  TempFile input;
+  if (!input.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a temp file: ", std::strerror(errno)));
+  }
+  std::string text;
+  for (const std::string& line : request_lines) {
+    absl::StrAppend(&text, line, "\n");
+  }
+  if (!input.Write(text)) {
+    return absl::InternalError(absl::StrCat("cannot write ", input.path(), ": ",
+                                            std::strerror(errno)));
+  }
+
+  const std::string shell = absl::StrCat(
+      ShellQuote(command.python), " ", ShellQuote(command.script), " --jsonl",
+      command.strict ? " --strict" : "", " < ", ShellQuote(input.path()));
+  FILE* pipe = popen(shell.c_str(), "r");
+  if (pipe == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot run `", shell, "`: ", std::strerror(errno)));
+  }
+  std::string output;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    output.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(absl::StrCat("`", shell,
+                                            "` failed (wait status ", status,
+                                            "); its stderr is above"));
+  }
+
+  std::vector<std::string> answers =
+      absl::StrSplit(output, '\n', absl::SkipEmpty());
+  if (answers.size() != request_lines.size()) {
+    return absl::InternalError(absl::StrCat("the oracle answered ",
+                                            answers.size(), " lines for ",
+                                            request_lines.size(), " requests"));
+  }
+  return answers;
+}
+
+absl::StatusOr<v1::ChunkSearchResponse> ParseOracleAnswer(
+    absl::string_view line) {
+  v1::ChunkSearchResponse response;
+  const absl::Status parsed =
+      cli::JsonToMessage(std::string_view(line.data(), line.size()), &response);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("oracle answered ", line, " (", parsed.message(), ")"));
+  }
+  return response;
+}
+
+}  // namespace chunkplan::testing
