@@ -6,11 +6,15 @@
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
 //   chunkplan version | --version
 //
+// With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
+// connect over TLS instead of plaintext.
+//
 // Exit codes: 0 success, 1 a failed search or health check, 2 a usage error.
 // Every failure prints one line "CODE: message" on stderr, CODE being the
 // canonical status name.
 
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,7 @@
 #include "absl/time/time.h"
 #include "client/cli/flag_check.h"
 #include "client/cli/health_command.h"
+#include "client/cli/remote_call.h"
 #include "client/cli/search_command.h"
 #include "client/cli/version.h"
 
@@ -39,6 +44,14 @@ ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, health with --server: deadline of the call, e.g. 5s");
 ABSL_FLAG(std::string, service, "",
           "health: the service to ask about; empty: the whole server");
+ABSL_FLAG(std::string, tls_ca, "",
+          "with --server: connect over TLS, verifying the server with this "
+          "PEM CA file");
+ABSL_FLAG(std::string, tls_cert, "",
+          "with --server: connect over TLS presenting this PEM client "
+          "certificate (mutual TLS); needs --tls_key");
+ABSL_FLAG(std::string, tls_key, "",
+          "with --server: the PEM private key of --tls_cert");
 
 namespace chunkplan::cli {
 namespace {
@@ -54,6 +67,8 @@ constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan version
 
+With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
+--tls_key FILE add a client certificate (mutual TLS).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
 
@@ -68,10 +83,17 @@ int UsageError(absl::string_view message) {
   return Fail(absl::InvalidArgumentError(message), kExitUsage);
 }
 
-// The --server and --deadline of a remote command, or a usage error.
+// The --server, --deadline and --tls_* of a remote command, or a usage
+// error (a TLS file that cannot be read included).
 absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
-  RemoteTarget target{absl::GetFlag(FLAGS_server),
-                      absl::GetFlag(FLAGS_deadline)};
+  RemoteTarget target;
+  target.address = absl::GetFlag(FLAGS_server);
+  target.deadline = absl::GetFlag(FLAGS_deadline);
+  absl::StatusOr<std::optional<TlsPem>> tls =
+      ReadTlsFiles(absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+                   absl::GetFlag(FLAGS_tls_key));
+  if (!tls.ok()) return tls.status();
+  target.tls = *std::move(tls);
   if (target.address.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(command, " needs --server HOST:PORT"));
@@ -100,6 +122,11 @@ absl::StatusOr<SearchOptions> SearchOptionsFromFlags() {
   if (local) {
     if (absl::GetFlag(FLAGS_deadline) != absl::InfiniteDuration()) {
       return absl::InvalidArgumentError("--deadline applies to --server only");
+    }
+    if (!absl::GetFlag(FLAGS_tls_ca).empty() ||
+        !absl::GetFlag(FLAGS_tls_cert).empty() ||
+        !absl::GetFlag(FLAGS_tls_key).empty()) {
+      return absl::InvalidArgumentError("--tls_* apply to --server only");
     }
   } else {
     auto server = RemoteFromFlags("search");

@@ -1,13 +1,54 @@
 #include "client/cli/remote_call.h"
 
+#include <utility>
+
+#include "absl/status/status.h"
+#include "client/cli/input_file.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace chunkplan::cli {
+namespace {
+
+// The content of `path` into `out`; nothing when `path` is empty.
+absl::Status ReadIfGiven(absl::string_view path, std::string& out) {
+  if (path.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> content = ReadInput(path);
+  if (!content.ok()) return content.status();
+  out = *std::move(content);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
+                                                   absl::string_view cert_path,
+                                                   absl::string_view key_path) {
+  if (cert_path.empty() != key_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key must be given together");
+  }
+  if (ca_path.empty() && cert_path.empty()) return std::nullopt;
+  TlsPem pem;
+  for (const auto& [path, out] :
+       {std::pair<absl::string_view, std::string*>{ca_path, &pem.root_certs},
+        {cert_path, &pem.cert_chain},
+        {key_path, &pem.private_key}}) {
+    if (absl::Status s = ReadIfGiven(path, *out); !s.ok()) return s;
+  }
+  return pem;
+}
 
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target) {
-  return grpc::CreateChannel(target.address,
-                             grpc::InsecureChannelCredentials());
+  if (!target.tls.has_value()) {
+    return grpc::CreateChannel(target.address,
+                               grpc::InsecureChannelCredentials());
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = target.tls->root_certs;
+  options.pem_private_key = target.tls->private_key;
+  options.pem_cert_chain = target.tls->cert_chain;
+  return grpc::CreateChannel(target.address, grpc::SslCredentials(options));
 }
 
 void ApplyDeadline(const RemoteTarget& target, grpc::ClientContext* context) {

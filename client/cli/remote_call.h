@@ -2,27 +2,49 @@
 #define CHUNKPLAN_CLIENT_CLI_REMOTE_CALL_H_
 
 // What every remote command shares: the server's address, the call's
-// deadline, and the insecure channel to it.
+// deadline, the transport security, and the channel to it.
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 
 namespace chunkplan::cli {
 
-// A server and how long one call to it may take.
+// PEM contents for a TLS channel.
+struct TlsPem {
+  std::string root_certs;  // CA(s) to verify the server; empty: system roots
+  std::string private_key;  // client key for mutual TLS; empty: none
+  std::string cert_chain;   // client certificate for mutual TLS; empty: none
+};
+
+// A server, how long one call to it may take, and how to secure it.
 struct RemoteTarget {
   // Any gRPC target: "host:port", "unix:/path", "dns:///name:port", ...
   std::string address;
   // Relative to the start of the call; infinite means none.
   absl::Duration deadline = absl::InfiniteDuration();
+  // TLS when set, else plaintext.
+  std::optional<TlsPem> tls;
 };
 
-// An insecure channel to `target.address`. Connects lazily: a server that
-// cannot be reached shows up as UNAVAILABLE on the first call.
+// The TLS settings from the paths of --tls_ca, --tls_cert and --tls_key
+// (empty: not given): nullopt when none is given (plaintext).
+// Errors: INVALID_ARGUMENT when only one of `cert_path` and `key_path` is
+// given; the file's errno as a canonical code naming the path when a file
+// cannot be read.
+absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
+                                                   absl::string_view cert_path,
+                                                   absl::string_view key_path);
+
+// A channel to `target.address`, over TLS when `target.tls` is set, else
+// plaintext. Connects lazily: a server that cannot be reached, or a TLS
+// handshake that fails, shows up as UNAVAILABLE on the first call.
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target);
 
 // Sets `target.deadline`, counted from now, on `context` (if finite).

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/planner/checked_math.h"
 #include "server/planner/cpu_plateau_engine.h"
+#include "server/planner/cuda_cost_model.h"
+#include "server/planner/cuda_engine.h"
 #include "server/planner/search_plan.h"
 #include "server/planner/status_macros.h"
 
@@ -26,41 +28,86 @@ std::vector<ChunkConfig> Configs(const SearchPlan& plan, uint64_t chunk_size) {
   return configs;
 }
 
+// OK when `engine` can run on this machine now; else FAILED_PRECONDITION and
+// why. Only CUDA can be built in and still not run (no device); its probe
+// runs once, on first call.
+absl::Status Runnable(const SweepEngine& engine) {
+#if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
+  if (engine.kind() == Engine::kCuda) return CudaEngine::Device().status();
+#endif
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-Planner::Planner(PlannerOptions options) {
+Planner::Planner(PlannerOptions options) : options_(options) {
   engines_.push_back(std::make_unique<CpuSweepEngine>(options.cpu_sweep));
   engines_.push_back(std::make_unique<CpuPlateauEngine>());
+#if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
+  engines_.push_back(std::make_unique<CudaEngine>(options.cuda));
+#endif
 }
 
 Planner::~Planner() = default;
 
 std::vector<Engine> Planner::AvailableEngines() const {
   std::vector<Engine> kinds;
-  for (const auto& e : engines_) kinds.push_back(e->kind());
+  for (const auto& e : engines_) {
+    if (Runnable(*e).ok()) kinds.push_back(e->kind());
+  }
   return kinds;
 }
 
-absl::StatusOr<const SweepEngine*> Planner::Choose(Engine requested) const {
-  // AUTO: the plateau engine is exact and the fastest CPU engine on every
-  // workload measured (bench/).
-  const Engine wanted = requested == Engine::kAuto ? Engine::kCpuPlateau : requested;
+const SweepEngine* Planner::Find(Engine kind) const {
   for (const auto& e : engines_) {
-    if (e->kind() == wanted) return e.get();
+    if (e->kind() == kind) return e.get();
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "engine ", EngineName(requested), " is not available in this binary"));
+  return nullptr;
+}
+
+absl::StatusOr<const SweepEngine*> Planner::Choose(
+    Engine requested, const SweepProblem& problem) const {
+  if (requested == Engine::kAuto) {
+    // The plateau engine is exact and the fastest CPU engine on every
+    // workload measured (bench/); CUDA where the cost model expects it to
+    // beat the plateau engine. The cost model runs first, so small requests
+    // never initialise the CUDA runtime.
+    const SweepEngine* cuda = Find(Engine::kCuda);
+    if (cuda != nullptr && AutoPrefersCuda(problem, options_.cuda.max_work) &&
+        Runnable(*cuda).ok()) {
+      return cuda;
+    }
+    return Find(Engine::kCpuPlateau);
+  }
+  const SweepEngine* engine = Find(requested);
+  if (engine == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "engine ", EngineName(requested), " is not available in this binary"));
+  }
+  CHUNKPLAN_RETURN_IF_ERROR(Runnable(*engine));
+  return engine;
 }
 
 absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
                                              const StopCheck& stop) const {
   const auto started = std::chrono::steady_clock::now();
   CHUNKPLAN_ASSIGN_OR_RETURN(const SearchPlan plan, BuildSearchPlan(request));
-  CHUNKPLAN_ASSIGN_OR_RETURN(const SweepEngine* engine, Choose(request.engine));
-  CHUNKPLAN_ASSIGN_OR_RETURN(const SweepOutcome outcome,
-                             engine->Sweep(plan.sweep, stop));
-
+  CHUNKPLAN_ASSIGN_OR_RETURN(const SweepEngine* engine,
+                             Choose(request.engine, plan.sweep));
   SearchResult result;
+  absl::StatusOr<SweepOutcome> swept = engine->Sweep(plan.sweep, stop);
+  if (IsCudaFailure(swept.status())) {
+    // The device failed (not a limit, not a stop): every engine gives the
+    // same answer, so the plateau engine gives it.
+    result.fallback_reason = absl::StrCat(
+        EngineName(engine->kind()), " failed, CPU_PLATEAU answered: ",
+        absl::StatusCodeToString(swept.status().code()), ": ",
+        swept.status().message());
+    engine = Find(Engine::kCpuPlateau);
+    swept = engine->Sweep(plan.sweep, stop);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(const SweepOutcome outcome, std::move(swept));
+
   uint64_t chunk_size = 0;
   // BuildSearchPlan checked every candidate's round-up.
   CheckedRoundUp(outcome.chunk_size, plan.degree_lcm, &chunk_size);

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/planner/cpu_sweep_engine.h"
+#include "server/planner/cuda_engine.h"
 #include "server/planner/search_types.h"
 #include "server/planner/sweep_engine.h"
 
@@ -18,6 +19,8 @@ namespace chunkplan::planner {
 struct PlannerOptions {
   // Limits and threads of CPU_SWEEP.
   CpuSweepOptions cpu_sweep;
+  // Limits of CUDA (where this binary has it).
+  CudaEngineOptions cuda;
 };
 
 // Thread-safe: one Planner serves concurrent searches.
@@ -26,7 +29,10 @@ class Planner {
   explicit Planner(PlannerOptions options = {});
   ~Planner();
 
-  // The search. `stop` is asked between slices of the engine's work.
+  // The search. `stop` is asked between slices of the engine's work. AUTO
+  // picks CUDA where a device is usable and the cost model prefers it
+  // (cuda_cost_model.h), else CPU_PLATEAU. When CUDA fails on its device
+  // mid-search, CPU_PLATEAU answers and the result says why.
   //
   // Errors: INVALID_ARGUMENT for a malformed request (BuildSearchPlan lists
   // them); RESOURCE_EXHAUSTED when the chosen engine's limits are exceeded;
@@ -39,9 +45,14 @@ class Planner {
   std::vector<Engine> AvailableEngines() const;
 
  private:
-  // The engine for `requested`, or FAILED_PRECONDITION.
-  absl::StatusOr<const SweepEngine*> Choose(Engine requested) const;
+  // The engine for `requested` on `problem`, or FAILED_PRECONDITION.
+  absl::StatusOr<const SweepEngine*> Choose(Engine requested,
+                                            const SweepProblem& problem) const;
 
+  // The engine of that kind in this binary, or nullptr.
+  const SweepEngine* Find(Engine kind) const;
+
+  PlannerOptions options_;
   std::vector<std::unique_ptr<SweepEngine>> engines_;
 };
 

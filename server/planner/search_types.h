@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
 
@@ -60,6 +61,9 @@ struct SearchResult {
   uint64_t candidates = 0;
   // Wall time spent in the planner.
   uint64_t search_nanos = 0;
+  // Empty, unless the engine first chosen failed on its device and `engine`
+  // answered instead: then why (for the service's log).
+  std::string fallback_reason;
 };
 
 // Asked between slices of an engine's work: OK to go on, or the status the

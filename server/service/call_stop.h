@@ -1,0 +1,22 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_CALL_STOP_H_
+#define CHUNKPLAN_SERVER_SERVICE_CALL_STOP_H_
+
+// The planner's StopCheck for one gRPC call: the planner asks it between
+// slices of work, so a call whose deadline passes, or that its client
+// cancels, stops searching within a slice and frees its worker.
+
+#include "grpcpp/server_context.h"
+#include "server/planner/search_types.h"
+
+namespace chunkplan::service {
+
+// A StopCheck that answers DEADLINE_EXCEEDED once `context`'s deadline has
+// passed, CANCELLED once the call is cancelled (by its client, or by a server
+// shutdown whose grace has run out), and OK otherwise. Safe to call from
+// several threads. `context` must outlive every use of the returned function
+// (the service calls it only before it finishes the call).
+planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_CALL_STOP_H_

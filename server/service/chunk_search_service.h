@@ -1,0 +1,119 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_CHUNK_SEARCH_SERVICE_H_
+#define CHUNKPLAN_SERVER_SERVICE_CHUNK_SEARCH_SERVICE_H_
+
+// chunkplan.v1.ChunkSearch on gRPC's callback API: checks the request
+// against the server's limits, hands the search to the planner on a worker
+// pool, and answers with the planner's status.
+//
+// Why a worker pool and not the reactor thread: the callback API runs
+// handlers on a few gRPC-owned threads, which also dispatch every other call
+// (health checks included). A CPU_SWEEP can run for seconds; run there it
+// would stall them. The handler therefore only checks and converts the
+// request (microseconds to a few milliseconds for a million parameters),
+// admits it against max_concurrent_searches with an atomic counter, and
+// queues it on a fixed pool of search_threads workers; the queue never holds
+// more than max_concurrent_searches searches, and a search beyond that is
+// answered RESOURCE_EXHAUSTED at once.
+//
+// Why the raw callback method (ChunkSearch::WithRawCallbackMethod_Search)
+// and not ChunkSearch::CallbackService: the typed callback handler of gRPC
+// 1.51 answers a request body it cannot parse with UNIMPLEMENTED and an
+// empty message, without calling the service. Parsing the bytes here lets
+// such a request get INVALID_ARGUMENT with a message that says what is
+// wrong. The wire contract is the same; clients use the generated stubs.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "grpcpp/server_builder.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "server/planner/planner.h"
+#include "server/service/call_log.h"
+#include "server/service/service_options.h"
+#include "server/service/worker_pool.h"
+
+namespace chunkplan::service {
+
+class ChunkSearchService final
+    : public v1::ChunkSearch::WithRawCallbackMethod_Search<
+          v1::ChunkSearch::Service> {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Called once per finished call, on the thread that finishes it, before
+  // the client is answered.
+  using CallObserver = std::function<void(const CallRecord&)>;
+
+  // Every call is logged with LogCall, then passed to `observer` if set.
+  explicit ChunkSearchService(ServiceOptions options = {},
+                              CallObserver observer = {});
+
+  // Waits for searches already queued. The gRPC server that serves this
+  // service must be shut down first.
+  ~ChunkSearchService() override;
+
+  // The RPC: `request` holds a serialized chunkplan.v1.ChunkSearchRequest,
+  // `response` receives a serialized ChunkSearchResponse. Answers, besides
+  // the planner's own errors (INVALID_ARGUMENT, RESOURCE_EXHAUSTED for
+  // CPU_SWEEP work beyond max_sweep_work, FAILED_PRECONDITION for an engine
+  // this server cannot run): INVALID_ARGUMENT for bytes that are not a
+  // ChunkSearchRequest; RESOURCE_EXHAUSTED when numels or dp_degrees has
+  // more than max_params entries or max_concurrent_searches searches are
+  // already admitted; DEADLINE_EXCEEDED / CANCELLED when the call's deadline
+  // passes or it is cancelled before the search ends.
+  grpc::ServerUnaryReactor* Search(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
+
+  // Searches admitted and not yet answered.
+  int searches_in_flight() const {
+    return in_flight_.load(std::memory_order_acquire);
+  }
+
+  const planner::Planner& planner() const { return planner_; }
+  const ServiceOptions& options() const { return options_; }
+
+ private:
+  // OK, or RESOURCE_EXHAUSTED when `request` is beyond max_params.
+  absl::Status CheckLimits(const v1::ChunkSearchRequest& request) const;
+
+  // The planner's request for the serialized request in `bytes`, within
+  // the limits; sets record.params and record.engine once parsed. Errors:
+  // INVALID_ARGUMENT (unparsable bytes, an unknown engine),
+  // RESOURCE_EXHAUSTED (CheckLimits).
+  absl::StatusOr<planner::SearchRequest> Prepare(const grpc::ByteBuffer& bytes,
+                                                 CallRecord& record) const;
+
+  // Takes a slot of max_concurrent_searches; false when none is free.
+  bool Admit();
+
+  // Runs on a worker: the search itself, then Finish.
+  void RunSearch(grpc::CallbackServerContext* context,
+                 grpc::ServerUnaryReactor* reactor,
+                 const planner::SearchRequest& request,
+                 grpc::ByteBuffer* response, CallRecord record,
+                 Clock::time_point started);
+
+  // Records and logs the call (timed from `started`), then answers it with
+  // `status`.
+  void Finish(grpc::ServerUnaryReactor* reactor, CallRecord record,
+              absl::Status status, Clock::time_point started);
+
+  const ServiceOptions options_;
+  const planner::Planner planner_;
+  const CallObserver observer_;
+  std::atomic<int> in_flight_{0};
+  // Last, so that it is destroyed (and its workers joined) first.
+  WorkerPool pool_;
+};
+
+// Applies the server-wide parts of `options` (the receive message size
+// limit) to `builder`.
+void ApplyServerOptions(const ServiceOptions& options,
+                        grpc::ServerBuilder& builder);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_CHUNK_SEARCH_SERVICE_H_

@@ -1,0 +1,165 @@
+#include "tests/service/service_fixture.h"
+
+#include <random>
+#include <thread>
+#include <utility>
+
+namespace chunkplan::testing {
+
+void RecordLog::Add(const service::CallRecord& record) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    records_.push_back(record);
+  }
+  added_.notify_all();
+}
+
+bool RecordLog::WaitForCount(size_t count) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return added_.wait_for(lock, kPatience,
+                         [&] { return records_.size() >= count; });
+}
+
+std::vector<service::CallRecord> RecordLog::All() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+void ServiceTest::SetUp() {
+  const service::ServiceOptions options = Options();
+  service_ = std::make_unique<service::ChunkSearchService>(
+      options, [this](const service::CallRecord& r) { records_.Add(r); });
+  grpc::ServerBuilder builder;
+  builder.RegisterService(service_.get());
+  service::ApplyServerOptions(options, builder);
+  server_ = builder.BuildAndStart();
+  ASSERT_NE(server_, nullptr);
+  channel_ = server_->InProcessChannel(grpc::ChannelArguments());
+  stub_ = v1::ChunkSearch::NewStub(channel_);
+}
+
+void ServiceTest::TearDown() {
+  if (server_ != nullptr) {
+    // Calls still in flight are cancelled after a short grace.
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      std::chrono::seconds(5));
+    server_->Wait();
+  }
+  stub_.reset();
+  channel_.reset();
+  server_.reset();
+  service_.reset();
+}
+
+grpc::Status ServiceTest::Search(const v1::ChunkSearchRequest& request,
+                                 v1::ChunkSearchResponse* response,
+                                 std::chrono::milliseconds timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  return stub_->Search(&context, request, response);
+}
+
+std::unique_ptr<PendingCall> ServiceTest::StartSearch(
+    const v1::ChunkSearchRequest& request) {
+  auto call = std::make_unique<PendingCall>();
+  call->request = request;
+  call->context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  PendingCall* raw = call.get();
+  stub_->async()->Search(&raw->context, &raw->request, &raw->response,
+                         [raw](grpc::Status s) { raw->done.set_value(s); });
+  return call;
+}
+
+bool ServiceTest::WaitUntil(const std::function<bool()>& condition) {
+  const auto give_up = std::chrono::steady_clock::now() + kPatience;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+void ServiceTest::ExpectServing() {
+  v1::ChunkSearchResponse response;
+  const grpc::Status status = Search(Gpt2ColossalAiRequest(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.configs_size(), 1);
+  EXPECT_EQ(response.configs(0).chunk_size(), kGpt2ColossalAiChunkSize);
+}
+
+v1::ChunkSearchRequest Gpt2ColossalAiRequest() {
+  constexpr uint64_t d = 128;           // n_embd
+  constexpr uint64_t vocab = 50258;     // vocab_size
+  constexpr uint64_t positions = 1024;  // n_positions (GPT2Config default)
+  v1::ChunkSearchRequest request;
+  auto add = [&request](uint64_t n) { request.add_numels(n); };
+  add(vocab * d);      // transformer.wte.weight
+  add(positions * d);  // transformer.wpe.weight
+  for (int layer = 0; layer < 2; ++layer) {
+    add(d), add(d);              // ln_1 weight, bias
+    add(d * 3 * d), add(3 * d);  // attn.c_attn (Conv1D) weight, bias
+    add(d * d), add(d);          // attn.c_proj weight, bias
+    add(d), add(d);              // ln_2 weight, bias
+    add(d * 4 * d), add(4 * d);  // mlp.c_fc weight, bias
+    add(4 * d * d), add(d);      // mlp.c_proj weight, bias
+  }
+  add(d), add(d);  // transformer.ln_f weight, bias
+  add(vocab * d);  // lm_head.weight (not tied)
+  request.set_search_range_m(1);
+  request.set_search_interval(128);
+  request.set_min_chunk_size_m(0);
+  request.set_filter_exlarge_params(true);
+  return request;
+}
+
+v1::ChunkSearchRequest SlowSweepRequest() {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<uint64_t> size(1000, 2000);
+  v1::ChunkSearchRequest request;
+  for (int i = 0; i < 4000; ++i) request.add_numels(size(rng));
+  request.set_search_range_m(1);  // 2**20 + 1 candidates at interval 1
+  request.set_search_interval(1);
+  request.set_min_chunk_size_m(0);
+  request.set_engine(v1::ENGINE_CPU_SWEEP);
+  return request;
+}
+
+std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&rng](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  constexpr v1::Engine kEngines[] = {v1::ENGINE_AUTO, v1::ENGINE_CPU_SWEEP,
+                                     v1::ENGINE_CPU_PLATEAU};
+  constexpr double kRanges[] = {0, 0.25, 0.5, 1};
+  constexpr double kMinimums[] = {0, 0.001, 0.01, 0.5};
+  constexpr uint32_t kDegrees[] = {1, 2, 4, 8};
+  std::vector<v1::ChunkSearchRequest> requests;
+  for (int r = 0; r < count; ++r) {
+    v1::ChunkSearchRequest request;
+    const int n = static_cast<int>(pick(1, 200));
+    // A few larger sizes among many small ones, as in real models.
+    for (int i = 0; i < n; ++i) {
+      request.add_numels(pick(0, 9) == 0 ? pick(1, 400'000) : pick(1, 20'000));
+    }
+    switch (pick(0, 2)) {
+      case 0:
+        break;  // all 1
+      case 1:
+        request.add_dp_degrees(kDegrees[pick(0, 3)]);
+        break;
+      default:
+        for (int i = 0; i < n; ++i)
+          request.add_dp_degrees(kDegrees[pick(0, 3)]);
+    }
+    request.set_search_range_m(kRanges[pick(0, 3)]);
+    request.set_search_interval(pick(1, 1024));
+    request.set_min_chunk_size_m(kMinimums[pick(0, 3)]);
+    if (pick(0, 1) == 0) request.set_filter_exlarge_params(false);
+    request.set_engine(kEngines[pick(0, 2)]);
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+}  // namespace chunkplan::testing
