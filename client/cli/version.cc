@@ -10,12 +10,8 @@
 namespace chunkplan::cli {
 
 std::string VersionText() {
-  std::string text =
-      absl::StrCat("chunkplan ", CHUNKPLAN_VERSION, "\nengines:");
-  for (const planner::Engine engine : planner::Planner().AvailableEngines()) {
-    absl::StrAppend(&text, " ", planner::EngineName(engine));
-  }
-  return absl::StrCat(text, "\n");
+  return absl::StrCat("chunkplan ", CHUNKPLAN_VERSION, "\nengines: ",
+                      planner::Planner().DescribeEngines(), "\n");
 }
 
 }  // namespace chunkplan::cli

@@ -58,6 +58,17 @@ std::vector<Engine> Planner::AvailableEngines() const {
   return kinds;
 }
 
+std::string Planner::DescribeEngines() const {
+  std::string text;
+  for (const auto& e : engines_) {
+    absl::StrAppend(&text, text.empty() ? "" : " ", EngineName(e->kind()));
+    if (absl::Status runnable = Runnable(*e); !runnable.ok()) {
+      absl::StrAppend(&text, " (not usable here: ", runnable.message(), ")");
+    }
+  }
+  return text;
+}
+
 const SweepEngine* Planner::Find(Engine kind) const {
   for (const auto& e : engines_) {
     if (e->kind() == kind) return e.get();

@@ -6,6 +6,7 @@
 // one AUTO picks).
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,11 @@ class Planner {
 
   // The engines this binary can run now, in enum order (never kAuto).
   std::vector<Engine> AvailableEngines() const;
+
+  // Every engine built into this binary, space-separated, each one that
+  // cannot run here followed by why, e.g. "CPU_SWEEP CPU_PLATEAU CUDA (not
+  // usable here: CUDA engine: no usable device: ...)". For --version.
+  std::string DescribeEngines() const;
 
  private:
   // The engine for `requested` on `problem`, or FAILED_PRECONDITION.
