@@ -9,11 +9,12 @@ packages=(
   cmake ninja-build g++ pkg-config
   # libraries
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
-  protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev
+  protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev libcpp-httplib-dev
   # tests and benchmarks
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev openssl yamllint
   # the oracle and the Python client: Debian's interpreter and modules
   python3 python3-numpy python3-grpcio python3-protobuf
+  python3-pytest
 )
 
 missing=()

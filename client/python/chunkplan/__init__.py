@@ -1,0 +1,46 @@
+"""chunkplan: ColossalAI Gemini's search_chunk_configuration as one call to
+a chunkplan server.
+
+    import chunkplan
+    config_dict, total, waste = chunkplan.search_chunk_configuration(
+        model, search_range_m=32, search_interval=4096,
+        target="localhost:50051")
+
+The answer is exactly the seed's (colossalai.zero.gemini.chunk.search_utils):
+the same dict in the same order, the same total and waste. A Client keeps
+one channel (TLS optional) for many calls; chunkplan.models lists the
+parameters of Hugging Face models from their config.json; every failure
+raises a ChunkplanError subclass that carries the gRPC code and message.
+"""
+
+try:
+    from chunkplan.v1 import chunk_search_pb2 as _check_stubs  # noqa: F401
+except ImportError as _error:  # the source tree, before the build
+    raise ImportError(
+        "chunkplan's generated stubs (chunkplan/v1/chunk_search_pb2*.py) are "
+        "missing: build with CMake and use PYTHONPATH=<build>/python, or "
+        "install the package assembled there") from _error
+
+from chunkplan import models
+from chunkplan.client import (DEFAULT_TARGET, Client, SearchResult,
+                              search_chunk_configuration)
+from chunkplan.errors import (AbortedError, AlreadyExistsError,
+                              CancelledError, ChunkplanError, DataLossError,
+                              DeadlineExceededError, FailedPreconditionError,
+                              InternalError, InvalidArgumentError,
+                              NotFoundError, OutOfRangeError,
+                              PermissionDeniedError, ResourceExhaustedError,
+                              UnauthenticatedError, UnavailableError,
+                              UnimplementedError, UnknownError)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_TARGET", "Client", "SearchResult", "search_chunk_configuration",
+    "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",
+    "CancelledError", "DataLossError", "DeadlineExceededError",
+    "FailedPreconditionError", "InternalError", "InvalidArgumentError",
+    "NotFoundError", "OutOfRangeError", "PermissionDeniedError",
+    "ResourceExhaustedError", "UnauthenticatedError", "UnavailableError",
+    "UnimplementedError", "UnknownError",
+]

@@ -1,0 +1,188 @@
+"""The chunkplan client: ColossalAI's search_chunk_configuration, answered by
+a chunkplan server over gRPC.
+
+    config_dict, total, waste = chunkplan.search_chunk_configuration(
+        model, search_range_m=32, search_interval=4096,
+        target="localhost:50051")
+
+returns exactly what colossalai.zero.gemini.chunk.search_chunk_configuration
+returns for the same model and arguments. A Client keeps one channel open
+for many calls and takes TLS options.
+"""
+
+import dataclasses
+import os
+
+import grpc
+
+from chunkplan import request as _request
+from chunkplan.errors import from_rpc_error
+from chunkplan.v1 import chunk_search_pb2
+from chunkplan.v1 import chunk_search_pb2_grpc
+
+DEFAULT_TARGET = "localhost:50051"
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """One search's answer. The first three fields are the seed's tuple
+    (as_tuple()); the others say how the server found it."""
+    config_dict: dict
+    total_param_size: int
+    min_chunk_waste: int
+    engine: str          # the engine that ran: "CPU_PLATEAU", "CUDA", ...
+    candidates: int      # chunk sizes in the sweep
+    search_nanos: int    # time in the server's planner, RPC excluded
+    response: chunk_search_pb2.ChunkSearchResponse = dataclasses.field(
+        repr=False, compare=False)
+
+    def as_tuple(self):
+        """(config_dict, total_param_size, min_chunk_waste), as the seed."""
+        return self.config_dict, self.total_param_size, self.min_chunk_waste
+
+
+def _pem(value, name):
+    """PEM bytes from bytes, str text that holds PEM, or a path."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str) and "-----BEGIN" in value:
+        return value.encode()
+    if isinstance(value, (str, os.PathLike)):
+        with open(value, "rb") as f:
+            return f.read()
+    raise TypeError(f"{name}: expected PEM bytes or a path, got "
+                    f"{type(value).__name__}")
+
+
+class Client:
+    """One channel to a chunkplan server, for many calls; thread-safe.
+
+    target: "host:port", "unix:/path" or any gRPC target string.
+    Plaintext unless TLS is asked for: tls=True (the system's roots), or any
+    of root_certificates (the CA to trust), private_key and
+    certificate_chain (the client's own, for mutual TLS) — each PEM bytes or
+    a path to a PEM file — or ready-made grpc `credentials`.
+    tls_server_name: the name to check the server's certificate against
+    where it differs from the target's host. options: extra gRPC channel
+    arguments, a list of (key, value).
+
+    Use as a context manager, or call close().
+    """
+
+    def __init__(self, target=DEFAULT_TARGET, *, tls=False,
+                 root_certificates=None, private_key=None,
+                 certificate_chain=None, tls_server_name=None,
+                 credentials=None, options=None):
+        self.target = target
+        channel_options = list(options or [])
+        if tls_server_name is not None:
+            channel_options.append(("grpc.ssl_target_name_override",
+                                    tls_server_name))
+        wants_tls = (tls or credentials is not None
+                     or root_certificates is not None
+                     or private_key is not None
+                     or certificate_chain is not None)
+        if (private_key is None) != (certificate_chain is None):
+            raise ValueError("private_key and certificate_chain go together")
+        if credentials is None and wants_tls:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_pem(root_certificates, "root_certificates"),
+                private_key=_pem(private_key, "private_key"),
+                certificate_chain=_pem(certificate_chain, "certificate_chain"))
+        if credentials is not None:
+            self._channel = grpc.secure_channel(target, credentials,
+                                                options=channel_options)
+        else:
+            self._channel = grpc.insecure_channel(target,
+                                                  options=channel_options)
+        self._stub = chunk_search_pb2_grpc.ChunkSearchStub(self._channel)
+
+    def close(self):
+        """Closes the channel; calls in flight are cancelled."""
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def search_request(self, request, *, timeout=None, wait_for_ready=False):
+        """Sends a ready ChunkSearchRequest; returns the ChunkSearchResponse.
+        timeout: seconds for the whole call (None: no deadline).
+        wait_for_ready: wait for an unreachable server to come up, within
+        `timeout`, instead of failing at once with UnavailableError.
+        Raises the ChunkplanError subclass of the call's status."""
+        try:
+            return self._stub.Search(request, timeout=timeout,
+                                     wait_for_ready=wait_for_ready)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def search(self, model_or_params, search_range_m, search_interval,
+               min_chunk_size_m=32, filter_exlarge_params=True, *,
+               timeout=None, dp_degree=1, engine="auto",
+               wait_for_ready=False):
+        """The search, with the server's details: a SearchResult.
+
+        model_or_params: a torch.nn.Module (numels from model.parameters(),
+        as the seed visits them), a list of numels, or a list of
+        (numel, dp_degree) pairs. dp_degree: the degree of every parameter
+        given without one. engine: "auto", "cpu_sweep", "cpu_plateau" or
+        "cuda". Other arguments as the seed's, and as search_request().
+        Raises InvalidArgumentError for arguments that cannot be sent, and
+        the ChunkplanError subclass of the call's status.
+        """
+        request = _request.build_request(
+            model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, dp_degree=dp_degree,
+            engine=engine)
+        response = self.search_request(request, timeout=timeout,
+                                       wait_for_ready=wait_for_ready)
+        config_dict, total, waste = _request.config_tuple(response)
+        engine_name = chunk_search_pb2.Engine.Name(response.engine) if (
+            response.engine in chunk_search_pb2.Engine.values()) else str(
+                response.engine)
+        return SearchResult(
+            config_dict=config_dict, total_param_size=total,
+            min_chunk_waste=waste,
+            engine=engine_name.removeprefix("ENGINE_"),
+            candidates=int(response.candidates),
+            search_nanos=int(response.search_nanos), response=response)
+
+    def search_chunk_configuration(self, model_or_params, search_range_m,
+                                   search_interval, min_chunk_size_m=32,
+                                   filter_exlarge_params=True, *,
+                                   timeout=None, dp_degree=1, engine="auto",
+                                   wait_for_ready=False):
+        """The seed's tuple, (config_dict, total_param_size,
+        min_chunk_waste); see search() for the arguments and errors."""
+        return self.search(
+            model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, timeout=timeout,
+            dp_degree=dp_degree, engine=engine,
+            wait_for_ready=wait_for_ready).as_tuple()
+
+
+def search_chunk_configuration(model_or_params, search_range_m,
+                               search_interval, min_chunk_size_m=32,
+                               filter_exlarge_params=True, *,
+                               target=DEFAULT_TARGET, timeout=None,
+                               dp_degree=1):
+    """ColossalAI's search_chunk_configuration, answered by the chunkplan
+    server at `target` (plaintext; use a Client for TLS or many calls).
+
+    Returns (config_dict, total_param_size, min_chunk_waste), exactly the
+    seed's: config_dict is {dp_degree: {"chunk_size": int,
+    "keep_gathered": bool}} in the seed's order. model_or_params: a
+    torch.nn.Module, a list of numels, or a list of (numel, dp_degree)
+    pairs; dp_degree is the degree of the parameters given without one
+    (the seed's data-parallel world size). timeout: seconds (None: none).
+    Raises a ChunkplanError subclass (InvalidArgumentError,
+    UnavailableError, DeadlineExceededError, ...) on failure.
+    """
+    with Client(target) as client:
+        return client.search_chunk_configuration(
+            model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, timeout=timeout,
+            dp_degree=dp_degree)

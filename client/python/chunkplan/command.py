@@ -1,0 +1,186 @@
+"""`python3 -m chunkplan search`: the chunk search for a Hugging Face model,
+from a shell.
+
+    python3 -m chunkplan search --hf-config config.json --dp 8 \\
+        --server localhost:50051 [--json]
+
+reads the model's parameters from its config.json (chunkplan.models), asks
+the server, and prints a table, or with --json the ChunkSearchResponse in
+protobuf's JSON mapping (field names as in the proto, every field printed,
+64-bit integers as strings), as the `chunkplan` command line prints it.
+
+Exit status: 0 on success; 1 when the search fails (one line on stderr,
+"CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").
+"""
+
+import argparse
+import sys
+
+import grpc
+from google.protobuf import json_format
+
+from chunkplan import models
+from chunkplan.client import DEFAULT_TARGET, Client
+from chunkplan.errors import ChunkplanError
+from chunkplan.request import ENGINES
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+_ELEMENTS_PER_MI = float(1 << 20)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in the "CODE: message" form."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"INVALID_ARGUMENT: {message}\n")
+
+
+def _parser():
+    parser = _Parser(prog="python3 -m chunkplan",
+                     description="chunkplan's Python client.")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     parser_class=_Parser)
+    search = commands.add_parser(
+        "search", help="plan the chunks of a Hugging Face model",
+        description="Plans the chunk configuration of the model that a "
+        "Hugging Face config.json describes.")
+    search.add_argument("--hf-config", required=True, metavar="PATH",
+                        help="the model's config.json (or its directory)")
+    search.add_argument("--architecture", metavar="CLASS",
+                        help="the transformers class to list (default: the "
+                        "config's \"architectures\", else the LM head class)")
+    search.add_argument("--dp", type=int, default=1, metavar="N",
+                        help="data-parallel degree of every parameter "
+                        "(default 1)")
+    search.add_argument("--server", default=DEFAULT_TARGET, metavar="TARGET",
+                        help="host:port or unix:/path (default "
+                        f"{DEFAULT_TARGET})")
+    search.add_argument("--search-range-m", type=float, default=32.0,
+                        metavar="M", help="sweep width in 2**20 elements "
+                        "(default 32, GeminiPlugin's)")
+    search.add_argument("--search-interval", type=int, metavar="N",
+                        help="step between candidates (default: the model's "
+                        "hidden size)")
+    search.add_argument("--min-chunk-size-m", type=float, default=32.0,
+                        metavar="M", help="groups below this many 2**20 "
+                        "elements stay gathered (default 32)")
+    search.add_argument("--no-filter", action="store_true",
+                        help="keep extra-large parameters in the sweep")
+    search.add_argument("--engine", choices=ENGINES, default="auto")
+    search.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="deadline of the call (default: none)")
+    search.add_argument("--json", action="store_true",
+                        help="print the response as protobuf JSON")
+    tls = search.add_argument_group("TLS (default: plaintext)")
+    tls.add_argument("--tls", action="store_true",
+                     help="TLS, trusting the system's CAs")
+    tls.add_argument("--tls-ca", metavar="PEM",
+                     help="TLS, trusting this CA file")
+    tls.add_argument("--tls-cert", metavar="PEM",
+                     help="client certificate (mutual TLS); needs --tls-key")
+    tls.add_argument("--tls-key", metavar="PEM",
+                     help="the private key of --tls-cert")
+    tls.add_argument("--tls-server-name", metavar="NAME",
+                     help="the name the server's certificate must carry")
+    return parser
+
+
+def _percent(part, whole):
+    return "-" if whole == 0 else "%.2f%%" % (100.0 * part / whole)
+
+
+def _nanos(nanos):
+    if nanos < 1_000_000:
+        return "%.1f µs" % (nanos / 1e3)
+    return "%.2f ms" % (nanos / 1e6)
+
+
+def format_table(model, result):
+    """The readable answer: the model, the configs, total, waste and how the
+    server found it."""
+    lines = [
+        "model         %s (%s), %d parameters, hidden size %d" % (
+            model.model_type, model.architecture, len(model.numels),
+            model.hidden_size),
+        "",
+        "dp degree  chunk size (elements)  chunk size (MiB)  keep gathered",
+    ]
+    for degree, config in result.config_dict.items():
+        lines.append("%9d  %21d  %16.2f  %s" % (
+            degree, config["chunk_size"],
+            config["chunk_size"] / _ELEMENTS_PER_MI,
+            "yes" if config["keep_gathered"] else "no"))
+    lines += [
+        "",
+        "total params  %d" % result.total_param_size,
+        "waste         %d elements (%s of total)" % (
+            result.min_chunk_waste,
+            _percent(result.min_chunk_waste, result.total_param_size)),
+        "engine        %s" % result.engine,
+        "candidates    %d" % result.candidates,
+        "time          %s" % _nanos(result.search_nanos),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class _UsageError(Exception):
+    """A combination of flags that argparse cannot check."""
+
+
+def _client(args):
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise _UsageError("--tls-cert and --tls-key go together")
+    return Client(args.server, tls=args.tls, root_certificates=args.tls_ca,
+                  certificate_chain=args.tls_cert, private_key=args.tls_key,
+                  tls_server_name=args.tls_server_name)
+
+
+def _search(args, out):
+    model = models.describe(args.hf_config, args.architecture)
+    interval = args.search_interval
+    if interval is None:
+        interval = model.hidden_size
+    with _client(args) as client:
+        result = client.search(
+            model.numels, args.search_range_m, interval,
+            args.min_chunk_size_m, not args.no_filter, timeout=args.timeout,
+            dp_degree=args.dp, engine=args.engine)
+    if args.json:
+        out.write(json_format.MessageToJson(
+            result.response, preserving_proto_field_name=True,
+            including_default_value_fields=True, indent=None) + "\n")
+    else:
+        out.write(format_table(model, result))
+
+
+def _failure_code(error):
+    """The status code name to print for an error that is not a
+    ChunkplanError."""
+    if isinstance(error, FileNotFoundError):
+        return grpc.StatusCode.NOT_FOUND.name
+    if isinstance(error, PermissionError):
+        return grpc.StatusCode.PERMISSION_DENIED.name
+    if isinstance(error, (ValueError, TypeError)):
+        return grpc.StatusCode.INVALID_ARGUMENT.name
+    return grpc.StatusCode.UNKNOWN.name
+
+
+def main(argv=None, out=None, err=None):
+    """Runs the command line; returns the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = _parser().parse_args(argv)
+    try:
+        _search(args, out)
+    except _UsageError as error:
+        err.write(f"INVALID_ARGUMENT: {error}\n")
+        return EXIT_USAGE
+    except ChunkplanError as error:
+        err.write(f"{error}\n")
+        return EXIT_FAILED
+    except (OSError, ValueError, TypeError) as error:
+        err.write(f"{_failure_code(error)}: {error}\n")
+        return EXIT_FAILED
+    return 0

@@ -1,0 +1,41 @@
+"""Fixtures of the Python client's tests (run by ctest through pytest, with
+PYTHONPATH=<build>/python so that `import chunkplan` is the built package).
+
+Environment:
+  CHUNKPLAN_SERVER     the chunkplan-server binary; tests that need it skip,
+                       saying "chunkplan-server not built", where it is missing
+  CHUNKPLAN_TEST_SEED  the seed of the random requests (default: fresh)
+"""
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from server_process import ServerProcess  # noqa: E402
+
+
+def server_binary():
+    """The chunkplan-server path, or a skip where it is not built."""
+    path = os.environ.get("CHUNKPLAN_SERVER", "")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"chunkplan-server not built (CHUNKPLAN_SERVER={path!r})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The real server on a free loopback port, for the whole session."""
+    with ServerProcess(server_binary(), "--threads=2") as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def limited_server():
+    """The real server with a limit of 8 parameters per request."""
+    with ServerProcess(server_binary(), "--threads=1",
+                       "--max_params=8") as process:
+        yield process
