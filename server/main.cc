@@ -115,18 +115,12 @@ namespace {
 
 constexpr char kServiceName[] = "chunkplan.v1.ChunkSearch";
 
-// The engines this binary runs here, space-separated.
-std::string EngineList() {
-  std::string list;
-  for (const planner::Engine engine : planner::Planner().AvailableEngines()) {
-    absl::StrAppend(&list, list.empty() ? "" : " ",
-                    planner::EngineName(engine));
-  }
-  return list;
-}
+// The engines built into this binary, each one that cannot run here with
+// why (Planner::DescribeEngines).
+std::string EngineList() { return planner::Planner().DescribeEngines(); }
 
 // The text of --version: "chunkplan-server X.Y.Z" and the engines this
-// binary runs here.
+// binary has.
 std::string VersionText() {
   return absl::StrCat("chunkplan-server ", CHUNKPLAN_VERSION,
                       "\nengines: ", EngineList(), "\n");
@@ -174,6 +168,22 @@ std::string ListeningAddress(const std::string& listen, int selected_port) {
   return absl::StrCat(listen.substr(0, colon), ":", selected_port);
 }
 
+// The /metrics endpoint on --metrics_listen, serving `call_metrics`, or
+// null when the flag is empty. Errors: MetricsHttpServer::Start's.
+absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartMetrics(
+    const metrics::CallMetrics& call_metrics) {
+  const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (listen.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> server =
+      metrics::MetricsHttpServer::Start(
+          listen, [&call_metrics] { return call_metrics.Exposition(); });
+  if (server.ok()) {
+    spdlog::info("chunkplan-server metrics on http://{}/metrics",
+                 (*server)->address());
+  }
+  return server;
+}
+
 // Blocks until SIGTERM or SIGINT arrives (they must be blocked in every
 // thread, see main) and returns it.
 int WaitForTerminationSignal(const sigset_t& signals) {
@@ -211,23 +221,15 @@ int RunServer(const sigset_t& termination_signals) {
   call_metrics.SetInFlightSource(
       [&service] { return service.searches_in_flight(); });
   // Declared after the service: stops serving before the service goes.
-  std::unique_ptr<metrics::MetricsHttpServer> metrics_server;
-  if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-      !metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> started =
-        metrics::MetricsHttpServer::Start(
-            metrics_listen, [&call_metrics] {
-              return call_metrics.Exposition();
-            });
-    if (!started.ok()) {
-      spdlog::critical("chunkplan-server: {}", started.status().ToString());
-      return started.status().code() == absl::StatusCode::kInvalidArgument
-                 ? 2
-                 : 1;
-    }
-    metrics_server = *std::move(started);
-    spdlog::info("chunkplan-server metrics on http://{}/metrics",
-                 metrics_server->address());
+  absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =
+      StartMetrics(call_metrics);
+  if (!metrics_server.ok()) {
+    spdlog::critical("chunkplan-server: {}",
+                     metrics_server.status().ToString());
+    return metrics_server.status().code() ==
+                   absl::StatusCode::kInvalidArgument
+               ? 2
+               : 1;
   }
 
   grpc::EnableDefaultHealthCheckService(true);

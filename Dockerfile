@@ -1,0 +1,60 @@
+# syntax=docker/dockerfile:1
+# chunkplan-server image, CPU (Debian 12) or CUDA (NVIDIA's CUDA image):
+#
+#   docker build -t chunkplan:0.1.0-cpu .
+#   docker build --build-arg VARIANT=cuda -t chunkplan:0.1.0-cuda .
+#
+# The build stage installs with scripts/install-deps.sh and builds and tests
+# with scripts/test.sh, the commands CI runs, so the image cannot drift from
+# what CI tests; CTEST_ARGS picks the tests run here (default: the server's
+# end-to-end tests; empty: all). The runtime stage holds only the two
+# binaries and the shared libraries they load, and runs as a non-root user.
+# deploy/podman-build.sh builds the CPU variant without a Docker engine.
+
+ARG VARIANT=cpu
+ARG DEBIAN_IMAGE=debian:12
+ARG DEBIAN_RUNTIME_IMAGE=debian:12-slim
+# Ubuntu 24.04 ships the same gRPC (1.51), protobuf (3.21) and abseil
+# (20220623) as Debian 12; NVIDIA publishes no Debian CUDA images.
+ARG CUDA_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
+ARG CUDA_RUNTIME_IMAGE=nvidia/cuda:13.0.1-base-ubuntu24.04
+
+FROM ${DEBIAN_IMAGE} AS build-cpu
+FROM ${CUDA_IMAGE} AS build-cuda
+
+FROM build-${VARIANT} AS build
+ENV DEBIAN_FRONTEND=noninteractive
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/
+RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+COPY . .
+ARG CTEST_ARGS="-L server"
+RUN BUILD_DIR=/build CTEST_ARGS="${CTEST_ARGS}" scripts/test.sh
+# The binaries and every shared library they load, under the name they are
+# loaded by, in the real directory (/lib is a link to /usr/lib: copying it
+# as a directory would hide the base's C library), except the C library's
+# own, which the runtime base has.
+RUN set -eu; \
+    mkdir -p /out/usr/local/bin; \
+    cp /build/bin/chunkplan-server /build/bin/chunkplan /out/usr/local/bin/; \
+    ldd /build/bin/chunkplan-server /build/bin/chunkplan \
+      | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u \
+      | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' \
+      | while read -r lib; do \
+          dir="/out$(realpath "$(dirname "$lib")")"; \
+          mkdir -p "$dir"; cp -L "$lib" "$dir/"; \
+        done; \
+    /out/usr/local/bin/chunkplan-server --version
+
+FROM ${DEBIAN_RUNTIME_IMAGE} AS runtime-cpu
+FROM ${CUDA_RUNTIME_IMAGE} AS runtime-cuda
+
+FROM runtime-${VARIANT}
+COPY --from=build /out/ /
+# Numeric, so that Kubernetes' runAsNonRoot can verify it.
+USER 65532:65532
+# 50051: gRPC (chunkplan.v1.ChunkSearch, health, reflection);
+# 9090: Prometheus metrics at /metrics.
+EXPOSE 50051 9090
+ENTRYPOINT ["/usr/local/bin/chunkplan-server", "--listen=0.0.0.0:50051"]
+CMD ["--metrics_listen=0.0.0.0:9090"]

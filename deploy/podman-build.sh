@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the CPU image from the Dockerfile with podman, without a Docker
+# engine or a registry: the Debian 12 base is made here with debootstrap and
+# `podman import`, and RUN steps use chroot isolation (this machine's crun
+# cannot create containers). Then checks the image without running it: its
+# configuration (user, ports, entrypoint) and, in a chroot of its exported
+# file system, that chunkplan-server and chunkplan start with only the
+# image's libraries and answer a health check.
+#
+#   deploy/podman-build.sh [TAG]        # default TAG: localhost/chunkplan:0.1.0-cpu
+#
+# Environment: CHUNKPLAN_ROOTFS_CACHE (default /var/tmp/chunkplan-debian12)
+# keeps the debootstrap tree between runs; CTEST_ARGS is passed to the
+# image's scripts/test.sh. Needs root, podman, debootstrap (apt-get install
+# podman debootstrap) and Debian's package mirror.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tag="${1:-localhost/chunkplan:0.1.0-cpu}"
+base="localhost/chunkplan-debian12:base"
+rootfs="${CHUNKPLAN_ROOTFS_CACHE:-/var/tmp/chunkplan-debian12}"
+start=$SECONDS
+
+for tool in podman debootstrap; do
+  command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 1; }
+done
+
+if ! podman image exists "$base"; then
+  if [ ! -x "$rootfs/bin/sh" ]; then
+    echo "== debootstrap bookworm into $rootfs"
+    rm -rf "$rootfs"
+    debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian
+  fi
+  echo "== podman import $base"
+  tar -C "$rootfs" -c . | podman import - "$base"
+fi
+
+echo "== podman build $tag"
+build_args=(--build-arg VARIANT=cpu
+            --build-arg "DEBIAN_IMAGE=$base"
+            --build-arg "DEBIAN_RUNTIME_IMAGE=$base"
+            # Not used by the cpu variant; local so that nothing is pulled.
+            --build-arg "CUDA_IMAGE=$base"
+            --build-arg "CUDA_RUNTIME_IMAGE=$base")
+if [ -n "${CTEST_ARGS+set}" ]; then
+  build_args+=(--build-arg "CTEST_ARGS=$CTEST_ARGS")
+fi
+podman build --isolation=chroot --network=host "${build_args[@]}" \
+  -t "$tag" -f Dockerfile .
+echo "== built in $((SECONDS - start)) s"
+
+echo "== image configuration"
+config="$(podman image inspect --format \
+  '{{.Config.User}}|{{json .Config.Entrypoint}}|{{json .Config.ExposedPorts}}' "$tag")"
+echo "$config"
+case "$config" in
+  65532:65532\|*chunkplan-server*--listen=0.0.0.0:50051*\|*50051/tcp*9090/tcp*) ;;
+  *) echo "unexpected image configuration" >&2; exit 1 ;;
+esac
+
+echo "== binaries in the exported file system"
+work="$(mktemp -d)"
+chmod 755 "$work"  # the image's root: the non-root user must enter it
+container=""
+cleanup() {
+  if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$container" ]; then podman rm -f "$container" >/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+container="$(podman create "$tag")"
+podman export "$container" | tar -C "$work" -x
+chroot "$work" /usr/local/bin/chunkplan-server --version
+chroot "$work" /usr/local/bin/chunkplan version
+chroot --userspec=65532:65532 "$work" /usr/local/bin/chunkplan-server \
+  --listen=127.0.0.1:0 >"$work/tmp/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/tmp/server.log" && break
+  sleep 0.1
+done
+address="$(sed -n 's/.*listening on \([^ "]*\).*/\1/p' "$work/tmp/server.log")"
+[ -n "$address" ] || { cat "$work/tmp/server.log"; exit 1; }
+chroot "$work" /usr/local/bin/chunkplan health --server "$address" --deadline 10s
+echo "podman-build: $tag OK in $((SECONDS - start)) s"
