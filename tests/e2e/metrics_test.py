@@ -28,7 +28,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_test import (GPT2_EXAMPLE, PATIENCE_S, Server, load,  # noqa: E402
-                         run_cli)
+                         run_cli, run_server_to_exit)
 
 METRICS_AT = re.compile(r"chunkplan-server metrics on (http://\S+/metrics)")
 # name{labels} value, as the text exposition format writes a sample.
@@ -178,17 +178,8 @@ class MetricsTest(unittest.TestCase):
 
 class MetricsFlagsTest(unittest.TestCase):
 
-    def run_server(self, *flags):
-        binary = os.environ.get("CHUNKPLAN_SERVER", "")
-        if not os.access(binary, os.X_OK):
-            raise unittest.SkipTest(
-                f"CHUNKPLAN_SERVER={binary!r} is not executable")
-        return subprocess.run([binary, "--listen=127.0.0.1:0", *flags],
-                              capture_output=True, text=True,
-                              timeout=PATIENCE_S)
-
     def test_bad_address_exits_2(self):
-        result = self.run_server("--metrics_listen=nonsense")
+        result = run_server_to_exit("--metrics_listen=nonsense")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("--metrics_listen", result.stderr)
 
@@ -197,7 +188,7 @@ class MetricsFlagsTest(unittest.TestCase):
             taken.bind(("127.0.0.1", 0))
             taken.listen(1)
             port = taken.getsockname()[1]
-            result = self.run_server(f"--metrics_listen=127.0.0.1:{port}")
+            result = run_server_to_exit(f"--metrics_listen=127.0.0.1:{port}")
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn("cannot listen for metrics", result.stderr)
 

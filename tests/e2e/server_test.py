@@ -140,6 +140,16 @@ def random_requests(count, seed):
     return requests
 
 
+def run_server_to_exit(*flags):
+    """Runs chunkplan-server on port 0 with `flags` until it exits (for flags
+    that must make it refuse to start); skips the test without the binary."""
+    binary = os.environ.get("CHUNKPLAN_SERVER", "")
+    if not os.access(binary, os.X_OK):
+        raise unittest.SkipTest(f"CHUNKPLAN_SERVER={binary!r} is not executable")
+    return subprocess.run([binary, "--listen=127.0.0.1:0", *flags],
+                          capture_output=True, text=True, timeout=PATIENCE_S)
+
+
 class Server:
     """chunkplan-server started on 127.0.0.1:0 (or `listen`) with `flags`;
     its log (standard error) is collected line by line."""

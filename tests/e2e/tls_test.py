@@ -24,7 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_test import (GPT2_CHUNK_SIZE, GPT2_EXAMPLE, PATIENCE_S,  # noqa: E402
-                         Server, run_cli)
+                         Server, run_cli, run_server_to_exit)
 
 _certs = None
 
@@ -180,15 +180,6 @@ class MutualTlsTest(TlsCase):
 class TlsFlagsTest(unittest.TestCase):
     """Incomplete or unreadable TLS settings are usage errors (exit 2)."""
 
-    def run_server(self, *flags):
-        binary = os.environ.get("CHUNKPLAN_SERVER", "")
-        if not os.access(binary, os.X_OK):
-            raise unittest.SkipTest(
-                f"CHUNKPLAN_SERVER={binary!r} is not executable")
-        return subprocess.run([binary, "--listen=127.0.0.1:0", *flags],
-                              capture_output=True, text=True,
-                              timeout=PATIENCE_S)
-
     def test_server_refuses_incomplete_tls_flags(self):
         c = certs()
         for flags, words in (
@@ -200,7 +191,7 @@ class TlsFlagsTest(unittest.TestCase):
                 ([f"--tls_cert={c['server']}", f"--tls_key={GPT2_EXAMPLE}"],
                  "no PEM block")):
             with self.subTest(flags=flags):
-                result = self.run_server(*flags)
+                result = run_server_to_exit(*flags)
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn(words, result.stderr)
                 self.assertNotIn("listening on", result.stderr)
