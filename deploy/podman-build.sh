@@ -11,8 +11,8 @@
 #
 # Environment: CHUNKPLAN_ROOTFS_CACHE (default /var/tmp/chunkplan-debian12)
 # keeps the debootstrap tree between runs; CTEST_ARGS is passed to the
-# image's scripts/test.sh. Needs root, podman, debootstrap (apt-get install
-# podman debootstrap) and Debian's package mirror.
+# image's scripts/test.sh. Needs root and Debian's package mirror; installs
+# podman and debootstrap with apt-get where they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag="${1:-localhost/chunkplan:0.1.0-cpu}"
@@ -20,9 +20,17 @@ base="localhost/chunkplan-debian12:base"
 rootfs="${CHUNKPLAN_ROOTFS_CACHE:-/var/tmp/chunkplan-debian12}"
 start=$SECONDS
 
+# Like scripts/install-deps.sh: install what is missing, nothing else.
+missing=()
 for tool in podman debootstrap; do
-  command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 1; }
+  command -v "$tool" >/dev/null || missing+=("$tool")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
 
 if ! podman image exists "$base"; then
   if [ ! -x "$rootfs/bin/sh" ]; then
@@ -75,7 +83,7 @@ chroot --userspec=65532:65532 "$work" /usr/local/bin/chunkplan-server \
   --listen=127.0.0.1:0 >"$work/tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do
-  grep -q "listening on" "$work/tmp/server.log" && break
+  grep -qs "listening on" "$work/tmp/server.log" && break
   sleep 0.1
 done
 address="$(sed -n 's/.*listening on \([^ "]*\).*/\1/p' "$work/tmp/server.log")"
