@@ -9,6 +9,7 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/service/call_stop.h"
 #include "server/service/proto_convert.h"
+#include "server/service/request_intake.h"
 #include "server/service/status_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -17,44 +18,9 @@ namespace {
 
 using Clock = ChunkSearchService::Clock;
 
-planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
-  planner::PlannerOptions out;
-  out.cpu_sweep.max_work = options.max_sweep_work;
-  out.cpu_sweep.threads = options.sweep_threads;
-  out.cuda.max_work = options.max_cuda_work;
-  return out;
-}
-
 unsigned SearchThreads(const ServiceOptions& options) {
   if (options.search_threads != 0) return options.search_threads;
   return std::max(1u, std::thread::hardware_concurrency());
-}
-
-// RESOURCE_EXHAUSTED naming `field`, its size and the limit, when the size
-// is above the limit.
-absl::Status CheckCount(absl::string_view field, int size, uint64_t limit) {
-  if (static_cast<uint64_t>(size) <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      absl::StrCat(field, " has ", size, " entries; this server takes at most ",
-                   limit, " parameters per request (--max_params)"));
-}
-
-// The request in `bytes`, or INVALID_ARGUMENT saying that it is not one.
-absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
-    const grpc::ByteBuffer& bytes) {
-  // Deserialize consumes its buffer; the copy shares the slices.
-  grpc::ByteBuffer copy(bytes);
-  v1::ChunkSearchRequest request;
-  const grpc::Status parsed =
-      grpc::SerializationTraits<v1::ChunkSearchRequest>::Deserialize(&copy,
-                                                                     &request);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request body (", bytes.Length(),
-                     " bytes) is not a valid chunkplan.v1.ChunkSearchRequest: ",
-                     parsed.error_message()));
-  }
-  return request;
 }
 
 // `response` serialized into `bytes`; INTERNAL if that fails.
@@ -87,17 +53,6 @@ ChunkSearchService::ChunkSearchService(ServiceOptions options,
 
 ChunkSearchService::~ChunkSearchService() = default;
 
-absl::Status ChunkSearchService::CheckLimits(
-    const v1::ChunkSearchRequest& request) const {
-  if (absl::Status s =
-          CheckCount("numels", request.numels_size(), options_.max_params);
-      !s.ok()) {
-    return s;
-  }
-  return CheckCount("dp_degrees", request.dp_degrees_size(),
-                    options_.max_params);
-}
-
 bool ChunkSearchService::Admit() {
   const int limit = static_cast<int>(
       std::max(1u, std::min(options_.max_concurrent_searches, 1u << 30)));
@@ -115,10 +70,7 @@ absl::StatusOr<planner::SearchRequest> ChunkSearchService::Prepare(
   if (!request.ok()) return request.status();
   record.params = static_cast<uint64_t>(request->numels_size());
   record.engine = static_cast<planner::Engine>(request->engine());
-  if (absl::Status limits = CheckLimits(*request); !limits.ok()) {
-    return limits;
-  }
-  return FromProto(*request);
+  return CheckAndConvert(*request, options_);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Search(

@@ -76,13 +76,10 @@ class ChunkSearchService final
   const ServiceOptions& options() const { return options_; }
 
  private:
-  // OK, or RESOURCE_EXHAUSTED when `request` is beyond max_params.
-  absl::Status CheckLimits(const v1::ChunkSearchRequest& request) const;
-
   // The planner's request for the serialized request in `bytes`, within
-  // the limits; sets record.params and record.engine once parsed. Errors:
-  // INVALID_ARGUMENT (unparsable bytes, an unknown engine),
-  // RESOURCE_EXHAUSTED (CheckLimits).
+  // the limits (ParseRequest, then CheckAndConvert: request_intake.h); sets
+  // record.params and record.engine once parsed. Errors: INVALID_ARGUMENT
+  // (unparsable bytes, an unknown engine), RESOURCE_EXHAUSTED (max_params).
   absl::StatusOr<planner::SearchRequest> Prepare(const grpc::ByteBuffer& bytes,
                                                  CallRecord& record) const;
 

@@ -1,0 +1,169 @@
+// Google Benchmark of the planner's CPU engines on the workloads of
+// bench/workloads/: Planner::Search, request to answer, as the service runs
+// it (the plan, the filter and the sweep), timed in wall-clock time.
+//
+//   chunkplan_bench [--workloads=DIR] [Google Benchmark flags]
+//
+// Benchmarks, per workload W (the file name without .json):
+//   CPU_PLATEAU/W
+//   CPU_SWEEP/W/workers:1   one worker thread: the per-core figure
+//   CPU_SWEEP/W/workers:N   N = the machine's hardware threads (when > 1)
+//   CUDA/W                  where the planner can run CUDA on this machine
+// Each run's label is its answer, "DEGREE:CHUNK[:gathered] ... waste=W
+// total=T" (bench/compare_oracle.py checks it against the oracle); counters:
+// candidates, params, swept_params, and for CPU_SWEEP and CUDA steps_per_s
+// (candidates x swept params per second), steps_per_s_per_core (divided by
+// the worker threads) and workers. A search error fails the benchmark
+// (error_occurred in the JSON output). CPU_SWEEP's max_work is raised to each
+// workload's size; sweeps above kHeavySweepWork steps run a fixed
+// kHeavyIterations times instead of Google Benchmark's adaptive count.
+//
+// DIR defaults to the source tree's bench/workloads.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "bench/workload_loader.h"
+#include "benchmark/benchmark.h"
+#include "server/planner/planner.h"
+#include "server/planner/search_types.h"
+
+#ifndef CHUNKPLAN_BENCH_WORKLOADS_DIR
+#define CHUNKPLAN_BENCH_WORKLOADS_DIR "bench/workloads"
+#endif
+
+namespace chunkplan::bench {
+namespace {
+
+using planner::Engine;
+
+// Sweeps of more steps than this (about a second on one core) run
+// kHeavyIterations times.
+constexpr uint64_t kHeavySweepWork = uint64_t{1} << 30;
+constexpr int64_t kHeavyIterations = 2;
+
+// The answer part of a result, as the label carries it.
+std::string AnswerLabel(const planner::SearchResult& result) {
+  std::string label;
+  for (const planner::ChunkConfig& c : result.configs) {
+    absl::StrAppend(&label, c.dp_degree, ":", c.chunk_size,
+                    c.keep_gathered ? ":gathered " : " ");
+  }
+  absl::StrAppend(&label, "waste=", result.min_chunk_waste,
+                  " total=", result.total_param_size);
+  return label;
+}
+
+// Planner::Search on `w` with `engine`; CPU_SWEEP with `workers` threads.
+// CPU_SWEEP and CUDA count steps (candidates x swept params) per second;
+// CUDA's "per core" is per device.
+void RunSearch(benchmark::State& state, const Workload& w, Engine engine,
+               unsigned workers) {
+  planner::PlannerOptions options;
+  options.cpu_sweep.max_work =
+      std::max(options.cpu_sweep.max_work, w.sweep_work);
+  options.cpu_sweep.threads = workers;
+  const planner::Planner planner(options);
+  planner::SearchRequest request = w.request;
+  request.engine = engine;
+
+  planner::SearchResult last;
+  for (auto _ : state) {
+    absl::StatusOr<planner::SearchResult> result = planner.Search(request);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().ToString().c_str());
+      return;
+    }
+    if (result->engine != engine) {
+      state.SkipWithError(
+          absl::StrCat("ran ", EngineName(result->engine)).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(result->min_chunk_waste);
+    last = *std::move(result);
+  }
+  state.SetLabel(AnswerLabel(last));
+  state.counters["candidates"] = static_cast<double>(w.candidates);
+  state.counters["params"] = static_cast<double>(w.params);
+  state.counters["swept_params"] = static_cast<double>(w.swept_params);
+  if (engine != Engine::kCpuPlateau) {
+    const double steps = static_cast<double>(w.sweep_work) *
+                         static_cast<double>(state.iterations());
+    state.counters["workers"] = workers;
+    state.counters["steps_per_s"] =
+        benchmark::Counter(steps, benchmark::Counter::kIsRate);
+    state.counters["steps_per_s_per_core"] =
+        benchmark::Counter(steps / workers, benchmark::Counter::kIsRate);
+  }
+}
+
+void Register(const Workload& w, Engine engine, unsigned workers) {
+  std::string name = absl::StrCat(EngineName(engine), "/", w.name);
+  if (engine == Engine::kCpuSweep) absl::StrAppend(&name, "/workers:", workers);
+  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+      name.c_str(), [&w, engine, workers](benchmark::State& state) {
+        RunSearch(state, w, engine, workers);
+      });
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+  if (engine == Engine::kCpuSweep && w.sweep_work > kHeavySweepWork) {
+    b->Iterations(kHeavyIterations);
+  }
+}
+
+// The value of --workloads=DIR among the arguments Google Benchmark left,
+// or the default; false (after a message) on any other argument.
+bool ParseArgs(int argc, char** argv, std::string* dir) {
+  *dir = CHUNKPLAN_BENCH_WORKLOADS_DIR;
+  constexpr const char kFlag[] = "--workloads=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kFlag, sizeof kFlag - 1) == 0) {
+      *dir = argv[i] + sizeof kFlag - 1;
+    } else {
+      std::fprintf(stderr, "chunkplan_bench: unknown argument %s\n", argv[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::string dir;
+  if (!ParseArgs(argc, argv, &dir)) return 2;
+  // Registered benchmarks keep references into `workloads`: it lives until
+  // the runs end.
+  const absl::StatusOr<std::vector<Workload>> workloads = LoadWorkloads(dir);
+  if (!workloads.ok()) {
+    std::fprintf(stderr, "chunkplan_bench: %s\n",
+                 workloads.status().ToString().c_str());
+    return 2;
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<Engine> available = planner::Planner().AvailableEngines();
+  const bool cuda = std::find(available.begin(), available.end(),
+                              Engine::kCuda) != available.end();
+  for (const Workload& w : *workloads) {
+    Register(w, Engine::kCpuPlateau, 1);
+    Register(w, Engine::kCpuSweep, 1);
+    if (cores > 1) Register(w, Engine::kCpuSweep, cores);
+    if (cuda) Register(w, Engine::kCuda, 1);
+  }
+  const size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (ran == 0) {
+    std::fprintf(stderr, "chunkplan_bench: no benchmark matched\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace chunkplan::bench
+
+int main(int argc, char** argv) { return chunkplan::bench::Main(argc, argv); }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Every test under AddressSanitizer and UndefinedBehaviorSanitizer: installs
+# what is missing, configures a RelWithDebInfo build with both sanitizers
+# (CUDA off: nvcc and ASan do not mix), builds everything and runs ctest.
+# Fails when a test fails or when any process wrote a sanitizer report; the
+# reports are printed at the end.
+#
+#   scripts/sanitize.sh               # build dir: build-asan/
+#   BUILD_DIR=out scripts/sanitize.sh
+#   CTEST_ARGS="-R service" scripts/sanitize.sh
+#
+# LeakSanitizer reads tests/sanitizers/lsan.supp, which suppresses only leaks
+# inside gRPC/protobuf/abseil themselves (see the file for which and why).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+scripts/install-deps.sh
+
+build_dir="${BUILD_DIR:-build-asan}"
+case "$build_dir" in /*) ;; *) build_dir="$root/$build_dir" ;; esac
+jobs="$(nproc)"
+sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer"
+sanitize+=" -fno-sanitize-recover=undefined"
+
+# Every report goes to a file under $reports (one per process): the Python
+# tests start chunkplan-server and the CLI and do not always look at their
+# exit status (a server stopped with SIGTERM, a CLI expected to fail), so a
+# report from one of them would otherwise pass unseen. Any file there fails
+# the script. Set before the build as well: gtest_discover_tests runs the
+# test binaries at build time.
+reports="$build_dir/sanitizer-reports"
+rm -rf "$reports"
+mkdir -p "$reports"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1:log_path=$reports/asan}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0}"
+
+cmake -S . -B "$build_dir" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCHUNKPLAN_BUILD_TESTS=ON \
+  -DCHUNKPLAN_WITH_CUDA=OFF \
+  -DCMAKE_CXX_FLAGS="$sanitize" \
+  -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$sanitize"
+cmake --build "$build_dir" -j "$jobs"
+# Sanitized code runs a few times slower: a longer per-test timeout than
+# scripts/test.sh's.
+status=0
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure --timeout 1800 -j "$jobs" \
+  ${CTEST_ARGS:-} || status=$?
+
+if [ -n "$(ls -A "$reports")" ]; then
+  for report in "$reports"/*; do
+    echo "==== sanitizer report $report"
+    cat "$report"
+  done
+  echo "sanitize: sanitizer reports above (files in $reports)" >&2
+  exit 1
+fi
+exit "$status"

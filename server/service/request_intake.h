@@ -1,0 +1,44 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_REQUEST_INTAKE_H_
+#define CHUNKPLAN_SERVER_SERVICE_REQUEST_INTAKE_H_
+
+// From a Search call's raw request body to the planner's request, under the
+// server's limits, and the planner's options for those limits. The service
+// takes every request through these functions, and so does the fuzzer
+// (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
+// server runs.
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "server/planner/planner.h"
+#include "server/planner/search_types.h"
+#include "server/service/service_options.h"
+
+namespace chunkplan::service {
+
+// The planner's options for a server with `options`: its sweep work limits
+// (max_sweep_work, max_cuda_work) and sweep threads.
+planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options);
+
+// The chunkplan.v1.ChunkSearchRequest serialized in `bytes` (which is left
+// as it was), or INVALID_ARGUMENT saying that the bytes are not one.
+absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
+    const grpc::ByteBuffer& bytes);
+
+// The planner's request for `request` within `options`' limits. Errors:
+// RESOURCE_EXHAUSTED when numels or dp_degrees has more than
+// options.max_params entries, naming the field, its size and the limit;
+// INVALID_ARGUMENT for an engine outside chunkplan.v1.Engine (FromProto).
+// Every other check of the values is the planner's.
+absl::StatusOr<planner::SearchRequest> CheckAndConvert(
+    const v1::ChunkSearchRequest& request, const ServiceOptions& options);
+
+// ParseRequest, then CheckAndConvert: the planner's request for the request
+// body `bytes`, with the errors of both.
+absl::StatusOr<planner::SearchRequest> ParseAndCheck(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_REQUEST_INTAKE_H_

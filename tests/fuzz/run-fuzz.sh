@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds tests/fuzz/search_request_fuzzer with clang-14 (libFuzzer, ASan,
+# UBSan; build dir build-fuzz/) and runs it, bounded in runs and time, over a
+# copy of the seed corpus tests/fuzz/corpus/. Exits non-zero on any finding:
+# a crash, a sanitizer report, a leak, an input slower than FUZZ_TIMEOUT
+# seconds, or memory beyond FUZZ_RSS_MB; the input that caused it is saved in
+# <build dir>/fuzz-artifacts/.
+#
+#   tests/fuzz/run-fuzz.sh                      # the CI run
+#   FUZZ_RUNS=2000000 FUZZ_SECONDS=3600 tests/fuzz/run-fuzz.sh
+#   tests/fuzz/run-fuzz.sh path/to/crash-...    # replay inputs, no fuzzing
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+scripts/install-deps.sh
+
+build_dir="${BUILD_DIR:-build-fuzz}"
+runs="${FUZZ_RUNS:-200000}"
+seconds="${FUZZ_SECONDS:-120}"
+timeout="${FUZZ_TIMEOUT:-10}"
+rss_mb="${FUZZ_RSS_MB:-2048}"
+
+cmake -S . -B "$build_dir" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DCHUNKPLAN_BUILD_FUZZERS=ON \
+  -DCHUNKPLAN_BUILD_TESTS=OFF \
+  -DCHUNKPLAN_WITH_CUDA=OFF
+cmake --build "$build_dir" -j "$(nproc)" --target search_request_fuzzer
+fuzzer="$build_dir/bin/search_request_fuzzer"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+if [ $# -gt 0 ]; then
+  exec "$fuzzer" -timeout="$timeout" -rss_limit_mb="$rss_mb" "$@"
+fi
+
+# libFuzzer adds what it finds to its first corpus directory: a scratch copy
+# keeps the committed seeds as they are.
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus" "$build_dir/fuzz-artifacts"
+cp tests/fuzz/corpus/* "$work/corpus/"
+
+"$fuzzer" \
+  -runs="$runs" -max_total_time="$seconds" \
+  -timeout="$timeout" -rss_limit_mb="$rss_mb" -max_len=16384 \
+  -artifact_prefix="$build_dir/fuzz-artifacts/" -print_final_stats=1 \
+  "$work/corpus"
+echo "run-fuzz: no findings ($(find "$work/corpus" -type f | wc -l) inputs in the corpus at the end)"
