@@ -10,30 +10,7 @@ import pytest
 import chunkplan
 from chunkplan import request as rq
 from chunkplan.v1 import chunk_search_pb2 as pb
-
-
-class FakeParameter:
-    """What the seed reads of a torch parameter: numel(), and ColossalAI's
-    _ddp_to_ignore flag where set."""
-
-    def __init__(self, numel, ignored=False):
-        self._numel = numel
-        if ignored:
-            self._ddp_to_ignore = True
-
-    def numel(self):
-        return self._numel
-
-
-class FakeModule:
-    """A torch.nn.Module as far as the client looks: parameters() yields each
-    parameter once (PyTorch drops a tied weight's second visit itself)."""
-
-    def __init__(self, parameters):
-        self._parameters = parameters
-
-    def parameters(self):
-        return iter(self._parameters)
+from fake_torch import FakeModule, FakeParameter
 
 
 def test_numels_share_the_keyword_degree():

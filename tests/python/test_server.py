@@ -14,6 +14,7 @@ from oracle_cases import (GPT2_CHUNK_SIZE, HF_CONFIGS, gpt2_example_numels,
                           oracle_error, oracle_tuple, random_case,
                           random_seed)
 from server_process import ServerProcess
+from fake_torch import FakeModule
 
 # Bound on every call, so that a stuck server fails the test.
 TIMEOUT_S = 60
@@ -96,28 +97,9 @@ def test_kept_gathered_group_comes_first(client):
     assert_same_answer(got, expected)
 
 
-class FakeParameter:
-    def __init__(self, numel, ignored=False):
-        self._numel = numel
-        if ignored:
-            self._ddp_to_ignore = True
-
-    def numel(self):
-        return self._numel
-
-
-class FakeModule:
-    def __init__(self, numels, ignored=()):
-        self._parameters = [FakeParameter(n, i in ignored)
-                            for i, n in enumerate(numels)]
-
-    def parameters(self):
-        return iter(self._parameters)
-
-
 def test_module_equals_its_numels(client):
     numels = gpt2_example_numels()
-    module = FakeModule(numels + [123456], ignored={len(numels)})
+    module = FakeModule.of_numels(numels + [123456], ignored={len(numels)})
     got = client.search_chunk_configuration(module, 1, 128, 0,
                                             timeout=TIMEOUT_S, dp_degree=2)
     assert got[0] == {2: {"chunk_size": GPT2_CHUNK_SIZE,
