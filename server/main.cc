@@ -85,7 +85,14 @@ ABSL_FLAG(uint64_t, max_cuda_work, uint64_t{1} << 44,
           "Most candidates x swept sizes of one ENGINE_CUDA search, where "
           "this binary has the engine; beyond it: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint32_t, sweep_threads, 0,
-          "Threads of one ENGINE_CPU_SWEEP search; 0: one per core.");
+          "Threads of the one pool that every ENGINE_CPU_SWEEP search "
+          "shares, besides the search's own worker; 0: one per core.");
+// 30 s: far beyond any real model's search (microseconds to milliseconds),
+// short enough that a hostile request frees its worker soon.
+ABSL_FLAG(absl::Duration, max_search_time, absl::Seconds(30),
+          "The server's budget for one search, from its arrival: a search "
+          "still running then ends with DEADLINE_EXCEEDED. A call's own "
+          "deadline, where earlier, wins. Every engine obeys it.");
 ABSL_FLAG(uint32_t, max_concurrent_searches, 64,
           "Searches running or waiting for a worker at once; beyond it a "
           "call is answered RESOURCE_EXHAUSTED at once.");
@@ -134,6 +141,7 @@ service::ServiceOptions OptionsFromFlags() {
   options.max_sweep_work = absl::GetFlag(FLAGS_max_sweep_work);
   options.max_cuda_work = absl::GetFlag(FLAGS_max_cuda_work);
   options.sweep_threads = absl::GetFlag(FLAGS_sweep_threads);
+  options.max_search_time = absl::GetFlag(FLAGS_max_search_time);
   options.max_concurrent_searches =
       absl::GetFlag(FLAGS_max_concurrent_searches);
   options.search_threads = absl::GetFlag(FLAGS_threads);
@@ -220,6 +228,14 @@ int RunServer(const sigset_t& termination_signals) {
       });
   call_metrics.SetInFlightSource(
       [&service] { return service.searches_in_flight(); });
+  call_metrics.SetEngineSource([&service] {
+    metrics::CallMetrics::EngineUsability engines;
+    for (const planner::EngineState& s : service.planner().EngineStates()) {
+      engines.emplace_back(std::string(planner::EngineName(s.engine)),
+                           s.usable.ok());
+    }
+    return engines;
+  });
   // Declared after the service: stops serving before the service goes.
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =
       StartMetrics(call_metrics);

@@ -60,6 +60,10 @@ void CallMetrics::SetInFlightSource(std::function<int()> in_flight) {
   in_flight_ = std::move(in_flight);
 }
 
+void CallMetrics::SetEngineSource(std::function<EngineUsability()> engines) {
+  engine_source_ = std::move(engines);
+}
+
 void CallMetrics::Observe(const std::string& method,
                           const service::CallRecord& record) {
   const std::string code = absl::StatusCodeToString(record.status.code());
@@ -132,6 +136,16 @@ std::string CallMetrics::Exposition() const {
     AppendHeader("chunkplan_searches_in_flight", "gauge",
                  "Searches admitted and not yet answered.", out);
     absl::StrAppend(&out, "chunkplan_searches_in_flight ", in_flight_(), "\n");
+  }
+  if (engine_source_) {
+    AppendHeader("chunkplan_engine_usable", "gauge",
+                 "1 where the engine can run now; 0 where it cannot (no "
+                 "device, or a sticky device failure).",
+                 out);
+    for (const auto& [engine, usable] : engine_source_()) {
+      absl::StrAppend(&out, "chunkplan_engine_usable{", Label("engine", engine),
+                      "} ", usable ? 1 : 0, "\n");
+    }
   }
   return out;
 }

@@ -16,6 +16,10 @@
 //   chunkplan_engine_fallbacks_total{engine}         counter (searches another
 //                                                    engine finished)
 //   chunkplan_searches_in_flight                     gauge
+//   chunkplan_engine_usable{engine}                  gauge, 1 or 0: whether
+//                                                    the engine can run now
+//                                                    (0: no device, or a
+//                                                    sticky device failure)
 //
 // Thread-safe: Observe and Exposition may be called from any thread.
 
@@ -24,6 +28,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +49,12 @@ class CallMetrics {
   // this object). Not thread-safe against Exposition: call before serving.
   void SetInFlightSource(std::function<int()> in_flight);
 
+  // Sets the source of chunkplan_engine_usable: each engine's name and
+  // whether it can run now, asked at every Exposition (none: left out). Not
+  // thread-safe against Exposition: call before serving.
+  using EngineUsability = std::vector<std::pair<std::string, bool>>;
+  void SetEngineSource(std::function<EngineUsability()> engines);
+
   // Counts one finished call of `method` (e.g. "Search").
   void Observe(const std::string& method, const service::CallRecord& record);
 
@@ -63,6 +74,7 @@ class CallMetrics {
   const std::string version_;
   const std::string engines_;
   std::function<int()> in_flight_;
+  std::function<EngineUsability()> engine_source_;
   mutable absl::Mutex mutex_;
   std::map<std::string, MethodMetrics> methods_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, uint64_t> searches_by_engine_ ABSL_GUARDED_BY(mutex_);

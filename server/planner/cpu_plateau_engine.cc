@@ -7,8 +7,9 @@ namespace chunkplan::planner {
 namespace {
 
 constexpr uint64_t kNever = UINT64_MAX;
-// Evaluations between two stop checks.
-constexpr unsigned kEvalsPerStopCheck = 16;
+// Chunks counted (each one a galloping search, tens of nanoseconds) between
+// two stop checks: about a millisecond, however large one evaluation is.
+constexpr uint64_t kChunksPerStopCheck = uint64_t{1} << 15;
 
 // Next-fit chunk counts at one chunk size.
 struct Evaluation {
@@ -70,11 +71,15 @@ class GridWalker {
   GridWalker(const SweepProblem& problem, const StopCheck& stop)
       : counter_(problem), grid_(problem.grid), stop_(stop) {}
 
+  // The stop check runs before the first evaluation and then whenever
+  // kChunksPerStopCheck chunks (plus one per evaluation) have been counted.
   absl::Status EvaluateAt(uint64_t index, Evaluation* out) {
-    if (stop_ && evaluations_++ % kEvalsPerStopCheck == 0) {
+    if (stop_ && unchecked_chunks_ >= next_check_) {
       if (absl::Status s = stop_(); !s.ok()) return s;
+      next_check_ = unchecked_chunks_ + kChunksPerStopCheck;
     }
     *out = counter_.Evaluate(grid_.At(index));
+    unchecked_chunks_ += out->chunks + 1;
     return absl::OkStatus();
   }
 
@@ -89,7 +94,8 @@ class GridWalker {
   ChunkCounter counter_;
   const CandidateGrid& grid_;
   const StopCheck& stop_;
-  uint64_t evaluations_ = 0;
+  uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
+  uint64_t next_check_ = 0;        // the count at which to check next
 };
 
 }  // namespace

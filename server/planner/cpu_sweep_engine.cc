@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,10 +12,11 @@
 namespace chunkplan::planner {
 namespace {
 
-// Steps between two stop checks (about a millisecond), and the least work
-// worth a thread of its own.
+// Steps between two stop checks (about a millisecond), the least work worth
+// a range of its own, and the most ranges per thread.
 constexpr uint64_t kStepsPerSlice = uint64_t{1} << 20;
-constexpr uint64_t kStepsPerThread = uint64_t{1} << 18;
+constexpr uint64_t kStepsPerRange = uint64_t{1} << 18;
+constexpr unsigned kRangesPerThread = 8;
 
 // Shared by the workers of one sweep: the first stop status any of them saw.
 class SweepStop {
@@ -59,6 +59,8 @@ SweepOutcome SweepRange(const SweepProblem& problem, uint64_t begin,
       const uint64_t waste = TotalWasteAt(problem, chunk);
       if (waste < best.waste) best = {i, chunk, waste};
     }
+    // Nothing later in the range can beat no padding at all.
+    if (best.waste == 0) break;
   }
   return best;
 }
@@ -74,43 +76,38 @@ uint64_t TotalWasteAt(const SweepProblem& problem, uint64_t chunk) {
   return waste;
 }
 
-CpuSweepEngine::CpuSweepEngine(CpuSweepOptions options) : options_(options) {}
+CpuSweepEngine::CpuSweepEngine(CpuSweepOptions options,
+                               common::WorkerPool* pool)
+    : options_(options), pool_(pool) {}
 
 absl::StatusOr<SweepOutcome> CpuSweepEngine::Sweep(
     const SweepProblem& problem, const StopCheck& stop) const {
   const uint64_t work = problem.SweepWork();
+  const uint64_t per_candidate = std::max<uint64_t>(1, problem.sizes.size());
   if (work > options_.max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "CPU_SWEEP: ", problem.grid.count, " candidates x ",
-        problem.sizes.size(), " swept sizes = ", work,
-        " steps exceed this engine's limit of ", options_.max_work,
-        "; use ENGINE_CPU_PLATEAU or ENGINE_AUTO"));
+        "CPU_SWEEP: ", problem.grid.count, " candidates x ", per_candidate,
+        " swept sizes = ", work, " steps exceed this engine's limit of ",
+        options_.max_work, " (--max_sweep_work); use ENGINE_CPU_PLATEAU or "
+        "ENGINE_AUTO"));
   }
   const uint64_t count = problem.grid.count;
-  const uint64_t per_candidate = std::max<uint64_t>(1, problem.sizes.size());
   const uint64_t slice = std::max<uint64_t>(1, kStepsPerSlice / per_candidate);
-  const unsigned hw = options_.threads != 0
-                          ? options_.threads
-                          : std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::clamp<uint64_t>(
-      work / kStepsPerThread, 1, std::min<uint64_t>(hw, count));
+  const unsigned helpers = pool_ == nullptr ? 0 : pool_->size();
+  // Several ranges per thread, so that a thread that started late or runs
+  // slower still finds work; contiguous, so that range r's candidates all
+  // precede range r+1's.
+  const uint64_t ranges = std::clamp<uint64_t>(
+      work / kStepsPerRange, 1,
+      std::min<uint64_t>(count, uint64_t{kRangesPerThread} * (helpers + 1)));
 
   SweepStop sweep_stop(stop);
-  std::vector<SweepOutcome> partial(threads);
-  auto run = [&](uint64_t t) {
-    // Contiguous ranges: thread t's candidates all precede thread t+1's.
-    const uint64_t begin = count / threads * t + std::min(t, count % threads);
-    const uint64_t end = begin + count / threads + (t < count % threads ? 1 : 0);
-    partial[t] = SweepRange(problem, begin, end, slice, sweep_stop);
-  };
-  if (threads == 1) {
-    run(0);
-  } else {
-    std::vector<std::thread> workers;
-    workers.reserve(threads);
-    for (uint64_t t = 0; t < threads; ++t) workers.emplace_back(run, t);
-    for (std::thread& w : workers) w.join();
-  }
+  std::vector<SweepOutcome> partial(ranges);
+  common::ParallelFor(pool_, helpers, ranges, [&](uint64_t r) {
+    const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
+    const uint64_t end = begin + count / ranges + (r < count % ranges ? 1 : 0);
+    partial[r] = SweepRange(problem, begin, end, slice, sweep_stop);
+  });
   if (absl::Status status = sweep_stop.status(); !status.ok()) return status;
 
   SweepOutcome best = partial[0];

@@ -23,7 +23,10 @@ constexpr double kCudaStepsPerSecond = 2e11;
 constexpr double kCudaFixedSeconds = 2e-4;
 
 // Sum over groups of ceil(S_g / chunk): a lower bound of next-fit's chunks.
+// A chunk size of 0 only occurs when every swept size is 0 (the start is at
+// least the largest one), and next-fit then opens no chunk.
 double ChunkEstimate(const SweepProblem& problem, uint64_t chunk) {
+  if (chunk == 0) return 0;
   double chunks = 0;
   for (size_t g = 0; g < problem.num_groups(); ++g) {
     uint64_t sum = 0;

@@ -1,16 +1,17 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "server/planner/checked_math.h"
 #include "server/planner/cuda_block_argmin.h"
 #include "server/planner/cuda_engine.h"
 #include "server/planner/cuda_status.h"
 #include "server/planner/cuda_tiled_waste.h"
+#include "server/planner/device_health.h"
 #include "server/planner/status_macros.h"
 
 namespace chunkplan::planner {
@@ -265,16 +266,31 @@ absl::StatusOr<CudaDeviceInfo> CudaEngine::Device() {
   return *probe;
 }
 
+absl::Status CudaEngine::Usable() const { return Device().status(); }
+
 absl::StatusOr<SweepOutcome> CudaEngine::Sweep(const SweepProblem& problem,
                                                const StopCheck& stop) const {
+  absl::StatusOr<SweepOutcome> outcome = SweepOnDevice(problem, stop);
+  // A failing call whose context then fails a synchronisation too has lost
+  // it, whatever the error's name (device_health.h).
+  if (IsCudaFailure(outcome.status()) &&
+      cudaDeviceSynchronize() != cudaSuccess) {
+    absl::Status lost = outcome.status();
+    lost.SetPayload(kCudaContextLostPayload, absl::Cord("lost"));
+    return lost;
+  }
+  return outcome;
+}
+
+absl::StatusOr<SweepOutcome> CudaEngine::SweepOnDevice(
+    const SweepProblem& problem, const StopCheck& stop) const {
   const CandidateGrid& grid = problem.grid;
-  uint64_t work = 0;
-  if (!CheckedMul(grid.count, problem.sizes.size(), &work) ||
-      work > options_.max_work) {
+  if (const uint64_t work = problem.SweepWork(); work > options_.max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "CUDA: ", grid.count, " candidates x ", problem.sizes.size(),
+        "CUDA: ", grid.count, " candidates x ",
+        std::max<uint64_t>(1, problem.sizes.size()),
         " swept sizes exceed this engine's limit of ", options_.max_work,
-        " steps; use ENGINE_CPU_PLATEAU or ENGINE_AUTO"));
+        " steps (--max_cuda_work); use ENGINE_CPU_PLATEAU or ENGINE_AUTO"));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(const CudaDeviceInfo device, Device());
   DeviceSweep sweep(device);

@@ -51,17 +51,25 @@ class CudaEngine final : public SweepEngine {
   // error's name and text (no driver, no device, no kernel image for it).
   static absl::StatusOr<CudaDeviceInfo> Device();
 
+  // Device().status().
+  absl::Status Usable() const override;
+
   // The same answer as every engine. One upload of the sizes and group
   // offsets per call; the grid is swept in slices of at most
   // options.steps_per_slice steps, `stop` asked before each. Errors, in this
   // order: RESOURCE_EXHAUSTED when problem.SweepWork() > max_work;
   // FAILED_PRECONDITION without a usable device (see Device); a CUDA call
-  // that fails mid-sweep gives a status IsCudaFailure recognises; `stop`'s
-  // status when it stops the sweep.
+  // that fails mid-sweep gives a status IsCudaFailure recognises (with
+  // kCudaContextLostPayload when the context did not survive it,
+  // device_health.h); `stop`'s status when it stops the sweep.
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
                                      const StopCheck& stop) const override;
 
  private:
+  // Sweep, without the check of the context after a failure.
+  absl::StatusOr<SweepOutcome> SweepOnDevice(const SweepProblem& problem,
+                                             const StopCheck& stop) const;
+
   CudaEngineOptions options_;
 };
 

@@ -1,6 +1,8 @@
 #include "server/planner/planner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,42 +30,68 @@ std::vector<ChunkConfig> Configs(const SearchPlan& plan, uint64_t chunk_size) {
   return configs;
 }
 
-// OK when `engine` can run on this machine now; else FAILED_PRECONDITION and
-// why. Only CUDA can be built in and still not run (no device); its probe
-// runs once, on first call.
-absl::Status Runnable(const SweepEngine& engine) {
-#if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
-  if (engine.kind() == Engine::kCuda) return CudaEngine::Device().status();
-#endif
-  return absl::OkStatus();
+unsigned SweepThreads(const CpuSweepOptions& options) {
+  if (options.threads != 0) return options.threads;
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace
 
-Planner::Planner(PlannerOptions options) : options_(options) {
-  engines_.push_back(std::make_unique<CpuSweepEngine>(options.cpu_sweep));
+Planner::Planner(PlannerOptions options)
+    : options_(options), sweep_pool_(SweepThreads(options.cpu_sweep)) {
+  engines_.push_back(
+      std::make_unique<CpuSweepEngine>(options.cpu_sweep, &sweep_pool_));
   engines_.push_back(std::make_unique<CpuPlateauEngine>());
 #if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
   engines_.push_back(std::make_unique<CudaEngine>(options.cuda));
 #endif
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    health_.push_back(std::make_unique<DeviceHealth>());
+  }
+}
+
+Planner::Planner(PlannerOptions options,
+                 std::vector<std::unique_ptr<SweepEngine>> engines)
+    : options_(options), sweep_pool_(1), engines_(std::move(engines)) {
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    health_.push_back(std::make_unique<DeviceHealth>());
+  }
 }
 
 Planner::~Planner() = default;
 
+absl::Status Planner::Runnable(const SweepEngine& engine) const {
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    if (engines_[i].get() != &engine) continue;
+    CHUNKPLAN_RETURN_IF_ERROR(health_[i]->Usable());
+  }
+  return engine.Usable();
+}
+
+std::vector<EngineState> Planner::EngineStates() const {
+  std::vector<EngineState> states;
+  for (const auto& e : engines_) states.push_back({e->kind(), Runnable(*e)});
+  std::sort(states.begin(), states.end(),
+            [](const EngineState& a, const EngineState& b) {
+              return a.engine < b.engine;
+            });
+  return states;
+}
+
 std::vector<Engine> Planner::AvailableEngines() const {
   std::vector<Engine> kinds;
-  for (const auto& e : engines_) {
-    if (Runnable(*e).ok()) kinds.push_back(e->kind());
+  for (const EngineState& s : EngineStates()) {
+    if (s.usable.ok()) kinds.push_back(s.engine);
   }
   return kinds;
 }
 
 std::string Planner::DescribeEngines() const {
   std::string text;
-  for (const auto& e : engines_) {
-    absl::StrAppend(&text, text.empty() ? "" : " ", EngineName(e->kind()));
-    if (absl::Status runnable = Runnable(*e); !runnable.ok()) {
-      absl::StrAppend(&text, " (not usable here: ", runnable.message(), ")");
+  for (const EngineState& s : EngineStates()) {
+    absl::StrAppend(&text, text.empty() ? "" : " ", EngineName(s.engine));
+    if (!s.usable.ok()) {
+      absl::StrAppend(&text, " (not usable here: ", s.usable.message(), ")");
     }
   }
   return text;
@@ -109,7 +137,11 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
   absl::StatusOr<SweepOutcome> swept = engine->Sweep(plan.sweep, stop);
   if (IsCudaFailure(swept.status())) {
     // The device failed (not a limit, not a stop): every engine gives the
-    // same answer, so the plateau engine gives it.
+    // same answer, so the plateau engine gives it. A sticky failure keeps
+    // the device out of every later search.
+    for (size_t i = 0; i < engines_.size(); ++i) {
+      if (engines_[i].get() == engine) health_[i]->RecordFailure(swept.status());
+    }
     result.fallback_reason = absl::StrCat(
         EngineName(engine->kind()), " failed, CPU_PLATEAU answered: ",
         absl::StatusCodeToString(swept.status().code()), ": ",

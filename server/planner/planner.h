@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/worker_pool.h"
 #include "server/planner/cpu_sweep_engine.h"
 #include "server/planner/cuda_engine.h"
+#include "server/planner/device_health.h"
 #include "server/planner/search_types.h"
 #include "server/planner/sweep_engine.h"
 
@@ -24,16 +26,33 @@ struct PlannerOptions {
   CudaEngineOptions cuda;
 };
 
+// An engine built into a Planner and whether it can run now.
+struct EngineState {
+  Engine engine = Engine::kAuto;
+  absl::Status usable;  // OK, or FAILED_PRECONDITION and why not
+};
+
 // Thread-safe: one Planner serves concurrent searches.
 class Planner {
  public:
+  // The engines of this binary: CPU_SWEEP (on a pool of
+  // options.cpu_sweep.threads threads that all its sweeps share),
+  // CPU_PLATEAU, and CUDA where it was built in.
   explicit Planner(PlannerOptions options = {});
+
+  // The given engines instead (tests: engines that fail on purpose). The
+  // CPU_PLATEAU among them answers for an engine whose device fails.
+  Planner(PlannerOptions options,
+          std::vector<std::unique_ptr<SweepEngine>> engines);
+
   ~Planner();
 
   // The search. `stop` is asked between slices of the engine's work. AUTO
   // picks CUDA where a device is usable and the cost model prefers it
   // (cuda_cost_model.h), else CPU_PLATEAU. When CUDA fails on its device
-  // mid-search, CPU_PLATEAU answers and the result says why.
+  // mid-search, CPU_PLATEAU answers and the result says why; a sticky
+  // failure (device_health.h) also makes the device unusable for every
+  // later search of this Planner.
   //
   // Errors: INVALID_ARGUMENT for a malformed request (BuildSearchPlan lists
   // them); RESOURCE_EXHAUSTED when the chosen engine's limits are exceeded;
@@ -44,6 +63,9 @@ class Planner {
 
   // The engines this binary can run now, in enum order (never kAuto).
   std::vector<Engine> AvailableEngines() const;
+
+  // Every engine built in, in enum order, with whether it can run now.
+  std::vector<EngineState> EngineStates() const;
 
   // Every engine built into this binary, space-separated, each one that
   // cannot run here followed by why, e.g. "CPU_SWEEP CPU_PLATEAU CUDA (not
@@ -58,8 +80,15 @@ class Planner {
   // The engine of that kind in this binary, or nullptr.
   const SweepEngine* Find(Engine kind) const;
 
+  // OK when `engine` can run now: its own Usable(), and no sticky failure.
+  absl::Status Runnable(const SweepEngine& engine) const;
+
   PlannerOptions options_;
+  // Before the engines, which use it; destroyed after them.
+  common::WorkerPool sweep_pool_;
   std::vector<std::unique_ptr<SweepEngine>> engines_;
+  // One per engine, same order.
+  std::vector<std::unique_ptr<DeviceHealth>> health_;
 };
 
 }  // namespace chunkplan::planner

@@ -125,7 +125,8 @@ absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
 
 uint64_t SweepProblem::SweepWork() const {
   uint64_t work = 0;
-  if (!CheckedMul(grid.count, sizes.size(), &work)) return UINT64_MAX;
+  const uint64_t per_candidate = std::max<uint64_t>(1, sizes.size());
+  if (!CheckedMul(grid.count, per_candidate, &work)) return UINT64_MAX;
   return work;
 }
 

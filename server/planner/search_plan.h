@@ -41,7 +41,9 @@ struct SweepProblem {
     return std::span<const uint64_t>(sizes).subspan(
         group_begin[g], group_begin[g + 1] - group_begin[g]);
   }
-  // candidates x swept sizes: the steps a full sweep takes.
+  // candidates x max(1, swept sizes): the steps a full sweep takes, with a
+  // candidate that has nothing to place counted as one step (it is still
+  // visited). Never 0; UINT64_MAX when the product overflows.
   uint64_t SweepWork() const;
 };
 

@@ -27,6 +27,10 @@ class SweepEngine {
   // Which engine this is (never kAuto).
   virtual Engine kind() const = 0;
 
+  // OK when the engine can run on this machine; else FAILED_PRECONDITION and
+  // why. Only an engine that needs a device can fail it (CUDA without one).
+  virtual absl::Status Usable() const { return absl::OkStatus(); }
+
   // The first grid index with the least waste (ties go to the smaller
   // candidate), exactly as the seed's strict `<` loop finds it. Calls `stop`
   // between slices of work and ends with its status when it is not OK.

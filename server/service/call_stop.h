@@ -5,17 +5,24 @@
 // slices of work, so a call whose deadline passes, or that its client
 // cancels, stops searching within a slice and frees its worker.
 
+#include <chrono>
+
+#include "absl/time/time.h"
 #include "grpcpp/server_context.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::service {
 
 // A StopCheck that answers DEADLINE_EXCEEDED once `context`'s deadline has
-// passed, CANCELLED once the call is cancelled (by its client, or by a server
-// shutdown whose grace has run out), and OK otherwise. Safe to call from
+// passed or, where that comes first, once `budget` (the server's
+// --max_search_time) has passed since `arrived`, each with a message naming
+// which; CANCELLED once the call is cancelled (by its client, or by a server
+// shutdown whose grace has run out); and OK otherwise. Safe to call from
 // several threads. `context` must outlive every use of the returned function
 // (the service calls it only before it finishes the call).
-planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context);
+planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context,
+                                 std::chrono::steady_clock::time_point arrived,
+                                 absl::Duration budget);
 
 }  // namespace chunkplan::service
 

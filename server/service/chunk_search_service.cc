@@ -111,7 +111,8 @@ void ChunkSearchService::RunSearch(grpc::CallbackServerContext* context,
                                    grpc::ByteBuffer* response,
                                    CallRecord record,
                                    Clock::time_point started) {
-  const planner::StopCheck stop = CallStopCheck(context);
+  const planner::StopCheck stop =
+      CallStopCheck(context, started, options_.max_search_time);
   // A search that waited for a worker past its deadline does not start.
   absl::Status status = stop();
   if (status.ok()) {

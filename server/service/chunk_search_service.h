@@ -27,12 +27,12 @@
 #include <functional>
 
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "common/worker_pool.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/planner/planner.h"
 #include "server/service/call_log.h"
 #include "server/service/service_options.h"
-#include "server/service/worker_pool.h"
 
 namespace chunkplan::service {
 
@@ -103,7 +103,7 @@ class ChunkSearchService final
   const CallObserver observer_;
   std::atomic<int> in_flight_{0};
   // Last, so that it is destroyed (and its workers joined) first.
-  WorkerPool pool_;
+  common::WorkerPool pool_;
 };
 
 // Applies the server-wide parts of `options` (the receive message size

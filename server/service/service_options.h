@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "absl/time/time.h"
+
 namespace chunkplan::service {
 
 struct ServiceOptions {
@@ -29,7 +31,15 @@ struct ServiceOptions {
   // beyond it RESOURCE_EXHAUSTED. The default is tens of seconds of an H200.
   uint64_t max_cuda_work = uint64_t{1} << 44;
 
-  // Threads one CPU_SWEEP search uses; 0: one per core.
+  // The server's budget for one search, from the moment its call arrives
+  // (time waiting for a worker included): the call's own deadline, where
+  // earlier, still wins. A search still running at the end of it ends with
+  // DEADLINE_EXCEEDED naming --max_search_time. Every engine asks for it
+  // between slices of about a millisecond.
+  absl::Duration max_search_time = absl::Seconds(30);
+
+  // Threads of the pool that every CPU_SWEEP search shares, besides the
+  // search's own worker; 0: one per core.
   unsigned sweep_threads = 0;
 
   // Searches admitted at once (running or waiting for a worker). A search

@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "server/planner/cuda_engine.h"
+#include "server/planner/search_plan.h"
 #include "tests/planner/cuda_test_problems.h"
 
 namespace chunkplan::planner {
@@ -67,6 +68,34 @@ TEST(CudaCostModel, EmptyProblemIsCheap) {
   const SweepCostEstimate e = EstimateSweepCosts(p);
   EXPECT_GE(e.plateau_seconds, 0);
   EXPECT_FALSE(AutoPrefersCuda(p, kNoLimit));
+}
+
+// Finding 1 of the hardening issue: a plan whose start size is 0 (every
+// size 0, min_chunk_size_m 0) divided by zero in the cost model, killing
+// any CUDA-built binary with SIGFPE on a valid request.
+TEST(CudaCostModel, IsTotalOverEveryValidPlan) {
+  SearchRequest zero;
+  zero.numels = {0};
+  zero.search_interval = 1;
+  zero.search_range_m = 1024;
+  zero.min_chunk_size_m = 0;
+  const absl::StatusOr<SearchPlan> plan = BuildSearchPlan(zero);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->sweep.grid.start, 0u);
+  ASSERT_GE(plan->sweep.SweepWork(), kCudaMinWork);
+  const SweepCostEstimate e = EstimateSweepCosts(plan->sweep);
+  EXPECT_GE(e.plateau_seconds, 0);
+  EXPECT_GE(e.cuda_seconds, 0);
+  AutoPrefersCuda(plan->sweep, kNoLimit);  // must return, not trap
+
+  // Nothing swept, one candidate, and 2^62 candidates.
+  SweepProblem nothing;
+  for (uint64_t count : {uint64_t{1}, uint64_t{1} << 62}) {
+    nothing.grid = {.start = 0, .interval = 1, .count = count};
+    const SweepCostEstimate n = EstimateSweepCosts(nothing);
+    EXPECT_TRUE(n.plateau_seconds >= 0 && n.cuda_seconds >= 0) << count;
+    AutoPrefersCuda(nothing, kNoLimit);
+  }
 }
 
 }  // namespace

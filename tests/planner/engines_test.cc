@@ -3,8 +3,12 @@
 // other on random problems (the oracle comparison is the differential test's).
 #include <cstdint>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "common/worker_pool.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/cpu_plateau_engine.h"
 #include "server/planner/cpu_sweep_engine.h"
@@ -69,7 +73,8 @@ SweepOutcome Reference(const SweepProblem& p) {
 
 TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
   std::mt19937_64 rng(20261202);
-  const CpuSweepEngine sweep(CpuSweepOptions{.max_work = UINT64_MAX, .threads = 3});
+  common::WorkerPool pool(3);
+  const CpuSweepEngine sweep(CpuSweepOptions{.max_work = UINT64_MAX}, &pool);
   const CpuPlateauEngine plateau;
   for (int round = 0; round < 400; ++round) {
     const SweepProblem p = RandomProblem(rng);
@@ -105,6 +110,43 @@ TEST(CpuSweepEngine, RefusesWorkAboveItsLimit) {
   const auto got = CpuSweepEngine(CpuSweepOptions{.max_work = 2999}).Sweep(p, {});
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(CpuSweepEngine(CpuSweepOptions{.max_work = 3000}).Sweep(p, {}).ok());
+}
+
+// Finding 2 of the hardening issue: with nothing swept, candidates x sizes
+// was 0, so the limit let CPU_SWEEP walk up to 2^62 candidates.
+TEST(CpuSweepEngine, CountsACandidateWithNothingToPlaceAsOneStep) {
+  SweepProblem p;
+  p.group_begin = {0};  // every group kept gathered: no group is swept
+  p.grid = {.start = 32, .interval = 1, .count = uint64_t{1} << 62};
+  EXPECT_EQ(p.SweepWork(), uint64_t{1} << 62);
+  const auto got = CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted) << got.status();
+  EXPECT_THAT(std::string(got.status().message()), testing::HasSubstr("--max_sweep_work"));
+  p.grid.count = 1000;
+  const auto small = CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->best_index, 0u);
+}
+
+TEST(CpuSweepEngine, SharesOnePoolBetweenConcurrentSweeps) {
+  // Four sweeps at once on a pool of two threads: each caller takes part,
+  // so all finish and agree with the seed's loop.
+  std::mt19937_64 rng(7);
+  const SweepProblem p = RandomProblem(rng);
+  const SweepOutcome want = Reference(p);
+  common::WorkerPool pool(2);
+  const CpuSweepEngine sweep(CpuSweepOptions{.max_work = UINT64_MAX}, &pool);
+  std::vector<std::thread> callers;
+  std::vector<absl::StatusOr<SweepOutcome>> got(4);
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] { got[t] = sweep.Sweep(p, {}); });
+  }
+  for (std::thread& c : callers) c.join();
+  for (const auto& g : got) {
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ(g->best_index, want.best_index);
+    EXPECT_EQ(g->waste, want.waste);
+  }
 }
 
 TEST(Engines, EndWithTheStopChecksStatus) {

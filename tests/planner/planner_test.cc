@@ -2,7 +2,15 @@
 #include "server/planner/planner.h"
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "server/planner/cpu_plateau_engine.h"
+#include "server/planner/device_health.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -114,6 +122,96 @@ TEST(Planner, GatheredConfigsComeFirst) {
               ElementsAre(ChunkConfig{3, 10, true}, ChunkConfig{2, 8196, false}));
   // next-fit at 8192: [4096] [8192] [4096] -> 4096 + 0 + 4096.
   EXPECT_EQ(result->min_chunk_waste, 8192u);
+}
+
+// A CUDA engine whose device fails every sweep with the given CUDA error,
+// counting its sweeps.
+class FailingDeviceEngine final : public SweepEngine {
+ public:
+  explicit FailingDeviceEngine(std::string error, int* sweeps)
+      : error_(std::move(error)), sweeps_(sweeps) {}
+  Engine kind() const override { return Engine::kCuda; }
+  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem&,
+                                     const StopCheck&) const override {
+    ++*sweeps_;
+    absl::Status failed = absl::InternalError(
+        absl::StrCat("CUDA engine: SweepSlice: ", error_));
+    failed.SetPayload(kCudaErrorPayload, absl::Cord(error_));
+    return failed;
+  }
+
+ private:
+  std::string error_;
+  int* sweeps_;
+};
+
+Planner PlannerWithFailingDevice(const std::string& error, int* sweeps) {
+  std::vector<std::unique_ptr<SweepEngine>> engines;
+  engines.push_back(std::make_unique<CpuPlateauEngine>());
+  engines.push_back(std::make_unique<FailingDeviceEngine>(error, sweeps));
+  return Planner(PlannerOptions{}, std::move(engines));
+}
+
+// Finding 5 of the hardening issue: after a sticky CUDA error, every later
+// request retried the device, failed and fell back.
+TEST(Planner, StickyDeviceFailureMakesTheDeviceUnusable) {
+  int sweeps = 0;
+  const Planner planner = PlannerWithFailingDevice("cudaErrorIllegalAddress", &sweeps);
+  SearchRequest r = ColossalAiGpt2Case(1);
+  r.engine = Engine::kCuda;
+  const auto first = planner.Search(r);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->engine, Engine::kCpuPlateau);
+  EXPECT_THAT(first->fallback_reason, HasSubstr("cudaErrorIllegalAddress"));
+  EXPECT_EQ(sweeps, 1);
+
+  const auto second = planner.Search(r);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr("device unusable since a sticky failure"));
+  EXPECT_EQ(sweeps, 1);  // not tried again
+  EXPECT_THAT(planner.AvailableEngines(), ElementsAre(Engine::kCpuPlateau));
+  EXPECT_THAT(planner.DescribeEngines(),
+              HasSubstr("CUDA (not usable here: device unusable since a sticky failure"));
+  const std::vector<EngineState> states = planner.EngineStates();
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[1].engine, Engine::kCuda);
+  EXPECT_EQ(states[1].usable.code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Planner, PassingDeviceFailureLeavesTheDeviceUsable) {
+  int sweeps = 0;
+  const Planner planner = PlannerWithFailingDevice("cudaErrorMemoryAllocation", &sweeps);
+  SearchRequest r = ColossalAiGpt2Case(1);
+  r.engine = Engine::kCuda;
+  for (int i = 0; i < 2; ++i) {
+    const auto got = planner.Search(r);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->engine, Engine::kCpuPlateau);
+  }
+  EXPECT_EQ(sweeps, 2);
+  EXPECT_THAT(planner.AvailableEngines(), ElementsAre(Engine::kCpuPlateau, Engine::kCuda));
+}
+
+TEST(DeviceHealth, KnowsStickyErrorsByNameAndByALostContext) {
+  auto cuda = [](const char* name) {
+    absl::Status s = absl::InternalError(name);
+    s.SetPayload(kCudaErrorPayload, absl::Cord(name));
+    return s;
+  };
+  EXPECT_TRUE(IsStickyCudaFailure(cuda("cudaErrorLaunchFailure")));
+  EXPECT_TRUE(IsStickyCudaFailure(cuda("cudaErrorAssert")));
+  EXPECT_FALSE(IsStickyCudaFailure(cuda("cudaErrorMemoryAllocation")));
+  EXPECT_FALSE(IsStickyCudaFailure(absl::DeadlineExceededError("stop")));
+  absl::Status lost = cuda("cudaErrorInvalidValue");
+  lost.SetPayload(kCudaContextLostPayload, absl::Cord("lost"));
+  EXPECT_TRUE(IsStickyCudaFailure(lost));
+  DeviceHealth health;
+  EXPECT_TRUE(health.Usable().ok());
+  health.RecordFailure(cuda("cudaErrorMemoryAllocation"));
+  EXPECT_TRUE(health.Usable().ok());
+  health.RecordFailure(cuda("cudaErrorIllegalAddress"));
+  EXPECT_EQ(health.Usable().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
