@@ -19,6 +19,8 @@ packages=(
   # fuzzing (tests/fuzz/run-fuzz.sh): clang with libFuzzer and the sanitizer
   # runtimes (scripts/sanitize.sh uses g++'s own)
   clang-14 libclang-rt-14-dev
+  # the house style (scripts/check-format.sh)
+  clang-format-14
 )
 
 missing=()

@@ -48,7 +48,8 @@ cmake --build "$build_dir" -j "$jobs"
 # scripts/test.sh's.
 status=0
 # shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure --timeout 1800 -j "$jobs" \
+ctest --test-dir "$build_dir" --no-tests=error --output-on-failure \
+  --timeout 1800 -j "$jobs" \
   ${CTEST_ARGS:-} || status=$?
 
 if [ -n "$(ls -A "$reports")" ]; then

@@ -124,6 +124,22 @@ SEEDS = {
                        + double(MIN_CHUNK_SIZE_M, 0),
     "cuda_requested": request(MODEL, range_m=0.25, interval=256, min_m=0.01,
                               engine=CUDA),
+    # The hardening issue's findings: a start size of 0 (the cost model
+    # divided by it), every group gathered with a huge range (work counted
+    # as 0) by each engine, and many small sizes from a minimum chunk of 0
+    # at interval 1 (CPU_PLATEAU unbounded: the search budget ends it).
+    "zero_start_auto": request([0], range_m=1024, interval=1, min_m=0),
+    "zero_start_sweep": request([0], range_m=1024, interval=1, min_m=0,
+                                engine=CPU_SWEEP),
+    "gathered_huge_range_sweep": request([5], range_m=1e12, interval=1,
+                                         engine=CPU_SWEEP),
+    "gathered_huge_range_cuda": request([5], range_m=1e12, interval=1,
+                                        engine=CUDA),
+    "gathered_huge_range_plateau": request([5], range_m=1e12, interval=1,
+                                           engine=CPU_PLATEAU),
+    "many_plateaus_min_zero": request([(i * 7919) % 1000 + 1
+                                       for i in range(4000)],
+                                      range_m=200, interval=1, min_m=0),
     # INVALID_ARGUMENT (or RESOURCE_EXHAUSTED) by the contract. (The empty
     # input, no fields at all, libFuzzer always runs by itself.)
     "no_numels": request(range_m=1, interval=1),

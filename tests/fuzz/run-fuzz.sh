@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tests/fuzz/search_request_fuzzer with clang-14 (libFuzzer, ASan,
-# UBSan; build dir build-fuzz/) and runs it, bounded in runs and time, over a
-# copy of the seed corpus tests/fuzz/corpus/. Exits non-zero on any finding:
+# UBSan; build dir build-fuzz/; the CUDA engine compiled in where nvcc is)
+# and runs it, bounded in runs and time, over a copy of the seed corpus
+# tests/fuzz/corpus/. Exits non-zero on any finding:
 # a crash, a sanitizer report, a leak, an input slower than FUZZ_TIMEOUT
 # seconds, or memory beyond FUZZ_RSS_MB; the input that caused it is saved in
 # <build dir>/fuzz-artifacts/.
@@ -20,12 +21,17 @@ seconds="${FUZZ_SECONDS:-120}"
 timeout="${FUZZ_TIMEOUT:-10}"
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-cmake -S . -B "$build_dir" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCHUNKPLAN_BUILD_FUZZERS=ON \
-  -DCHUNKPLAN_BUILD_TESTS=OFF \
-  -DCHUNKPLAN_WITH_CUDA=OFF
+# The CUDA engine is compiled in where nvcc is (as in the binaries users
+# get), so that every input also reaches CUDA's admission and AUTO's choice.
+cmake_args=(-S . -B "$build_dir" -G Ninja
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DCMAKE_CXX_COMPILER=clang++-14
+  -DCHUNKPLAN_BUILD_FUZZERS=ON
+  -DCHUNKPLAN_BUILD_TESTS=OFF)
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+cmake "${cmake_args[@]}"
 cmake --build "$build_dir" -j "$(nproc)" --target search_request_fuzzer
 fuzzer="$build_dir/bin/search_request_fuzzer"
 

@@ -7,11 +7,17 @@
 // -timeout), or one of the checks below failing:
 //   - every error has a code the wire contract allows for it, and a message;
 //   - an answer serializes, and holds a config per degree;
-//   - CPU_SWEEP and CPU_PLATEAU, where both run, give the same answer.
+//   - AUTO's cost model (plain C++, built everywhere) gives finite,
+//     non-negative estimates on every plan, whether or not this build has
+//     the CUDA engine (it once divided by a start size of 0);
+//   - every engine, asked by name, answers within the contract, and
+//     CPU_SWEEP, CPU_PLATEAU and CUDA (where built and a device exists) give
+//     the same answer wherever they answer.
 // A search that is slow but legitimate is not a hang: a StopCheck ends it
 // after kSearchBudget with DEADLINE_EXCEEDED, as a call deadline would.
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,7 +28,9 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
+#include "server/planner/cuda_cost_model.h"
 #include "server/planner/planner.h"
+#include "server/planner/search_plan.h"
 #include "server/planner/search_types.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
@@ -130,25 +138,21 @@ void CheckSameAnswer(const planner::SearchResult& a,
   }
 }
 
-// Runs the other CPU engine on `request`, which gave `first`: the two must
-// give one answer, or the same verdict on the request, unless one of them
-// ran out of budget.
-void CheckOtherEngineAgrees(
-    const planner::Planner& planner, const planner::SearchRequest& request,
-    const absl::StatusOr<planner::SearchResult>& first) {
+// Runs `engine` on `request`, which gave `first`: the two must give one
+// answer, or the same verdict on the request, unless one of them ran out of
+// budget or the engine cannot run here.
+void CheckEngineAgrees(const planner::Planner& planner,
+                       const planner::SearchRequest& request,
+                       const absl::StatusOr<planner::SearchResult>& first,
+                       planner::Engine engine) {
   planner::SearchRequest other = request;
-  const planner::Engine first_engine =
-      first.ok() ? first->engine : request.engine;
-  if (first_engine == planner::Engine::kCpuSweep) {
-    other.engine = planner::Engine::kCpuPlateau;
-  } else if (first_engine == planner::Engine::kCpuPlateau ||
-             first_engine == planner::Engine::kAuto) {
-    other.engine = planner::Engine::kCpuSweep;
-  } else {
-    return;  // CUDA: not in this build.
-  }
+  other.engine = engine;
   const absl::StatusOr<planner::SearchResult> second =
       CheckedSearch(planner, other);
+  if (second.status().code() == absl::StatusCode::kFailedPrecondition ||
+      first.status().code() == absl::StatusCode::kFailedPrecondition) {
+    return;  // an engine this machine cannot run (CUDA without a device)
+  }
   if (first.ok() && second.ok()) {
     CheckSameAnswer(*first, *second);
     return;
@@ -159,14 +163,35 @@ void CheckOtherEngineAgrees(
   }
   if (first.status().code() != second.status().code()) {
     std::fprintf(stderr,
-                 "search_request_fuzzer: the CPU engines disagree on the "
+                 "search_request_fuzzer: the engines disagree on the "
                  "request: %s answered %s, %s answered %s\n",
-                 std::string(planner::EngineName(request.engine)).c_str(),
+                 std::string(planner::EngineName(first.ok() ? first->engine
+                                                            : request.engine))
+                     .c_str(),
                  first.status().ToString().c_str(),
                  std::string(planner::EngineName(other.engine)).c_str(),
                  second.status().ToString().c_str());
     std::abort();
   }
+}
+
+// AUTO's choice on the plan of `request`: finite, non-negative estimates,
+// and an answer, on every plan BuildSearchPlan accepts.
+void CheckCostModel(const planner::SearchRequest& request,
+                    const ServiceOptions& options) {
+  const absl::StatusOr<planner::SearchPlan> plan =
+      planner::BuildSearchPlan(request);
+  if (!plan.ok()) return;
+  const planner::SweepCostEstimate e = EstimateSweepCosts(plan->sweep);
+  if (!(e.plateau_seconds >= 0) || !(e.cuda_seconds >= 0) ||
+      !std::isfinite(e.plateau_seconds) || !std::isfinite(e.cuda_seconds)) {
+    std::fprintf(stderr,
+                 "search_request_fuzzer: cost model estimates %g s (plateau) "
+                 "and %g s (CUDA)\n",
+                 e.plateau_seconds, e.cuda_seconds);
+    std::abort();
+  }
+  planner::AutoPrefersCuda(plan->sweep, options.max_cuda_work);
 }
 
 // One input, as the server would take it (see the top of this file).
@@ -192,9 +217,15 @@ void FuzzOne(const uint8_t* data, size_t size) {
     return;
   }
 
+  CheckCostModel(*request, options);
   const absl::StatusOr<planner::SearchResult> first =
       CheckedSearch(*planner, *request);
-  CheckOtherEngineAgrees(*planner, *request, first);
+  for (planner::Engine engine :
+       {planner::Engine::kCpuSweep, planner::Engine::kCpuPlateau,
+        planner::Engine::kCuda}) {
+    const planner::Engine ran = first.ok() ? first->engine : request->engine;
+    if (engine != ran) CheckEngineAgrees(*planner, *request, first, engine);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Hostile but well-formed requests against chunkplan-server, the binary
+that scripts/test.sh builds (the same build as scripts/run.sh's, CUDA
+engine compiled in where nvcc is).
+
+  HostileRequestTest  every request below sent at once, each without a
+                      client deadline, to a server with a short
+                      --max_search_time: each is answered with its precise
+                      status (an answer, RESOURCE_EXHAUSTED naming the
+                      limit's flag, DEADLINE_EXCEEDED naming
+                      --max_search_time, or FAILED_PRECONDITION for CUDA
+                      without a device) within the budget plus slack, the
+                      server stays up, and a normal search sent while they
+                      run is answered within a second.
+
+The requests are the hardening issue's findings: zero sizes with a minimum
+chunk of 0 (a divide by zero in AUTO's cost model killed CUDA builds), every
+group kept gathered with a huge range (work counted as 0), a million sizes
+at interval 1 from a minimum chunk of 0 (CPU_PLATEAU ran for hours,
+unbounded), a huge range at interval 1, each through every engine by name.
+
+Environment: CHUNKPLAN_SERVER (required), CHUNKPLAN_PROTOC and
+CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
+"""
+
+import json
+import os
+import random
+import sys
+import threading
+import time
+import unittest
+
+import grpc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_test import (GPT2_CHUNK_SIZE, GPT2_EXAMPLE, PATIENCE_S,  # noqa: E402
+                         Server, search_stub, stubs, to_message)
+
+# The server's budget in this test, and the slack allowed on top of it for
+# parsing a million sizes, scheduling on a loaded 2-core machine and the
+# answer's trip.
+BUDGET_S = 3
+SLACK_S = 10
+
+OK = grpc.StatusCode.OK
+RESOURCE_EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+DEADLINE_EXCEEDED = grpc.StatusCode.DEADLINE_EXCEEDED
+FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+ENGINES = ("ENGINE_AUTO", "ENGINE_CPU_SWEEP", "ENGINE_CPU_PLATEAU",
+           "ENGINE_CUDA")
+
+
+def million_sizes():
+    rng = random.Random(20261202)
+    return [rng.randint(1, 1000) for _ in range(1_000_000)]
+
+
+def hostile_requests():
+    """(name, request message, {status code: substring its message must
+    hold}) for every hostile request and engine."""
+    pb, _, _ = stubs()
+    zero = {"numels": ["0"], "search_interval": "1", "search_range_m": 1024,
+            "min_chunk_size_m": 0}
+    gathered = {"numels": ["5"], "search_interval": "1",
+                "search_range_m": 1e12}
+    wide = {"numels": [str(32 << 20)], "search_interval": "1",
+            "search_range_m": 1e6}
+    cases = []
+    # CUDA by name: FAILED_PRECONDITION without a device; with one, its
+    # work limit or the budget.
+    cuda = {FAILED_PRECONDITION: "CUDA", RESOURCE_EXHAUSTED: "--max_cuda_work",
+            DEADLINE_EXCEEDED: "--max_search_time", OK: ""}
+    for engine in ENGINES:
+        expect = {
+            "ENGINE_AUTO": {OK: ""},
+            "ENGINE_CPU_PLATEAU": {OK: ""},
+            "ENGINE_CPU_SWEEP": {OK: ""},
+            "ENGINE_CUDA": cuda,
+        }[engine]
+        cases.append((f"zero sizes, {engine}",
+                      to_message(dict(zero, engine=engine)), expect))
+        sweep_refused = {RESOURCE_EXHAUSTED: "--max_sweep_work"}
+        for name, request in (("every group gathered, range 1e12", gathered),
+                              ("interval 1, range 1e6", wide)):
+            expect = {
+                "ENGINE_AUTO": {OK: ""},
+                "ENGINE_CPU_PLATEAU": {OK: ""},
+                "ENGINE_CPU_SWEEP": sweep_refused,
+                "ENGINE_CUDA": cuda,
+            }[engine]
+            cases.append((f"{name}, {engine}",
+                          to_message(dict(request, engine=engine)), expect))
+        # min_chunk_size_m 0: the grid starts at 1000, where next-fit
+        # opens some 650,000 chunks and their count drops at almost every
+        # candidate (hours of CPU_PLATEAU).
+        million = pb.ChunkSearchRequest(search_range_m=200, search_interval=1,
+                                        min_chunk_size_m=0,
+                                        engine=pb.Engine.Value(engine))
+        million.numels.extend(million_sizes())
+        expect = {
+            "ENGINE_AUTO": {DEADLINE_EXCEEDED: "--max_search_time"},
+            "ENGINE_CPU_PLATEAU": {DEADLINE_EXCEEDED: "--max_search_time"},
+            "ENGINE_CPU_SWEEP": {RESOURCE_EXHAUSTED: "--max_sweep_work"},
+            "ENGINE_CUDA": cuda,
+        }[engine]
+        cases.append((f"a million sizes at interval 1, {engine}", million,
+                      expect))
+    return cases
+
+
+class HostileRequestTest(unittest.TestCase):
+    """See the module's docstring."""
+
+    def test_each_is_answered_within_the_budget_and_serving_goes_on(self):
+        server = Server(f"--max_search_time={BUDGET_S}s", "--threads=8")
+        try:
+            self._run(server)
+        finally:
+            self.assertEqual(server.stop(), 0, server.log())
+
+    def _run(self, server):
+        cases = hostile_requests()
+        results = [None] * len(cases)
+        with server.channel() as channel:
+            search = search_stub(channel)
+
+            def call(i, request):
+                start = time.monotonic()
+                try:
+                    search(request)  # no deadline
+                    results[i] = (OK, "", time.monotonic() - start)
+                except grpc.RpcError as e:
+                    results[i] = (e.code(), e.details(),
+                                  time.monotonic() - start)
+
+            threads = [threading.Thread(target=call, args=(i, c[1]),
+                                        daemon=True)
+                       for i, c in enumerate(cases)]
+            for t in threads:
+                t.start()
+            # While they run: a normal search, answered within a second.
+            with open(GPT2_EXAMPLE) as f:
+                normal = to_message(json.load(f))
+            time.sleep(0.5)  # let the hostile calls reach the workers
+            answer = search(normal, timeout=1.0)
+            self.assertEqual(answer.configs[0].chunk_size, GPT2_CHUNK_SIZE)
+            for t in threads:
+                t.join(timeout=PATIENCE_S)
+                self.assertFalse(t.is_alive(), "a hostile call never ended")
+
+            for (name, _, expect), (code, details, took) in zip(cases,
+                                                                results):
+                with self.subTest(name):
+                    self.assertIn(code, expect, f"{name}: {code} {details}")
+                    self.assertIn(expect[code], details, name)
+                    self.assertLess(took, BUDGET_S + SLACK_S, name)
+            # Still serving, with every worker free again.
+            answer = search(normal, timeout=PATIENCE_S)
+            self.assertEqual(answer.configs[0].chunk_size, GPT2_CHUNK_SIZE)
+        self.assertNotIn("critical", server.log())
+
+
+if __name__ == "__main__":
+    unittest.main()
