@@ -60,11 +60,14 @@ Planner::Planner(PlannerOptions options,
 
 Planner::~Planner() = default;
 
+DeviceHealth& Planner::HealthOf(const SweepEngine& engine) const {
+  size_t i = 0;
+  while (engines_[i].get() != &engine) ++i;
+  return *health_[i];
+}
+
 absl::Status Planner::Runnable(const SweepEngine& engine) const {
-  for (size_t i = 0; i < engines_.size(); ++i) {
-    if (engines_[i].get() != &engine) continue;
-    CHUNKPLAN_RETURN_IF_ERROR(health_[i]->Usable());
-  }
+  CHUNKPLAN_RETURN_IF_ERROR(HealthOf(engine).Usable());
   return engine.Usable();
 }
 
@@ -139,9 +142,7 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
     // The device failed (not a limit, not a stop): every engine gives the
     // same answer, so the plateau engine gives it. A sticky failure keeps
     // the device out of every later search.
-    for (size_t i = 0; i < engines_.size(); ++i) {
-      if (engines_[i].get() == engine) health_[i]->RecordFailure(swept.status());
-    }
+    HealthOf(*engine).RecordFailure(swept.status());
     result.fallback_reason = absl::StrCat(
         EngineName(engine->kind()), " failed, CPU_PLATEAU answered: ",
         absl::StatusCodeToString(swept.status().code()), ": ",

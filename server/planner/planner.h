@@ -80,6 +80,9 @@ class Planner {
   // The engine of that kind in this binary, or nullptr.
   const SweepEngine* Find(Engine kind) const;
 
+  // The health record of `engine`, which must be one of engines_.
+  DeviceHealth& HealthOf(const SweepEngine& engine) const;
+
   // OK when `engine` can run now: its own Usable(), and no sticky failure.
   absl::Status Runnable(const SweepEngine& engine) const;
 
