@@ -101,8 +101,7 @@ ABSL_FLAG(uint32_t, max_concurrent_searches, 64,
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain of the server; with --tls_key, serve TLS "
           "instead of plaintext.");
-ABSL_FLAG(std::string, tls_key, "",
-          "PEM private key for --tls_cert.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificate(s); when set, every client must present a "
           "certificate they signed (mutual TLS). Needs --tls_cert.");
@@ -242,8 +241,7 @@ int RunServer(const sigset_t& termination_signals) {
   if (!metrics_server.ok()) {
     spdlog::critical("chunkplan-server: {}",
                      metrics_server.status().ToString());
-    return metrics_server.status().code() ==
-                   absl::StatusCode::kInvalidArgument
+    return metrics_server.status().code() == absl::StatusCode::kInvalidArgument
                ? 2
                : 1;
   }
@@ -266,11 +264,9 @@ int RunServer(const sigset_t& termination_signals) {
   SetServing(*server, true);
   spdlog::info("chunkplan-server listening on {}{}",
                ListeningAddress(listen, selected_port),
-               absl::GetFlag(FLAGS_tls_cert).empty()
-                   ? ""
-                   : absl::GetFlag(FLAGS_tls_client_ca).empty()
-                         ? " (TLS)"
-                         : " (mutual TLS)");
+               absl::GetFlag(FLAGS_tls_cert).empty()        ? ""
+               : absl::GetFlag(FLAGS_tls_client_ca).empty() ? " (TLS)"
+                                                            : " (mutual TLS)");
 
   const int signal_number = WaitForTerminationSignal(termination_signals);
   // Clamped to [0, a day]: absl::InfiniteDuration would overflow the

@@ -18,7 +18,7 @@ namespace chunkplan::cli {
 
 // PEM contents for a TLS channel.
 struct TlsPem {
-  std::string root_certs;  // CA(s) to verify the server; empty: system roots
+  std::string root_certs;   // CA(s) to verify the server; empty: system roots
   std::string private_key;  // client key for mutual TLS; empty: none
   std::string cert_chain;   // client certificate for mutual TLS; empty: none
 };

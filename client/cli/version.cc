@@ -10,8 +10,9 @@
 namespace chunkplan::cli {
 
 std::string VersionText() {
-  return absl::StrCat("chunkplan ", CHUNKPLAN_VERSION, "\nengines: ",
-                      planner::Planner().DescribeEngines(), "\n");
+  return absl::StrCat("chunkplan ", CHUNKPLAN_VERSION,
+                      "\nengines: ", planner::Planner().DescribeEngines(),
+                      "\n");
 }
 
 }  // namespace chunkplan::cli

@@ -11,9 +11,8 @@ namespace {
 
 // Seconds: 50 us (a small plateau search) to 30 s (a large CPU sweep).
 std::vector<double> DurationBounds() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,
-          10,      30};
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+          0.05,    0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
 }
 
 // Appends "# HELP name help\n# TYPE name type\n".

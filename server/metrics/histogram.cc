@@ -21,8 +21,7 @@ void Histogram::Observe(double value) {
   ++count_;
 }
 
-void Histogram::AppendSamples(absl::string_view name,
-                              absl::string_view labels,
+void Histogram::AppendSamples(absl::string_view name, absl::string_view labels,
                               std::string& out) const {
   const std::string sep = labels.empty() ? "" : ",";
   uint64_t cumulative = 0;

@@ -26,8 +26,8 @@ absl::StatusOr<HostPort> ParseHostPort(const std::string& listen) {
   uint32_t port = 0;
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--metrics_listen must be HOST:PORT, not '", listen, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_listen must be HOST:PORT, not '", listen, "'"));
   }
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {

@@ -56,7 +56,8 @@ class ChunkCounter {
       const size_t hi = std::min(lo + step, n + 1);
       const size_t end = std::upper_bound(p + lo, p + hi, limit) - p - 1;
       ++e->chunks;
-      if (end < n) e->next_change = std::min(e->next_change, p[end + 1] - p[pos]);
+      if (end < n)
+        e->next_change = std::min(e->next_change, p[end + 1] - p[pos]);
       pos = end;
     }
   }
@@ -106,7 +107,8 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
   GridWalker walker(problem, stop);
   Evaluation current;
   if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
-  SweepOutcome best{0, grid.At(0), current.chunks * grid.At(0) - problem.swept_total};
+  SweepOutcome best{0, grid.At(0),
+                    current.chunks * grid.At(0) - problem.swept_total};
 
   // K is constant on [plateau, lo); find the first index >= lo where it drops.
   uint64_t lo = walker.NextCandidate(0, current);

@@ -85,11 +85,12 @@ absl::StatusOr<SweepOutcome> CpuSweepEngine::Sweep(
   const uint64_t work = problem.SweepWork();
   const uint64_t per_candidate = std::max<uint64_t>(1, problem.sizes.size());
   if (work > options_.max_work) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "CPU_SWEEP: ", problem.grid.count, " candidates x ", per_candidate,
-        " swept sizes = ", work, " steps exceed this engine's limit of ",
-        options_.max_work, " (--max_sweep_work); use ENGINE_CPU_PLATEAU or "
-        "ENGINE_AUTO"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("CPU_SWEEP: ", problem.grid.count, " candidates x ",
+                     per_candidate, " swept sizes = ", work,
+                     " steps exceed this engine's limit of ", options_.max_work,
+                     " (--max_sweep_work); use ENGINE_CPU_PLATEAU or "
+                     "ENGINE_AUTO"));
   }
   const uint64_t count = problem.grid.count;
   const uint64_t slice = std::max<uint64_t>(1, kStepsPerSlice / per_candidate);

@@ -15,12 +15,12 @@ namespace {
 // documentation in driver_types.h), a device-side assert (after which "the
 // context cannot be used anymore") and an uncorrectable ECC error.
 constexpr absl::string_view kStickyErrors[] = {
-    "cudaErrorContained",          "cudaErrorIllegalAddress",
-    "cudaErrorLaunchTimeout",      "cudaErrorHardwareStackError",
-    "cudaErrorIllegalInstruction", "cudaErrorMisalignedAddress",
+    "cudaErrorContained",           "cudaErrorIllegalAddress",
+    "cudaErrorLaunchTimeout",       "cudaErrorHardwareStackError",
+    "cudaErrorIllegalInstruction",  "cudaErrorMisalignedAddress",
     "cudaErrorInvalidAddressSpace", "cudaErrorInvalidPc",
-    "cudaErrorLaunchFailure",      "cudaErrorTensorMemoryLeak",
-    "cudaErrorExternalDevice",     "cudaErrorAssert",
+    "cudaErrorLaunchFailure",       "cudaErrorTensorMemoryLeak",
+    "cudaErrorExternalDevice",      "cudaErrorAssert",
     "cudaErrorECCUncorrectable",
 };
 

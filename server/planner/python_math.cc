@@ -37,8 +37,10 @@ double CorrectlyRoundedQuotient(uint64_t a, uint64_t b) {
   const bool sticky = (num % b) != 0;
   const int extra = BitLength(quot) - 53;  // >= 1
   uint64_t mantissa = static_cast<uint64_t>(quot >> extra);
-  const unsigned __int128 dropped = quot & ((static_cast<unsigned __int128>(1) << extra) - 1);
-  const unsigned __int128 half = static_cast<unsigned __int128>(1) << (extra - 1);
+  const unsigned __int128 dropped =
+      quot & ((static_cast<unsigned __int128>(1) << extra) - 1);
+  const unsigned __int128 half = static_cast<unsigned __int128>(1)
+                                 << (extra - 1);
   if (dropped > half || (dropped == half && (sticky || (mantissa & 1) != 0))) {
     ++mantissa;  // may become 2**53: still exact
   }

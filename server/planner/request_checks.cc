@@ -23,8 +23,8 @@ absl::Status CheckShape(const SearchRequest& request) {
   const size_t d = request.dp_degrees.size();
   if (d != 0 && d != 1 && d != n) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "dp_degrees has ", d, " entries; expected 0 (all 1), 1 (shared) or ",
-        n, " (one per numel)"));
+        "dp_degrees has ", d, " entries; expected 0 (all 1), 1 (shared) or ", n,
+        " (one per numel)"));
   }
   for (size_t i = 0; i < d; ++i) {
     if (request.dp_degrees[i] == 0) {
@@ -57,9 +57,9 @@ absl::StatusOr<uint64_t> RoundedMebiElements(double value,
   }
   const double rounded = PythonRoundMebi(value);
   if (rounded < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " is ", value, ", which rounds to ", rounded,
-        " elements; it must not round below 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is ", value, ", which rounds to ", rounded,
+                     " elements; it must not round below 0"));
   }
   // 2**63 is exact as a double; anything below it converts exactly.
   if (!(rounded < 9223372036854775808.0)) {

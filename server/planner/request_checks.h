@@ -5,10 +5,10 @@
 // with a message that starts with the field (and index) at fault.
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {

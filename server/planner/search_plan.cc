@@ -31,14 +31,15 @@ absl::StatusOr<std::vector<GroupDraft>> GroupByDegree(
   *total = 0;
   for (size_t i = 0; i < request.numels.size(); ++i) {
     const uint32_t degree = DegreeOf(request, i);
-    const auto [slot, inserted] = draft_of_degree.try_emplace(degree, drafts.size());
+    const auto [slot, inserted] =
+        draft_of_degree.try_emplace(degree, drafts.size());
     if (inserted) drafts.push_back(GroupDraft{{degree, 0, false}, {}, i});
     GroupDraft* const it = &drafts[slot->second];
     const uint64_t numel = request.numels[i];
     if (!CheckedAdd(*total, numel, total) || *total > kMaxElements) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "numels[", i, "]: the total of numels[0..", i,
-          "] exceeds 2^63-1 elements"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("numels[", i, "]: the total of numels[0..", i,
+                       "] exceeds 2^63-1 elements"));
     }
     it->group.total += numel;  // <= *total
     it->sizes.push_back(numel);
@@ -51,9 +52,11 @@ absl::StatusOr<uint64_t> DegreeLcm(const std::vector<GroupDraft>& drafts) {
   uint64_t lcm = 1;
   for (const GroupDraft& d : drafts) {
     if (!CheckedLcm(lcm, d.group.dp_degree, &lcm) || lcm > kMaxElements) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dp_degrees[", d.first_index, "]: the least common multiple of the "
-          "degrees up to ", d.group.dp_degree, " exceeds 2^63-1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dp_degrees[", d.first_index,
+                       "]: the least common multiple of the "
+                       "degrees up to ",
+                       d.group.dp_degree, " exceeds 2^63-1"));
     }
   }
   return lcm;
@@ -68,8 +71,9 @@ void FilterExlarge(std::vector<GroupDraft*>& swept) {
   if (all.empty()) return;
   const double limit = NumpyExlargeLimit(all);
   for (GroupDraft* d : swept) {
-    std::erase_if(d->sizes,
-                  [limit](uint64_t s) { return !WithinExlargeLimit(s, limit); });
+    std::erase_if(d->sizes, [limit](uint64_t s) {
+      return !WithinExlargeLimit(s, limit);
+    });
   }
 }
 
@@ -79,23 +83,28 @@ absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
                                         uint64_t search_range,
                                         uint64_t interval, uint64_t lcm) {
   const uint64_t max_swept =
-      sweep.sizes.empty() ? 0
-                          : *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
+      sweep.sizes.empty()
+          ? 0
+          : *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
   const uint64_t max_size = std::max(min_chunk_size, max_swept);
   CandidateGrid grid;
   grid.interval = interval;
   grid.count = search_range / interval + 1;
   if (!CheckedMul(PythonCeilTrueDivide(max_size, interval), interval,
                   &grid.start)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "search_interval is ", interval, ": the start size (a multiple of it "
-        ">= ", max_size, ") exceeds 2^64-1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("search_interval is ", interval,
+                     ": the start size (a multiple of it "
+                     ">= ",
+                     max_size, ") exceeds 2^64-1"));
   }
   if (grid.start < max_swept) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "search_interval is ", interval, ": the seed's float division puts "
-        "the start size at ", grid.start, ", below the largest swept size ",
-        max_swept, " (quotients beyond 2^53 are out of range)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("search_interval is ", interval,
+                     ": the seed's float division puts "
+                     "the start size at ",
+                     grid.start, ", below the largest swept size ", max_swept,
+                     " (quotients beyond 2^53 are out of range)"));
   }
   uint64_t last = 0;
   uint64_t last_rounded = 0;

@@ -19,8 +19,8 @@ namespace chunkplan::planner {
 // The parameters of one data-parallel degree.
 struct DegreeGroup {
   uint32_t dp_degree = 0;
-  uint64_t total = 0;           // sum of the group's numels
-  bool keep_gathered = false;   // total < min_chunk_size: not swept
+  uint64_t total = 0;          // sum of the group's numels
+  bool keep_gathered = false;  // total < min_chunk_size: not swept
 };
 
 // What an engine sweeps: the swept sizes of each non-gathered group (after
@@ -50,7 +50,7 @@ struct SweepProblem {
 struct SearchPlan {
   std::vector<DegreeGroup> groups;  // first-seen order
   uint64_t total_param_size = 0;
-  uint64_t degree_lcm = 1;          // lcm of all group degrees
+  uint64_t degree_lcm = 1;  // lcm of all group degrees
   SweepProblem sweep;
 };
 

@@ -15,19 +15,18 @@
 
 // Evaluates `expr` (an absl::Status); returns it from the enclosing function
 // unless it is OK.
-#define CHUNKPLAN_RETURN_IF_ERROR(expr)                  \
-  do {                                                   \
-    if (::absl::Status chunkplan_status_ = (expr);       \
-        !chunkplan_status_.ok()) {                       \
-      return chunkplan_status_;                          \
-    }                                                    \
+#define CHUNKPLAN_RETURN_IF_ERROR(expr)                                       \
+  do {                                                                        \
+    if (::absl::Status chunkplan_status_ = (expr); !chunkplan_status_.ok()) { \
+      return chunkplan_status_;                                               \
+    }                                                                         \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); returns its status from the
 // enclosing function unless it is OK, else moves its value into `lhs`, which
 // may be a declaration (`auto x`) or an existing variable.
-#define CHUNKPLAN_ASSIGN_OR_RETURN(lhs, rexpr)                                \
-  CHUNKPLAN_ASSIGN_OR_RETURN_IMPL_(                                           \
+#define CHUNKPLAN_ASSIGN_OR_RETURN(lhs, rexpr) \
+  CHUNKPLAN_ASSIGN_OR_RETURN_IMPL_(            \
       CHUNKPLAN_STATUS_CONCAT_(chunkplan_statusor_, __LINE__), lhs, rexpr)
 
 #define CHUNKPLAN_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \

@@ -24,7 +24,8 @@ absl::StatusOr<planner::SearchRequest> FromProto(
   }
   planner::SearchRequest out;
   out.numels.assign(request.numels().begin(), request.numels().end());
-  out.dp_degrees.assign(request.dp_degrees().begin(), request.dp_degrees().end());
+  out.dp_degrees.assign(request.dp_degrees().begin(),
+                        request.dp_degrees().end());
   out.search_range_m = request.search_range_m();
   out.search_interval = request.search_interval();
   if (request.has_min_chunk_size_m()) {

@@ -52,7 +52,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   CHUNKPLAN_ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(files.key));
   options.pem_key_cert_pairs.push_back(std::move(pair));
   if (files.client_ca.empty()) {
-    options.client_certificate_request = GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+    options.client_certificate_request =
+        GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
   } else {
     CHUNKPLAN_ASSIGN_OR_RETURN(options.pem_root_certs,
                                ReadPemFile(files.client_ca));

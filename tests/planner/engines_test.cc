@@ -56,7 +56,8 @@ SweepProblem RandomProblem(std::mt19937_64& rng) {
     p.group_begin.push_back(p.sizes.size());
   }
   p.grid.interval = 1 + rng() % 64;
-  p.grid.start = (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.start =
+      (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
   p.grid.count = 1 + rng() % 3000;
   return p;
 }
@@ -83,7 +84,8 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
                                  static_cast<const SweepEngine*>(&plateau)}) {
       const auto got = e->Sweep(p, {});
       ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(got->best_index, want.best_index) << EngineName(e->kind()) << " round " << round;
+      EXPECT_EQ(got->best_index, want.best_index)
+          << EngineName(e->kind()) << " round " << round;
       EXPECT_EQ(got->chunk_size, want.chunk_size);
       EXPECT_EQ(got->waste, want.waste);
     }
@@ -94,7 +96,8 @@ TEST(Engines, EmptyProblemTakesTheFirstCandidate) {
   SweepProblem p;
   p.group_begin = {0, 0};  // one group, emptied by the filter
   p.grid = {.start = 64, .interval = 8, .count = 100};
-  for (const auto& e : {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {})}) {
+  for (const auto& e :
+       {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {})}) {
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e->best_index, 0u);
     EXPECT_EQ(e->chunk_size, 64u);
@@ -107,9 +110,11 @@ TEST(CpuSweepEngine, RefusesWorkAboveItsLimit) {
   p.sizes = {10, 20, 30};
   p.group_begin = {0, 3};
   p.grid = {.start = 32, .interval = 1, .count = 1000};
-  const auto got = CpuSweepEngine(CpuSweepOptions{.max_work = 2999}).Sweep(p, {});
+  const auto got =
+      CpuSweepEngine(CpuSweepOptions{.max_work = 2999}).Sweep(p, {});
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_TRUE(CpuSweepEngine(CpuSweepOptions{.max_work = 3000}).Sweep(p, {}).ok());
+  EXPECT_TRUE(
+      CpuSweepEngine(CpuSweepOptions{.max_work = 3000}).Sweep(p, {}).ok());
 }
 
 // Finding 2 of the hardening issue: with nothing swept, candidates x sizes
@@ -119,11 +124,15 @@ TEST(CpuSweepEngine, CountsACandidateWithNothingToPlaceAsOneStep) {
   p.group_begin = {0};  // every group kept gathered: no group is swept
   p.grid = {.start = 32, .interval = 1, .count = uint64_t{1} << 62};
   EXPECT_EQ(p.SweepWork(), uint64_t{1} << 62);
-  const auto got = CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted) << got.status();
-  EXPECT_THAT(std::string(got.status().message()), testing::HasSubstr("--max_sweep_work"));
+  const auto got =
+      CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
+      << got.status();
+  EXPECT_THAT(std::string(got.status().message()),
+              testing::HasSubstr("--max_sweep_work"));
   p.grid.count = 1000;
-  const auto small = CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
+  const auto small =
+      CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
   ASSERT_TRUE(small.ok()) << small.status();
   EXPECT_EQ(small->best_index, 0u);
 }
@@ -155,8 +164,11 @@ TEST(Engines, EndWithTheStopChecksStatus) {
   p.group_begin = {0, p.sizes.size()};
   for (uint64_t s : p.sizes) p.swept_total += s;
   p.grid = {.start = 2000, .interval = 1, .count = 200000};
-  const StopCheck stop = [] { return absl::DeadlineExceededError("deadline passed"); };
-  const auto swept = CpuSweepEngine(CpuSweepOptions{.max_work = UINT64_MAX}).Sweep(p, stop);
+  const StopCheck stop = [] {
+    return absl::DeadlineExceededError("deadline passed");
+  };
+  const auto swept =
+      CpuSweepEngine(CpuSweepOptions{.max_work = UINT64_MAX}).Sweep(p, stop);
   EXPECT_EQ(swept.status().code(), absl::StatusCode::kDeadlineExceeded);
   const auto jumped = CpuPlateauEngine().Sweep(p, stop);
   EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);

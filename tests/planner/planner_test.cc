@@ -9,11 +9,10 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/device_health.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/planner/cpu_plateau_engine.h"
+#include "server/planner/device_health.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -27,13 +26,12 @@ std::vector<uint64_t> Gpt2TinyNumels() {
   const uint64_t e = 128;
   std::vector<uint64_t> n = {50258 * e, 1024 * e};
   for (int layer = 0; layer < 2; ++layer) {
-    const std::vector<uint64_t> block = {
-        e, e,                 // ln_1
-        e * 3 * e, 3 * e,     // attn.c_attn
-        e * e, e,             // attn.c_proj
-        e, e,                 // ln_2
-        e * 4 * e, 4 * e,     // mlp.c_fc
-        4 * e * e, e};        // mlp.c_proj
+    const std::vector<uint64_t> block = {e,         e,      // ln_1
+                                         e * 3 * e, 3 * e,  // attn.c_attn
+                                         e * e,     e,      // attn.c_proj
+                                         e,         e,      // ln_2
+                                         e * 4 * e, 4 * e,  // mlp.c_fc
+                                         4 * e * e, e};     // mlp.c_proj
     n.insert(n.end(), block.begin(), block.end());
   }
   n.push_back(e);  // ln_f
@@ -56,7 +54,8 @@ SearchRequest ColossalAiGpt2Case(uint32_t dp_degree) {
 TEST(Planner, ColossalAiGpt2CaseOnEveryCpuEngine) {
   const Planner planner;
   for (uint32_t dp : {1u, 4u}) {
-    for (Engine engine : {Engine::kAuto, Engine::kCpuSweep, Engine::kCpuPlateau}) {
+    for (Engine engine :
+         {Engine::kAuto, Engine::kCpuSweep, Engine::kCpuPlateau}) {
       SearchRequest r = ColossalAiGpt2Case(dp);
       r.engine = engine;
       const auto result = planner.Search(r);
@@ -65,7 +64,8 @@ TEST(Planner, ColossalAiGpt2CaseOnEveryCpuEngine) {
           << "dp " << dp << " engine " << EngineName(engine);
       EXPECT_EQ(result->total_param_size, 6960896u);  // 50258*128 + 527872
       EXPECT_NE(result->engine, Engine::kAuto);
-      EXPECT_EQ(result->candidates, 8193u);  // range(131072, 131072 + 2**20 + 1, 128)
+      EXPECT_EQ(result->candidates,
+                8193u);  // range(131072, 131072 + 2**20 + 1, 128)
     }
   }
 }
@@ -91,7 +91,8 @@ TEST(Planner, InvalidInputBeforeEngineChoice) {
   SearchRequest r = ColossalAiGpt2Case(1);
   r.engine = Engine::kCuda;
   r.search_interval = 0;
-  EXPECT_EQ(Planner().Search(r).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Planner().Search(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Planner, SweepLimitIsConfigurable) {
@@ -118,8 +119,8 @@ TEST(Planner, GatheredConfigsComeFirst) {
   const auto result = Planner().Search(r);
   ASSERT_TRUE(result.ok()) << result.status();
   // start = 8192, one candidate; lcm(2, 3) = 6 -> 8196.
-  EXPECT_THAT(result->configs,
-              ElementsAre(ChunkConfig{3, 10, true}, ChunkConfig{2, 8196, false}));
+  EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{3, 10, true},
+                                           ChunkConfig{2, 8196, false}));
   // next-fit at 8192: [4096] [8192] [4096] -> 4096 + 0 + 4096.
   EXPECT_EQ(result->min_chunk_waste, 8192u);
 }
@@ -134,8 +135,8 @@ class FailingDeviceEngine final : public SweepEngine {
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem&,
                                      const StopCheck&) const override {
     ++*sweeps_;
-    absl::Status failed = absl::InternalError(
-        absl::StrCat("CUDA engine: SweepSlice: ", error_));
+    absl::Status failed =
+        absl::InternalError(absl::StrCat("CUDA engine: SweepSlice: ", error_));
     failed.SetPayload(kCudaErrorPayload, absl::Cord(error_));
     return failed;
   }
@@ -156,7 +157,8 @@ Planner PlannerWithFailingDevice(const std::string& error, int* sweeps) {
 // request retried the device, failed and fell back.
 TEST(Planner, StickyDeviceFailureMakesTheDeviceUnusable) {
   int sweeps = 0;
-  const Planner planner = PlannerWithFailingDevice("cudaErrorIllegalAddress", &sweeps);
+  const Planner planner =
+      PlannerWithFailingDevice("cudaErrorIllegalAddress", &sweeps);
   SearchRequest r = ColossalAiGpt2Case(1);
   r.engine = Engine::kCuda;
   const auto first = planner.Search(r);
@@ -171,8 +173,10 @@ TEST(Planner, StickyDeviceFailureMakesTheDeviceUnusable) {
               HasSubstr("device unusable since a sticky failure"));
   EXPECT_EQ(sweeps, 1);  // not tried again
   EXPECT_THAT(planner.AvailableEngines(), ElementsAre(Engine::kCpuPlateau));
-  EXPECT_THAT(planner.DescribeEngines(),
-              HasSubstr("CUDA (not usable here: device unusable since a sticky failure"));
+  EXPECT_THAT(
+      planner.DescribeEngines(),
+      HasSubstr(
+          "CUDA (not usable here: device unusable since a sticky failure"));
   const std::vector<EngineState> states = planner.EngineStates();
   ASSERT_EQ(states.size(), 2u);
   EXPECT_EQ(states[1].engine, Engine::kCuda);
@@ -181,7 +185,8 @@ TEST(Planner, StickyDeviceFailureMakesTheDeviceUnusable) {
 
 TEST(Planner, PassingDeviceFailureLeavesTheDeviceUsable) {
   int sweeps = 0;
-  const Planner planner = PlannerWithFailingDevice("cudaErrorMemoryAllocation", &sweeps);
+  const Planner planner =
+      PlannerWithFailingDevice("cudaErrorMemoryAllocation", &sweeps);
   SearchRequest r = ColossalAiGpt2Case(1);
   r.engine = Engine::kCuda;
   for (int i = 0; i < 2; ++i) {
@@ -190,7 +195,8 @@ TEST(Planner, PassingDeviceFailureLeavesTheDeviceUsable) {
     EXPECT_EQ(got->engine, Engine::kCpuPlateau);
   }
   EXPECT_EQ(sweeps, 2);
-  EXPECT_THAT(planner.AvailableEngines(), ElementsAre(Engine::kCpuPlateau, Engine::kCuda));
+  EXPECT_THAT(planner.AvailableEngines(),
+              ElementsAre(Engine::kCpuPlateau, Engine::kCuda));
 }
 
 TEST(DeviceHealth, KnowsStickyErrorsByNameAndByALostContext) {

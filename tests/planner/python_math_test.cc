@@ -23,9 +23,11 @@ TEST(PythonRoundMebi, RoundsHalfToEven) {
 
 TEST(CorrectlyRoundedQuotient, MatchesPythonTrueDivision) {
   // float.hex((2**62 + 3) / 3) == '0x1.5555555555555p+60'
-  EXPECT_EQ(CorrectlyRoundedQuotient((uint64_t{1} << 62) + 3, 3), 0x1.5555555555555p+60);
+  EXPECT_EQ(CorrectlyRoundedQuotient((uint64_t{1} << 62) + 3, 3),
+            0x1.5555555555555p+60);
   // float.hex((2**63 - 1) / 7) == '0x1.2492492492492p+60'
-  EXPECT_EQ(CorrectlyRoundedQuotient((uint64_t{1} << 63) - 1, 7), 0x1.2492492492492p+60);
+  EXPECT_EQ(CorrectlyRoundedQuotient((uint64_t{1} << 63) - 1, 7),
+            0x1.2492492492492p+60);
   // (2**53 + 1) / 1 == 2**53: the tie goes to even.
   EXPECT_EQ(CorrectlyRoundedQuotient((uint64_t{1} << 53) + 1, 1), 0x1p+53);
   EXPECT_EQ(CorrectlyRoundedQuotient(7, 2), 3.5);
@@ -37,18 +39,22 @@ TEST(PythonCeilTrueDivide, ExactBelowTwoTo53) {
   EXPECT_EQ(PythonCeilTrueDivide(1, 7), 1u);
   EXPECT_EQ(PythonCeilTrueDivide(14, 7), 2u);
   EXPECT_EQ(PythonCeilTrueDivide(15, 7), 3u);
-  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 53) - 1, 3), 3002399751580331u);
+  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 53) - 1, 3),
+            3002399751580331u);
 }
 
 TEST(PythonCeilTrueDivide, FollowsFloatRoundingAbove) {
   // math.ceil((2**60 + 1) / 1024) == 2**50: the quotient rounds down to an
   // integer, below the exact ceiling 2**50 + 1.
-  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 60) + 1, 1024), uint64_t{1} << 50);
+  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 60) + 1, 1024),
+            uint64_t{1} << 50);
   // math.ceil((2**53 + 1) / 1) == 2**53.
-  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 53) + 1, 1), uint64_t{1} << 53);
+  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 53) + 1, 1),
+            uint64_t{1} << 53);
   // math.ceil((2**62 + 3) / 3) == 1537228672809129216, 87 below the exact
   // ceiling 1537228672809129303.
-  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 62) + 3, 3), 1537228672809129216u);
+  EXPECT_EQ(PythonCeilTrueDivide((uint64_t{1} << 62) + 3, 3),
+            1537228672809129216u);
 }
 
 }  // namespace
