@@ -25,13 +25,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/cpu_sweep_engine.h"
-#include "server/planner/cuda_cost_model.h"
-#include "server/planner/cuda_engine.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/cuda_engine.h"
+#include "server/planner/engines/engine_choice.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
-#include "server/planner/search_plan.h"
-#include "tests/planner/cuda_test_problems.h"
+#include "testing/test_problems.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -222,7 +222,7 @@ SweepProblem ModelShape(std::mt19937_64& rng, uint64_t sizes, uint64_t count,
 // to large; the ratios tell how to correct its constants.
 void CostModel(const Engines& engines) {
   std::printf(
-      "\ncost model (cuda_cost_model.cc), estimated vs measured seconds:\n");
+      "\ncost model (engine_choice.cc), estimated vs measured seconds:\n");
   std::printf("  %-24s %11s %10s %10s %10s %8s\n", "problem", "plateau est",
               "measured", "cuda est", "measured", "AUTO");
   std::mt19937_64 rng(7);

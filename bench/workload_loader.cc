@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.pb.h"
-#include "client/cli/input_file.h"
-#include "client/cli/json_codec.h"
-#include "server/planner/search_plan.h"
-#include "server/planner/status_macros.h"
+#include "common/json_codec.h"
+#include "common/request_file.h"
+#include "common/status_macros.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::bench {
@@ -24,9 +24,9 @@ absl::Status InFile(const std::string& path, const absl::Status& status) {
 
 absl::StatusOr<Workload> LoadOne(const std::filesystem::path& file) {
   const std::string path = file.string();
-  CHUNKPLAN_ASSIGN_OR_RETURN(std::string text, cli::ReadInput(path));
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::string text, common::ReadInput(path));
   v1::ChunkSearchRequest proto;
-  if (absl::Status s = cli::JsonToMessage(text, &proto); !s.ok()) {
+  if (absl::Status s = common::JsonToMessage(text, &proto); !s.ok()) {
     return InFile(path, s);
   }
   absl::StatusOr<planner::SearchRequest> request = service::FromProto(proto);

@@ -35,6 +35,11 @@ struct SharedLoop {
 
 }  // namespace
 
+unsigned ThreadsOrCores(unsigned requested) {
+  if (requested != 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 WorkerPool::WorkerPool(unsigned threads) {
   const unsigned n = std::max(1u, threads);
   workers_.reserve(n);

@@ -18,6 +18,10 @@
 
 namespace chunkplan::common {
 
+// `requested` threads, or the machine's hardware threads (at least 1) when
+// `requested` is 0: how every thread-count flag reads its 0.
+unsigned ThreadsOrCores(unsigned requested);
+
 class WorkerPool {
  public:
   // Starts `threads` workers (at least one).

@@ -32,11 +32,11 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/log_setup.h"
 #include "server/metrics/call_metrics.h"
 #include "server/metrics/metrics_http_server.h"
 #include "server/planner/planner.h"
 #include "server/service/chunk_search_service.h"
-#include "server/service/log_setup.h"
 #include "server/service/service_options.h"
 #include "server/service/tls_credentials.h"
 #include "spdlog/spdlog.h"
@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
                  rest[1]);
     return 2;
   }
-  if (absl::Status s = chunkplan::service::ConfigureLogging(
+  if (absl::Status s = chunkplan::server::ConfigureLogging(
           absl::GetFlag(FLAGS_log_level), absl::GetFlag(FLAGS_log_format));
       !s.ok()) {
     std::fprintf(stderr, "chunkplan-server: %s\n",

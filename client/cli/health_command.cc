@@ -1,9 +1,9 @@
 #include "client/cli/health_command.h"
 
 #include "absl/strings/str_cat.h"
-#include "client/cli/grpc_status.h"
+#include "common/grpc_status.h"
+#include "common/status_macros.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/planner/status_macros.h"
 
 namespace chunkplan::cli {
 
@@ -19,7 +19,7 @@ absl::StatusOr<ServingStatus> CheckHealth(const RemoteTarget& target,
   request.set_service(service);
   HealthCheckResponse response;
   CHUNKPLAN_RETURN_IF_ERROR(
-      ToAbslStatus(stub->Check(&context, request, &response)));
+      common::ToAbslStatus(stub->Check(&context, request, &response)));
   return response.status();
 }
 

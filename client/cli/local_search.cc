@@ -1,7 +1,7 @@
 #include "client/cli/local_search.h"
 
+#include "common/status_macros.h"
 #include "server/planner/planner.h"
-#include "server/planner/status_macros.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::cli {

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "client/cli/input_file.h"
+#include "common/request_file.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -13,7 +13,7 @@ namespace {
 // The content of `path` into `out`; nothing when `path` is empty.
 absl::Status ReadIfGiven(absl::string_view path, std::string& out) {
   if (path.empty()) return absl::OkStatus();
-  absl::StatusOr<std::string> content = ReadInput(path);
+  absl::StatusOr<std::string> content = common::ReadInput(path);
   if (!content.ok()) return content.status();
   out = *std::move(content);
   return absl::OkStatus();

@@ -1,8 +1,8 @@
 #include "client/cli/remote_search.h"
 
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
-#include "client/cli/grpc_status.h"
-#include "server/planner/status_macros.h"
+#include "common/grpc_status.h"
+#include "common/status_macros.h"
 
 namespace chunkplan::cli {
 
@@ -13,7 +13,7 @@ absl::StatusOr<v1::ChunkSearchResponse> SearchRemotely(
   ApplyDeadline(target, &context);
   v1::ChunkSearchResponse response;
   CHUNKPLAN_RETURN_IF_ERROR(
-      ToAbslStatus(stub->Search(&context, request, &response)));
+      common::ToAbslStatus(stub->Search(&context, request, &response)));
   return response;
 }
 

@@ -2,23 +2,23 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "client/cli/input_file.h"
-#include "client/cli/json_codec.h"
 #include "client/cli/local_search.h"
 #include "client/cli/remote_search.h"
 #include "client/cli/table_format.h"
-#include "server/planner/status_macros.h"
+#include "common/json_codec.h"
+#include "common/request_file.h"
+#include "common/status_macros.h"
 
 namespace chunkplan::cli {
 namespace {
 
 // The request in the file (or stdin) at `path`. Errors as RunSearch's.
 absl::StatusOr<v1::ChunkSearchRequest> ReadRequest(absl::string_view path) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(const std::string json, ReadInput(path));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const std::string json, common::ReadInput(path));
   v1::ChunkSearchRequest request;
-  if (absl::Status s = JsonToMessage(json, &request); !s.ok()) {
-    return absl::Status(s.code(),
-                        absl::StrCat(InputName(path), ": ", s.message()));
+  if (absl::Status s = common::JsonToMessage(json, &request); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrCat(common::InputName(path), ": ", s.message()));
   }
   return request;
 }
@@ -52,7 +52,7 @@ absl::StatusOr<std::string> RunSearch(const SearchOptions& options) {
                                  ? SearchRemotely(*options.server, request)
                                  : SearchLocally(request));
   if (options.format == OutputFormat::kTable) return FormatTable(response);
-  return absl::StrCat(MessageToJson(response), "\n");
+  return absl::StrCat(common::MessageToJson(response), "\n");
 }
 
 }  // namespace chunkplan::cli

@@ -6,12 +6,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/checked_math.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/cuda_cost_model.h"
-#include "server/planner/cuda_engine.h"
-#include "server/planner/search_plan.h"
-#include "server/planner/status_macros.h"
+#include "common/status_macros.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cuda_engine.h"
+#include "server/planner/engines/engine_choice.h"
+#include "server/planner/plan/checked_math.h"
+#include "server/planner/plan/search_plan.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -30,15 +30,11 @@ std::vector<ChunkConfig> Configs(const SearchPlan& plan, uint64_t chunk_size) {
   return configs;
 }
 
-unsigned SweepThreads(const CpuSweepOptions& options) {
-  if (options.threads != 0) return options.threads;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 }  // namespace
 
 Planner::Planner(PlannerOptions options)
-    : options_(options), sweep_pool_(SweepThreads(options.cpu_sweep)) {
+    : options_(options),
+      sweep_pool_(common::ThreadsOrCores(options.cpu_sweep.threads)) {
   engines_.push_back(
       std::make_unique<CpuSweepEngine>(options.cpu_sweep, &sweep_pool_));
   engines_.push_back(std::make_unique<CpuPlateauEngine>());

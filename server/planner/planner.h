@@ -11,11 +11,11 @@
 
 #include "absl/status/statusor.h"
 #include "common/worker_pool.h"
-#include "server/planner/cpu_sweep_engine.h"
-#include "server/planner/cuda_engine.h"
-#include "server/planner/device_health.h"
+#include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/cuda_engine.h"
+#include "server/planner/engines/device_health.h"
+#include "server/planner/engines/sweep_engine.h"
 #include "server/planner/search_types.h"
-#include "server/planner/sweep_engine.h"
 
 namespace chunkplan::planner {
 
@@ -49,7 +49,7 @@ class Planner {
 
   // The search. `stop` is asked between slices of the engine's work. AUTO
   // picks CUDA where a device is usable and the cost model prefers it
-  // (cuda_cost_model.h), else CPU_PLATEAU. When CUDA fails on its device
+  // (engines/engine_choice.h), else CPU_PLATEAU. When CUDA fails on its device
   // mid-search, CPU_PLATEAU answers and the result says why; a sticky
   // failure (device_health.h) also makes the device unusable for every
   // later search of this Planner.

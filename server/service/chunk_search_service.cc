@@ -6,22 +6,17 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/service/call_stop.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
-#include "server/service/status_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace chunkplan::service {
 namespace {
 
 using Clock = ChunkSearchService::Clock;
-
-unsigned SearchThreads(const ServiceOptions& options) {
-  if (options.search_threads != 0) return options.search_threads;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 // `response` serialized into `bytes`; INTERNAL if that fails.
 absl::Status SerializeResponse(const v1::ChunkSearchResponse& response,
@@ -49,7 +44,7 @@ ChunkSearchService::ChunkSearchService(ServiceOptions options,
     : options_(options),
       planner_(PlannerOptionsFor(options)),
       observer_(std::move(observer)),
-      pool_(SearchThreads(options)) {}
+      pool_(common::ThreadsOrCores(options.search_threads)) {}
 
 ChunkSearchService::~ChunkSearchService() = default;
 
@@ -139,7 +134,7 @@ void ChunkSearchService::Finish(grpc::ServerUnaryReactor* reactor,
   record.micros = MicrosSince(started);
   LogCall(record);
   if (observer_) observer_(record);
-  reactor->Finish(ToGrpcStatus(record.status));
+  reactor->Finish(common::ToGrpcStatus(record.status));
 }
 
 void ApplyServerOptions(const ServiceOptions& options,

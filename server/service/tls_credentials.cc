@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "grpcpp/security/server_credentials.h"
-#include "server/planner/status_macros.h"
 
 namespace chunkplan::service {
 

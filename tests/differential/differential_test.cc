@@ -23,7 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.pb.h"
-#include "client/cli/json_codec.h"
+#include "common/json_codec.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "server/planner/planner.h"
@@ -111,8 +111,8 @@ std::string CompareEngines(const planner::Planner& planner,
     }
     if (!google::protobuf::util::MessageDifferencer::Equals(answer, expected)) {
       absl::StrAppend(&diff, v1::Engine_Name(engine), ":\n  expected (oracle) ",
-                      cli::MessageToJson(expected), "\n  actual (planner)  ",
-                      cli::MessageToJson(answer), "\n");
+                      common::MessageToJson(expected), "\n  actual (planner)  ",
+                      common::MessageToJson(answer), "\n");
     }
   }
   return diff;
@@ -127,7 +127,7 @@ std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
     const std::string& context, const std::string& replay_path) {
   std::vector<std::string> lines;
   lines.reserve(requests.size());
-  for (const auto& r : requests) lines.push_back(cli::MessageToJson(r));
+  for (const auto& r : requests) lines.push_back(common::MessageToJson(r));
 
   std::vector<v1::ChunkSearchResponse> answers(requests.size());
   const absl::StatusOr<std::vector<std::string>> oracle =
@@ -284,7 +284,7 @@ TEST(DifferentialTest, RandomRequestsMatchTheOracle) {
   // The extension's cases must really be ones the seed crashes on.
   std::vector<std::string> emptied;
   for (const GeneratedRequest& g : generated) {
-    if (g.empties_a_group) emptied.push_back(cli::MessageToJson(g.request));
+    if (g.empties_a_group) emptied.push_back(common::MessageToJson(g.request));
   }
   const absl::StatusOr<std::vector<std::string>> strict =
       RunOracleJsonl(Oracle(/*strict=*/true), emptied);
@@ -482,7 +482,7 @@ TEST(DifferentialTest, HandPickedEdgesMatchTheOracle) {
   std::vector<v1::ChunkSearchRequest> requests;
   for (const std::string& json : EdgeRequests()) {
     v1::ChunkSearchRequest r;
-    ASSERT_TRUE(cli::JsonToMessage(json, &r).ok()) << json;
+    ASSERT_TRUE(common::JsonToMessage(json, &r).ok()) << json;
     requests.push_back(r);
   }
   // GPT-2 with the ColossalAI test's finer grid: 2^16 + 1 and 2^20 + 1

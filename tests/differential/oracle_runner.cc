@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "client/cli/json_codec.h"
+#include "common/json_codec.h"
 
 namespace chunkplan::testing {
 namespace {
@@ -122,8 +122,8 @@ absl::StatusOr<std::vector<std::string>> RunOracleJsonl(
 absl::StatusOr<v1::ChunkSearchResponse> ParseOracleAnswer(
     absl::string_view line) {
   v1::ChunkSearchResponse response;
-  const absl::Status parsed =
-      cli::JsonToMessage(std::string_view(line.data(), line.size()), &response);
+  const absl::Status parsed = common::JsonToMessage(
+      std::string_view(line.data(), line.size()), &response);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("oracle answered ", line, " (", parsed.message(), ")"));

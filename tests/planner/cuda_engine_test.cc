@@ -4,7 +4,7 @@
 // the stop check between slices. Without one (every development and CI
 // machine): FAILED_PRECONDITION with the CUDA error, and AUTO still answers.
 // Built only where CMake found nvcc.
-#include "server/planner/cuda_engine.h"
+#include "server/planner/engines/cuda_engine.h"
 
 #include <cstdint>
 #include <random>
@@ -12,11 +12,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/cuda_cost_model.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/engine_choice.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
-#include "server/planner/search_plan.h"
-#include "tests/planner/cuda_test_problems.h"
+#include "testing/test_problems.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -10,10 +10,10 @@
 #include "common/worker_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/cpu_sweep_engine.h"
-#include "server/planner/next_fit.h"
-#include "server/planner/sweep_argmin.h"
+#include "server/planner/candidate/argmin.h"
+#include "server/planner/candidate/next_fit.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cpu_sweep_engine.h"
 
 namespace chunkplan::planner {
 namespace {

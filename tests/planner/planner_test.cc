@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/cpu_plateau_engine.h"
-#include "server/planner/device_health.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/device_health.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -1,0 +1,153 @@
+#include "server/planner/engines/cpu_plateau_engine.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace chunkplan::planner {
+namespace {
+
+constexpr uint64_t kNever = UINT64_MAX;
+// Chunks counted (each one a galloping search, tens of nanoseconds) between
+// two stop checks: about a millisecond, however large one evaluation is.
+constexpr uint64_t kChunksPerStopCheck = uint64_t{1} << 15;
+
+// Next-fit chunk counts at one chunk size.
+struct Evaluation {
+  uint64_t chunks = 0;       // K(C), summed over groups
+  uint64_t next_change = 0;  // least C' > C where the partition can change
+};
+
+// The prefix sums of every group, back to back, one leading 0 per group.
+class ChunkCounter {
+ public:
+  explicit ChunkCounter(const SweepProblem& problem) {
+    for (size_t g = 0; g < problem.num_groups(); ++g) {
+      begin_.push_back(prefix_.size());
+      uint64_t sum = 0;
+      prefix_.push_back(0);
+      for (uint64_t s : problem.group(g)) prefix_.push_back(sum += s);
+    }
+    begin_.push_back(prefix_.size());
+  }
+
+  Evaluation Evaluate(uint64_t chunk) const {
+    Evaluation e{0, kNever};
+    for (size_t g = 0; g + 1 < begin_.size(); ++g) {
+      CountGroup(&prefix_[begin_[g]], begin_[g + 1] - begin_[g] - 1, chunk, &e);
+    }
+    return e;
+  }
+
+ private:
+  // Next-fit over one group with prefix sums p[0..n]: each chunk takes the
+  // longest run from `pos` whose sum is <= chunk (zeros included), found by
+  // galloping then bisecting; a new one opens while anything non-zero is left.
+  static void CountGroup(const uint64_t* p, size_t n, uint64_t chunk,
+                         Evaluation* e) {
+    size_t pos = 0;
+    while (p[pos] < p[n]) {
+      const uint64_t limit = p[pos] + chunk;
+      size_t lo = pos + 1;  // p[lo] <= limit: no size exceeds chunk
+      size_t step = 1;
+      while (lo + step <= n && p[lo + step] <= limit) {
+        lo += step;
+        step *= 2;
+      }
+      const size_t hi = std::min(lo + step, n + 1);
+      const size_t end = std::upper_bound(p + lo, p + hi, limit) - p - 1;
+      ++e->chunks;
+      if (end < n)
+        e->next_change = std::min(e->next_change, p[end + 1] - p[pos]);
+      pos = end;
+    }
+  }
+
+  std::vector<uint64_t> prefix_;
+  std::vector<size_t> begin_;
+};
+
+// Evaluations along the grid, with the stop check between them.
+class GridWalker {
+ public:
+  GridWalker(const SweepProblem& problem, const StopCheck& stop)
+      : counter_(problem), grid_(problem.grid), stop_(stop) {}
+
+  // The stop check runs before the first evaluation and then whenever
+  // kChunksPerStopCheck chunks (plus one per evaluation) have been counted.
+  absl::Status EvaluateAt(uint64_t index, Evaluation* out) {
+    if (stop_ && unchecked_chunks_ >= next_check_) {
+      if (absl::Status s = stop_(); !s.ok()) return s;
+      next_check_ = unchecked_chunks_ + kChunksPerStopCheck;
+    }
+    *out = counter_.Evaluate(grid_.At(index));
+    unchecked_chunks_ += out->chunks + 1;
+    return absl::OkStatus();
+  }
+
+  // The first index after `index` (evaluated as `e`) where the partition can
+  // change, or grid.count.
+  uint64_t NextCandidate(uint64_t index, const Evaluation& e) const {
+    if (e.next_change == kNever) return grid_.count;
+    return std::max(index + 1, grid_.FirstIndexAtLeast(e.next_change));
+  }
+
+ private:
+  ChunkCounter counter_;
+  const CandidateGrid& grid_;
+  const StopCheck& stop_;
+  uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
+  uint64_t next_check_ = 0;        // the count at which to check next
+};
+
+}  // namespace
+
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
+    const SweepProblem& problem, const StopCheck& stop) const {
+  const CandidateGrid& grid = problem.grid;
+  GridWalker walker(problem, stop);
+  Evaluation current;
+  if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
+  SweepOutcome best{0, grid.At(0),
+                    current.chunks * grid.At(0) - problem.swept_total};
+
+  // K is constant on [plateau, lo); find the first index >= lo where it drops.
+  uint64_t lo = walker.NextCandidate(0, current);
+  while (best.waste > 0 && lo < grid.count) {
+    // Gallop for an index whose K is below the current plateau's.
+    uint64_t hi = grid.count;
+    Evaluation at_hi;
+    for (uint64_t step = 1; lo < grid.count; step *= 2) {
+      const uint64_t probe = std::min(grid.count - 1, lo + step - 1);
+      Evaluation e;
+      if (absl::Status s = walker.EvaluateAt(probe, &e); !s.ok()) return s;
+      if (e.chunks < current.chunks) {
+        hi = probe;
+        at_hi = e;
+        break;
+      }
+      lo = walker.NextCandidate(probe, e);
+    }
+    if (hi == grid.count) break;  // K stays constant to the end of the grid
+    // Bisect [lo, hi] for the first drop: hi drops, everything below lo not.
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      Evaluation e;
+      if (absl::Status s = walker.EvaluateAt(mid, &e); !s.ok()) return s;
+      if (e.chunks < current.chunks) {
+        hi = mid;
+        at_hi = e;
+      } else {
+        lo = walker.NextCandidate(mid, e);
+      }
+    }
+    // hi is the first grid point of a new plateau.
+    current = at_hi;
+    const uint64_t chunk = grid.At(hi);
+    const uint64_t waste = current.chunks * chunk - problem.swept_total;
+    if (waste < best.waste) best = {hi, chunk, waste};
+    lo = walker.NextCandidate(hi, current);
+  }
+  return best;
+}
+
+}  // namespace chunkplan::planner

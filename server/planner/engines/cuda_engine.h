@@ -1,0 +1,89 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_CUDA_ENGINE_H_
+#define CHUNKPLAN_SERVER_PLANNER_ENGINES_CUDA_ENGINE_H_
+
+// CUDA: one GPU thread per candidate chunk size. Plain C++ types only: this
+// header never includes the CUDA runtime, and builds without it. The
+// definitions live in cuda_engine.cu and cuda_status.cu, which are compiled
+// only where CMake found nvcc (CHUNKPLAN_HAVE_CUDA_ENGINE); CudaEngineOptions
+// and IsCudaFailure are usable everywhere.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/planner/engines/sweep_engine.h"
+
+namespace chunkplan::planner {
+
+struct CudaEngineOptions {
+  // Most candidates x swept sizes one sweep may take; beyond it Sweep answers
+  // RESOURCE_EXHAUSTED. 2**44 steps is tens of seconds on an H100/H200.
+  uint64_t max_work = uint64_t{1} << 44;
+  // Steps per kernel launch (at least one resident grid of candidates). The
+  // stop check runs between launches: 2**32 steps is a few milliseconds on an
+  // H200 and tens of milliseconds on a T4. Tests lower it to force many.
+  uint64_t steps_per_slice = uint64_t{1} << 32;
+};
+
+// The GPU the engine runs on (device 0).
+struct CudaDeviceInfo {
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessors = 0;
+  int clock_khz = 0;          // peak SM clock
+  int resident_blocks = 0;    // sweep kernel blocks resident at once
+  int threads_per_block = 0;  // the sweep kernel's block size
+  bool memory_pools = false;  // cudaMallocAsync available
+};
+
+class CudaEngine final : public SweepEngine {
+ public:
+  explicit CudaEngine(CudaEngineOptions options = {});
+
+  Engine kind() const override { return Engine::kCuda; }
+
+  // The device, probed once per process on first call (thread-safe): the
+  // CUDA runtime is initialised then, not before. Errors:
+  // FAILED_PRECONDITION "CUDA engine: no usable device: ..." with the CUDA
+  // error's name and text (no driver, no device, no kernel image for it).
+  static absl::StatusOr<CudaDeviceInfo> Device();
+
+  // Device().status().
+  absl::Status Usable() const override;
+
+  // The same answer as every engine. One upload of the sizes and group
+  // offsets per call; the grid is swept in slices of at most
+  // options.steps_per_slice steps, `stop` asked before each. Errors, in this
+  // order: RESOURCE_EXHAUSTED when problem.SweepWork() > max_work;
+  // FAILED_PRECONDITION without a usable device (see Device); a CUDA call
+  // that fails mid-sweep gives a status IsCudaFailure recognises (with
+  // kCudaContextLostPayload when the context did not survive it,
+  // device_health.h); `stop`'s status when it stops the sweep.
+  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
+                                     const StopCheck& stop) const override;
+
+ private:
+  // Sweep, without the check of the context after a failure.
+  absl::StatusOr<SweepOutcome> SweepOnDevice(const SweepProblem& problem,
+                                             const StopCheck& stop) const;
+
+  CudaEngineOptions options_;
+};
+
+// The payload CudaStatus puts on every status made from a CUDA error; its
+// value is the error's name.
+inline constexpr absl::string_view kCudaErrorPayload =
+    "type.chunkplan/cuda_error";
+
+// True when `status` came from a failing CUDA call (so another engine can
+// answer instead); false for OK, for the engine's limits and for a stop.
+inline bool IsCudaFailure(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kCudaErrorPayload).has_value();
+}
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_ENGINES_CUDA_ENGINE_H_

@@ -1,0 +1,67 @@
+#include "server/planner/engines/engine_choice.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace chunkplan::planner {
+namespace {
+
+// The plateau engine's time per evaluation per chunk counted (prefix-sum
+// galloping, cache misses included), and its evaluations per plateau
+// (gallop then bisect), fitted on ten random problems (200 to 100,000 sizes,
+// 20,000 to 8.4M candidates) on this project's x86-64 development machine:
+// the estimate is within 0.7x to 2.6x of the measured time on all ten.
+constexpr double kPlateauSecondsPerChunk = 2.5e-9;
+constexpr double kEvaluationsPerLog2 = 0.6;
+
+// PROVISIONAL until bench/gpu_check.sh measures them on an H200: the sweep
+// kernel's rate in candidates x swept sizes per second (an eighth of the
+// H200's integer ceiling of about 1.7e12, half a T4's; docs/cuda-engine.md),
+// and its fixed cost per request (stream, allocation, two uploads, launches,
+// synchronisations, tens of microseconds each).
+constexpr double kCudaStepsPerSecond = 2e11;
+constexpr double kCudaFixedSeconds = 2e-4;
+
+// Sum over groups of ceil(S_g / chunk): a lower bound of next-fit's chunks.
+// A chunk size of 0 only occurs when every swept size is 0 (the start is at
+// least the largest one), and next-fit then opens no chunk.
+double ChunkEstimate(const SweepProblem& problem, uint64_t chunk) {
+  if (chunk == 0) return 0;
+  double chunks = 0;
+  for (size_t g = 0; g < problem.num_groups(); ++g) {
+    uint64_t sum = 0;
+    for (uint64_t s : problem.group(g)) sum += s;
+    chunks += static_cast<double>(sum / chunk + (sum % chunk != 0 ? 1 : 0));
+  }
+  return chunks;
+}
+
+}  // namespace
+
+SweepCostEstimate EstimateSweepCosts(const SweepProblem& problem) {
+  const CandidateGrid& grid = problem.grid;
+  const double candidates = static_cast<double>(grid.count);
+  const double n = static_cast<double>(problem.sizes.size());
+  const double chunks_first = ChunkEstimate(problem, grid.At(0));
+  const double chunks_last = ChunkEstimate(problem, grid.At(grid.count - 1));
+  const double plateaus = std::min(candidates, chunks_first - chunks_last + 1);
+  const double evaluations =
+      plateaus *
+      (kEvaluationsPerLog2 * std::log2(candidates / plateaus + 1) + 1);
+
+  SweepCostEstimate estimate;
+  estimate.plateau_seconds =
+      evaluations * std::max(1.0, chunks_first) * kPlateauSecondsPerChunk;
+  estimate.cuda_seconds =
+      kCudaFixedSeconds + candidates * std::max(1.0, n) / kCudaStepsPerSecond;
+  return estimate;
+}
+
+bool AutoPrefersCuda(const SweepProblem& problem, uint64_t cuda_max_work) {
+  const uint64_t work = problem.SweepWork();
+  if (work < kCudaMinWork || work > cuda_max_work) return false;
+  const SweepCostEstimate estimate = EstimateSweepCosts(problem);
+  return estimate.cuda_seconds < estimate.plateau_seconds;
+}
+
+}  // namespace chunkplan::planner

@@ -1,0 +1,43 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_CHOICE_H_
+#define CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_CHOICE_H_
+
+// AUTO's choice between CPU_PLATEAU and CUDA: a rough time for each engine on
+// a problem, from its shape alone (no sweep). Plain C++; it decides before
+// the CUDA runtime is touched, so small requests never initialise it. The
+// numbers and how bench/gpu_check.sh measures them are in
+// docs/cuda-engine.md; the CUDA ones are provisional until measured there.
+
+#include <cstdint>
+
+#include "server/planner/plan/search_plan.h"
+
+namespace chunkplan::planner {
+
+// Below this many candidates x swept sizes AUTO never picks CUDA: launch,
+// upload and synchronisation cost tens of microseconds, and the plateau
+// engine answers such problems in about a millisecond or less.
+inline constexpr uint64_t kCudaMinWork = uint64_t{1} << 30;
+
+struct SweepCostEstimate {
+  double plateau_seconds = 0;  // CPU_PLATEAU on one core
+  double cuda_seconds = 0;     // CUDA, device already initialised
+};
+
+// Estimates both engines' time on `problem`.
+//
+// CPU_PLATEAU: its evaluations times the cost of one. With S_g a group's
+// swept sum, K(C) = sum of ceil(S_g / C) approximates the chunk count; K
+// drops at most P = K(first) - K(last) times (and at most once per
+// candidate), each new plateau found in about 0.6 log2(candidates / P + 1)
+// + 1 evaluations, and one evaluation costs about K(first) chunk counts.
+// CUDA: a fixed cost plus candidates x swept sizes at the kernel's rate.
+SweepCostEstimate EstimateSweepCosts(const SweepProblem& problem);
+
+// True when AUTO should sweep `problem` on CUDA, given a usable device: at
+// least kCudaMinWork steps, at most `cuda_max_work`, and a lower estimate
+// than CPU_PLATEAU's.
+bool AutoPrefersCuda(const SweepProblem& problem, uint64_t cuda_max_work);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_CHOICE_H_

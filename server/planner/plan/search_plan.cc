@@ -1,0 +1,176 @@
+#include "server/planner/plan/search_plan.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/planner/plan/checked_math.h"
+#include "server/planner/plan/numpy_stats.h"
+#include "server/planner/plan/python_math.h"
+#include "server/planner/plan/request_checks.h"
+
+namespace chunkplan::planner {
+namespace {
+
+// A degree group while the plan is built: its sizes in visit order and the
+// index of its first parameter (for error messages).
+struct GroupDraft {
+  DegreeGroup group;
+  std::vector<uint64_t> sizes;
+  size_t first_index = 0;
+};
+
+// The seed's classify_params_by_dp_degree: groups in first-seen order,
+// visit order inside each, with overflow-checked totals.
+absl::StatusOr<std::vector<GroupDraft>> GroupByDegree(
+    const SearchRequest& request, uint64_t* total) {
+  std::vector<GroupDraft> drafts;
+  absl::flat_hash_map<uint32_t, size_t> draft_of_degree;
+  *total = 0;
+  for (size_t i = 0; i < request.numels.size(); ++i) {
+    const uint32_t degree = DegreeOf(request, i);
+    const auto [slot, inserted] =
+        draft_of_degree.try_emplace(degree, drafts.size());
+    if (inserted) drafts.push_back(GroupDraft{{degree, 0, false}, {}, i});
+    GroupDraft* const it = &drafts[slot->second];
+    const uint64_t numel = request.numels[i];
+    if (!CheckedAdd(*total, numel, total) || *total > kMaxElements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("numels[", i, "]: the total of numels[0..", i,
+                       "] exceeds 2^63-1 elements"));
+    }
+    it->group.total += numel;  // <= *total
+    it->sizes.push_back(numel);
+  }
+  return drafts;
+}
+
+// np.lcm.reduce over the group degrees, checked.
+absl::StatusOr<uint64_t> DegreeLcm(const std::vector<GroupDraft>& drafts) {
+  uint64_t lcm = 1;
+  for (const GroupDraft& d : drafts) {
+    if (!CheckedLcm(lcm, d.group.dp_degree, &lcm) || lcm > kMaxElements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dp_degrees[", d.first_index,
+                       "]: the least common multiple of the "
+                       "degrees up to ",
+                       d.group.dp_degree, " exceeds 2^63-1"));
+    }
+  }
+  return lcm;
+}
+
+// The seed's _filter_exlarge_params over the swept groups, in place.
+void FilterExlarge(std::vector<GroupDraft*>& swept) {
+  std::vector<uint64_t> all;
+  for (const GroupDraft* d : swept) {
+    all.insert(all.end(), d->sizes.begin(), d->sizes.end());
+  }
+  if (all.empty()) return;
+  const double limit = NumpyExlargeLimit(all);
+  for (GroupDraft* d : swept) {
+    std::erase_if(d->sizes, [limit](uint64_t s) {
+      return !WithinExlargeLimit(s, limit);
+    });
+  }
+}
+
+// The seed's start size and grid, with the overflow checks of the sweep.
+absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
+                                        uint64_t min_chunk_size,
+                                        uint64_t search_range,
+                                        uint64_t interval, uint64_t lcm) {
+  const uint64_t max_swept =
+      sweep.sizes.empty()
+          ? 0
+          : *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
+  const uint64_t max_size = std::max(min_chunk_size, max_swept);
+  CandidateGrid grid;
+  grid.interval = interval;
+  grid.count = search_range / interval + 1;
+  if (!CheckedMul(PythonCeilTrueDivide(max_size, interval), interval,
+                  &grid.start)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("search_interval is ", interval,
+                     ": the start size (a multiple of it "
+                     ">= ",
+                     max_size, ") exceeds 2^64-1"));
+  }
+  if (grid.start < max_swept) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("search_interval is ", interval,
+                     ": the seed's float division puts "
+                     "the start size at ",
+                     grid.start, ", below the largest swept size ", max_swept,
+                     " (quotients beyond 2^53 are out of range)"));
+  }
+  uint64_t last = 0;
+  uint64_t last_rounded = 0;
+  if (!CheckedMul(grid.count - 1, interval, &last) ||
+      !CheckedAdd(grid.start, last, &last) ||
+      !CheckedRoundUp(last, lcm, &last_rounded) ||
+      last_rounded > kMaxElements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "search_range_m: the largest candidate chunk size (start ", grid.start,
+        " + range ", search_range, ", rounded up to a multiple of ", lcm,
+        ") exceeds 2^63-1"));
+  }
+  // sum_g k_g(C) * C < 2 * S + G * C bounds every engine's arithmetic.
+  uint64_t bound = 0;
+  uint64_t groups_times_last = 0;
+  if (!CheckedMul(sweep.num_groups(), last, &groups_times_last) ||
+      !CheckedAdd(sweep.swept_total, sweep.swept_total, &bound) ||
+      !CheckedAdd(bound, groups_times_last, &bound)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "search_range_m: padding sums at the largest candidate chunk size ",
+        last, " could exceed 2^64-1"));
+  }
+  return grid;
+}
+
+}  // namespace
+
+uint64_t SweepProblem::SweepWork() const {
+  uint64_t work = 0;
+  const uint64_t per_candidate = std::max<uint64_t>(1, sizes.size());
+  if (!CheckedMul(grid.count, per_candidate, &work)) return UINT64_MAX;
+  return work;
+}
+
+absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request) {
+  CHUNKPLAN_RETURN_IF_ERROR(CheckShape(request));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const uint64_t search_range,
+      RoundedMebiElements(request.search_range_m, "search_range_m"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const uint64_t min_chunk_size,
+      RoundedMebiElements(request.min_chunk_size_m, "min_chunk_size_m"));
+
+  SearchPlan plan;
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<GroupDraft> drafts,
+                             GroupByDegree(request, &plan.total_param_size));
+  CHUNKPLAN_ASSIGN_OR_RETURN(plan.degree_lcm, DegreeLcm(drafts));
+
+  std::vector<GroupDraft*> swept;
+  for (GroupDraft& d : drafts) {
+    d.group.keep_gathered = d.group.total < min_chunk_size;
+    if (!d.group.keep_gathered) swept.push_back(&d);
+    plan.groups.push_back(d.group);
+  }
+  if (request.filter_exlarge_params) FilterExlarge(swept);
+
+  SweepProblem& sweep = plan.sweep;
+  for (const GroupDraft* d : swept) {
+    sweep.sizes.insert(sweep.sizes.end(), d->sizes.begin(), d->sizes.end());
+    sweep.group_begin.push_back(sweep.sizes.size());
+    for (uint64_t s : d->sizes) sweep.swept_total += s;  // <= total
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      sweep.grid, BuildGrid(sweep, min_chunk_size, search_range,
+                            request.search_interval, plan.degree_lcm));
+  return plan;
+}
+
+}  // namespace chunkplan::planner
