@@ -28,17 +28,8 @@
 #include "gtest/gtest.h"
 #include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
-#include "tests/differential/oracle_runner.h"
+#include "testing/oracle_runner.h"
 #include "tests/differential/random_requests.h"
-
-#ifndef CHUNKPLAN_PYTHON_PATH
-#error \
-    "CHUNKPLAN_PYTHON_PATH must name the Python with numpy (the build sets it)"
-#endif
-#ifndef CHUNKPLAN_ORACLE_PATH
-#error \
-    "CHUNKPLAN_ORACLE_PATH must name chunk_search_oracle.py (the build sets it)"
-#endif
 
 namespace chunkplan::testing {
 namespace {
@@ -49,13 +40,6 @@ constexpr int kDefaultRequests = 2000;
 constexpr int kMaxReported = 8;
 // Requests longer than this are printed cut short (the replay file has them).
 constexpr size_t kMaxPrintedChars = 16000;
-
-OracleCommand Oracle(bool strict = false) {
-  const char* script = std::getenv("CHUNKPLAN_DIFF_ORACLE");
-  return OracleCommand{CHUNKPLAN_PYTHON_PATH,
-                       script != nullptr ? script : CHUNKPLAN_ORACLE_PATH,
-                       strict};
-}
 
 uint64_t EnvOr(const char* name, uint64_t fallback) {
   const char* value = std::getenv(name);
@@ -131,7 +115,7 @@ std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
 
   std::vector<v1::ChunkSearchResponse> answers(requests.size());
   const absl::StatusOr<std::vector<std::string>> oracle =
-      RunOracleJsonl(Oracle(), lines);
+      RunOracleJsonl(SearchOracle(), lines);
   if (!oracle.ok()) {
     ADD_FAILURE() << context << ": " << oracle.status();
     return answers;
@@ -167,8 +151,8 @@ std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
     std::ofstream out(replay_path);
     for (const std::string& line : failing) out << line << "\n";
     std::cout << "failing requests written to " << replay_path
-              << " (replay: " << CHUNKPLAN_PYTHON_PATH << " " << Oracle().script
-              << " --jsonl < that file)\n";
+              << " (replay: " << SearchOracle().python << " "
+              << SearchOracle().script << " --jsonl < that file)\n";
   }
   return answers;
 }
@@ -287,7 +271,7 @@ TEST(DifferentialTest, RandomRequestsMatchTheOracle) {
     if (g.empties_a_group) emptied.push_back(common::MessageToJson(g.request));
   }
   const absl::StatusOr<std::vector<std::string>> strict =
-      RunOracleJsonl(Oracle(/*strict=*/true), emptied);
+      RunOracleJsonl(SearchOracle(/*strict=*/true), emptied);
   ASSERT_TRUE(strict.ok()) << strict.status();
   for (size_t i = 0; i < emptied.size(); ++i) {
     if ((*strict)[i].find("max() arg is an empty sequence") !=

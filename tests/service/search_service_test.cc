@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "tests/service/oracle.h"
+#include "testing/oracle_runner.h"
 #include "tests/service/service_fixture.h"
 
 namespace chunkplan::testing {

@@ -1,4 +1,4 @@
-#include "tests/differential/oracle_runner.h"
+#include "testing/oracle_runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/json_codec.h"
+
+#ifndef CHUNKPLAN_PYTHON
+#error "CHUNKPLAN_PYTHON must name the Python with numpy (the build sets it)"
+#endif
+#ifndef CHUNKPLAN_ORACLE_DIR
+#error "CHUNKPLAN_ORACLE_DIR must name tests/oracle (the build sets it)"
+#endif
 
 namespace chunkplan::testing {
 namespace {
@@ -70,6 +77,15 @@ class TempFile {
 };
 
 }  // namespace
+
+OracleCommand SearchOracle(bool strict) {
+  const char* script = std::getenv("CHUNKPLAN_DIFF_ORACLE");
+  return OracleCommand{CHUNKPLAN_PYTHON,
+                       script != nullptr ? script
+                                         : CHUNKPLAN_ORACLE_DIR
+                           "/chunk_search_oracle.py",
+                       strict};
+}
 
 absl::StatusOr<std::vector<std::string>> RunOracleJsonl(
     const OracleCommand& command,
@@ -129,6 +145,24 @@ absl::StatusOr<v1::ChunkSearchResponse> ParseOracleAnswer(
         absl::StrCat("oracle answered ", line, " (", parsed.message(), ")"));
   }
   return response;
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<v1::ChunkSearchResponse>>> AskOracle(
+    const std::vector<v1::ChunkSearchRequest>& requests) {
+  std::vector<std::string> lines;
+  lines.reserve(requests.size());
+  for (const v1::ChunkSearchRequest& r : requests) {
+    lines.push_back(common::MessageToJson(r));
+  }
+  absl::StatusOr<std::vector<std::string>> answers =
+      RunOracleJsonl(SearchOracle(), lines);
+  if (!answers.ok()) return answers.status();
+  std::vector<absl::StatusOr<v1::ChunkSearchResponse>> responses;
+  responses.reserve(answers->size());
+  for (const std::string& line : *answers) {
+    responses.push_back(ParseOracleAnswer(line));
+  }
+  return responses;
 }
 
 }  // namespace chunkplan::testing
