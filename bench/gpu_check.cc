@@ -1,6 +1,8 @@
 // The GPU machine's check (run by bench/gpu_check.sh; no GoogleTest there):
-// CUDA against CPU_PLATEAU on fresh random problems, on tie-heavy and
-// beyond-32-bit grids and on a sweep of over a million candidates; then the
+// the checks of testing/gpu_checks.h (the same functions the CUDA gtests
+// call): CUDA and CPU_SWEEP against CPU_PLATEAU on fresh random problems, on
+// tie-heavy and beyond-32-bit grids and on a sweep of over a million
+// candidates, and the stop check between slices; then the
 // throughput of every engine on a LLaMA-2-70B-like sweep (8.4M candidates x
 // 723 sizes) against the GPU's integer ceiling, and the cost model's
 // estimates against what was measured. Without a device (or a binary without
@@ -31,6 +33,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
+#include "testing/gpu_checks.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::planner {
@@ -81,54 +84,51 @@ SweepOutcome Plateau(const SweepProblem& p) {
 // slices of one resident grid) where a device is usable.
 struct Engines {
   CpuSweepEngine sweep{CpuSweepOptions{.max_work = UINT64_MAX}};
+  CpuPlateauEngine plateau;
   std::vector<std::pair<std::string, std::unique_ptr<SweepEngine>>> cuda;
 };
 
+// Counts a failure and prints the check's findings unless `status` is OK.
+void Report(const char* check, const absl::Status& status,
+            Clock::time_point t0) {
+  if (status.ok()) {
+    std::printf("%s: agreed, %.2f s\n", check, Seconds(t0));
+    return;
+  }
+  ++failures;
+  std::printf("FAIL %s:\n%s\n", check, std::string(status.message()).c_str());
+}
+
+// The checks of testing/gpu_checks.h (tests/planner/cuda_engine_test.cc runs
+// them as gtests): every CUDA slicing and CPU_SWEEP against CPU_PLATEAU or
+// the known answer.
 void CheckCorrectness(const Engines& engines, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const auto t0 = Clock::now();
-  const int rounds = 300;
-  for (int round = 0; round < rounds; ++round) {
-    const SweepProblem p = problems::RandomSweepProblem(rng, 3000, 5000);
-    const SweepOutcome want = Plateau(p);
-    const std::string what = "random problem " + std::to_string(round);
-    Expect(what, engines.sweep, p, want);
-    for (const auto& [name, e] : engines.cuda)
-      Expect(what + " " + name, *e, p, want);
-  }
-  std::printf("random problems: %d (seed %llu), %.2f s\n", rounds,
-              static_cast<unsigned long long>(seed), Seconds(t0));
-
-  const SweepProblem tied = problems::TiedProblem();
-  const SweepOutcome tied_want{problems::kTiedProblemBestIndex, 8192, 0};
-  Expect("tied problem", CpuPlateauEngine(), tied, tied_want);
-  Expect("tied problem", engines.sweep, tied, tied_want);
-  for (const auto& [name, e] : engines.cuda)
-    Expect("tied " + name, *e, tied, tied_want);
-
-  const SweepProblem big = problems::RandomSweepProblem(rng, 400, 1);
-  SweepProblem million = big;
-  million.grid.count = 1'200'000;
-  const SweepOutcome million_want = Plateau(million);
-  Expect("1.2M candidates", engines.sweep, million, million_want);
+  std::vector<testing::NamedEngine> all = {{"CPU_SWEEP", &engines.sweep}};
+  std::vector<testing::NamedEngine> beyond = {
+      {"CPU_PLATEAU", &engines.plateau}};
   for (const auto& [name, e] : engines.cuda) {
-    Expect("1.2M candidates " + name, *e, million, million_want);
+    all.push_back({name, e.get()});
+    beyond.push_back({name, e.get()});
   }
-
-  const SweepProblem beyond = problems::BeyondInt32Problem();
-  const SweepOutcome beyond_want{
-      problems::kBeyondInt32BestIndex,
-      beyond.grid.At(problems::kBeyondInt32BestIndex), 0};
-  Expect("beyond 2**31", CpuPlateauEngine(), beyond, beyond_want);
-  if (!engines.cuda.empty()) {
-    // One launch over all 2**31 + 1007 candidates, and the default slices.
-    Expect("beyond 2**31 one slice",
-           CudaEngine(CudaEngineOptions{.steps_per_slice = UINT64_MAX}), beyond,
-           beyond_want);
-    Expect("beyond 2**31", *engines.cuda.front().second, beyond, beyond_want);
+  const CudaEngine one_launch(CudaEngineOptions{.steps_per_slice = UINT64_MAX});
+  if (!engines.cuda.empty())
+    beyond.push_back({"CUDA(one launch)", &one_launch});
+  auto t0 = Clock::now();
+  Report("300 random problems", testing::AgreesOnRandomProblems(all, seed, 300),
+         t0);
+  t0 = Clock::now();
+  Report("tied problem", testing::TiesGoToTheFirstCandidate(all), t0);
+  t0 = Clock::now();
+  Report("1.2M candidates", testing::AgreesOnOverAMillionCandidates(all, seed),
+         t0);
+  t0 = Clock::now();
+  Report("beyond 2**31 candidates", testing::FindsIndicesBeyond32Bits(beyond),
+         t0);
+  if (engines.cuda.size() > 1) {
+    t0 = Clock::now();
+    Report("stop check between slices",
+           testing::AsksTheStopCheckBetweenSlices(*engines.cuda[1].second), t0);
   }
-  std::printf("tied, 1.2M-candidate and beyond-2**31 grids: done, %.2f s\n",
-              Seconds(t0));
 }
 
 // Best of `runs` timings of `engine` on `p`; the answer must equal `want`.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -16,6 +17,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
+#include "testing/gpu_checks.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::planner {
@@ -34,20 +36,6 @@ class CudaDeviceTest : public ::testing::Test {
   }
 };
 
-SweepOutcome Plateau(const SweepProblem& p) {
-  const auto got = CpuPlateauEngine().Sweep(p, {});
-  EXPECT_TRUE(got.ok()) << got.status();
-  return got.ok() ? *got : SweepOutcome{};
-}
-
-void ExpectSame(const absl::StatusOr<SweepOutcome>& got,
-                const SweepOutcome& want) {
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->best_index, want.best_index);
-  EXPECT_EQ(got->chunk_size, want.chunk_size);
-  EXPECT_EQ(got->waste, want.waste);
-}
-
 // Default slices, and slices of one resident grid (many launches, merged).
 const CudaEngine& DefaultSlices() {
   static const CudaEngine* const e = new CudaEngine();
@@ -59,57 +47,43 @@ const CudaEngine& OneGridSlices() {
   return *e;
 }
 
+// Both slicings, as testing/gpu_checks.h takes them.
+std::vector<testing::NamedEngine> BothSlicings() {
+  return {{"CUDA", &DefaultSlices()},
+          {"CUDA(one grid per slice)", &OneGridSlices()}};
+}
+
+// The checks of testing/gpu_checks.h, which bench/gpu_check runs too.
 TEST_F(CudaDeviceTest, AgreesWithPlateauOnFreshRandomProblems) {
-  const uint64_t seed = std::random_device()();
-  SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  for (int round = 0; round < 200; ++round) {
-    const SweepProblem p = problems::RandomSweepProblem(rng, 3000, 5000);
-    const SweepOutcome want = Plateau(p);
-    SCOPED_TRACE(::testing::Message() << "round " << round);
-    ExpectSame(DefaultSlices().Sweep(p, {}), want);
-    ExpectSame(OneGridSlices().Sweep(p, {}), want);
-  }
+  const absl::Status s = testing::AgreesOnRandomProblems(
+      BothSlicings(), std::random_device()(), 200);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST_F(CudaDeviceTest, AgreesWithPlateauOnOverAMillionCandidates) {
-  std::mt19937_64 rng(std::random_device{}());
-  SweepProblem p = problems::RandomSweepProblem(rng, 400, 1);
-  p.grid.count = 1'200'000;
-  const SweepOutcome want = Plateau(p);
-  ExpectSame(DefaultSlices().Sweep(p, {}), want);
-  ExpectSame(OneGridSlices().Sweep(p, {}), want);
+  const absl::Status s = testing::AgreesOnOverAMillionCandidates(
+      BothSlicings(), std::random_device()());
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST_F(CudaDeviceTest, TiesGoToTheFirstCandidateAcrossBlocksAndSlices) {
-  const SweepProblem p = problems::TiedProblem();
-  const SweepOutcome want{problems::kTiedProblemBestIndex, 8192, 0};
-  ExpectSame(DefaultSlices().Sweep(p, {}), want);
-  ExpectSame(OneGridSlices().Sweep(p, {}), want);
+  const absl::Status s = testing::TiesGoToTheFirstCandidate(BothSlicings());
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST_F(CudaDeviceTest, IndicesBeyond32Bits) {
-  const SweepProblem p = problems::BeyondInt32Problem();
-  const SweepOutcome want{problems::kBeyondInt32BestIndex,
-                          p.grid.At(problems::kBeyondInt32BestIndex), 0};
-  ExpectSame(DefaultSlices().Sweep(p, {}), want);
-  // All 2**31 + 1007 candidates in one launch.
-  ExpectSame(
-      CudaEngine(CudaEngineOptions{.steps_per_slice = UINT64_MAX}).Sweep(p, {}),
-      want);
+  // The default slices, and all 2**31 + 1007 candidates in one launch.
+  const CudaEngine one_launch(CudaEngineOptions{.steps_per_slice = UINT64_MAX});
+  const std::vector<testing::NamedEngine> engines = {
+      {"CUDA", &DefaultSlices()}, {"CUDA(one launch)", &one_launch}};
+  const absl::Status s = testing::FindsIndicesBeyond32Bits(engines);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST_F(CudaDeviceTest, AsksTheStopCheckBetweenSlices) {
-  const SweepProblem p = problems::TiedProblem();  // several one-grid slices
-  int calls = 0;
-  const StopCheck stop = [&calls]() -> absl::Status {
-    return ++calls < 2 ? absl::OkStatus()
-                       : absl::DeadlineExceededError("deadline passed");
-  };
-  const auto got = OneGridSlices().Sweep(p, stop);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(calls, 2);
-  EXPECT_FALSE(IsCudaFailure(got.status()));
+  const absl::Status s =
+      testing::AsksTheStopCheckBetweenSlices(OneGridSlices());
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(CudaEngine, RefusesWorkAboveItsLimit) {

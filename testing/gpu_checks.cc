@@ -1,0 +1,136 @@
+#include "testing/gpu_checks.h"
+
+#include <random>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cuda_engine.h"
+#include "testing/test_problems.h"
+
+namespace chunkplan::testing {
+namespace {
+
+using planner::SweepOutcome;
+using planner::SweepProblem;
+
+// The disagreements found so far, one line each.
+class Findings {
+ public:
+  // Sweeps `p` with every engine and notes each answer that is not `want`.
+  void Compare(absl::string_view what, std::span<const NamedEngine> engines,
+               const SweepProblem& p, const SweepOutcome& want) {
+    for (const NamedEngine& e : engines) {
+      const absl::StatusOr<SweepOutcome> got = e.engine->Sweep(p, {});
+      if (!got.ok()) {
+        Note(what, e.name, got.status().ToString(), want);
+      } else if (got->best_index != want.best_index ||
+                 got->chunk_size != want.chunk_size ||
+                 got->waste != want.waste) {
+        Note(what, e.name,
+             absl::StrCat("index ", got->best_index, " chunk ", got->chunk_size,
+                          " waste ", got->waste),
+             want);
+      }
+    }
+  }
+
+  // CPU_PLATEAU's answer to `p`, the expected one; its own failure is noted
+  // (and returned).
+  absl::StatusOr<SweepOutcome> Plateau(absl::string_view what,
+                                       const SweepProblem& p) {
+    absl::StatusOr<SweepOutcome> got = planner::CpuPlateauEngine().Sweep(p, {});
+    if (!got.ok()) {
+      absl::StrAppend(&text_, what, ": CPU_PLATEAU: ", got.status().ToString(),
+                      "\n");
+    }
+    return got;
+  }
+
+  absl::Status Result() const {
+    if (text_.empty()) return absl::OkStatus();
+    return absl::InternalError(text_);
+  }
+
+ private:
+  void Note(absl::string_view what, absl::string_view engine,
+            absl::string_view got, const SweepOutcome& want) {
+    absl::StrAppend(&text_, what, ": ", engine, " answered ", got,
+                    "; want index ", want.best_index, " chunk ",
+                    want.chunk_size, " waste ", want.waste, "\n");
+  }
+
+  std::string text_;
+};
+
+}  // namespace
+
+absl::Status AgreesOnRandomProblems(std::span<const NamedEngine> engines,
+                                    uint64_t seed, int rounds) {
+  Findings findings;
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < rounds; ++round) {
+    const SweepProblem p =
+        planner::problems::RandomSweepProblem(rng, 3000, 5000);
+    const std::string what =
+        absl::StrCat("random problem ", round, " (seed ", seed, ")");
+    const absl::StatusOr<SweepOutcome> want = findings.Plateau(what, p);
+    if (want.ok()) findings.Compare(what, engines, p, *want);
+  }
+  return findings.Result();
+}
+
+absl::Status AgreesOnOverAMillionCandidates(
+    std::span<const NamedEngine> engines, uint64_t seed) {
+  Findings findings;
+  std::mt19937_64 rng(seed);
+  SweepProblem p = planner::problems::RandomSweepProblem(rng, 400, 1);
+  p.grid.count = 1'200'000;
+  const std::string what = absl::StrCat("1.2M candidates (seed ", seed, ")");
+  const absl::StatusOr<SweepOutcome> want = findings.Plateau(what, p);
+  if (want.ok()) findings.Compare(what, engines, p, *want);
+  return findings.Result();
+}
+
+absl::Status TiesGoToTheFirstCandidate(std::span<const NamedEngine> engines) {
+  Findings findings;
+  const SweepProblem p = planner::problems::TiedProblem();
+  const SweepOutcome want{planner::problems::kTiedProblemBestIndex,
+                          p.grid.At(planner::problems::kTiedProblemBestIndex),
+                          0};
+  findings.Compare("tied problem", engines, p, want);
+  return findings.Result();
+}
+
+absl::Status FindsIndicesBeyond32Bits(std::span<const NamedEngine> engines) {
+  Findings findings;
+  const SweepProblem p = planner::problems::BeyondInt32Problem();
+  const SweepOutcome want{planner::problems::kBeyondInt32BestIndex,
+                          p.grid.At(planner::problems::kBeyondInt32BestIndex),
+                          0};
+  findings.Compare("beyond 2**31 candidates", engines, p, want);
+  return findings.Result();
+}
+
+absl::Status AsksTheStopCheckBetweenSlices(
+    const planner::SweepEngine& one_grid_slices) {
+  const SweepProblem p = planner::problems::TiedProblem();
+  int calls = 0;
+  const planner::StopCheck stop = [&calls]() -> absl::Status {
+    return ++calls < 2 ? absl::OkStatus()
+                       : absl::DeadlineExceededError("deadline passed");
+  };
+  const absl::StatusOr<SweepOutcome> got = one_grid_slices.Sweep(p, stop);
+  if (got.status().code() != absl::StatusCode::kDeadlineExceeded ||
+      calls != 2 || planner::IsCudaFailure(got.status())) {
+    return absl::InternalError(absl::StrCat(
+        "stop check between slices: answered ",
+        got.ok() ? "OK" : got.status().ToString(), " after ", calls,
+        " stop-check calls; want DEADLINE_EXCEEDED (not a CUDA failure) "
+        "after 2"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace chunkplan::testing
