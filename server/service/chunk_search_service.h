@@ -4,23 +4,8 @@
 // chunkplan.v1.ChunkSearch on gRPC's callback API: checks the request
 // against the server's limits, hands the search to the planner on a worker
 // pool, and answers with the planner's status.
-//
-// Why a worker pool and not the reactor thread: the callback API runs
-// handlers on a few gRPC-owned threads, which also dispatch every other call
-// (health checks included). A CPU_SWEEP can run for seconds; run there it
-// would stall them. The handler therefore only checks and converts the
-// request (microseconds to a few milliseconds for a million parameters),
-// admits it against max_concurrent_searches with an atomic counter, and
-// queues it on a fixed pool of search_threads workers; the queue never holds
-// more than max_concurrent_searches searches, and a search beyond that is
-// answered RESOURCE_EXHAUSTED at once.
-//
-// Why the raw callback method (ChunkSearch::WithRawCallbackMethod_Search)
-// and not ChunkSearch::CallbackService: the typed callback handler of gRPC
-// 1.51 answers a request body it cannot parse with UNIMPLEMENTED and an
-// empty message, without calling the service. Parsing the bytes here lets
-// such a request get INVALID_ARGUMENT with a message that says what is
-// wrong. The wire contract is the same; clients use the generated stubs.
+// (Why a worker pool, and why the raw callback method: the comments above
+// Search in chunk_search_service.cc.)
 
 #include <atomic>
 #include <chrono>

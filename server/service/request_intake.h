@@ -2,8 +2,9 @@
 #define CHUNKPLAN_SERVER_SERVICE_REQUEST_INTAKE_H_
 
 // From a Search call's raw request body to the planner's request, under the
-// server's limits, and the planner's options for those limits. The service
-// takes every request through these functions, and so does the fuzzer
+// server's limits, and the planner's options for those limits. (Every check
+// a request meets, and where: server/planner/plan/request_checks.h.) The
+// service takes every request through these functions, and so does the fuzzer
 // (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
 // server runs.
 

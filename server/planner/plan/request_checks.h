@@ -3,6 +3,43 @@
 
 // Field-by-field checks of a SearchRequest. Each error is INVALID_ARGUMENT
 // with a message that starts with the field (and index) at fault.
+//
+// Why was my request refused? Every refusal, where it is made, and why there
+// (in the order a Search call meets them; the CLI's --local and the fuzzer
+// take the same path from the second row on):
+//
+//   status              check                          file (function)
+//   ------------------  -----------------------------  ----------------------
+//   INVALID_ARGUMENT    the body is not a              service/request_intake
+//                       ChunkSearchRequest             (ParseRequest)
+//   RESOURCE_EXHAUSTED  numels or dp_degrees longer    service/request_intake
+//                       than --max_params              (CheckAndConvert)
+//   INVALID_ARGUMENT    engine outside the enum        service/proto_convert
+//                                                      (FromProto)
+//   RESOURCE_EXHAUSTED  --max_concurrent_searches      service/
+//                       already running                chunk_search_service
+//   INVALID_ARGUMENT    shape: no numels, a size or    planner/plan/
+//                       degree out of range, interval  request_checks (here:
+//                       0, NaN/inf/negative _m values  CheckShape,
+//                                                      RoundedMebiElements)
+//   INVALID_ARGUMENT    sums, lcms, the start size,    planner/plan/
+//                       the last candidate or padding  search_plan
+//                       sums beyond 64 bits            (BuildSearchPlan)
+//   FAILED_PRECONDITION an engine this binary or       planner/planner.cc
+//                       machine cannot run (CUDA       (Planner::Search),
+//                       without a usable device)       engines/device_health
+//   RESOURCE_EXHAUSTED  sweep work beyond              planner/engines/
+//                       --max_sweep_work or            cpu_sweep_engine,
+//                       --max_cuda_work                cuda_engine.cu
+//   DEADLINE_EXCEEDED,  the client's deadline or       service/call_stop
+//   CANCELLED           --max_search_time passed, or   (CallStopCheck), asked
+//                       the call was cancelled         by every engine
+//
+// Why the split: only the service sees bytes, its own flags and the wire's
+// enum values, so those checks are its; everything a request's values can
+// get wrong is the planner's, so every caller of the planner gets the same
+// answer; the overflow checks need the plan's own arithmetic, so they live
+// where it is done; limits that depend on the engine live in the engine.
 
 #include <cstdint>
 
