@@ -64,6 +64,17 @@ class Findings {
   std::string text_;
 };
 
+// Every engine's answer to `p` against its known best index, where the
+// least waste is 0.
+absl::Status HasKnownAnswer(absl::string_view what,
+                            std::span<const NamedEngine> engines,
+                            const SweepProblem& p, uint64_t best_index) {
+  Findings findings;
+  findings.Compare(what, engines, p,
+                   SweepOutcome{best_index, p.grid.At(best_index), 0});
+  return findings.Result();
+}
+
 }  // namespace
 
 absl::Status AgreesOnRandomProblems(std::span<const NamedEngine> engines,
@@ -94,23 +105,15 @@ absl::Status AgreesOnOverAMillionCandidates(
 }
 
 absl::Status TiesGoToTheFirstCandidate(std::span<const NamedEngine> engines) {
-  Findings findings;
-  const SweepProblem p = planner::problems::TiedProblem();
-  const SweepOutcome want{planner::problems::kTiedProblemBestIndex,
-                          p.grid.At(planner::problems::kTiedProblemBestIndex),
-                          0};
-  findings.Compare("tied problem", engines, p, want);
-  return findings.Result();
+  return HasKnownAnswer("tied problem", engines,
+                        planner::problems::TiedProblem(),
+                        planner::problems::kTiedProblemBestIndex);
 }
 
 absl::Status FindsIndicesBeyond32Bits(std::span<const NamedEngine> engines) {
-  Findings findings;
-  const SweepProblem p = planner::problems::BeyondInt32Problem();
-  const SweepOutcome want{planner::problems::kBeyondInt32BestIndex,
-                          p.grid.At(planner::problems::kBeyondInt32BestIndex),
-                          0};
-  findings.Compare("beyond 2**31 candidates", engines, p, want);
-  return findings.Result();
+  return HasKnownAnswer("beyond 2**31 candidates", engines,
+                        planner::problems::BeyondInt32Problem(),
+                        planner::problems::kBeyondInt32BestIndex);
 }
 
 absl::Status AsksTheStopCheckBetweenSlices(
