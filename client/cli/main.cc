@@ -30,7 +30,7 @@
 #include "client/cli/health_command.h"
 #include "client/cli/remote_call.h"
 #include "client/cli/search_command.h"
-#include "client/cli/version.h"
+#include "server/planner/planner.h"
 
 ABSL_FLAG(std::string, request, "",
           "search: the ChunkSearchRequest as protobuf JSON; '-' reads stdin");
@@ -53,6 +53,10 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "",
           "with --server: the PEM private key of --tls_cert");
 
+#ifndef CHUNKPLAN_VERSION
+#error "CHUNKPLAN_VERSION must be defined by the build (PROJECT_VERSION)"
+#endif
+
 namespace chunkplan::cli {
 namespace {
 
@@ -71,6 +75,15 @@ With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
+
+// `chunkplan version` and --version: "chunkplan <version>" (the CMake
+// project version) and the engines this binary can run here, e.g.
+// "engines: CPU_SWEEP CPU_PLATEAU".
+std::string VersionText() {
+  return absl::StrCat("chunkplan ", CHUNKPLAN_VERSION,
+                      "\nengines: ", planner::Planner().DescribeEngines(),
+                      "\n");
+}
 
 // Prints `status` as "CODE: message" on stderr and returns `exit_code`.
 int Fail(const absl::Status& status, int exit_code) {

@@ -2,12 +2,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "client/cli/local_search.h"
-#include "client/cli/remote_search.h"
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/table_format.h"
+#include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
 #include "common/status_macros.h"
+#include "server/planner/planner.h"
+#include "server/service/proto_convert.h"
 
 namespace chunkplan::cli {
 namespace {
@@ -21,6 +23,35 @@ absl::StatusOr<v1::ChunkSearchRequest> ReadRequest(absl::string_view path) {
         s.code(), absl::StrCat(common::InputName(path), ": ", s.message()));
   }
   return request;
+}
+
+// The response a server with default planner options would send for
+// `request`, computed in this process with the server's own planner and
+// conversions. Errors: as chunkplan.v1.ChunkSearch/Search (INVALID_ARGUMENT,
+// RESOURCE_EXHAUSTED, FAILED_PRECONDITION for an engine this binary lacks).
+absl::StatusOr<v1::ChunkSearchResponse> SearchLocally(
+    const v1::ChunkSearchRequest& request) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchRequest plain,
+                             service::FromProto(request));
+  const planner::Planner planner;
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchResult result,
+                             planner.Search(plain));
+  return service::ToProto(result);
+}
+
+// The server's answer to chunkplan.v1.ChunkSearch/Search for `request`.
+// Errors: the call's status as the server or gRPC gives it (UNAVAILABLE when
+// nothing answers at `target.address`, DEADLINE_EXCEEDED past the deadline,
+// the server's INVALID_ARGUMENT etc.).
+absl::StatusOr<v1::ChunkSearchResponse> SearchRemotely(
+    const RemoteTarget& target, const v1::ChunkSearchRequest& request) {
+  const auto stub = v1::ChunkSearch::NewStub(OpenChannel(target));
+  grpc::ClientContext context;
+  ApplyDeadline(target, &context);
+  v1::ChunkSearchResponse response;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      common::ToAbslStatus(stub->Search(&context, request, &response)));
+  return response;
 }
 
 }  // namespace

@@ -39,7 +39,10 @@ struct SearchOptions {
 // Reads the request, runs the search and returns the text to print, ending
 // in '\n'. Errors: the input's (NOT_FOUND etc. naming the path),
 // INVALID_ARGUMENT for JSON that is not a ChunkSearchRequest (naming the
-// input), then the search's own (see SearchLocally / SearchRemotely).
+// input), then the search's own: as chunkplan.v1.ChunkSearch/Search
+// answers (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION for an
+// engine this binary lacks), and with a server the call's (UNAVAILABLE,
+// DEADLINE_EXCEEDED, ...).
 absl::StatusOr<std::string> RunSearch(const SearchOptions& options);
 
 }  // namespace chunkplan::cli
