@@ -223,7 +223,7 @@ int RunServer(const sigset_t& termination_signals) {
   // Declared before the server: the server must go first.
   service::ChunkSearchService service(
       options, [&call_metrics](const service::CallRecord& record) {
-        call_metrics.Observe("Search", record);
+        call_metrics.Observe(record.method, record);
       });
   call_metrics.SetInFlightSource(
       [&service] { return service.searches_in_flight(); });

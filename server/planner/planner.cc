@@ -10,7 +10,10 @@
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/engine_choice.h"
+#include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/rank_memory.h"
 #include "server/planner/plan/checked_math.h"
+#include "server/planner/plan/request_checks.h"
 #include "server/planner/plan/search_plan.h"
 
 namespace chunkplan::planner {
@@ -28,6 +31,14 @@ std::vector<ChunkConfig> Configs(const SearchPlan& plan, uint64_t chunk_size) {
     if (!g.keep_gathered) configs.push_back({g.dp_degree, chunk_size, false});
   }
   return configs;
+}
+
+// Nanoseconds of the steady clock since `started`.
+uint64_t NanosSince(std::chrono::steady_clock::time_point started) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - started)
+          .count());
 }
 
 }  // namespace
@@ -156,10 +167,49 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
   result.min_chunk_waste = outcome.waste;
   result.engine = engine->kind();
   result.candidates = plan.sweep.grid.count;
-  result.search_nanos = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now() - started)
-          .count());
+  result.search_nanos = NanosSince(started);
+  return result;
+}
+
+absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
+                                             const StopCheck& stop) const {
+  const auto started = std::chrono::steady_clock::now();
+  CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
+  LayoutResult result;
+  std::span<const ChunkConfig> configs = request.configs;
+  if (configs.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(result.search, Search(request.search, stop));
+    configs = result.search->configs;
+  } else {
+    // The search part is checked as Search checks it; nothing is swept.
+    CHUNKPLAN_RETURN_IF_ERROR(BuildSearchPlan(request.search).status());
+    CHUNKPLAN_RETURN_IF_ERROR(CheckGivenConfigs(request));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      result.groups, PlaceChunks(request.search, configs, request.frozen));
+  uint64_t frozen_elements = 0;  // <= the total, which BuildSearchPlan checked
+  for (size_t i = 0; i < request.frozen.size(); ++i) {
+    if (request.frozen[i]) frozen_elements += request.search.numels[i];
+  }
+  for (size_t k = 0; k < result.groups.size(); ++k) {
+    if (!CheckedAdd(result.layout_padding, result.groups[k].padding,
+                    &result.layout_padding)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("layout_padding: the padding of groups[0..", k,
+                       "] exceeds 2^64-1 elements"));
+    }
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      result.most_loaded_rank,
+      RankBytes(result.groups, frozen_elements, request.gemini,
+                RankOfGroup::kFirst, "most_loaded_rank"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      result.least_loaded_rank,
+      RankBytes(result.groups, frozen_elements, request.gemini,
+                RankOfGroup::kLast, "least_loaded_rank"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
+                             GatheredChunkBytes(result.groups));
+  result.layout_nanos = NanosSince(started);
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/device_health.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {
@@ -59,6 +60,18 @@ class Planner {
   // FAILED_PRECONDITION for an engine this binary or machine cannot run;
   // whatever `stop` returns when it stops the search.
   absl::StatusOr<SearchResult> Search(const SearchRequest& request,
+                                      const StopCheck& stop = {}) const;
+
+  // What Gemini allocates for `request`: its given configs, or else the
+  // search's (run as Search runs it, with `stop`), replayed as ChunkManager
+  // places the parameters that are not frozen (layout/chunk_placement.h),
+  // and the bytes of the most and least loaded rank (layout/rank_memory.h).
+  //
+  // Errors: those of Search (the search part is checked as Search checks
+  // it, even with given configs); INVALID_ARGUMENT for frozen of the wrong
+  // length, given configs ColossalAI would refuse (CheckGivenConfigs), and
+  // a padding or byte count beyond 64 bits.
+  absl::StatusOr<LayoutResult> Layout(const LayoutRequest& request,
                                       const StopCheck& stop = {}) const;
 
   // The engines this binary can run now, in enum order (never kAuto).

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
@@ -10,8 +11,8 @@ namespace chunkplan::service {
 void LogCall(const CallRecord& record) {
   const planner::Engine engine = record.engine;
   std::string line = absl::StrCat(
-      "search peer=", record.peer, " params=", record.params,
-      " candidates=", record.candidates,
+      absl::AsciiStrToLower(record.method), " peer=", record.peer,
+      " params=", record.params, " candidates=", record.candidates,
       " engine=", planner::EngineName(engine), " micros=", record.micros,
       " code=", absl::StatusCodeToString(record.status.code()));
   if (!record.status.ok()) {

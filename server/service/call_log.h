@@ -11,11 +11,12 @@
 
 namespace chunkplan::service {
 
-// One finished Search call.
+// One finished call.
 struct CallRecord {
-  std::string peer;         // the client's address as gRPC names it
-  uint64_t params = 0;      // entries in the request's numels
-  uint64_t candidates = 0;  // grid points swept; 0 when no search ran
+  const char* method = "Search";  // the RPC: "Search" or "Layout"
+  std::string peer;               // the client's address as gRPC names it
+  uint64_t params = 0;            // entries in the request's numels
+  uint64_t candidates = 0;        // grid points swept; 0 when no search ran
   // The engine that ran, or the one requested when no search finished.
   planner::Engine engine = planner::Engine::kAuto;
   uint64_t micros = 0;  // from the handler's start to the answer
@@ -27,7 +28,7 @@ struct CallRecord {
 
 // Logs `record` as one line at info level on spdlog's default logger:
 // "search peer=... params=... candidates=... engine=... micros=...
-// code=... [message="..."] [fallback="..."]".
+// code=... [message="..."] [fallback="..."]" ("layout ..." for Layout).
 void LogCall(const CallRecord& record);
 
 }  // namespace chunkplan::service

@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -19,12 +20,12 @@ namespace {
 using Clock = ChunkSearchService::Clock;
 
 // `response` serialized into `bytes`; INTERNAL if that fails.
-absl::Status SerializeResponse(const v1::ChunkSearchResponse& response,
+template <typename Message>
+absl::Status SerializeResponse(const Message& response,
                                grpc::ByteBuffer* bytes) {
   bool own_buffer = false;
-  const grpc::Status serialized =
-      grpc::SerializationTraits<v1::ChunkSearchResponse>::Serialize(
-          response, bytes, &own_buffer);
+  const grpc::Status serialized = grpc::SerializationTraits<Message>::Serialize(
+      response, bytes, &own_buffer);
   if (serialized.ok()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("cannot serialize the response: ",
                                           serialized.error_message()));
@@ -59,15 +60,6 @@ bool ChunkSearchService::Admit() {
   return true;
 }
 
-absl::StatusOr<planner::SearchRequest> ChunkSearchService::Prepare(
-    const grpc::ByteBuffer& bytes, CallRecord& record) const {
-  absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
-  if (!request.ok()) return request.status();
-  record.params = static_cast<uint64_t>(request->numels_size());
-  record.engine = static_cast<planner::Engine>(request->engine());
-  return CheckAndConvert(*request, options_);
-}
-
 // Why a worker pool and not the reactor thread: the callback API runs
 // handlers on a few gRPC-owned threads, which also dispatch every other call
 // (health checks included). A CPU_SWEEP can run for seconds; run there it
@@ -84,16 +76,13 @@ absl::StatusOr<planner::SearchRequest> ChunkSearchService::Prepare(
 // empty message, without calling the service. Parsing the bytes here lets
 // such a request get INVALID_ARGUMENT with a message that says what is
 // wrong. The wire contract is the same; clients use the generated stubs.
-grpc::ServerUnaryReactor* ChunkSearchService::Search(
-    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-    grpc::ByteBuffer* response) {
-  const Clock::time_point started = Clock::now();
+grpc::ServerUnaryReactor* ChunkSearchService::Serve(
+    grpc::CallbackServerContext* context, const absl::Status& prepared,
+    Work work, grpc::ByteBuffer* response, CallRecord record,
+    Clock::time_point started) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  CallRecord record;
-  record.peer = context->peer();
-  absl::StatusOr<planner::SearchRequest> search = Prepare(*request, record);
-  if (!search.ok()) {
-    Finish(reactor, std::move(record), search.status(), started);
+  if (!prepared.ok()) {
+    Finish(reactor, std::move(record), prepared, started);
     return reactor;
   }
   if (!Admit()) {
@@ -106,37 +95,91 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
            started);
     return reactor;
   }
-  spdlog::debug("search admitted peer={} params={}", record.peer,
+  spdlog::debug("{} admitted peer={} params={}",
+                absl::AsciiStrToLower(record.method), record.peer,
                 record.params);
   pool_.Submit([this, context, reactor, response, started,
-                record = std::move(record),
-                search = *std::move(search)]() mutable {
-    RunSearch(context, reactor, search, response, std::move(record), started);
+                record = std::move(record), work = std::move(work)]() mutable {
+    RunWork(context, reactor, work, response, std::move(record), started);
   });
   return reactor;
 }
 
-void ChunkSearchService::RunSearch(grpc::CallbackServerContext* context,
-                                   grpc::ServerUnaryReactor* reactor,
-                                   const planner::SearchRequest& request,
-                                   grpc::ByteBuffer* response,
-                                   CallRecord record,
-                                   Clock::time_point started) {
+grpc::ServerUnaryReactor* ChunkSearchService::Search(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  const Clock::time_point started = Clock::now();
+  CallRecord record;
+  record.method = "Search";
+  record.peer = context->peer();
+  absl::StatusOr<planner::SearchRequest> search;
+  if (absl::StatusOr<v1::ChunkSearchRequest> parsed = ParseRequest(*request);
+      !parsed.ok()) {
+    search = parsed.status();
+  } else {
+    record.params = static_cast<uint64_t>(parsed->numels_size());
+    record.engine = static_cast<planner::Engine>(parsed->engine());
+    search = CheckAndConvert(*parsed, options_);
+  }
+  const absl::Status prepared = search.status();
+  Work work = [this, search = std::move(search)](
+                  const planner::StopCheck& stop, CallRecord& record,
+                  grpc::ByteBuffer* bytes) -> absl::Status {
+    absl::StatusOr<planner::SearchResult> result =
+        planner_.Search(*search, stop);
+    if (!result.ok()) return result.status();
+    record.candidates = result->candidates;
+    record.engine = result->engine;
+    record.fallback_reason = std::move(result->fallback_reason);
+    return SerializeResponse(ToProto(*result), bytes);
+  };
+  return Serve(context, prepared, std::move(work), response, std::move(record),
+               started);
+}
+
+grpc::ServerUnaryReactor* ChunkSearchService::Layout(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  const Clock::time_point started = Clock::now();
+  CallRecord record;
+  record.method = "Layout";
+  record.peer = context->peer();
+  absl::StatusOr<planner::LayoutRequest> layout;
+  if (absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(*request);
+      !parsed.ok()) {
+    layout = parsed.status();
+  } else {
+    record.params = static_cast<uint64_t>(parsed->search().numels_size());
+    record.engine = static_cast<planner::Engine>(parsed->search().engine());
+    layout = CheckAndConvert(*parsed, options_);
+  }
+  const absl::Status prepared = layout.status();
+  Work work = [this, layout = std::move(layout)](
+                  const planner::StopCheck& stop, CallRecord& record,
+                  grpc::ByteBuffer* bytes) -> absl::Status {
+    absl::StatusOr<planner::LayoutResult> result =
+        planner_.Layout(*layout, stop);
+    if (!result.ok()) return result.status();
+    if (result->search.has_value()) {
+      record.candidates = result->search->candidates;
+      record.engine = result->search->engine;
+      record.fallback_reason = std::move(result->search->fallback_reason);
+    }
+    return SerializeResponse(ToProto(*result), bytes);
+  };
+  return Serve(context, prepared, std::move(work), response, std::move(record),
+               started);
+}
+
+void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
+                                 grpc::ServerUnaryReactor* reactor,
+                                 const Work& work, grpc::ByteBuffer* response,
+                                 CallRecord record, Clock::time_point started) {
   const planner::StopCheck stop =
       CallStopCheck(context, started, options_.max_search_time);
-  // A search that waited for a worker past its deadline does not start.
+  // A call that waited for a worker past its deadline does not start.
   absl::Status status = stop();
-  if (status.ok()) {
-    absl::StatusOr<planner::SearchResult> result =
-        planner_.Search(request, stop);
-    status = result.status();
-    if (result.ok()) {
-      record.candidates = result->candidates;
-      record.engine = result->engine;
-      record.fallback_reason = std::move(result->fallback_reason);
-      status = SerializeResponse(ToProto(*result), response);
-    }
-  }
+  if (status.ok()) status = work(stop, record, response);
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
   in_flight_.fetch_sub(1, std::memory_order_acq_rel);

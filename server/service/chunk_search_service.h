@@ -22,8 +22,9 @@
 namespace chunkplan::service {
 
 class ChunkSearchService final
-    : public v1::ChunkSearch::WithRawCallbackMethod_Search<
-          v1::ChunkSearch::Service> {
+    : public v1::ChunkSearch::WithRawCallbackMethod_Layout<
+          v1::ChunkSearch::WithRawCallbackMethod_Search<
+              v1::ChunkSearch::Service>> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -52,6 +53,16 @@ class ChunkSearchService final
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
 
+  // The Layout RPC, on the same path as Search (limits, admission, worker
+  // pool, deadlines, the server's budget): `request` holds a serialized
+  // chunkplan.v1.LayoutRequest, `response` receives a LayoutResponse.
+  // Answers Search's errors (for the search part, and the limits applied to
+  // search.numels, search.dp_degrees, configs and frozen), and the
+  // planner's Layout errors (Planner::Layout).
+  grpc::ServerUnaryReactor* Layout(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
+
   // Searches admitted and not yet answered.
   int searches_in_flight() const {
     return in_flight_.load(std::memory_order_acquire);
@@ -61,22 +72,32 @@ class ChunkSearchService final
   const ServiceOptions& options() const { return options_; }
 
  private:
-  // The planner's request for the serialized request in `bytes`, within
-  // the limits (ParseRequest, then CheckAndConvert: request_intake.h); sets
-  // record.params and record.engine once parsed. Errors: INVALID_ARGUMENT
-  // (unparsable bytes, an unknown engine), RESOURCE_EXHAUSTED (max_params).
-  absl::StatusOr<planner::SearchRequest> Prepare(const grpc::ByteBuffer& bytes,
-                                                 CallRecord& record) const;
+  // The work of one admitted call on a worker: runs the planner on the
+  // request with the call's StopCheck, fills the record's engine,
+  // candidates and fallback reason, and serializes the answer into the
+  // response bytes.
+  using Work = std::function<absl::Status(const planner::StopCheck& stop,
+                                          CallRecord& record,
+                                          grpc::ByteBuffer* response)>;
+
+  // The one path of every RPC, after its request was prepared (parsed,
+  // checked against the limits, converted: request_intake.h) into
+  // `prepared`, the status of that: admits the call against
+  // max_concurrent_searches and queues `work` on the pool; answers at once
+  // when preparing failed or no slot is free.
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
+                                  const absl::Status& prepared, Work work,
+                                  grpc::ByteBuffer* response, CallRecord record,
+                                  Clock::time_point started);
 
   // Takes a slot of max_concurrent_searches; false when none is free.
   bool Admit();
 
-  // Runs on a worker: the search itself, then Finish.
-  void RunSearch(grpc::CallbackServerContext* context,
-                 grpc::ServerUnaryReactor* reactor,
-                 const planner::SearchRequest& request,
-                 grpc::ByteBuffer* response, CallRecord record,
-                 Clock::time_point started);
+  // Runs on a worker: `work` under the call's StopCheck, then Finish.
+  void RunWork(grpc::CallbackServerContext* context,
+               grpc::ServerUnaryReactor* reactor, const Work& work,
+               grpc::ByteBuffer* response, CallRecord record,
+               Clock::time_point started);
 
   // Records and logs the call (timed from `started`), then answers it with
   // `status`.

@@ -11,6 +11,26 @@ static_assert(static_cast<int>(Engine::kAuto) == v1::ENGINE_AUTO);
 static_assert(static_cast<int>(Engine::kCpuSweep) == v1::ENGINE_CPU_SWEEP);
 static_assert(static_cast<int>(Engine::kCpuPlateau) == v1::ENGINE_CPU_PLATEAU);
 static_assert(static_cast<int>(Engine::kCuda) == v1::ENGINE_CUDA);
+static_assert(static_cast<int>(planner::Optimizer::kAdam) ==
+              v1::OPTIMIZER_ADAM);
+static_assert(static_cast<int>(planner::Optimizer::kNone) ==
+              v1::OPTIMIZER_NONE);
+
+void SetConfig(const planner::ChunkConfig& c, v1::ChunkConfig* out) {
+  out->set_dp_degree(c.dp_degree);
+  out->set_chunk_size(c.chunk_size);
+  out->set_keep_gathered(c.keep_gathered);
+}
+
+void SetRank(const planner::RankMemory& m, v1::RankMemory* out) {
+  out->set_param_bytes(m.param_bytes);
+  out->set_master_bytes(m.master_bytes);
+  out->set_grad_bytes(m.grad_bytes);
+  out->set_optimizer_bytes(m.optimizer_bytes);
+  out->set_frozen_bytes(m.frozen_bytes);
+  out->set_device_bytes(m.device_bytes);
+  out->set_pinned_host_bytes(m.pinned_host_bytes);
+}
 
 }  // namespace
 
@@ -41,16 +61,73 @@ absl::StatusOr<planner::SearchRequest> FromProto(
 v1::ChunkSearchResponse ToProto(const planner::SearchResult& result) {
   v1::ChunkSearchResponse out;
   for (const planner::ChunkConfig& c : result.configs) {
-    v1::ChunkConfig* config = out.add_configs();
-    config->set_dp_degree(c.dp_degree);
-    config->set_chunk_size(c.chunk_size);
-    config->set_keep_gathered(c.keep_gathered);
+    SetConfig(c, out.add_configs());
   }
   out.set_total_param_size(result.total_param_size);
   out.set_min_chunk_waste(result.min_chunk_waste);
   out.set_engine(static_cast<v1::Engine>(result.engine));
   out.set_candidates(result.candidates);
   out.set_search_nanos(result.search_nanos);
+  return out;
+}
+
+absl::StatusOr<planner::LayoutRequest> FromProto(
+    const v1::LayoutRequest& request) {
+  const v1::GeminiSettings& gemini = request.gemini();
+  if (!v1::Precision_IsValid(gemini.precision())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemini.precision is ", gemini.precision(),
+                     "; expected PRECISION_FP16 or PRECISION_BF16"));
+  }
+  if (!v1::Optimizer_IsValid(gemini.optimizer())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemini.optimizer is ", gemini.optimizer(),
+                     "; expected OPTIMIZER_ADAM or OPTIMIZER_NONE"));
+  }
+  absl::StatusOr<planner::SearchRequest> search = FromProto(request.search());
+  if (!search.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("search.", search.status().message()));
+  }
+  planner::LayoutRequest out;
+  out.search = *std::move(search);
+  out.configs.reserve(request.configs_size());
+  for (const v1::ChunkConfig& c : request.configs()) {
+    out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
+  }
+  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  if (gemini.has_master_weights()) {
+    out.gemini.master_weights = gemini.master_weights();
+  }
+  out.gemini.gradient_accumulation = gemini.gradient_accumulation();
+  if (gemini.has_pin_memory()) out.gemini.pin_memory = gemini.pin_memory();
+  out.gemini.optimizer = static_cast<planner::Optimizer>(gemini.optimizer());
+  return out;
+}
+
+v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
+  v1::LayoutResponse out;
+  if (result.search.has_value())
+    *out.mutable_search() = ToProto(*result.search);
+  for (const planner::GroupLayout& g : result.groups) {
+    v1::GroupLayout* group = out.add_groups();
+    group->set_dp_degree(g.config.dp_degree);
+    group->set_chunk_size(g.config.chunk_size);
+    group->set_keep_gathered(g.config.keep_gathered);
+    group->mutable_chunks()->Reserve(static_cast<int>(g.chunks.size()));
+    for (const planner::ChunkLayout& c : g.chunks) {
+      v1::ChunkLayout* chunk = group->add_chunks();
+      chunk->set_size(c.size);
+      chunk->set_used(c.used);
+      chunk->set_first_param(c.first_param);
+      chunk->set_num_params(c.num_params);
+    }
+    group->set_padding(g.padding);
+  }
+  out.set_layout_padding(result.layout_padding);
+  SetRank(result.most_loaded_rank, out.mutable_most_loaded_rank());
+  SetRank(result.least_loaded_rank, out.mutable_least_loaded_rank());
+  out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
   return out;
 }
 

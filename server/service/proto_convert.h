@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::service {
@@ -19,6 +20,17 @@ absl::StatusOr<planner::SearchRequest> FromProto(
 
 // The wire form of a planner result.
 v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
+
+// The planner's Layout request for `request`, with the proto defaults
+// applied (GeminiPlugin's: master weights and pinned memory on when unset).
+// Errors: INVALID_ARGUMENT for an enum value outside chunkplan.v1 (the
+// search's engine, the precision, the optimizer), naming the field. Every
+// other check is the planner's.
+absl::StatusOr<planner::LayoutRequest> FromProto(
+    const v1::LayoutRequest& request);
+
+// The wire form of a Layout result.
+v1::LayoutResponse ToProto(const planner::LayoutResult& result);
 
 }  // namespace chunkplan::service
 

@@ -1,6 +1,7 @@
 #include "server/service/request_intake.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -19,6 +20,24 @@ absl::Status CheckCount(absl::string_view field, int size, uint64_t limit) {
                    limit, " parameters per request (--max_params)"));
 }
 
+// The `Message` serialized in `bytes` (which is left as it was), or
+// INVALID_ARGUMENT saying that the bytes are not a `type_name`.
+template <typename Message>
+absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
+                                     absl::string_view type_name) {
+  // Deserialize consumes its buffer; the copy shares the slices.
+  grpc::ByteBuffer copy(bytes);
+  Message message;
+  const grpc::Status parsed =
+      grpc::SerializationTraits<Message>::Deserialize(&copy, &message);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request body (", bytes.Length(), " bytes) is not a valid ",
+        type_name, ": ", parsed.error_message()));
+  }
+  return message;
+}
+
 }  // namespace
 
 planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
@@ -31,19 +50,13 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
 
 absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
     const grpc::ByteBuffer& bytes) {
-  // Deserialize consumes its buffer; the copy shares the slices.
-  grpc::ByteBuffer copy(bytes);
-  v1::ChunkSearchRequest request;
-  const grpc::Status parsed =
-      grpc::SerializationTraits<v1::ChunkSearchRequest>::Deserialize(&copy,
-                                                                     &request);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request body (", bytes.Length(),
-                     " bytes) is not a valid chunkplan.v1.ChunkSearchRequest: ",
-                     parsed.error_message()));
-  }
-  return request;
+  return ParseMessage<v1::ChunkSearchRequest>(
+      bytes, "chunkplan.v1.ChunkSearchRequest");
+}
+
+absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
+    const grpc::ByteBuffer& bytes) {
+  return ParseMessage<v1::LayoutRequest>(bytes, "chunkplan.v1.LayoutRequest");
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
@@ -57,6 +70,20 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
                                   options.max_params);
       !s.ok()) {
     return s;
+  }
+  return FromProto(request);
+}
+
+absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
+    const v1::LayoutRequest& request, const ServiceOptions& options) {
+  for (const auto& [field, size] :
+       {std::pair{"search.numels", request.search().numels_size()},
+        std::pair{"search.dp_degrees", request.search().dp_degrees_size()},
+        std::pair{"configs", request.configs_size()},
+        std::pair{"frozen", request.frozen_size()}}) {
+    if (absl::Status s = CheckCount(field, size, options.max_params); !s.ok()) {
+      return s;
+    }
   }
   return FromProto(request);
 }

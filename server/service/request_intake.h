@@ -40,6 +40,18 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options);
 
+// The chunkplan.v1.LayoutRequest serialized in `bytes`, or INVALID_ARGUMENT
+// saying that the bytes are not one.
+absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
+    const grpc::ByteBuffer& bytes);
+
+// The planner's Layout request for `request` within `options`' limits:
+// RESOURCE_EXHAUSTED when search.numels, search.dp_degrees, configs or
+// frozen has more than options.max_params entries, naming the field; the
+// errors of FromProto.
+absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
+    const v1::LayoutRequest& request, const ServiceOptions& options);
+
 }  // namespace chunkplan::service
 
 #endif  // CHUNKPLAN_SERVER_SERVICE_REQUEST_INTAKE_H_

@@ -1,0 +1,91 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_LAYOUT_LAYOUT_TYPES_H_
+#define CHUNKPLAN_SERVER_PLANNER_LAYOUT_LAYOUT_TYPES_H_
+
+// The Layout request and answer, as plain values: what Gemini's
+// ChunkManager allocates for a configuration, and what every rank holds.
+// They mirror chunkplan.v1.LayoutRequest / LayoutResponse field for field;
+// the service converts between the two.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "server/planner/search_types.h"
+
+namespace chunkplan::planner {
+
+// The optimizer whose states a rank holds. Values equal chunkplan.v1's.
+enum class Optimizer : int {
+  kAdam = 0,  // two states per element
+  kNone = 1,  // none
+};
+
+// GeminiPlugin's settings that change what a rank holds; the defaults are
+// GeminiPlugin's. fp16 and bf16 are both 2 bytes, so the precision does not
+// appear here.
+struct GeminiSettings {
+  bool master_weights = true;
+  bool gradient_accumulation = false;
+  bool pin_memory = true;
+  Optimizer optimizer = Optimizer::kAdam;
+};
+
+struct LayoutRequest {
+  // The parameters, and the search that picks the configs.
+  SearchRequest search;
+  // Non-empty: one per degree present, used instead of searching, placed
+  // in this order.
+  std::vector<ChunkConfig> configs;
+  // Empty: none frozen; else one per numel. Frozen parameters count in the
+  // search but are never placed.
+  std::vector<bool> frozen;
+  GeminiSettings gemini;
+};
+
+// One chunk as ChunkManager allocates it.
+struct ChunkLayout {
+  uint64_t size = 0;         // elements allocated
+  uint64_t used = 0;         // elements of real tensors
+  uint64_t first_param = 0;  // index in numels of its first tensor
+  uint64_t num_params = 0;   // tensors it holds
+
+  friend bool operator==(const ChunkLayout&, const ChunkLayout&) = default;
+};
+
+// The chunks of one dp-degree group, in allocation order.
+struct GroupLayout {
+  ChunkConfig config;
+  std::vector<ChunkLayout> chunks;
+  uint64_t padding = 0;  // sum of size - used
+};
+
+// The bytes one rank holds, by part.
+struct RankMemory {
+  uint64_t param_bytes = 0;
+  uint64_t master_bytes = 0;
+  uint64_t grad_bytes = 0;
+  uint64_t optimizer_bytes = 0;
+  uint64_t frozen_bytes = 0;
+  uint64_t device_bytes = 0;  // the sum of the five above
+  uint64_t pinned_host_bytes = 0;
+
+  friend bool operator==(const RankMemory&, const RankMemory&) = default;
+};
+
+struct LayoutResult {
+  // Set when the search ran (no configs were given).
+  std::optional<SearchResult> search;
+  // In the search's config order, or the given configs' order.
+  std::vector<GroupLayout> groups;
+  uint64_t layout_padding = 0;   // sum of the groups' padding
+  RankMemory most_loaded_rank;   // rank 0 of every group
+  RankMemory least_loaded_rank;  // rank P - 1 of every group
+  // The largest non-gathered chunk's size in bytes (0 when none).
+  uint64_t gathered_chunk_bytes = 0;
+  // Wall time spent in the planner, the search included.
+  uint64_t layout_nanos = 0;
+};
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_LAYOUT_TYPES_H_
