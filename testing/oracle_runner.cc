@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/json_codec.h"
+#include "google/protobuf/struct.pb.h"
 
 #ifndef CHUNKPLAN_PYTHON
 #error "CHUNKPLAN_PYTHON must name the Python with numpy (the build sets it)"
@@ -87,6 +88,13 @@ OracleCommand SearchOracle(bool strict) {
                        strict};
 }
 
+OracleCommand LayoutOracle() {
+  const char* script = std::getenv("CHUNKPLAN_DIFF_LAYOUT_ORACLE");
+  return OracleCommand{
+      CHUNKPLAN_PYTHON,
+      script != nullptr ? script : CHUNKPLAN_ORACLE_DIR "/layout_oracle.py"};
+}
+
 absl::StatusOr<std::vector<std::string>> RunOracleJsonl(
     const OracleCommand& command,
     const std::vector<std::string>& request_lines) {
@@ -145,6 +153,22 @@ absl::StatusOr<v1::ChunkSearchResponse> ParseOracleAnswer(
         absl::StrCat("oracle answered ", line, " (", parsed.message(), ")"));
   }
   return response;
+}
+
+absl::StatusOr<absl::StatusOr<v1::LayoutResponse>> ParseLayoutAnswer(
+    absl::string_view line) {
+  const std::string_view text(line.data(), line.size());
+  v1::LayoutResponse response;
+  if (common::JsonToMessage(text, &response).ok()) return response;
+  google::protobuf::Struct error;  // {"error": "..."}
+  if (common::JsonToMessage(text, &error).ok() &&
+      error.fields().contains("error")) {
+    return absl::StatusOr<v1::LayoutResponse>(
+        absl::InvalidArgumentError(error.fields().at("error").string_value()));
+  }
+  return absl::InternalError(absl::StrCat(
+      "the layout oracle answered neither a LayoutResponse nor an error: ",
+      line));
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<v1::ChunkSearchResponse>>> AskOracle(

@@ -28,6 +28,10 @@ struct OracleCommand {
 // oracle fails the tests).
 OracleCommand SearchOracle(bool strict = false);
 
+// The layout oracle (tests/oracle/layout_oracle.py), or the script named by
+// CHUNKPLAN_DIFF_LAYOUT_ORACLE when it is set.
+OracleCommand LayoutOracle();
+
 // One answer line per request, in order: the oracle run once in --jsonl mode
 // over `request_lines` (each one ChunkSearchRequest in JSON, no newline).
 // Errors: INTERNAL when the temp file cannot be written, the oracle cannot
@@ -47,6 +51,13 @@ absl::StatusOr<v1::ChunkSearchResponse> ParseOracleAnswer(
 // the service's own). A request the oracle rejects has an INVALID_ARGUMENT
 // status in its place. Errors: INTERNAL when the oracle cannot be run or
 // answers a different number of lines.
+// The layout oracle's answer from one of its lines: the LayoutResponse (its
+// search without engine, candidates or search_nanos, which are the
+// service's own), or INVALID_ARGUMENT with the oracle's message when it
+// refused the request. Errors: INTERNAL when the line is neither.
+absl::StatusOr<absl::StatusOr<v1::LayoutResponse>> ParseLayoutAnswer(
+    absl::string_view line);
+
 absl::StatusOr<std::vector<absl::StatusOr<v1::ChunkSearchResponse>>> AskOracle(
     const std::vector<v1::ChunkSearchRequest>& requests);
 

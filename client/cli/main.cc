@@ -1,17 +1,18 @@
-// chunkplan: the command-line client of the chunk search.
+// chunkplan: the command-line client of the chunk planner.
 //
 //   chunkplan search --request FILE|- (--local | --server HOST:PORT)
 //                    [--engine auto|cpu_sweep|cpu_plateau|cuda]
 //                    [--format json|table] [--deadline 5s]
+//   chunkplan layout  (the same flags; a LayoutRequest)
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
 //   chunkplan version | --version
 //
 // With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
 // connect over TLS instead of plaintext.
 //
-// Exit codes: 0 success, 1 a failed search or health check, 2 a usage error.
-// Every failure prints one line "CODE: message" on stderr, CODE being the
-// canonical status name.
+// Exit codes: 0 success, 1 a failed search, layout or health check, 2 a usage
+// error. Every failure prints one line "CODE: message" on stderr, CODE being
+// the canonical status name.
 
 #include <iostream>
 #include <optional>
@@ -28,20 +29,24 @@
 #include "absl/time/time.h"
 #include "client/cli/flag_check.h"
 #include "client/cli/health_command.h"
+#include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
-#include "client/cli/search_command.h"
 #include "server/planner/planner.h"
 
 ABSL_FLAG(std::string, request, "",
-          "search: the ChunkSearchRequest as protobuf JSON; '-' reads stdin");
-ABSL_FLAG(bool, local, false, "search: run the planner in this process");
+          "search, layout: the ChunkSearchRequest or LayoutRequest as "
+          "protobuf JSON; '-' reads stdin");
+ABSL_FLAG(bool, local, false,
+          "search, layout: run the planner in this process");
 ABSL_FLAG(std::string, server, "",
-          "search, health: the server, host:port or unix:/path");
+          "search, layout, health: the server, host:port or unix:/path");
 ABSL_FLAG(std::string, engine, "",
-          "search: auto|cpu_sweep|cpu_plateau|cuda, replaces the request's");
-ABSL_FLAG(std::string, format, "json", "search: json or table");
-ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
-          "search, health with --server: deadline of the call, e.g. 5s");
+          "search, layout: auto|cpu_sweep|cpu_plateau|cuda, replaces the "
+          "request's");
+ABSL_FLAG(std::string, format, "json", "search, layout: json or table");
+ABSL_FLAG(
+    absl::Duration, deadline, absl::InfiniteDuration(),
+    "search, layout, health with --server: deadline of the call, e.g. 5s");
 ABSL_FLAG(std::string, service, "",
           "health: the service to ask about; empty: the whole server");
 ABSL_FLAG(std::string, tls_ca, "",
@@ -68,11 +73,15 @@ constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
   chunkplan search --request FILE|- (--local | --server HOST:PORT)
                    [--engine auto|cpu_sweep|cpu_plateau|cuda]
                    [--format json|table] [--deadline 5s]
+  chunkplan layout --request FILE|- (--local | --server HOST:PORT)
+                   [--engine ...] [--format json|table] [--deadline 5s]
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan version
 
 With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
+search answers a ChunkSearchRequest (the seed's search); layout answers a
+LayoutRequest: the chunks Gemini allocates and every rank's bytes.
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
 
@@ -117,17 +126,19 @@ absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
   return target;
 }
 
-// The search's options from the flags, or a usage error.
-absl::StatusOr<SearchOptions> SearchOptionsFromFlags() {
-  SearchOptions options;
+// The options of `command` (search or layout) from the flags, or a usage
+// error.
+absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
+  PlanOptions options;
   options.request_path = absl::GetFlag(FLAGS_request);
   if (options.request_path.empty()) {
-    return absl::InvalidArgumentError("search needs --request FILE (or -)");
+    return absl::InvalidArgumentError(
+        absl::StrCat(command, " needs --request FILE (or -)"));
   }
   const bool local = absl::GetFlag(FLAGS_local);
   if (local == !absl::GetFlag(FLAGS_server).empty()) {
     return absl::InvalidArgumentError(
-        "search needs exactly one of --local and --server");
+        absl::StrCat(command, " needs exactly one of --local and --server"));
   }
   if (!absl::GetFlag(FLAGS_service).empty()) {
     return absl::InvalidArgumentError("--service applies to health only");
@@ -142,7 +153,7 @@ absl::StatusOr<SearchOptions> SearchOptionsFromFlags() {
       return absl::InvalidArgumentError("--tls_* apply to --server only");
     }
   } else {
-    auto server = RemoteFromFlags("search");
+    auto server = RemoteFromFlags(command);
     if (!server.ok()) return server.status();
     options.server = *std::move(server);
   }
@@ -157,10 +168,12 @@ absl::StatusOr<SearchOptions> SearchOptionsFromFlags() {
   return options;
 }
 
-int Search() {
-  const absl::StatusOr<SearchOptions> options = SearchOptionsFromFlags();
+// `command` ("search" or "layout") run by `run` with the flags' options.
+int Plan(absl::string_view command,
+         absl::StatusOr<std::string> (*run)(const PlanOptions&)) {
+  const absl::StatusOr<PlanOptions> options = PlanOptionsFromFlags(command);
   if (!options.ok()) return Fail(options.status(), kExitUsage);
-  const absl::StatusOr<std::string> output = RunSearch(*options);
+  const absl::StatusOr<std::string> output = run(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   std::cout << *output << std::flush;
   return 0;
@@ -195,20 +208,22 @@ int Run(int argc, char* argv[]) {
   const std::vector<char*> args = absl::ParseCommandLine(
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
-    return UsageError("missing subcommand: search, health or version");
+    return UsageError("missing subcommand: search, layout, health or version");
   }
   if (args.size() > 2) {
     return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
   }
   const absl::string_view command = args[1];
-  if (command == "search") return Search();
+  if (command == "search") return Plan(command, RunSearch);
+  if (command == "layout") return Plan(command, RunLayout);
   if (command == "health") return Health();
   if (command == "version") {
     std::cout << VersionText() << std::flush;
     return 0;
   }
-  return UsageError(absl::StrCat("unknown subcommand '", command,
-                                 "' (expected search, health or version)"));
+  return UsageError(
+      absl::StrCat("unknown subcommand '", command,
+                   "' (expected search, layout, health or version)"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "client/cli/table_format.h"
 
 #include <cstdint>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +23,22 @@ std::string Percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return "-";
   return absl::StrFormat(
       "%.2f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// Bytes in GiB (2**30), 2 decimals.
+std::string Gib(uint64_t bytes) {
+  return absl::StrFormat("%.2f GiB",
+                         static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+}
+
+// The engine, candidates and time lines of a search.
+void AppendSearchRun(const v1::ChunkSearchResponse& response,
+                     std::string* out) {
+  absl::StrAppendFormat(out, "engine        %s\n",
+                        EngineLabel(response.engine()));
+  absl::StrAppendFormat(out, "candidates    %u\n", response.candidates());
+  absl::StrAppendFormat(out, "time          %s\n",
+                        FormatNanos(response.search_nanos()));
 }
 
 }  // namespace
@@ -46,11 +63,51 @@ std::string FormatTable(const v1::ChunkSearchResponse& response) {
       &out, "waste         %u elements (%s of total)\n",
       response.min_chunk_waste(),
       Percent(response.min_chunk_waste(), response.total_param_size()));
-  absl::StrAppendFormat(&out, "engine        %s\n",
-                        EngineLabel(response.engine()));
-  absl::StrAppendFormat(&out, "candidates    %u\n", response.candidates());
-  absl::StrAppendFormat(&out, "time          %s\n",
-                        FormatNanos(response.search_nanos()));
+  AppendSearchRun(response, &out);
+  return out;
+}
+
+std::string FormatLayoutTable(const v1::LayoutResponse& response) {
+  std::string out =
+      "dp degree  chunk size (elements)  keep gathered  chunks  padding "
+      "(elements)\n";
+  uint64_t placed = 0;
+  for (const v1::GroupLayout& g : response.groups()) {
+    absl::StrAppendFormat(&out, "%9u  %21u  %13s  %6u  %18u\n", g.dp_degree(),
+                          g.chunk_size(), g.keep_gathered() ? "yes" : "no",
+                          g.chunks_size(), g.padding());
+    for (const v1::ChunkLayout& c : g.chunks()) placed += c.used();
+  }
+  absl::StrAppendFormat(&out, "\nplaced params  %u elements\n", placed);
+  absl::StrAppendFormat(&out, "real padding   %u elements (%s of placed)\n",
+                        response.layout_padding(),
+                        Percent(response.layout_padding(), placed));
+  if (response.has_search()) {
+    absl::StrAppendFormat(&out,
+                          "seed's waste   %u elements (%s of its %u params)\n",
+                          response.search().min_chunk_waste(),
+                          Percent(response.search().min_chunk_waste(),
+                                  response.search().total_param_size()),
+                          response.search().total_param_size());
+  }
+  const v1::RankMemory& most = response.most_loaded_rank();
+  const v1::RankMemory& least = response.least_loaded_rank();
+  out += "\npart              most loaded (rank 0)  least loaded (rank P-1)\n";
+  for (const auto& [name, a, b] :
+       {std::tuple{"params", most.param_bytes(), least.param_bytes()},
+        std::tuple{"master weights", most.master_bytes(), least.master_bytes()},
+        std::tuple{"gradients", most.grad_bytes(), least.grad_bytes()},
+        std::tuple{"optimizer", most.optimizer_bytes(),
+                   least.optimizer_bytes()},
+        std::tuple{"frozen", most.frozen_bytes(), least.frozen_bytes()},
+        std::tuple{"device total", most.device_bytes(), least.device_bytes()},
+        std::tuple{"pinned host", most.pinned_host_bytes(),
+                   least.pinned_host_bytes()}}) {
+    absl::StrAppendFormat(&out, "%-16s  %20s  %23s\n", name, Gib(a), Gib(b));
+  }
+  absl::StrAppendFormat(&out, "\ngathered chunk buffer  %s\n",
+                        Gib(response.gathered_chunk_bytes()));
+  if (response.has_search()) AppendSearchRun(response.search(), &out);
   return out;
 }
 

@@ -1,7 +1,7 @@
 #ifndef CHUNKPLAN_CLIENT_CLI_TABLE_FORMAT_H_
 #define CHUNKPLAN_CLIENT_CLI_TABLE_FORMAT_H_
 
-// `--format table`: a search response laid out for people.
+// `--format table`: a search or layout response laid out for people.
 
 #include <string>
 
@@ -16,6 +16,15 @@ namespace chunkplan::cli {
 // the candidates and the planner's time (µs below 1 ms, else ms). Every line
 // ends in '\n'.
 std::string FormatTable(const v1::ChunkSearchResponse& response);
+
+// Per group (in the response's order) its dp degree, chunk size, keep
+// gathered, number of chunks and real padding in elements; then the elements
+// placed, the real padding as a share of them and, when the search ran, the
+// seed's min_chunk_waste beside it; then each part of the most loaded
+// (rank 0) and least loaded (rank P-1) rank in GiB (2**30 bytes, 2
+// decimals), the gathered chunk buffer, and the search's engine,
+// candidates and time when it ran. Every line ends in '\n'.
+std::string FormatLayoutTable(const v1::LayoutResponse& response);
 
 // "CPU_PLATEAU" for ENGINE_CPU_PLATEAU, ...; the number for values this
 // client does not know.

@@ -41,6 +41,13 @@ uint64_t NanosSince(std::chrono::steady_clock::time_point started) {
           .count());
 }
 
+// `status`, an INVALID_ARGUMENT naming a field of the search part, with
+// "search." before the field; any other status as it is.
+absl::Status InSearchPart(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return status;
+  return absl::InvalidArgumentError(absl::StrCat("search.", status.message()));
+}
+
 }  // namespace
 
 Planner::Planner(PlannerOptions options)
@@ -178,11 +185,14 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   LayoutResult result;
   std::span<const ChunkConfig> configs = request.configs;
   if (configs.empty()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(result.search, Search(request.search, stop));
+    absl::StatusOr<SearchResult> search = Search(request.search, stop);
+    if (!search.ok()) return InSearchPart(search.status());
+    result.search = *std::move(search);
     configs = result.search->configs;
   } else {
     // The search part is checked as Search checks it; nothing is swept.
-    CHUNKPLAN_RETURN_IF_ERROR(BuildSearchPlan(request.search).status());
+    CHUNKPLAN_RETURN_IF_ERROR(
+        InSearchPart(BuildSearchPlan(request.search).status()));
     CHUNKPLAN_RETURN_IF_ERROR(CheckGivenConfigs(request));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(

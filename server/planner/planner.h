@@ -68,7 +68,8 @@ class Planner {
   // and the bytes of the most and least loaded rank (layout/rank_memory.h).
   //
   // Errors: those of Search (the search part is checked as Search checks
-  // it, even with given configs); INVALID_ARGUMENT for frozen of the wrong
+  // it, even with given configs; an INVALID_ARGUMENT names the field as
+  // "search.<field>"); INVALID_ARGUMENT for frozen of the wrong
   // length, given configs ColossalAI would refuse (CheckGivenConfigs), and
   // a padding or byte count beyond 64 bits.
   absl::StatusOr<LayoutResult> Layout(const LayoutRequest& request,

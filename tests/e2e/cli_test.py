@@ -39,10 +39,8 @@ USAGE, FAILED = 2, 1
 ERROR_LINE = re.compile(r"^[A-Z_]+: \S.*\n$")
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
-try:
-    import chunk_search_oracle as oracle
-except ImportError:  # written by another helper; skip what needs it
-    oracle = None
+import chunk_search_oracle as oracle  # noqa: E402
+import layout_oracle  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_fake_server  # noqa: E402
@@ -109,6 +107,54 @@ def oracle_requests():
     return requests
 
 
+def layout_requests(seed):
+    """LayoutRequests the layout oracle answers: the GPT-2 example searched,
+    with frozen parameters and with given configs, and random ones (several
+    degrees, zero sizes, tensors above the chunk size, every setting)."""
+    gpt2 = load(GPT2[4])
+    requests = [{"search": gpt2},
+                {"search": gpt2,
+                 "frozen": [i % 5 == 0 for i in range(len(gpt2["numels"]))],
+                 "gemini": {"master_weights": False, "pin_memory": False}},
+                {"search": gpt2,
+                 "configs": [{"dp_degree": 4, "chunk_size": 1 << 20}]}]
+    rng = random.Random(seed)
+    while len(requests) < 24:
+        n = rng.randint(1, 40)
+        numels = [rng.choice([0, rng.randint(1, 5000),
+                              rng.randint(5000, 300000)]) for _ in range(n)]
+        degrees = [rng.choice([1, 2, 4, 8]) for _ in range(n)]
+        request = {"search": {"numels": numels, "dp_degrees": degrees,
+                              "search_range_m": 0.05,
+                              "search_interval": rng.choice([64, 1000]),
+                              "min_chunk_size_m": rng.choice([0, 0.01])},
+                   "gemini": {
+                       "precision": rng.choice(["PRECISION_FP16",
+                                                "PRECISION_BF16"]),
+                       "master_weights": rng.random() < 0.5,
+                       "gradient_accumulation": rng.random() < 0.5,
+                       "pin_memory": rng.random() < 0.5,
+                       "optimizer": rng.choice(["OPTIMIZER_ADAM",
+                                                "OPTIMIZER_NONE"])}}
+        if rng.random() < 0.5:
+            request["frozen"] = [rng.random() < 0.3 for _ in range(n)]
+        if rng.random() < 0.5:
+            request["configs"] = [
+                {"dp_degree": d, "chunk_size": d * rng.randint(1, 40000),
+                 "keep_gathered": rng.random() < 0.2}
+                for d in dict.fromkeys(degrees)]
+        requests.append(request)
+    return requests
+
+
+def layout_answer(response):
+    """A LayoutResponse without what the oracle does not give: the search's
+    engine, candidates and time."""
+    for key in ("engine", "candidates", "search_nanos"):
+        response.get("search", {}).pop(key, None)
+    return response
+
+
 class CliTestCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="chunkplan_cli_test_")
@@ -140,9 +186,11 @@ class CliTestCase(unittest.TestCase):
         self.assertEqual(result.stdout.count("\n"), 1, "one JSON line")
         return json.loads(result.stdout)
 
-    def require_oracle(self):
-        if oracle is None:
-            self.skipTest("tests/oracle/chunk_search_oracle.py not present")
+    def layout_json(self, *args, stdin=None):
+        result = run("layout", *args, stdin=stdin)
+        self.assertOk(result)
+        self.assertEqual(result.stdout.count("\n"), 1, "one JSON line")
+        return json.loads(result.stdout)
 
 
 class LocalSearchTest(CliTestCase):
@@ -161,7 +209,6 @@ class LocalSearchTest(CliTestCase):
                                          "ENGINE_" + engine.upper())
 
     def test_json_output_equals_oracle(self):
-        self.require_oracle()
         for i, request in enumerate(oracle_requests()):
             expected = oracle.search(request)
             self.assertNotIn("error", expected, request)
@@ -207,7 +254,6 @@ class LocalSearchTest(CliTestCase):
         self.assertRegex(result.stdout, r"(?m)^time\s+\d+\.\d+ (µs|ms)$")
 
     def test_table_waste_and_gathered_rows(self):
-        self.require_oracle()
         request = oracle_requests()[2]
         expected = oracle.search(request)
         configs, total, waste = answer_part(expected)
@@ -302,6 +348,73 @@ class LocalSearchTest(CliTestCase):
                     e.lower() for e in engines[1:]}, lines[1])
 
 
+class LocalLayoutTest(CliTestCase):
+    """`chunkplan layout --local` against tests/oracle/layout_oracle.py."""
+
+    def test_json_output_equals_oracle(self):
+        seed = random.randrange(1 << 30)
+        for i, request in enumerate(layout_requests(seed)):
+            expected = layout_oracle.layout(request)
+            self.assertNotIn("error", expected, request)
+            path = self.write(request, f"layout{i}.json")
+            for engine in CPU_ENGINES:
+                with self.subTest(seed=seed, request=i, engine=engine):
+                    response = self.layout_json("--local", "--request", path,
+                                                "--engine", engine)
+                    if "search" in response:
+                        self.assertEqual(response["search"]["engine"],
+                                         "ENGINE_" + engine.upper())
+                    self.assertEqual(layout_answer(response),
+                                     json.loads(json.dumps(expected)))
+
+    def test_table_shows_real_padding_beside_the_seeds_waste(self):
+        request = layout_requests(0)[0]
+        expected = layout_oracle.layout(request)
+        result = run("layout", "--local", "--request", self.write(request),
+                     "--format", "table")
+        self.assertOk(result)
+        text = result.stdout
+        self.assertIn(f"real padding   {expected['layout_padding']} elements",
+                      text)
+        self.assertIn(
+            f"seed's waste   {expected['search']['min_chunk_waste']} elements",
+            text)
+        most = expected["most_loaded_rank"]
+        least = expected["least_loaded_rank"]
+        row = [line for line in text.splitlines()
+               if line.startswith("device total")]
+        self.assertEqual(len(row), 1, text)
+        gib = [float(x) for x in re.findall(r"([0-9.]+) GiB", row[0])]
+        self.assertEqual(gib, [round(int(most["device_bytes"]) / 2**30, 2),
+                               round(int(least["device_bytes"]) / 2**30, 2)])
+        for group in expected["groups"]:
+            self.assertRegex(text, rf"\s{group['dp_degree']}\s+"
+                             rf"{group['chunk_size']}\s+no\s+"
+                             rf"{len(group['chunks'])}\s+{group['padding']}\n")
+
+    def test_invalid_config_names_the_field(self):
+        request = {"search": {"numels": [10, 20], "dp_degrees": [4, 2],
+                              "search_interval": 1},
+                   "configs": [{"dp_degree": 4, "chunk_size": 8},
+                               {"dp_degree": 2, "chunk_size": 7}]}
+        self.assertIn("error", layout_oracle.layout(request))
+        result = run("layout", "--local", "--request", self.write(request))
+        self.assertFails(result, FAILED,
+                         "INVALID_ARGUMENT: configs[1].chunk_size")
+
+    def test_a_search_request_is_no_layout_request(self):
+        result = run("layout", "--local", "--request", GPT2[1])
+        self.assertFails(result, FAILED, "INVALID_ARGUMENT: ")
+        self.assertIn("not valid chunkplan.v1.LayoutRequest", result.stderr)
+
+    def test_usage(self):
+        self.assertFails(run("layout", "--request", GPT2[1]), USAGE,
+                         "INVALID_ARGUMENT: layout needs exactly one of "
+                         "--local and --server")
+        self.assertFails(run("layout", "--local"), USAGE,
+                         "INVALID_ARGUMENT: layout needs --request")
+
+
 class NothingListeningTest(CliTestCase):
     """A port that is bound but not listening refuses connections."""
 
@@ -336,9 +449,6 @@ class FakeServerTest(CliTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if oracle is None:
-            raise unittest.SkipTest("tests/oracle/chunk_search_oracle.py "
-                                    "not present")
         cls.stubs = tempfile.mkdtemp(prefix="chunkplan_stubs_")
         protoc = os.environ.get("CHUNKPLAN_PROTOC") or shutil.which("protoc")
         cli_fake_server.generate_stubs(protoc, cls.stubs)
@@ -470,9 +580,8 @@ class RealServerTest(CliTestCase):
 
     def test_remote_equals_local(self):
         paths = list(GPT2.values())
-        if oracle is not None:
-            paths += [self.write(r, f"request{i}.json")
-                      for i, r in enumerate(oracle_requests()[2:])]
+        paths += [self.write(r, f"request{i}.json")
+                  for i, r in enumerate(oracle_requests()[2:])]
         for path in paths:
             for engine in CPU_ENGINES + ("auto",):
                 with self.subTest(path=os.path.basename(path), engine=engine):
@@ -492,6 +601,25 @@ class RealServerTest(CliTestCase):
                                             "--request", path)
                 self.assertEqual(answer_part(response)[0],
                                  [(dp, GPT2_CHUNK_SIZE, False)])
+
+    def test_layout_equals_oracle(self):
+        seed = random.randrange(1 << 30)
+        for i, request in enumerate(layout_requests(seed)):
+            with self.subTest(seed=seed, request=i):
+                response = self.layout_json(
+                    "--server", self.target, "--deadline", "60s",
+                    "--request", self.write(request, f"layout{i}.json"))
+                self.assertEqual(
+                    layout_answer(response),
+                    json.loads(json.dumps(layout_oracle.layout(request))))
+
+    def test_layout_errors_equal_local(self):
+        path = self.write({"search": {"numels": [1, 2], "search_interval": 1},
+                           "frozen": [True]})
+        remote = run("layout", "--server", self.target, "--request", path)
+        local = run("layout", "--local", "--request", path)
+        self.assertFails(remote, FAILED, "INVALID_ARGUMENT: frozen")
+        self.assertEqual(remote.stderr, local.stderr)
 
     def test_errors_equal_local(self):
         path = self.write({"numels": [1, 2, 3, 4], "dp_degrees": [1, 1, 1, 0],

@@ -1,0 +1,120 @@
+#include "client/cli/plan_command.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/table_format.h"
+#include "common/grpc_status.h"
+#include "common/json_codec.h"
+#include "common/request_file.h"
+#include "common/status_macros.h"
+#include "server/planner/planner.h"
+#include "server/service/proto_convert.h"
+
+namespace chunkplan::cli {
+namespace {
+
+// The request of type Request in the file (or stdin) at `path`. Errors as
+// RunSearch's.
+template <typename Request>
+absl::StatusOr<Request> ReadRequest(absl::string_view path) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const std::string json, common::ReadInput(path));
+  Request request;
+  if (absl::Status s = common::JsonToMessage(json, &request); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrCat(common::InputName(path), ": ", s.message()));
+  }
+  return request;
+}
+
+// The response a server with default planner options would send for
+// `request`, computed in this process with the server's own planner and
+// conversions.
+absl::StatusOr<v1::ChunkSearchResponse> AnswerLocally(
+    const v1::ChunkSearchRequest& request) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchRequest plain,
+                             service::FromProto(request));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchResult result,
+                             planner::Planner().Search(plain));
+  return service::ToProto(result);
+}
+
+absl::StatusOr<v1::LayoutResponse> AnswerLocally(
+    const v1::LayoutRequest& request) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutRequest plain,
+                             service::FromProto(request));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutResult result,
+                             planner::Planner().Layout(plain));
+  return service::ToProto(result);
+}
+
+// The server's answer to `call` (a ChunkSearch stub method) for `request`.
+template <typename Request, typename Response>
+absl::StatusOr<Response> AnswerRemotely(
+    const RemoteTarget& target, const Request& request,
+    grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
+                                                const Request&, Response*)) {
+  const auto stub = v1::ChunkSearch::NewStub(OpenChannel(target));
+  grpc::ClientContext context;
+  ApplyDeadline(target, &context);
+  Response response;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      common::ToAbslStatus(((*stub).*call)(&context, request, &response)));
+  return response;
+}
+
+}  // namespace
+
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
+  if (name == "json") return OutputFormat::kJson;
+  if (name == "table") return OutputFormat::kTable;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format must be json or table, not '", name, "'"));
+}
+
+absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
+  v1::Engine engine;
+  if (v1::Engine_Parse(absl::StrCat("ENGINE_", absl::AsciiStrToUpper(name)),
+                       &engine)) {
+    return engine;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--engine must be auto, cpu_sweep, cpu_plateau or cuda, not '", name,
+      "'"));
+}
+
+absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      v1::ChunkSearchRequest request,
+      ReadRequest<v1::ChunkSearchRequest>(options.request_path));
+  if (options.engine.has_value()) request.set_engine(*options.engine);
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const v1::ChunkSearchResponse response,
+      options.server.has_value()
+          ? AnswerRemotely(*options.server, request,
+                           &v1::ChunkSearch::Stub::Search)
+          : AnswerLocally(request));
+  if (options.format == OutputFormat::kTable) return FormatTable(response);
+  return absl::StrCat(common::MessageToJson(response), "\n");
+}
+
+absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      v1::LayoutRequest request,
+      ReadRequest<v1::LayoutRequest>(options.request_path));
+  if (options.engine.has_value()) {
+    request.mutable_search()->set_engine(*options.engine);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const v1::LayoutResponse response,
+      options.server.has_value()
+          ? AnswerRemotely(*options.server, request,
+                           &v1::ChunkSearch::Stub::Layout)
+          : AnswerLocally(request));
+  if (options.format == OutputFormat::kTable) {
+    return FormatLayoutTable(response);
+  }
+  return absl::StrCat(common::MessageToJson(response), "\n");
+}
+
+}  // namespace chunkplan::cli

@@ -1,0 +1,57 @@
+#ifndef CHUNKPLAN_CLIENT_CLI_PLAN_COMMAND_H_
+#define CHUNKPLAN_CLIENT_CLI_PLAN_COMMAND_H_
+
+// `chunkplan search` and `chunkplan layout`: read a ChunkSearchRequest or a
+// LayoutRequest as protobuf JSON, answer it in this process or on a server,
+// print the response.
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/remote_call.h"
+
+namespace chunkplan::cli {
+
+enum class OutputFormat {
+  kJson,   // the response in protobuf's JSON mapping, one line
+  kTable,  // FormatTable / FormatLayoutTable
+};
+
+// "json" or "table". Errors: INVALID_ARGUMENT naming the accepted values.
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name);
+
+// "auto", "cpu_sweep", "cpu_plateau", "cuda" (any case): chunkplan.v1.Engine
+// names without "ENGINE_". Errors: INVALID_ARGUMENT naming them.
+absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name);
+
+struct PlanOptions {
+  // The request file, or "-" for standard input.
+  std::string request_path;
+  // The server to ask; none: answer in this process.
+  std::optional<RemoteTarget> server;
+  // Replaces the request's engine (a layout's: its search part's) when set.
+  std::optional<v1::Engine> engine;
+  OutputFormat format = OutputFormat::kJson;
+};
+
+// `chunkplan search`: reads a ChunkSearchRequest, runs the search and
+// returns the text to print, ending in '\n'. In this process the answer is
+// the one a server with default planner options would send.
+// Errors: the input's (NOT_FOUND etc. naming the path), INVALID_ARGUMENT for
+// JSON that is not a ChunkSearchRequest (naming the input), then the
+// search's own: as chunkplan.v1.ChunkSearch/Search answers
+// (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION for an engine
+// this binary lacks), and with a server the call's (UNAVAILABLE,
+// DEADLINE_EXCEEDED, ...).
+absl::StatusOr<std::string> RunSearch(const PlanOptions& options);
+
+// `chunkplan layout`: the same for a LayoutRequest, answered as
+// chunkplan.v1.ChunkSearch/Layout answers it.
+absl::StatusOr<std::string> RunLayout(const PlanOptions& options);
+
+}  // namespace chunkplan::cli
+
+#endif  // CHUNKPLAN_CLIENT_CLI_PLAN_COMMAND_H_

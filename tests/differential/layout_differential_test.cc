@@ -1,0 +1,441 @@
+// Layout against the Python layout oracle (tests/oracle/layout_oracle.py,
+// written from the rules, not from this code): thousands of fresh random
+// LayoutRequests per run, the model workloads and hand-picked edges, each
+// answered by the planner with both CPU engines and by the service behind a
+// real gRPC server (its in-process channel), and required to equal the
+// oracle's answer field for field; a request the oracle refuses must be
+// INVALID_ARGUMENT on both paths, naming the same field.
+//
+// CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
+// CHUNKPLAN_DIFF_REQUESTS sets the number of random requests (default
+// 2000), CHUNKPLAN_DIFF_LAYOUT_ORACLE names another oracle script (to check
+// that a broken oracle fails this test).
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "common/grpc_status.h"
+#include "common/json_codec.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "server/planner/planner.h"
+#include "server/service/chunk_search_service.h"
+#include "server/service/proto_convert.h"
+#include "testing/oracle_runner.h"
+#include "tests/differential/random_layouts.h"
+
+#ifndef CHUNKPLAN_WORKLOAD_DIR
+#error "CHUNKPLAN_WORKLOAD_DIR must name bench/workloads (the build sets it)"
+#endif
+
+namespace chunkplan::testing {
+namespace {
+
+constexpr int kDefaultRequests = 2000;
+constexpr int kMaxReported = 8;
+constexpr size_t kMaxPrintedChars = 4000;
+
+uint64_t EnvOr(const char* name, uint64_t fallback) {
+  const char* value = std::getenv(name);
+  uint64_t parsed = 0;
+  if (value != nullptr && absl::SimpleAtoi(value, &parsed)) return parsed;
+  return fallback;
+}
+
+std::string Clip(const std::string& text) {
+  if (text.size() <= kMaxPrintedChars) return text;
+  return absl::StrCat(text.substr(0, kMaxPrintedChars), "... (", text.size(),
+                      " chars in all)");
+}
+
+// The field a refusal names: its message up to the first ':' or ' '.
+absl::string_view LeadingField(absl::string_view message) {
+  return message.substr(0, message.find_first_of(": "));
+}
+
+// Whether a refusal names the field the oracle's names. The oracle names
+// only "search" for the search part (its message is the search oracle's,
+// Python's own for the seed's crashes); ours names the field within it.
+bool SameField(absl::string_view ours, absl::string_view oracle) {
+  const absl::string_view field = LeadingField(oracle);
+  if (field == "search") return absl::StartsWith(ours, "search.");
+  return LeadingField(ours) == field;
+}
+
+// The parts of an answer the oracle gives: the search's engine, candidates
+// and time are the service's own.
+v1::LayoutResponse Comparable(v1::LayoutResponse response) {
+  if (response.has_search()) {
+    response.mutable_search()->clear_engine();
+    response.mutable_search()->clear_candidates();
+    response.mutable_search()->clear_search_nanos();
+  }
+  return response;
+}
+
+// "" when `actual` is what the oracle said; else what differs.
+std::string Diff(absl::string_view who,
+                 const absl::StatusOr<v1::LayoutResponse>& expected,
+                 const absl::StatusOr<v1::LayoutResponse>& actual) {
+  if (!expected.ok()) {
+    if (actual.ok()) {
+      return absl::StrCat(who, ": answered, the oracle refused (",
+                          expected.status().message(), ")\n");
+    }
+    if (actual.status().code() != absl::StatusCode::kInvalidArgument ||
+        !SameField(actual.status().message(), expected.status().message())) {
+      return absl::StrCat(who, ": ", actual.status().ToString(),
+                          "\n  the oracle: ", expected.status().message(),
+                          "\n");
+    }
+    return "";
+  }
+  if (!actual.ok()) {
+    return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
+  }
+  const v1::LayoutResponse got = Comparable(*actual);
+  if (google::protobuf::util::MessageDifferencer::Equals(got, *expected)) {
+    return "";
+  }
+  return absl::StrCat(
+      who, ":\n  expected (oracle) ", Clip(common::MessageToJson(*expected)),
+      "\n  actual            ", Clip(common::MessageToJson(got)), "\n");
+}
+
+// The planner's answer with `engine` forced on the search part.
+absl::StatusOr<v1::LayoutResponse> PlannerLayout(
+    const planner::Planner& planner, v1::LayoutRequest request,
+    v1::Engine engine) {
+  request.mutable_search()->set_engine(engine);
+  absl::StatusOr<planner::LayoutRequest> plain = service::FromProto(request);
+  if (!plain.ok()) return plain.status();
+  absl::StatusOr<planner::LayoutResult> result = planner.Layout(*plain);
+  if (!result.ok()) return result.status();
+  return service::ToProto(*result);
+}
+
+// A ChunkSearchService behind a real gRPC server, asked on its in-process
+// channel, as the service tests do.
+class LayoutServer {
+ public:
+  LayoutServer() : service_(service::ServiceOptions{}, {}) {
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&service_);
+    service::ApplyServerOptions(service::ServiceOptions{}, builder);
+    server_ = builder.BuildAndStart();
+    stub_ = v1::ChunkSearch::NewStub(
+        server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+  ~LayoutServer() {
+    server_->Shutdown();
+    server_->Wait();
+  }
+
+  absl::StatusOr<v1::LayoutResponse> Layout(const v1::LayoutRequest& request) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    v1::LayoutResponse response;
+    const absl::Status status =
+        common::ToAbslStatus(stub_->Layout(&context, request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
+
+ private:
+  service::ChunkSearchService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::ChunkSearch::Stub> stub_;
+};
+
+// Checks every request against the oracle through the planner (both CPU
+// engines) and the server. Returns the oracle's answers; records a failure
+// per mismatch (the first kMaxReported in full) and writes the failing
+// requests to `replay_path` when it is not empty.
+std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
+    const std::vector<v1::LayoutRequest>& requests, const std::string& context,
+    const std::string& replay_path) {
+  std::vector<std::string> lines;
+  lines.reserve(requests.size());
+  for (const auto& r : requests) lines.push_back(common::MessageToJson(r));
+  std::vector<absl::StatusOr<v1::LayoutResponse>> answers(
+      requests.size(), absl::UnknownError("not asked"));
+  const absl::StatusOr<std::vector<std::string>> oracle =
+      RunOracleJsonl(LayoutOracle(), lines);
+  if (!oracle.ok()) {
+    ADD_FAILURE() << context << ": " << oracle.status();
+    return answers;
+  }
+
+  const planner::Planner planner;
+  LayoutServer server;
+  std::vector<std::string> failing;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string diff;
+    absl::StatusOr<absl::StatusOr<v1::LayoutResponse>> expected =
+        ParseLayoutAnswer((*oracle)[i]);
+    if (!expected.ok()) {
+      diff = absl::StrCat(expected.status().message(), "\n");
+    } else {
+      for (const v1::Engine engine :
+           {v1::ENGINE_CPU_SWEEP, v1::ENGINE_CPU_PLATEAU}) {
+        absl::StrAppend(
+            &diff,
+            Diff(absl::StrCat("planner ", v1::Engine_Name(engine)), *expected,
+                 PlannerLayout(planner, requests[i], engine)));
+      }
+      absl::StrAppend(&diff,
+                      Diff("server", *expected, server.Layout(requests[i])));
+      answers[i] = *std::move(expected);
+    }
+    if (diff.empty()) continue;
+    failing.push_back(lines[i]);
+    if (failing.size() <= kMaxReported) {
+      ADD_FAILURE() << context << ", request #" << i << ":\n  request "
+                    << Clip(lines[i]) << "\n"
+                    << diff;
+    }
+  }
+  if (failing.size() > kMaxReported) {
+    ADD_FAILURE() << context << ": " << failing.size() - kMaxReported
+                  << " more mismatches not printed";
+  }
+  if (!failing.empty() && !replay_path.empty()) {
+    std::ofstream out(replay_path);
+    for (const std::string& line : failing) out << line << "\n";
+    std::cout << "failing requests written to " << replay_path
+              << " (replay: " << LayoutOracle().python << " "
+              << LayoutOracle().script << " --jsonl < that file)\n";
+  }
+  return answers;
+}
+
+// How much of each corner a run reached.
+struct Coverage {
+  int faults[kNumLayoutFaults] = {};
+  int given = 0, searched = 0;
+  int oversize_chunk = 0;       // a chunk larger than its group's chunk size
+  int oversize_with_slack = 0;  // ... that later tensors joined
+  int zero_size_chunk = 0;      // a chunk whose tensors are all of size 0
+  int empty_group = 0;          // a group with every parameter frozen
+  int kept_gathered = 0, some_frozen = 0, several_degrees = 0;
+  int no_master = 0, accumulation = 0, no_pinning = 0, no_optimizer = 0;
+  int rank_differs = 0;  // most and least loaded ranks differ
+};
+
+void Count(const GeneratedLayout& g,
+           const absl::StatusOr<v1::LayoutResponse>& answer, Coverage* c) {
+  ++c->faults[static_cast<int>(g.fault)];
+  if (!answer.ok()) return;
+  const v1::LayoutRequest& r = g.request;
+  ++(r.configs_size() > 0 ? c->given : c->searched);
+  bool oversize = false, slack = false, zero = false, empty = false,
+       gathered = false;
+  for (const v1::GroupLayout& group : answer->groups()) {
+    empty |= group.chunks_size() == 0;
+    gathered |= group.keep_gathered();
+    for (const v1::ChunkLayout& chunk : group.chunks()) {
+      if (chunk.size() > group.chunk_size()) {
+        oversize = true;
+        slack |= chunk.num_params() > 1;
+      }
+      zero |= chunk.used() == 0;
+    }
+  }
+  c->oversize_chunk += oversize;
+  c->oversize_with_slack += slack;
+  c->zero_size_chunk += zero;
+  c->empty_group += empty;
+  c->kept_gathered += gathered;
+  c->several_degrees += answer->groups_size() > 1;
+  c->some_frozen += std::count(r.frozen().begin(), r.frozen().end(), true) > 0;
+  const v1::GeminiSettings& s = r.gemini();
+  c->no_master += s.has_master_weights() && !s.master_weights();
+  c->accumulation += s.gradient_accumulation();
+  c->no_pinning += s.has_pin_memory() && !s.pin_memory();
+  c->no_optimizer += s.optimizer() == v1::OPTIMIZER_NONE;
+  c->rank_differs += !google::protobuf::util::MessageDifferencer::Equals(
+      answer->most_loaded_rank(), answer->least_loaded_rank());
+}
+
+TEST(LayoutDifferentialTest, RandomRequestsMatchTheOracle) {
+  std::random_device device;
+  const uint64_t seed =
+      EnvOr("CHUNKPLAN_DIFF_SEED",
+            (static_cast<uint64_t>(device()) << 32) ^ device());
+  const int count =
+      static_cast<int>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << " (" << count
+            << " requests)\n";
+  ::testing::Test::RecordProperty("chunkplan_diff_seed", std::to_string(seed));
+
+  LayoutGenerator generator(seed);
+  std::vector<GeneratedLayout> generated;
+  std::vector<v1::LayoutRequest> requests;
+  for (int i = 0; i < count; ++i) {
+    // Every fault once first, whatever the draws.
+    generated.push_back(generator.Next(i < kNumLayoutFaults
+                                           ? static_cast<LayoutFault>(i)
+                                           : LayoutFault::kNone));
+    requests.push_back(generated.back().request);
+  }
+  const std::string context = absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed);
+  const std::string replay =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("chunkplan_layout_failures_", seed, ".jsonl"))
+          .string();
+  const auto answers = CheckAgainstOracle(requests, context, replay);
+
+  Coverage c;
+  for (int i = 0; i < count; ++i) Count(generated[i], answers[i], &c);
+  std::cout << "coverage: given=" << c.given << " searched=" << c.searched
+            << " oversize=" << c.oversize_chunk << " (with slack used "
+            << c.oversize_with_slack << ")"
+            << " zero-size chunk=" << c.zero_size_chunk
+            << " all-frozen group=" << c.empty_group
+            << "\n  kept gathered=" << c.kept_gathered
+            << " some frozen=" << c.some_frozen
+            << " several degrees=" << c.several_degrees
+            << " no master=" << c.no_master
+            << " accumulation=" << c.accumulation
+            << " no pinning=" << c.no_pinning
+            << " no optimizer=" << c.no_optimizer
+            << " ranks differ=" << c.rank_differs << "\n  faults:";
+  for (int f = 0; f < kNumLayoutFaults; ++f) {
+    std::cout << " " << LayoutFaultName(static_cast<LayoutFault>(f)) << "="
+              << c.faults[f];
+  }
+  std::cout << "\n";
+  // Each corner in a meaningful share of the run, so that the generator
+  // cannot silently stop reaching one.
+  const int need = std::max(1, count / 200);
+  for (int f = 0; f < kNumLayoutFaults; ++f) EXPECT_GE(c.faults[f], 1);
+  EXPECT_GE(c.given, need);
+  EXPECT_GE(c.searched, need);
+  EXPECT_GE(c.oversize_chunk, need);
+  EXPECT_GE(c.oversize_with_slack, need);
+  EXPECT_GE(c.zero_size_chunk, need);
+  EXPECT_GE(c.empty_group, need);
+  EXPECT_GE(c.kept_gathered, need);
+  EXPECT_GE(c.some_frozen, need);
+  EXPECT_GE(c.several_degrees, need);
+  EXPECT_GE(c.no_master, need);
+  EXPECT_GE(c.accumulation, need);
+  EXPECT_GE(c.no_pinning, need);
+  EXPECT_GE(c.no_optimizer, need);
+  EXPECT_GE(c.rank_differs, need);
+}
+
+// Every model workload (bench/workloads; not the stress sweep, too long for
+// the Python oracle) at GeminiPlugin's defaults: searched, with a third of
+// the parameters frozen, and with given configs.
+TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
+  std::vector<v1::LayoutRequest> requests;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(CHUNKPLAN_WORKLOAD_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".json" || name.rfind("stress", 0) == 0) {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    v1::LayoutRequest request;
+    ASSERT_TRUE(
+        common::JsonToMessage(text.str(), request.mutable_search()).ok())
+        << name;
+    requests.push_back(request);
+    for (int i = 0; i < request.search().numels_size(); ++i) {
+      request.add_frozen(i % 3 == 0);
+    }
+    request.mutable_gemini()->set_master_weights(false);
+    requests.push_back(request);
+    request.clear_frozen();
+    request.clear_gemini();
+    // One config per degree at 64 Mi elements (a multiple of every degree
+    // here), the first degree kept gathered.
+    std::vector<uint32_t> degrees(request.search().dp_degrees().begin(),
+                                  request.search().dp_degrees().end());
+    if (degrees.empty()) degrees.push_back(1);
+    std::vector<uint32_t> seen;
+    for (uint32_t d : degrees) {
+      if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
+      v1::ChunkConfig* c = request.add_configs();
+      c->set_dp_degree(d);
+      c->set_chunk_size(uint64_t{64} << 20);
+      c->set_keep_gathered(seen.empty() && degrees.size() > 1);
+      seen.push_back(d);
+    }
+    requests.push_back(request);
+  }
+  ASSERT_GE(requests.size(), 24u);
+  const auto answers = CheckAgainstOracle(requests, "workloads", "");
+  for (const auto& answer : answers)
+    EXPECT_TRUE(answer.ok()) << answer.status();
+}
+
+// Requests picked by hand for the corners, as protobuf JSON.
+TEST(LayoutDifferentialTest, HandPickedEdgesMatchTheOracle) {
+  const std::vector<std::string> edges = {
+      // One tensor of 0 elements opens a chunk.
+      R"({"search": {"numels": ["0"], "search_interval": "1",
+          "min_chunk_size_m": 0}})",
+      // Oversize tensors, degree 8 and 3: rounded to each group's degree.
+      R"({"search": {"numels": ["100", "7", "1", "50", "2"],
+          "dp_degrees": [8, 3, 8, 3, 8], "search_interval": "1"},
+          "configs": [{"dp_degree": 8, "chunk_size": "16"},
+                      {"dp_degree": 3, "chunk_size": "9"}]})",
+      // Every parameter frozen: no chunk at all.
+      R"({"search": {"numels": ["10", "20"], "search_interval": "1",
+          "min_chunk_size_m": 0}, "frozen": [true, true]})",
+      // Kept gathered with a size that is no multiple of the degree.
+      R"({"search": {"numels": ["10", "20", "30"], "dp_degrees": [4],
+                     "search_interval": "1"},
+          "configs": [{"dp_degree": 4, "chunk_size": "7",
+                       "keep_gathered": true}]})",
+      // Near 2^64: two groups' padding of almost 2^64 each overflows.
+      R"({"search": {"numels": ["1", "1"], "dp_degrees": [1, 2],
+                     "search_interval": "1"},
+          "configs": [{"dp_degree": 1, "chunk_size": "18446744073709551615",
+                       "keep_gathered": true},
+                      {"dp_degree": 2,
+                       "chunk_size": "18446744073709551614"}]})",
+      // Bytes beyond 2^64 while the padding fits.
+      R"({"search": {"numels": ["1", "1"], "dp_degrees": [1],
+                     "search_interval": "1"},
+          "configs": [{"dp_degree": 1,
+                       "chunk_size": "4611686018427387904"}]})",
+      // The search part is checked even with given configs.
+      R"({"search": {"numels": ["1"], "search_interval": "0"},
+          "configs": [{"dp_degree": 1, "chunk_size": "1"}]})",
+  };
+  std::vector<v1::LayoutRequest> requests;
+  for (const std::string& json : edges) {
+    v1::LayoutRequest request;
+    ASSERT_TRUE(common::JsonToMessage(json, &request).ok()) << json;
+    requests.push_back(request);
+  }
+  const auto answers = CheckAgainstOracle(requests, "edges", "");
+  ASSERT_EQ(answers.size(), edges.size());
+  EXPECT_FALSE(answers[4].ok()) << "the overflow edge must be refused";
+  EXPECT_FALSE(answers[5].ok()) << "the bytes edge must be refused";
+  EXPECT_FALSE(answers[6].ok()) << "the search part must be checked";
+}
+
+}  // namespace
+}  // namespace chunkplan::testing

@@ -1,0 +1,790 @@
+#!/usr/bin/python3
+"""The layout oracle: what Gemini really allocates, and the objectives' frontier.
+
+An independent Python statement of the rules in issue 12 (the chunk layout,
+the shards and every rank's bytes) and issue 13 (the objectives and the
+frontier), written from the issue texts and checked against ColossalAI's own
+code in /work/shared/reference/colossalai/*.txt (cited below as
+chunk.py, manager.py, gemini_ddp.py, gemini_optimizer.py, placement_policy.py
+and gemini_plugin.py). Nothing here comes from the C++ side. The search part
+is the search oracle's (chunk_search_oracle.search, imported); the search grid
+(start, interval, count, the filtered sizes and the kept-gathered groups),
+which that module does not expose, is restated below from the seed text
+(/work/shared/seed/search_utils.py.txt) with the seed's arithmetic, and its
+pick is checked against chunk_search_oracle.search on every searched request.
+
+Input: a chunkplan.v1 LayoutRequest in protobuf's JSON mapping (proto field
+names or lowerCamelCase; uint64 as numbers or decimal strings; enums as names
+or numbers):
+  {"search": <ChunkSearchRequest, as chunk_search_oracle takes it>,
+   "configs": [{"dp_degree": D, "chunk_size": C, "keep_gathered": B}, ...],
+   "frozen": [B, ...],                       # empty, or one per numel
+   "gemini": {"precision": "PRECISION_FP16" | "PRECISION_BF16",
+              "master_weights": B,           # optional, default true
+              "gradient_accumulation": B,    # default false
+              "pin_memory": B,               # optional, default true
+              "optimizer": "OPTIMIZER_ADAM" | "OPTIMIZER_NONE"},
+   "objective": "OBJECTIVE_SEED_WASTE" | "OBJECTIVE_LAYOUT_PADDING"
+                | "OBJECTIVE_PEAK_RANK_BYTES"}
+
+Output: protobuf JSON as the C++ server would print it with field names
+preserved and every primitive field printed: every uint64 as a decimal
+string, uint32 and bool as JSON values. On invalid input: {"error": "..."}
+with the message naming the field (and index) at fault.
+
+  layout(request)   -> LayoutResponse dict
+      {"search": {...},   # chunk_search_oracle's answer shape; only when the
+                          # search ran (absent with given configs)
+       "groups": [{"dp_degree": D, "chunk_size": "C", "keep_gathered": B,
+                   "chunks": [{"size": "S", "used": "U", "first_param": "I",
+                               "num_params": "K"}, ...],
+                   "padding": "N"}, ...],
+       "layout_padding": "N",
+       "most_loaded_rank": RANK, "least_loaded_rank": RANK,
+       "gathered_chunk_bytes": "N"}
+      RANK = {"param_bytes", "master_bytes", "grad_bytes", "optimizer_bytes",
+              "frozen_bytes", "device_bytes", "pinned_host_bytes"} (strings)
+  frontier(request, point_chunk_size="rounded") -> FrontierResponse dict
+      {"points": [{"candidate": "I", "chunk_size": "C'", "value": "V",
+                   "seed_waste": "W", "layout_padding": "P",
+                   "peak_rank_bytes": "B"}, ...],
+       "candidates": "N"}
+  best(request)     -> the objective's best candidate as one such point
+  objective_values(request, chunk) -> (seed_waste at C, layout_padding at C',
+                                       peak_rank_bytes at C') as ints;
+                                       raises LayoutError
+
+Not printed (they are not functions of the request): the search response's
+engine, candidates and search_nanos, and the frontier's engine and
+search_nanos. A comparison with the server drops those keys.
+
+Usage:
+  /usr/bin/python3 layout_oracle.py [--frontier | --best] [--jsonl] < request.json
+With --jsonl every input line is one request and gets one answer line.
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import chunk_search_oracle as search_oracle  # noqa: E402
+
+UINT64_MAX = (1 << 64) - 1
+UINT32_MAX = (1 << 32) - 1
+
+OBJECTIVE_SEED_WASTE = 0
+OBJECTIVE_LAYOUT_PADDING = 1
+OBJECTIVE_PEAK_RANK_BYTES = 2
+_OBJECTIVES = {"OBJECTIVE_SEED_WASTE": 0, "OBJECTIVE_LAYOUT_PADDING": 1,
+               "OBJECTIVE_PEAK_RANK_BYTES": 2}
+_PRECISIONS = {"PRECISION_FP16": 0, "PRECISION_BF16": 1}
+_OPTIMIZERS = {"OPTIMIZER_ADAM": 0, "OPTIMIZER_NONE": 1}
+OPTIMIZER_NONE = 1
+
+# Bytes per element. Reading: fp16 and bf16 are both 2-byte dtypes
+# (gemini_ddp.py GeminiDDP.__init__ asserts mixed_precision in (float16,
+# bfloat16); _init_chunks casts every placed parameter, and every ignored one,
+# to mixed_precision), so precision changes no figure. Master weights are
+# float32: gemini_ddp.py _init_chunks, `fp32_p.data = fp32_p.data.float()`.
+HALF_BYTES = 2
+MASTER_BYTES = 4
+
+
+class LayoutError(ValueError):
+    """An invalid LayoutRequest; the message names the field at fault."""
+
+
+# ---------------------------------------------------------------------------
+# Reading the request.
+
+_TOP_FIELDS = {"search": "search", "configs": "configs", "frozen": "frozen",
+               "gemini": "gemini", "objective": "objective"}
+_CONFIG_FIELDS = {"dp_degree": "dp_degree", "dpDegree": "dp_degree",
+                  "chunk_size": "chunk_size", "chunkSize": "chunk_size",
+                  "keep_gathered": "keep_gathered",
+                  "keepGathered": "keep_gathered"}
+_GEMINI_FIELDS = {"precision": "precision",
+                  "master_weights": "master_weights",
+                  "masterWeights": "master_weights",
+                  "gradient_accumulation": "gradient_accumulation",
+                  "gradientAccumulation": "gradient_accumulation",
+                  "pin_memory": "pin_memory", "pinMemory": "pin_memory",
+                  "optimizer": "optimizer"}
+
+Settings = collections.namedtuple(
+    "Settings", "precision master_weights gradient_accumulation pin_memory "
+    "optimizer")
+Config = collections.namedtuple("Config", "dp_degree chunk_size keep_gathered")
+Parsed = collections.namedtuple(
+    "Parsed", "search_request args configs frozen settings objective")
+
+
+def _fields(obj, names, where):
+    if not isinstance(obj, dict):
+        raise LayoutError(f"{where}: expected a JSON object, got {obj!r}")
+    out = {}
+    for key, value in obj.items():
+        name = names.get(key)
+        if name is None:
+            raise LayoutError(f"{where}: unknown field {key!r}")
+        if name in out:
+            raise LayoutError(f"{where}: field {name!r} given twice")
+        if value is not None:  # protobuf JSON: null means unset
+            out[name] = value
+    return out
+
+
+def _uint(value, where, limit):
+    """An unsigned protobuf integer: a JSON number or a decimal string."""
+    if isinstance(value, bool):
+        raise LayoutError(f"{where}: expected an integer, got {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip(), 10)
+        except ValueError:
+            raise LayoutError(
+                f"{where}: expected an integer, got {value!r}") from None
+    if not isinstance(value, int):
+        raise LayoutError(f"{where}: expected an integer, got {value!r}")
+    result = value
+    if result < 0 or result > limit:
+        raise LayoutError(f"{where}: {result} is out of range")
+    return result
+
+
+def _bool(value, where):
+    if not isinstance(value, bool):
+        raise LayoutError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _enum(value, names, where):
+    if isinstance(value, bool):
+        raise LayoutError(f"{where}: expected an enum, got {value!r}")
+    if isinstance(value, str) and value in names:
+        return names[value]
+    if isinstance(value, int) and value in names.values():
+        return value
+    raise LayoutError(f"{where}: unknown value {value!r}")
+
+
+def _list(value, where):
+    if not isinstance(value, list):
+        raise LayoutError(f"{where}: expected a list, got {value!r}")
+    return value
+
+
+def parse(request):
+    """A LayoutRequest dict as a Parsed tuple. The search part is parsed by
+    the search oracle's parse_request (args). Raises LayoutError."""
+    top = _fields(request, _TOP_FIELDS, "request")
+    search_request = top.get("search", {})
+    try:
+        args = search_oracle.parse_request(search_request)
+    except search_oracle.RequestError as exc:
+        raise LayoutError(f"search: {exc}") from None
+    configs = None
+    raw_configs = _list(top.get("configs", []), "configs")
+    if raw_configs:
+        configs = []
+        for i, raw in enumerate(raw_configs):
+            where = f"configs[{i}]"
+            f = _fields(raw, _CONFIG_FIELDS, where)
+            configs.append(Config(
+                _uint(f.get("dp_degree", 0), f"{where}.dp_degree", UINT32_MAX),
+                _uint(f.get("chunk_size", 0), f"{where}.chunk_size",
+                      UINT64_MAX),
+                _bool(f.get("keep_gathered", False),
+                      f"{where}.keep_gathered")))
+    frozen = [_bool(v, f"frozen[{i}]")
+              for i, v in enumerate(_list(top.get("frozen", []), "frozen"))]
+    g = _fields(top.get("gemini", {}), _GEMINI_FIELDS, "gemini")
+    # The wire defaults are GeminiPlugin's (gemini_plugin.py
+    # GeminiPlugin.__init__): precision fp16, master_weights=True,
+    # enable_gradient_accumulation=False; pin_memory defaults to False there
+    # but `if enable_async_reduce and not pin_memory: ... pin_memory = True`
+    # with enable_async_reduce=True by default, hence true here.
+    settings = Settings(
+        _enum(g.get("precision", 0), _PRECISIONS, "gemini.precision"),
+        _bool(g.get("master_weights", True), "gemini.master_weights"),
+        _bool(g.get("gradient_accumulation", False),
+              "gemini.gradient_accumulation"),
+        _bool(g.get("pin_memory", True), "gemini.pin_memory"),
+        _enum(g.get("optimizer", 0), _OPTIMIZERS, "gemini.optimizer"))
+    objective = _enum(top.get("objective", 0), _OBJECTIVES, "objective")
+    return Parsed(search_request, args, configs, frozen, settings, objective)
+
+
+# ---------------------------------------------------------------------------
+# The search grid (restated from the seed's search_chunk_configuration).
+
+Grid = collections.namedtuple(
+    "Grid", "order gathered swept start interval count lcm total")
+# order: degrees in the seed's config order (config_dict insertion order:
+#        kept-gathered degrees first, then the swept ones, each first-seen)
+# gathered: degree -> chunk size (the group's total) for kept-gathered groups
+# swept: degree -> its sizes after the 3-sigma filter (possibly emptied)
+# start, interval, count: candidate i is start + i * interval, i < count
+# lcm: np.lcm.reduce of all degrees; total: total_param_size
+
+
+def _grid(args):
+    numels, degrees, search_range_m, interval, min_chunk_size_m, filt = args
+    search_range = round(search_range_m * 1024**2)
+    min_chunk_size = round(min_chunk_size_m * 1024**2)
+    by_degree = {}
+    for numel, degree in zip(numels, degrees):
+        by_degree.setdefault(degree, []).append(numel)
+    size_lcm = int(np.lcm.reduce(list(by_degree.keys())))
+    gathered, swept = {}, {}
+    for degree, sizes in by_degree.items():
+        total = sum(sizes)
+        if total < min_chunk_size:
+            gathered[degree] = total
+        else:
+            swept[degree] = list(sizes)
+    if filt:
+        pooled = [s for sizes in swept.values() for s in sizes]
+        if pooled:
+            arr = np.array(pooled)
+            upper_limit = np.mean(arr) + 3 * np.std(arr)
+            for degree in swept:
+                swept[degree] = [s for s in swept[degree] if s <= upper_limit]
+    max_size = min_chunk_size
+    for sizes in swept.values():
+        if sizes:  # the search oracle's extension: an emptied group is skipped
+            max_size = max(max_size, max(sizes))
+    start = int(math.ceil(max_size / interval) * interval)
+    count = len(range(start, start + search_range + 1, interval))
+    order = ([d for d in by_degree if d in gathered] +
+             [d for d in by_degree if d not in gathered])
+    return Grid(order, gathered, swept, start, interval, count, size_lcm,
+                sum(numels))
+
+
+def _candidate_size(grid, index):
+    return grid.start + index * grid.interval
+
+
+def _rounded(grid, chunk):
+    """C' = C rounded up to the lcm of the degrees, as the seed does after
+    its pick."""
+    return chunk + (-chunk % grid.lcm)
+
+
+def _seed_waste(grid, chunk):
+    """The seed's _get_unused_byte summed over the swept groups."""
+    waste = 0
+    for sizes in grid.swept.values():
+        acc = 0
+        left = 0
+        for s in sizes:
+            if s > left:
+                acc += left
+                left = chunk
+            left -= s
+        waste += left + acc
+    return waste
+
+
+def _configs_at(grid, chunk):
+    """The configs the search gives when it picks candidate size C: the
+    kept-gathered groups as the search decides them, every other group at
+    C'."""
+    rounded = _rounded(grid, chunk)
+    return [Config(d, grid.gathered[d], True) if d in grid.gathered
+            else Config(d, rounded, False) for d in grid.order]
+
+
+# ---------------------------------------------------------------------------
+# The layout (issue 12).
+
+Chunk = collections.namedtuple("Chunk", "size used first_param num_params")
+
+
+def _place(params, chunk_size, degree):
+    """Next-fit with no alignment over (index, numel) in visit order.
+
+    manager.py ChunkManager.register_tensor: `chunk_group[-1].append_tensor`
+    raises IndexError for the first tensor (so it always opens a chunk, even
+    with 0 elements) and ChunkFullError when `utilized_size + numel >
+    chunk_size` (chunk.py Chunk.append_tensor); then the open chunk is closed
+    for good and a new one of `chunk_size` opens, or, for `numel >
+    chunk_size`, of numel rounded up to the world size of the zero group (the
+    group's degree, not the lcm). Nothing closes an oversize chunk early, so
+    later tensors fit into its slack. Sizes are never shrunk."""
+    chunks = []
+    for index, numel in params:
+        if chunks:
+            size, used, first, num = chunks[-1]
+            if used + numel <= size:
+                chunks[-1] = [size, used + numel, first, num + 1]
+                continue
+        size = chunk_size
+        if numel > chunk_size:
+            size = numel + (-numel % degree)
+        chunks.append([size, numel, index, 1])
+    return [Chunk(*c) for c in chunks]
+
+
+def _real_on_rank(chunk, degree, rank):
+    """Real elements of a non-gathered chunk on rank r: shards of size/P fill
+    from offset 0, clamp(used - r*size/P, 0, size/P). chunk.py Chunk.__init__
+    (shard_begin = shard_size * pg_rank, valid_end = shard_size) and
+    close_chunk (valid_end 0 when utilized_size <= shard_begin, else
+    utilized_size - shard_begin when below shard_end)."""
+    shard = chunk.size // degree
+    return min(max(chunk.used - rank * shard, 0), shard)
+
+
+Group = collections.namedtuple("Group", "config chunks padding")
+
+
+def _rank_memory(groups, frozen_numel, settings, rank_of):
+    """One rank's bytes, summing for every group its rank rank_of(P).
+
+    Readings (issue 12's table, checked against the reference):
+    - Every part below is device memory at steady state under GeminiPlugin's
+      static placement with offload_optim_frac = offload_param_frac = 0:
+      gemini_ddp.py __init__ passes cpu_offload = False to _init_chunks, so
+      each shard lives on CUDA (chunk.py close_chunk keeps cuda_shard when
+      shard_device is CUDA); placement_policy.py
+      StaticPlacementPolicy.setup_grads_device puts every chunk's grads (and
+      so the fp32 master chunk, moved there in gemini_ddp.py _init_chunks, and
+      the optimizer states, allocated on grad_device in gemini_optimizer.py
+      __init__optimizer) on CUDA since offloaded (0) >= offload target (0).
+    - params: 2 x (sum of shards size/P + sum of gathered chunk sizes). A
+      kept-gathered chunk is held whole (chunk.py __scatter returns early for
+      keep_gathered), a non-gathered one as its shard of size/P.
+    - master weights: the fp32_param group is registered tensor by tensor
+      with the same config key (gemini_ddp.py _init_chunks), so its layout is
+      the fp16 layout: 4 x the same elements; 0 with master weights off.
+    - gradients: gemini_ddp.py __init__: reuse_fp16_chunk = master_weights if
+      not enable_gradient_accumulation else False; reused, the gradient is
+      written into the fp16 chunk (0 extra bytes); otherwise chunk.py
+      init_grad_chunk makes a chunk of the same size, keep_gathered and
+      pin_memory: 2 x the same elements.
+    - optimizer: gemini_optimizer.py __init__optimizer gives the inner
+      optimizer one fake parameter per tensor over its range on this rank
+      (get_range_pair: whole offset..end for a kept-gathered chunk, clipped
+      to the shard otherwise), so Adam's two states (exp_avg, exp_avg_sq)
+      cover the real elements on rank r plus every gathered chunk's used
+      elements; 4 bytes each with master weights (the states follow the fp32
+      master), else 2. OPTIMIZER_NONE: no states, 0 bytes.
+    - frozen: gemini_ddp.py _init_chunks sets requires_grad=False params to
+      ignore and moves them `to(device=current device,
+      dtype=mixed_precision)`: whole, 2 bytes each, on every rank, on the
+      device, with no master, grads or optimizer state.
+    - device_bytes = params + master + grads + optimizer + frozen.
+    - pinned host (not in device_bytes): chunk.py close_chunk allocates a
+      pinned cpu_shard of shard_size when pin_memory, for the fp16 and the
+      fp32 groups alike, and init_grad_chunk one for a separate grad chunk;
+      Chunk.__init__ turns pin_memory off for keep_gathered chunks. So
+      (2 + 4 with master weights + 2 with separate grads) x sum of shards;
+      0 with pin_memory off.
+    """
+    shard_elems = 0        # sum over non-gathered chunks of size / P
+    gathered_elems = 0     # sum of kept-gathered chunk sizes
+    gathered_used = 0      # sum of kept-gathered chunk used elements
+    real = 0               # real elements of this rank's shards
+    for group in groups:
+        degree = group.config.dp_degree
+        rank = rank_of(degree)
+        for chunk in group.chunks:
+            if group.config.keep_gathered:
+                gathered_elems += chunk.size
+                gathered_used += chunk.used
+            else:
+                shard_elems += chunk.size // degree
+                real += _real_on_rank(chunk, degree, rank)
+    held = shard_elems + gathered_elems
+    master = settings.master_weights
+    separate_grads = not (master and not settings.gradient_accumulation)
+    param_bytes = HALF_BYTES * held
+    master_bytes = MASTER_BYTES * held if master else 0
+    grad_bytes = HALF_BYTES * held if separate_grads else 0
+    if settings.optimizer == OPTIMIZER_NONE:
+        optimizer_bytes = 0
+    else:
+        state_bytes = MASTER_BYTES if master else HALF_BYTES
+        optimizer_bytes = 2 * state_bytes * (real + gathered_used)
+    frozen_bytes = HALF_BYTES * frozen_numel
+    device_bytes = (param_bytes + master_bytes + grad_bytes +
+                    optimizer_bytes + frozen_bytes)
+    pinned = 0
+    if settings.pin_memory:
+        per_elem = HALF_BYTES + (MASTER_BYTES if master else 0) + (
+            HALF_BYTES if separate_grads else 0)
+        pinned = per_elem * shard_elems
+    return collections.OrderedDict([
+        ("param_bytes", param_bytes), ("master_bytes", master_bytes),
+        ("grad_bytes", grad_bytes), ("optimizer_bytes", optimizer_bytes),
+        ("frozen_bytes", frozen_bytes), ("device_bytes", device_bytes),
+        ("pinned_host_bytes", pinned)])
+
+
+Layout = collections.namedtuple(
+    "Layout", "groups layout_padding most least gathered_chunk_bytes")
+
+
+def _layout(numels, degrees, frozen, configs, settings):
+    """The layout of every group (in the order of configs) and the most and
+    least loaded ranks. Frozen parameters are never placed."""
+    groups = []
+    for config in configs:
+        params = [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))
+                  if d == config.dp_degree and not (frozen and frozen[i])]
+        chunks = _place(params, config.chunk_size, config.dp_degree)
+        padding = sum(c.size - c.used for c in chunks)
+        groups.append(Group(config, chunks, padding))
+    frozen_numel = sum(n for i, n in enumerate(numels) if frozen and frozen[i])
+    # Most loaded: rank 0 of every group (its shards hold the most real
+    # elements, padding sits on the highest ranks); least loaded: rank P-1.
+    most = _rank_memory(groups, frozen_numel, settings, lambda p: 0)
+    least = _rank_memory(groups, frozen_numel, settings, lambda p: p - 1)
+    # The transient buffer: the largest non-gathered chunk gathered whole in
+    # the 2-byte dtype (chunk.py __gather allocates cuda_global_chunk of
+    # chunk_size elements); 0 when every group is kept gathered.
+    largest = max([c.size for g in groups if not g.config.keep_gathered
+                   for c in g.chunks], default=0)
+    return Layout(groups, sum(g.padding for g in groups), most, least,
+                  HALF_BYTES * largest)
+
+
+def _layout_values(layout):
+    """(layout_padding, peak_rank_bytes) of a layout: peak = the most loaded
+    rank's device bytes + the largest non-gathered chunk's gathered bytes."""
+    return (layout.layout_padding,
+            layout.most["device_bytes"] + layout.gathered_chunk_bytes)
+
+
+# ---------------------------------------------------------------------------
+# Checks.
+
+
+def _check_frozen(parsed):
+    numels = parsed.args[0]
+    if parsed.frozen and len(parsed.frozen) != len(numels):
+        raise LayoutError(
+            f"frozen: {len(parsed.frozen)} entries; expected 0 or "
+            f"{len(numels)} (one per numel)")
+
+
+def _check_configs(parsed):
+    numels, degrees = parsed.args[0], parsed.args[1]
+    first_of = {}
+    for i, d in enumerate(degrees):
+        first_of.setdefault(d, i)
+    seen = {}
+    for i, c in enumerate(parsed.configs):
+        where = f"configs[{i}]"
+        if c.dp_degree not in first_of:
+            raise LayoutError(f"{where}.dp_degree: degree {c.dp_degree} is "
+                              "not a degree of any parameter")
+        if c.dp_degree in seen:
+            raise LayoutError(
+                f"{where}.dp_degree: a second config for degree "
+                f"{c.dp_degree} (the first is configs[{seen[c.dp_degree]}])")
+        seen[c.dp_degree] = i
+        if c.chunk_size == 0:
+            raise LayoutError(f"{where}.chunk_size: 0")
+        if not c.keep_gathered and c.chunk_size % c.dp_degree:
+            raise LayoutError(
+                f"{where}.chunk_size: {c.chunk_size} is not a multiple of "
+                f"dp_degree {c.dp_degree} (a non-gathered chunk is split "
+                "into dp_degree shards)")
+    for d, i in first_of.items():
+        if d not in seen:
+            raise LayoutError(f"configs: no config for degree {d} (the "
+                              f"degree of search.numels[{i}])")
+    del numels
+
+
+def _check_uint64(obj, where):
+    """Every integer in an answer fits in a uint64; else LayoutError naming
+    the first field that does not."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            _check_uint64(value, f"{where}.{key}" if where else key)
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            _check_uint64(value, f"{where}[{i}]")
+    elif isinstance(obj, int) and not isinstance(obj, bool):
+        if obj > UINT64_MAX:
+            raise LayoutError(f"{where}: {obj} exceeds 2^64-1")
+
+
+# ---------------------------------------------------------------------------
+# Evaluation per candidate (issue 13).
+
+
+class _Request:
+    """A checked, searched request, ready for per-candidate evaluation."""
+
+    def __init__(self, request, need_search):
+        self.parsed = parse(request)
+        _check_frozen(self.parsed)
+        # The search part is checked as a ChunkSearchRequest whether or not
+        # configs are given (Layout has the same limits and checks as
+        # Search): the search oracle's error is the answer.
+        self.search_answer = search_oracle.search(self.parsed.search_request)
+        if "error" in self.search_answer:
+            raise LayoutError(f"search: {self.search_answer['error']}")
+        if self.parsed.configs is not None:
+            if need_search:
+                raise LayoutError(
+                    "configs: Frontier chooses among the search's candidates;"
+                    " with given configs there is nothing to choose")
+            if self.parsed.objective != OBJECTIVE_SEED_WASTE:
+                name = [k for k, v in _OBJECTIVES.items()
+                        if v == self.parsed.objective][0]
+                raise LayoutError(
+                    f"objective: {name} chooses among the search's "
+                    "candidates; with given configs there is nothing to "
+                    "choose")
+            _check_configs(self.parsed)
+            self.grid = None
+        else:
+            self.grid = _grid(self.parsed.args)
+
+    def layout_at(self, configs):
+        numels, degrees = self.parsed.args[0], self.parsed.args[1]
+        return _layout(numels, degrees, self.parsed.frozen, configs,
+                       self.parsed.settings)
+
+    def values(self, chunk):
+        """(seed_waste at C, layout_padding at C', peak at C')."""
+        padding, peak = _layout_values(
+            self.layout_at(_configs_at(self.grid, chunk)))
+        return _seed_waste(self.grid, chunk), padding, peak
+
+    def sweep(self, layout_measures):
+        """Every candidate's values, in grid order: (index, C, C', waste,
+        padding, peak), padding and peak None when not asked for. A layout
+        measure above 2^64-1 at any candidate is an error."""
+        out = []
+        for i in range(self.grid.count):
+            chunk = _candidate_size(self.grid, i)
+            if layout_measures:
+                waste, padding, peak = self.values(chunk)
+                for name, v in (("layout_padding", padding),
+                                ("peak_rank_bytes", peak)):
+                    if v > UINT64_MAX:
+                        raise LayoutError(
+                            f"candidate {i} (chunk size {chunk}): {name} "
+                            f"{v} exceeds 2^64-1")
+            else:
+                waste, padding, peak = _seed_waste(self.grid, chunk), None, None
+            out.append((i, chunk, _rounded(self.grid, chunk), waste, padding,
+                        peak))
+        return out
+
+
+def _value(row, objective):
+    return row[3 + objective]
+
+
+def _best_row(req, objective):
+    """The first candidate with the least value (strict <, as the seed)."""
+    rows = req.sweep(objective != OBJECTIVE_SEED_WASTE)
+    best = None
+    for row in rows:
+        if best is None or _value(row, objective) < _value(best, objective):
+            best = row
+    return best
+
+
+def _point(row, objective, point_chunk_size):
+    i, chunk, rounded, waste, padding, peak = row
+    return collections.OrderedDict([
+        ("candidate", str(i)),
+        ("chunk_size", str(rounded if point_chunk_size == "rounded"
+                           else chunk)),
+        ("value", str(_value(row, objective))),
+        ("seed_waste", str(waste)),
+        ("layout_padding", str(padding)),
+        ("peak_rank_bytes", str(peak)),
+    ])
+
+
+# ---------------------------------------------------------------------------
+# The public functions.
+
+
+def _error(exc):
+    return {"error": str(exc)}
+
+
+def objective_values(request, chunk):
+    """For candidate size C of the request's search grid: (the seed's waste
+    at C, the layout's real padding at C', the most loaded rank's device
+    bytes plus the largest non-gathered chunk's gathered bytes at C'), where
+    C' is C rounded up to the lcm of the degrees and the layout at C' keeps
+    the search's kept-gathered groups as the search decides them and puts
+    every other group at C'. Any C >= 0 is evaluated (grid points are
+    start + i * interval). Raises LayoutError for an invalid request or one
+    with given configs."""
+    req = _Request(request, need_search=True)
+    return req.values(int(chunk))
+
+
+def _layout_answer(req, configs, search):
+    layout = req.layout_at(configs)
+    answer = collections.OrderedDict()
+    if search is not None:
+        answer["search"] = search
+    answer["groups"] = [collections.OrderedDict([
+        ("dp_degree", g.config.dp_degree),
+        ("chunk_size", g.config.chunk_size),
+        ("keep_gathered", g.config.keep_gathered),
+        ("chunks", [collections.OrderedDict([
+            ("size", c.size), ("used", c.used),
+            ("first_param", c.first_param), ("num_params", c.num_params)])
+            for c in g.chunks]),
+        ("padding", g.padding)]) for g in layout.groups]
+    answer["layout_padding"] = layout.layout_padding
+    answer["most_loaded_rank"] = layout.most
+    answer["least_loaded_rank"] = layout.least
+    answer["gathered_chunk_bytes"] = layout.gathered_chunk_bytes
+    body = {k: v for k, v in answer.items() if k != "search"}
+    _check_uint64(body, "")
+    return _stringify(answer)
+
+
+def _stringify(obj):
+    """uint64 fields as decimal strings; dp_degree (uint32) stays a number."""
+    if isinstance(obj, dict):
+        return collections.OrderedDict(
+            (k, v if k == "dp_degree" or isinstance(v, (bool, str))
+             else _stringify(v)) for k, v in obj.items())
+    if isinstance(obj, list):
+        return [_stringify(v) for v in obj]
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return str(obj)
+    return obj
+
+
+def layout(request):
+    """The LayoutResponse dict for a LayoutRequest dict (see the module
+    docstring), or {"error": "..."}."""
+    try:
+        req = _Request(request, need_search=False)
+        if req.grid is None:
+            return _layout_answer(req, req.parsed.configs, None)
+        objective = req.parsed.objective
+        row = _best_row(req, objective)
+        configs = _configs_at(req.grid, row[1])
+        if objective == OBJECTIVE_SEED_WASTE:
+            # The restated grid must pick what the search oracle picked.
+            picked = [(c["dp_degree"], int(c["chunk_size"]),
+                       c["keep_gathered"])
+                      for c in req.search_answer["configs"]]
+            assert picked == [tuple(c) for c in configs], (picked, configs)
+            assert int(req.search_answer["min_chunk_waste"]) == row[3]
+            search = req.search_answer
+        else:
+            # Reading: with another objective the `search` field describes
+            # the search that ran with that objective: the configs laid out
+            # (the objective's best candidate) and that candidate's seed
+            # waste as min_chunk_waste.
+            search = collections.OrderedDict([
+                ("configs", [collections.OrderedDict([
+                    ("dp_degree", c.dp_degree),
+                    ("chunk_size", str(c.chunk_size)),
+                    ("keep_gathered", c.keep_gathered)]) for c in configs]),
+                ("total_param_size", str(req.grid.total)),
+                ("min_chunk_waste", str(row[3]))])
+        return _layout_answer(req, configs, search)
+    except LayoutError as exc:
+        return _error(exc)
+
+
+def frontier(request, point_chunk_size="rounded"):
+    """The FrontierResponse dict: every grid candidate whose objective value
+    is a new strict minimum, in grid order, each with all three measures;
+    or {"error": "..."}. Brute force: small requests only.
+
+    point_chunk_size: "rounded" (default) reports C', the size Gemini
+    allocates and that Layout would lay out; "grid" reports the candidate's
+    own grid size C = start + candidate * interval. The points are exactly
+    the Pareto front of (C, value) always, and of (C', value) for the layout
+    objectives (their value depends on C' alone); with OBJECTIVE_SEED_WASTE
+    two points may share one C' when the lcm exceeds the interval."""
+    if point_chunk_size not in ("rounded", "grid"):
+        raise ValueError(point_chunk_size)
+    try:
+        req = _Request(request, need_search=True)
+        objective = req.parsed.objective
+        rows = req.sweep(True)
+        points = []
+        least = None
+        for row in rows:
+            if least is None or _value(row, objective) < least:
+                least = _value(row, objective)
+                points.append(_point(row, objective, point_chunk_size))
+        return collections.OrderedDict([("points", points),
+                                        ("candidates", str(req.grid.count))])
+    except LayoutError as exc:
+        return _error(exc)
+
+
+def best(request, point_chunk_size="rounded"):
+    """The objective's best candidate (the first with the least value) as a
+    FrontierPoint dict, or {"error": "..."}."""
+    try:
+        req = _Request(request, need_search=True)
+        objective = req.parsed.objective
+        row = _best_row(req, objective)
+        i = row[0]
+        waste, padding, peak = req.values(row[1])
+        return _point((i, row[1], row[2], waste, padding, peak), objective,
+                      point_chunk_size)
+    except LayoutError as exc:
+        return _error(exc)
+
+
+def _answer_line(line, mode):
+    try:
+        request = json.loads(line)
+    except ValueError as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    if mode == "frontier":
+        return frontier(request)
+    if mode == "best":
+        return best(request)
+    return layout(request)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--frontier", action="store_true",
+                       help="answer a FrontierResponse instead")
+    group.add_argument("--best", action="store_true",
+                       help="answer the objective's best candidate")
+    parser.add_argument("--jsonl", action="store_true",
+                        help="one request per input line, one answer per "
+                        "output line")
+    args = parser.parse_args(argv)
+    mode = "frontier" if args.frontier else "best" if args.best else "layout"
+    if args.jsonl:
+        for line in sys.stdin:
+            answer = _answer_line(line, mode)
+            sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        return 0
+    sys.stdout.write(json.dumps(_answer_line(sys.stdin.read(), mode)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
