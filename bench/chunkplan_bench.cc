@@ -9,6 +9,9 @@
 //   CPU_SWEEP/W/workers:1   one worker thread: the per-core figure
 //   CPU_SWEEP/W/workers:N   N = the machine's hardware threads (when > 1)
 //   CUDA/W                  where the planner can run CUDA on this machine
+//   LAYOUT/W                Planner::Layout on the same request (searched
+//                           with CPU_PLATEAU, then laid out at GeminiPlugin's
+//                           defaults): compare with CPU_PLATEAU/W
 // Each run's label is its answer, "DEGREE:CHUNK[:gathered] ... waste=W
 // total=T" (bench/compare_oracle.py checks it against the oracle); counters:
 // candidates, params, swept_params, and for CPU_SWEEP and CUDA steps_per_s
@@ -103,6 +106,33 @@ void RunSearch(benchmark::State& state, const Workload& w, Engine engine,
   }
 }
 
+// Planner::Layout on `w`: the CPU_PLATEAU search, the ChunkManager replay
+// and both ranks' bytes. Label: the layout's real padding; counter: chunks.
+void RunLayout(benchmark::State& state, const Workload& w) {
+  const planner::Planner planner;
+  planner::LayoutRequest request;
+  request.search = w.request;
+  request.search.engine = Engine::kCpuPlateau;
+  uint64_t padding = 0;
+  size_t chunks = 0;
+  for (auto _ : state) {
+    absl::StatusOr<planner::LayoutResult> result = planner.Layout(request);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(result->most_loaded_rank.device_bytes);
+    padding = result->layout_padding;
+    chunks = 0;
+    for (const planner::GroupLayout& g : result->groups) {
+      chunks += g.chunks.size();
+    }
+  }
+  state.SetLabel(absl::StrCat("layout_padding=", padding));
+  state.counters["chunks"] = static_cast<double>(chunks);
+  state.counters["params"] = static_cast<double>(w.params);
+}
+
 void Register(const Workload& w, Engine engine, unsigned workers) {
   std::string name = absl::StrCat(EngineName(engine), "/", w.name);
   if (engine == Engine::kCpuSweep) absl::StrAppend(&name, "/workers:", workers);
@@ -153,6 +183,11 @@ int Main(int argc, char** argv) {
     Register(w, Engine::kCpuSweep, 1);
     if (cores > 1) Register(w, Engine::kCpuSweep, cores);
     if (cuda) Register(w, Engine::kCuda, 1);
+    benchmark::RegisterBenchmark(
+        absl::StrCat("LAYOUT/", w.name).c_str(),
+        [&w](benchmark::State& state) { RunLayout(state, w); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
   }
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
