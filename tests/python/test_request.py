@@ -1,5 +1,5 @@
 """chunkplan.request: the seed's arguments on the wire, and a response as the
-seed's tuple. No server needed."""
+seed's tuple. No server needed; modules are real torch ones."""
 
 import pathlib
 import re
@@ -10,7 +10,7 @@ import pytest
 import chunkplan
 from chunkplan import request as rq
 from chunkplan.v1 import chunk_search_pb2 as pb
-from fake_torch import FakeModule, FakeParameter
+from torch_modules import module_of_numels
 
 
 def test_numels_share_the_keyword_degree():
@@ -43,8 +43,7 @@ def test_pairs_and_mixes_carry_their_own_degrees():
 
 
 def test_module_parameters_in_order_ignored_ones_skipped():
-    module = FakeModule([FakeParameter(10), FakeParameter(20, ignored=True),
-                         FakeParameter(30), FakeParameter(40)])
+    module = module_of_numels([10, 20, 30, 40], ignored={1})
     request = rq.build_request(module, 1, 64, dp_degree=8)
     assert list(request.numels) == [10, 30, 40]
     assert list(request.dp_degrees) == [8]

@@ -14,7 +14,7 @@ from oracle_cases import (GPT2_CHUNK_SIZE, HF_CONFIGS, gpt2_example_numels,
                           oracle_error, oracle_tuple, random_case,
                           random_seed)
 from server_process import ServerProcess
-from fake_torch import FakeModule
+from torch_modules import module_of_numels
 
 # Bound on every call, so that a stuck server fails the test.
 TIMEOUT_S = 60
@@ -99,7 +99,7 @@ def test_kept_gathered_group_comes_first(client):
 
 def test_module_equals_its_numels(client):
     numels = gpt2_example_numels()
-    module = FakeModule.of_numels(numels + [123456], ignored={len(numels)})
+    module = module_of_numels(numels + [123456], ignored={len(numels)})
     got = client.search_chunk_configuration(module, 1, 128, 0,
                                             timeout=TIMEOUT_S, dp_degree=2)
     assert got[0] == {2: {"chunk_size": GPT2_CHUNK_SIZE,

@@ -8,9 +8,11 @@ a chunkplan server.
 
 The answer is exactly the seed's (colossalai.zero.gemini.chunk.search_utils):
 the same dict in the same order, the same total and waste. A Client keeps
-one channel (TLS optional) for many calls; chunkplan.models lists the
-parameters of Hugging Face models from their config.json; every failure
-raises a ChunkplanError subclass that carries the gRPC code and message.
+one channel (TLS optional) for many calls, and its layout() says what
+Gemini really allocates (chunks, padding, each rank's bytes) as a Layout;
+chunkplan.models lists the parameters of Hugging Face models from their
+config.json; every failure raises a ChunkplanError subclass that carries
+the gRPC code and message.
 """
 
 try:
@@ -22,7 +24,7 @@ except ImportError as _error:  # the source tree, before the build
         "install the package assembled there") from _error
 
 from chunkplan import models
-from chunkplan.client import (DEFAULT_TARGET, Client, SearchResult,
+from chunkplan.client import (DEFAULT_TARGET, Client,
                               search_chunk_configuration)
 from chunkplan.errors import (AbortedError, AlreadyExistsError,
                               CancelledError, ChunkplanError, DataLossError,
@@ -32,11 +34,14 @@ from chunkplan.errors import (AbortedError, AlreadyExistsError,
                               PermissionDeniedError, ResourceExhaustedError,
                               UnauthenticatedError, UnavailableError,
                               UnimplementedError, UnknownError)
+from chunkplan.layout_result import Chunk, GroupLayout, Layout, RankMemory
+from chunkplan.search_result import SearchResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_TARGET", "Client", "SearchResult", "search_chunk_configuration",
+    "Layout", "GroupLayout", "Chunk", "RankMemory",
     "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",
     "CancelledError", "DataLossError", "DeadlineExceededError",
     "FailedPreconditionError", "InternalError", "InvalidArgumentError",

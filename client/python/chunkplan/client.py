@@ -7,38 +7,22 @@ a chunkplan server over gRPC.
 
 returns exactly what colossalai.zero.gemini.chunk.search_chunk_configuration
 returns for the same model and arguments. A Client keeps one channel open
-for many calls and takes TLS options.
+for many calls and takes TLS options; Client.layout says what Gemini really
+allocates for the search's configs (or given ones), rank by rank.
 """
 
-import dataclasses
 import os
 
 import grpc
 
 from chunkplan import request as _request
 from chunkplan.errors import from_rpc_error
-from chunkplan.v1 import chunk_search_pb2
+from chunkplan.layout_request import build_layout_request
+from chunkplan.layout_result import Layout
+from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2_grpc
 
 DEFAULT_TARGET = "localhost:50051"
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchResult:
-    """One search's answer. The first three fields are the seed's tuple
-    (as_tuple()); the others say how the server found it."""
-    config_dict: dict
-    total_param_size: int
-    min_chunk_waste: int
-    engine: str          # the engine that ran: "CPU_PLATEAU", "CUDA", ...
-    candidates: int      # chunk sizes in the sweep
-    search_nanos: int    # time in the server's planner, RPC excluded
-    response: chunk_search_pb2.ChunkSearchResponse = dataclasses.field(
-        repr=False, compare=False)
-
-    def as_tuple(self):
-        """(config_dict, total_param_size, min_chunk_waste), as the seed."""
-        return self.config_dict, self.total_param_size, self.min_chunk_waste
 
 
 def _pem(value, name):
@@ -107,17 +91,28 @@ class Client:
     def __exit__(self, *exc_info):
         self.close()
 
+    def _call(self, method, request, timeout, wait_for_ready):
+        """One unary call; its grpc.RpcError raised as a ChunkplanError."""
+        try:
+            return method(request, timeout=timeout,
+                          wait_for_ready=wait_for_ready)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
     def search_request(self, request, *, timeout=None, wait_for_ready=False):
         """Sends a ready ChunkSearchRequest; returns the ChunkSearchResponse.
         timeout: seconds for the whole call (None: no deadline).
         wait_for_ready: wait for an unreachable server to come up, within
         `timeout`, instead of failing at once with UnavailableError.
         Raises the ChunkplanError subclass of the call's status."""
-        try:
-            return self._stub.Search(request, timeout=timeout,
-                                     wait_for_ready=wait_for_ready)
-        except grpc.RpcError as error:
-            raise from_rpc_error(error) from error
+        return self._call(self._stub.Search, request, timeout,
+                          wait_for_ready)
+
+    def layout_request(self, request, *, timeout=None, wait_for_ready=False):
+        """Sends a ready LayoutRequest; returns the LayoutResponse. timeout,
+        wait_for_ready and errors as search_request()."""
+        return self._call(self._stub.Layout, request, timeout,
+                          wait_for_ready)
 
     def search(self, model_or_params, search_range_m, search_interval,
                min_chunk_size_m=32, filter_exlarge_params=True, *,
@@ -139,16 +134,48 @@ class Client:
             engine=engine)
         response = self.search_request(request, timeout=timeout,
                                        wait_for_ready=wait_for_ready)
-        config_dict, total, waste = _request.config_tuple(response)
-        engine_name = chunk_search_pb2.Engine.Name(response.engine) if (
-            response.engine in chunk_search_pb2.Engine.values()) else str(
-                response.engine)
-        return SearchResult(
-            config_dict=config_dict, total_param_size=total,
-            min_chunk_waste=waste,
-            engine=engine_name.removeprefix("ENGINE_"),
-            candidates=int(response.candidates),
-            search_nanos=int(response.search_nanos), response=response)
+        return SearchResult.from_response(response)
+
+    def layout(self, model_or_params, search_range_m=None,
+               search_interval=None, min_chunk_size_m=32,
+               filter_exlarge_params=True, *, configs=None, frozen=None,
+               dp_degree=1, precision="fp16", master_weights=True,
+               gradient_accumulation=False, pin_memory=True,
+               optimizer="adam", engine="auto", timeout=None,
+               wait_for_ready=False):
+        """What Gemini allocates for these parameters: a Layout (its chunks,
+        padding and the bytes of the most and least loaded rank).
+
+        model_or_params, dp_degree, engine and the search arguments: as
+        search(); the search runs unless `configs` are given, and then
+        search_range_m and search_interval may be left out. configs: the
+        seed's config_dict ({dp_degree: {"chunk_size": int,
+        "keep_gathered": bool}}, e.g. a SearchResult's) or a list of
+        (dp_degree, chunk_size, keep_gathered), laid out in that order.
+        frozen: one bool per parameter (requires_grad=False: never placed in
+        a chunk); None takes `not p.requires_grad` from a torch.nn.Module and
+        none frozen for numels. GeminiPlugin's settings: precision "fp16" or
+        "bf16", master_weights, gradient_accumulation (its
+        enable_gradient_accumulation), pin_memory, optimizer "adam" or
+        "none". timeout, wait_for_ready: as search_request().
+
+        Layout.search is the SearchResult when the search ran, else None.
+        Raises InvalidArgumentError for arguments that cannot be sent (and,
+        from the server, for configs or frozen it refuses: a config for an
+        absent degree, a degree without one or with two, a chunk size of 0
+        or, not kept gathered, not a multiple of its degree, frozen of the
+        wrong length), and the ChunkplanError subclass of the call's status.
+        """
+        request = build_layout_request(
+            model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, configs=configs,
+            frozen=frozen, dp_degree=dp_degree, engine=engine,
+            precision=precision, master_weights=master_weights,
+            gradient_accumulation=gradient_accumulation,
+            pin_memory=pin_memory, optimizer=optimizer)
+        response = self.layout_request(request, timeout=timeout,
+                                       wait_for_ready=wait_for_ready)
+        return Layout.from_response(response)
 
     def search_chunk_configuration(self, model_or_params, search_range_m,
                                    search_interval, min_chunk_size_m=32,

@@ -1,15 +1,20 @@
-"""`python3 -m chunkplan search`: the chunk search for a Hugging Face model,
-from a shell.
+"""`python3 -m chunkplan search` and `layout`: the chunk search, and what
+Gemini allocates for it, for a Hugging Face model, from a shell.
 
     python3 -m chunkplan search --hf-config config.json --dp 8 \\
         --server localhost:50051 [--json]
+    python3 -m chunkplan layout --hf-config DIR --dp 4,8,16,32 \\
+        --device-memory 80GiB --server localhost:50051 [--json]
 
 reads the model's parameters from its config.json (chunkplan.models), asks
-the server, and prints a table, or with --json the ChunkSearchResponse in
-protobuf's JSON mapping (field names as in the proto, every field printed,
-64-bit integers as strings), as the `chunkplan` command line prints it.
+the server at --server (nothing is planned here: both commands are thin
+layers over Client.search and Client.layout), and prints a table, or with
+--json the response (layout: one line per degree) in protobuf's JSON mapping
+(field names as in the proto, every field printed, 64-bit integers as
+strings), as the `chunkplan` command line prints it. The layout command's
+own flags and tables: chunkplan.layout_command.
 
-Exit status: 0 on success; 1 when the search fails (one line on stderr,
+Exit status: 0 on success; 1 when a call fails (one line on stderr,
 "CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").
 """
 
@@ -19,7 +24,7 @@ import sys
 import grpc
 from google.protobuf import json_format
 
-from chunkplan import models
+from chunkplan import layout_command, models
 from chunkplan.client import DEFAULT_TARGET, Client
 from chunkplan.errors import ChunkplanError
 from chunkplan.request import ENGINES
@@ -37,43 +42,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"INVALID_ARGUMENT: {message}\n")
 
 
-def _parser():
-    parser = _Parser(prog="python3 -m chunkplan",
-                     description="chunkplan's Python client.")
-    commands = parser.add_subparsers(dest="command", required=True,
-                                     parser_class=_Parser)
-    search = commands.add_parser(
-        "search", help="plan the chunks of a Hugging Face model",
-        description="Plans the chunk configuration of the model that a "
-        "Hugging Face config.json describes.")
-    search.add_argument("--hf-config", required=True, metavar="PATH",
+def _add_model_arguments(parser):
+    """The flags search and layout share: the model, the search, the server
+    and TLS."""
+    parser.add_argument("--hf-config", required=True, metavar="PATH",
                         help="the model's config.json (or its directory)")
-    search.add_argument("--architecture", metavar="CLASS",
+    parser.add_argument("--architecture", metavar="CLASS",
                         help="the transformers class to list (default: the "
                         "config's \"architectures\", else the LM head class)")
-    search.add_argument("--dp", type=int, default=1, metavar="N",
-                        help="data-parallel degree of every parameter "
-                        "(default 1)")
-    search.add_argument("--server", default=DEFAULT_TARGET, metavar="TARGET",
+    parser.add_argument("--server", default=DEFAULT_TARGET, metavar="TARGET",
                         help="host:port or unix:/path (default "
                         f"{DEFAULT_TARGET})")
-    search.add_argument("--search-range-m", type=float, default=32.0,
+    parser.add_argument("--search-range-m", type=float, default=32.0,
                         metavar="M", help="sweep width in 2**20 elements "
                         "(default 32, GeminiPlugin's)")
-    search.add_argument("--search-interval", type=int, metavar="N",
+    parser.add_argument("--search-interval", type=int, metavar="N",
                         help="step between candidates (default: the model's "
                         "hidden size)")
-    search.add_argument("--min-chunk-size-m", type=float, default=32.0,
+    parser.add_argument("--min-chunk-size-m", type=float, default=32.0,
                         metavar="M", help="groups below this many 2**20 "
                         "elements stay gathered (default 32)")
-    search.add_argument("--no-filter", action="store_true",
+    parser.add_argument("--no-filter", action="store_true",
                         help="keep extra-large parameters in the sweep")
-    search.add_argument("--engine", choices=ENGINES, default="auto")
-    search.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="deadline of the call (default: none)")
-    search.add_argument("--json", action="store_true",
-                        help="print the response as protobuf JSON")
-    tls = search.add_argument_group("TLS (default: plaintext)")
+    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="deadline of each call (default: none)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the response as protobuf JSON (layout: "
+                        "one line per degree)")
+    tls = parser.add_argument_group("TLS (default: plaintext)")
     tls.add_argument("--tls", action="store_true",
                      help="TLS, trusting the system's CAs")
     tls.add_argument("--tls-ca", metavar="PEM",
@@ -84,6 +81,29 @@ def _parser():
                      help="the private key of --tls-cert")
     tls.add_argument("--tls-server-name", metavar="NAME",
                      help="the name the server's certificate must carry")
+
+
+def _parser():
+    parser = _Parser(prog="python3 -m chunkplan",
+                     description="chunkplan's Python client.")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     parser_class=_Parser)
+    search = commands.add_parser(
+        "search", help="plan the chunks of a Hugging Face model",
+        description="Plans the chunk configuration of the model that a "
+        "Hugging Face config.json describes.")
+    _add_model_arguments(search)
+    search.add_argument("--dp", type=int, default=1, metavar="N",
+                        help="data-parallel degree of every parameter "
+                        "(default 1)")
+    layout = commands.add_parser(
+        "layout", help="what Gemini allocates for a Hugging Face model",
+        description="Lays out the chunks Gemini allocates for the searched "
+        "configuration of the model that a Hugging Face config.json "
+        "describes, and the bytes of its most and least loaded rank (GiB: "
+        "2**30 bytes).")
+    _add_model_arguments(layout)
+    layout_command.add_arguments(layout)
     return parser
 
 
@@ -101,9 +121,7 @@ def format_table(model, result):
     """The readable answer: the model, the configs, total, waste and how the
     server found it."""
     lines = [
-        "model         %s (%s), %d parameters, hidden size %d" % (
-            model.model_type, model.architecture, len(model.numels),
-            model.hidden_size),
+        "model         %s" % model.summary(),
         "",
         "dp degree  chunk size (elements)  chunk size (MiB)  keep gathered",
     ]
@@ -137,22 +155,48 @@ def _client(args):
                   tls_server_name=args.tls_server_name)
 
 
-def _search(args, out):
+def _json_line(message):
+    """A message as one line of protobuf JSON: field names as in the proto,
+    every field printed, 64-bit integers as strings."""
+    return json_format.MessageToJson(
+        message, preserving_proto_field_name=True,
+        including_default_value_fields=True, indent=None) + "\n"
+
+
+def _model_and_interval(args):
+    """The HfModel of --hf-config and the search interval (default: its
+    hidden size)."""
     model = models.describe(args.hf_config, args.architecture)
     interval = args.search_interval
     if interval is None:
         interval = model.hidden_size
+    return model, interval
+
+
+def _search(args, out):
+    model, interval = _model_and_interval(args)
     with _client(args) as client:
         result = client.search(
             model.numels, args.search_range_m, interval,
             args.min_chunk_size_m, not args.no_filter, timeout=args.timeout,
             dp_degree=args.dp, engine=args.engine)
     if args.json:
-        out.write(json_format.MessageToJson(
-            result.response, preserving_proto_field_name=True,
-            including_default_value_fields=True, indent=None) + "\n")
+        out.write(_json_line(result.response))
     else:
         out.write(format_table(model, result))
+
+
+def _layout(args, out):
+    model, interval = _model_and_interval(args)
+    with _client(args) as client:
+        results = layout_command.layouts(client, model, args, interval)
+    if args.json:
+        for _, layout in results:
+            out.write(_json_line(layout.response))
+    elif len(results) == 1:
+        out.write(layout_command.format_layout(model, args, *results[0]))
+    else:
+        out.write(layout_command.format_rows(model, args, results))
 
 
 def _failure_code(error):
@@ -173,7 +217,7 @@ def main(argv=None, out=None, err=None):
     err = err or sys.stderr
     args = _parser().parse_args(argv)
     try:
-        _search(args, out)
+        {"search": _search, "layout": _layout}[args.command](args, out)
     except _UsageError as error:
         err.write(f"INVALID_ARGUMENT: {error}\n")
         return EXIT_USAGE

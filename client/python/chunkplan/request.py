@@ -17,28 +17,30 @@ import grpc
 from chunkplan.errors import InvalidArgumentError
 from chunkplan.v1 import chunk_search_pb2
 
-_UINT64_MAX = 2**64 - 1
-_UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+UINT32_MAX = 2**32 - 1
 
 ENGINES = ("auto", "cpu_sweep", "cpu_plateau", "cuda")
 
 
-def _invalid(message):
+def invalid_argument(message):
+    """An InvalidArgumentError with `message` (which starts with the field
+    at fault, as the server's do), for raising before any call."""
     return InvalidArgumentError(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
-def _unsigned(value, limit, where):
+def unsigned(value, limit, where):
     """`value` as a Python int in [0, limit]; InvalidArgumentError naming
     `where` otherwise. bool is refused: True is no parameter size."""
     if isinstance(value, bool):
-        raise _invalid(f"{where}: expected an integer, got {value!r}")
+        raise invalid_argument(f"{where}: expected an integer, got {value!r}")
     try:
         result = operator.index(value)
     except TypeError:
-        raise _invalid(
+        raise invalid_argument(
             f"{where}: expected an integer, got {value!r}") from None
     if not 0 <= result <= limit:
-        raise _invalid(f"{where}: {result} is outside [0, {limit}]")
+        raise invalid_argument(f"{where}: {result} is outside [0, {limit}]")
     return result
 
 
@@ -46,11 +48,11 @@ def _real(value, where):
     """`value` as a float (NaN and infinities included: the server judges
     them)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _invalid(f"{where}: expected a number, got {value!r}")
+        raise invalid_argument(f"{where}: expected a number, got {value!r}")
     return float(value)
 
 
-def _is_module(model_or_params):
+def is_module(model_or_params):
     """True for a torch.nn.Module, or anything else whose parameters() yields
     tensors: duck typing keeps torch an optional dependency."""
     parameters = getattr(model_or_params, "parameters", None)
@@ -58,12 +60,12 @@ def _is_module(model_or_params):
                                                    (list, tuple))
 
 
-def _module_numels(module):
-    """Numels in model.parameters() order, as the seed visits them: PyTorch
+def module_parameters(module):
+    """The parameters the seed visits, in model.parameters() order: PyTorch
     yields a tied weight once; parameters ColossalAI marks ignored
     (`_ddp_to_ignore`, what its is_ddp_ignored reads) are skipped as the
-    seed skips them."""
-    return [p.numel() for p in module.parameters()
+    seed skips them. A list; `module` is only read."""
+    return [p for p in module.parameters()
             if not getattr(p, "_ddp_to_ignore", False)]
 
 
@@ -75,18 +77,18 @@ def numels_and_degrees(model_or_params, dp_degree=1):
     pairs; numels and pairs may be mixed. Raises InvalidArgumentError for a
     value that does not fit the wire (numels are uint64, degrees uint32).
     """
-    default_degree = _unsigned(dp_degree, _UINT32_MAX, "dp_degree")
-    if _is_module(model_or_params):
-        items = _module_numels(model_or_params)
+    default_degree = unsigned(dp_degree, UINT32_MAX, "dp_degree")
+    if is_module(model_or_params):
+        items = [p.numel() for p in module_parameters(model_or_params)]
     elif isinstance(model_or_params, (str, bytes)):
-        raise _invalid(
+        raise invalid_argument(
             "model_or_params: expected a model or a list of parameter "
             f"sizes, got {type(model_or_params).__name__}")
     else:
         try:
             items = list(model_or_params)
         except TypeError:
-            raise _invalid(
+            raise invalid_argument(
                 "model_or_params: expected a model or a list of parameter "
                 f"sizes, got {type(model_or_params).__name__}") from None
     numels = []
@@ -94,32 +96,40 @@ def numels_and_degrees(model_or_params, dp_degree=1):
     for i, item in enumerate(items):
         if isinstance(item, (tuple, list)):
             if len(item) != 2:
-                raise _invalid(f"params[{i}]: expected numel or (numel, "
-                               f"dp_degree), got {item!r}")
-            numels.append(_unsigned(item[0], _UINT64_MAX, f"numels[{i}]"))
-            degrees.append(_unsigned(item[1], _UINT32_MAX,
+                raise invalid_argument(f"params[{i}]: expected numel or "
+                                       f"(numel, dp_degree), got {item!r}")
+            numels.append(unsigned(item[0], UINT64_MAX, f"numels[{i}]"))
+            degrees.append(unsigned(item[1], UINT32_MAX,
                                      f"dp_degrees[{i}]"))
         else:
-            numels.append(_unsigned(item, _UINT64_MAX, f"numels[{i}]"))
+            numels.append(unsigned(item, UINT64_MAX, f"numels[{i}]"))
             degrees.append(default_degree)
     return numels, degrees
+
+
+def enum_value(enum, prefix, value, where):
+    """The number of `value` in the protobuf enum `enum` (an
+    EnumTypeWrapper such as chunk_search_pb2.Engine): a name in any case,
+    `prefix` (e.g. "ENGINE_") optional, or a number the enum defines.
+    Raises InvalidArgumentError naming `where` and the lower-case names."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value not in enum.values():
+            raise invalid_argument(f"{where}: no {where} numbered {value}")
+        return value
+    if isinstance(value, str):
+        name = value.upper()
+        if not name.startswith(prefix):
+            name = prefix + name
+        if name in enum.keys():
+            return enum.Value(name)
+    names = ", ".join(k.removeprefix(prefix).lower() for k in enum.keys())
+    raise invalid_argument(f"{where}: expected one of {names}, got {value!r}")
 
 
 def engine_value(engine):
     """The chunkplan.v1.Engine number for "auto", "cpu_sweep", "cpu_plateau"
     or "cuda" (any case, "ENGINE_" prefix optional) or an Engine number."""
-    if isinstance(engine, int) and not isinstance(engine, bool):
-        if engine not in chunk_search_pb2.Engine.values():
-            raise _invalid(f"engine: no engine numbered {engine}")
-        return engine
-    if isinstance(engine, str):
-        name = engine.upper()
-        if not name.startswith("ENGINE_"):
-            name = "ENGINE_" + name
-        if name in chunk_search_pb2.Engine.keys():
-            return chunk_search_pb2.Engine.Value(name)
-    raise _invalid(f"engine: expected one of {', '.join(ENGINES)}, "
-                   f"got {engine!r}")
+    return enum_value(chunk_search_pb2.Engine, "ENGINE_", engine, "engine")
 
 
 def build_request(model_or_params, search_range_m, search_interval,
@@ -131,7 +141,7 @@ def build_request(model_or_params, search_range_m, search_interval,
     numels, degrees = numels_and_degrees(model_or_params, dp_degree)
     request = chunk_search_pb2.ChunkSearchRequest(
         search_range_m=_real(search_range_m, "search_range_m"),
-        search_interval=_unsigned(search_interval, _UINT64_MAX,
+        search_interval=unsigned(search_interval, UINT64_MAX,
                                   "search_interval"),
         min_chunk_size_m=_real(min_chunk_size_m, "min_chunk_size_m"),
         filter_exlarge_params=bool(filter_exlarge_params),

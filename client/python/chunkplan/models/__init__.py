@@ -38,6 +38,13 @@ class HfModel:
     hidden_size: int
     numels: List[int]
 
+    def summary(self):
+        """One line for a table: "gpt2 (GPT2LMHeadModel), 28 parameters,
+        hidden size 128"."""
+        return "%s (%s), %d parameters, hidden size %d" % (
+            self.model_type, self.architecture, len(self.numels),
+            self.hidden_size)
+
 
 def _architecture(family, raw, architecture):
     """The class to list: `architecture` if given, else the config's

@@ -1,0 +1,188 @@
+"""`python3 -m chunkplan layout`: what Gemini allocates for a Hugging Face
+model, from a shell; a thin layer over Client.layout.
+
+    python3 -m chunkplan layout --hf-config DIR --dp 8
+    python3 -m chunkplan layout --hf-config DIR --dp 4,8,16,32 \\
+        --device-memory 80GiB
+
+One degree: the table of that layout (per group the chunk size, chunks and
+real padding; the seed's min_chunk_waste beside the real layout padding;
+every part of the most and least loaded rank in GiB). Several degrees (one
+Layout call each, every parameter at that degree): one row per degree, so
+that a user can pick one. --device-memory adds, for the most loaded rank,
+whether its device bytes fit and the headroom (negative: the shortfall).
+GiB here is 2**30 bytes, printed with 2 decimals.
+"""
+
+import argparse
+import fractions
+import re
+
+from chunkplan.layout_request import OPTIMIZERS, PRECISIONS
+from chunkplan.layout_result import GIB
+
+# --device-memory's units, case-insensitive: binary and SI.
+MEMORY_UNITS = {"gib": 2**30, "mib": 2**20, "gb": 10**9, "mb": 10**6}
+_MEMORY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]+)\s*$",
+                     re.IGNORECASE)
+
+# The parts of a RankMemory, in table order, with their row names.
+_PARTS = (("params", "param_bytes"), ("master weights", "master_bytes"),
+          ("gradients", "grad_bytes"), ("optimizer states", "optimizer_bytes"),
+          ("frozen", "frozen_bytes"), ("device total", "device_bytes"),
+          ("pinned host", "pinned_host_bytes"))
+
+
+def parse_memory(text):
+    """Bytes (an int, rounded down) from "80GiB", "80 GB", "79.5GiB",
+    "81920MiB": a non-negative number and one of the units GiB (2**30), MiB
+    (2**20), GB (10**9), MB (10**6), any case. Raises
+    argparse.ArgumentTypeError (a usage error) otherwise; a bare number is
+    refused, as its unit would be a guess."""
+    match = _MEMORY.match(text)
+    unit = match and MEMORY_UNITS.get(match.group(2).lower())
+    if not unit:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a memory size: a number and one of GiB, MiB "
+            "(2**30, 2**20 bytes), GB, MB (10**9, 10**6 bytes), e.g. 80GiB")
+    return int(fractions.Fraction(match.group(1)) * unit)
+
+
+def parse_degrees(text):
+    """The dp degrees of "8" or "4,8,16,32": a list of ints >= 1, in the
+    order given, each once. Raises argparse.ArgumentTypeError otherwise."""
+    degrees = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: expected degrees >= 1 separated by commas, "
+                "e.g. 8 or 4,8,16,32")
+        if int(part) in degrees:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: degree {int(part)} given twice")
+        degrees.append(int(part))
+    return degrees
+
+
+def add_arguments(parser):
+    """Adds the layout command's own flags to `parser` (the model, search,
+    server and TLS flags are the search command's)."""
+    parser.add_argument("--dp", type=parse_degrees, default=[1],
+                        metavar="N[,N...]",
+                        help="data-parallel degree of every parameter; "
+                        "several, comma-separated, give one row each "
+                        "(default 1)")
+    parser.add_argument("--device-memory", type=parse_memory,
+                        metavar="SIZE",
+                        help="memory of one device, e.g. 80GiB (units GiB, "
+                        "MiB: 2**30, 2**20 bytes; GB, MB: 10**9, 10**6): "
+                        "says whether the most loaded rank fits")
+    gemini = parser.add_argument_group(
+        "GeminiPlugin settings (default: GeminiPlugin's)")
+    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
+    gemini.add_argument("--no-master-weights", action="store_true",
+                        help="no fp32 master copies (master_weights=False)")
+    gemini.add_argument("--gradient-accumulation", action="store_true",
+                        help="enable_gradient_accumulation=True")
+    gemini.add_argument("--no-pin-memory", action="store_true",
+                        help="no pinned host copies of the shards")
+    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
+                        help="the optimizer whose states count (default "
+                        "adam)")
+
+
+def layouts(client, model, args, interval):
+    """[(degree, Layout)] for every degree of --dp, in order: one
+    Client.layout call each with the command's settings. Raises what
+    Client.layout raises."""
+    return [(degree, client.layout(
+        model.numels, args.search_range_m, interval, args.min_chunk_size_m,
+        not args.no_filter, dp_degree=degree, precision=args.precision,
+        master_weights=not args.no_master_weights,
+        gradient_accumulation=args.gradient_accumulation,
+        pin_memory=not args.no_pin_memory, optimizer=args.optimizer,
+        engine=args.engine, timeout=args.timeout)) for degree in args.dp]
+
+
+def _gib(nbytes):
+    return "%.2f" % (nbytes / GIB)
+
+
+def _settings_line(args):
+    on_off = {True: "on", False: "off"}
+    return ("settings        %s, master weights %s, gradient accumulation "
+            "%s, pin memory %s, optimizer %s" % (
+                args.precision, on_off[not args.no_master_weights],
+                on_off[args.gradient_accumulation],
+                on_off[not args.no_pin_memory], args.optimizer))
+
+
+def fit(device_bytes, device_memory):
+    """("fits" or "does not fit", headroom in GiB with 2 decimals, negative
+    for a shortfall) of a rank holding device_bytes on a device of
+    device_memory bytes."""
+    verdict = "fits" if device_bytes <= device_memory else "does not fit"
+    return verdict, _gib(device_memory - device_bytes)
+
+
+def format_layout(model, args, degree, layout):
+    """The table of one degree's layout (see the module docstring)."""
+    lines = ["model           %s" % model.summary(),
+             "dp degree       %d" % degree, _settings_line(args), "",
+             "dp degree  chunk size (elements)  keep gathered  chunks  "
+             "padding (elements)"]
+    for group in layout.groups:
+        lines.append("%9d  %21d  %13s  %6d  %18d" % (
+            group.dp_degree, group.chunk_size,
+            "yes" if group.keep_gathered else "no", len(group.chunks),
+            group.padding))
+    lines.append("")
+    if layout.search is not None:
+        lines.append("seed waste      %d elements (the search's "
+                     "min_chunk_waste)" % layout.search.min_chunk_waste)
+    lines += ["layout padding  %d elements (allocated as padding)" %
+              layout.layout_padding, "",
+              "GiB               most loaded rank  least loaded rank"]
+    for name, part in _PARTS:
+        lines.append("%-16s  %16s  %17s" % (
+            name, _gib(getattr(layout.most_loaded_rank, part)),
+            _gib(getattr(layout.least_loaded_rank, part))))
+    lines += ["", "gathered chunk  %s GiB (the largest chunk not kept "
+              "gathered, gathered whole while it computes)" %
+              _gib(layout.gathered_chunk_bytes)]
+    if args.device_memory is not None:
+        verdict, headroom = fit(layout.most_loaded_rank.device_bytes,
+                                args.device_memory)
+        lines.append("device memory   %s GiB: the most loaded rank %s, "
+                     "headroom %s GiB" % (_gib(args.device_memory), verdict,
+                                          headroom))
+    return "\n".join(lines) + "\n"
+
+
+def format_rows(model, args, results):
+    """One row per degree of [(degree, Layout)]: chunk size (the first
+    group's: every parameter is at that degree), real padding, the seed's
+    waste and the most loaded rank's device GiB, with --device-memory
+    whether it fits and the headroom."""
+    lines = ["model           %s" % model.summary(), _settings_line(args)]
+    header = ("dp degree  chunk size (elements)  keep gathered  "
+              "padding (elements)  seed waste (elements)  device GiB "
+              "(most loaded)")
+    if args.device_memory is not None:
+        lines.append("device memory   %s GiB" % _gib(args.device_memory))
+        header += "  fits          headroom GiB"
+    lines += ["", header]
+    for degree, layout in results:
+        group = layout.groups[0]
+        row = "%9d  %21d  %13s  %18d  %21s  %24s" % (
+            degree, group.chunk_size, "yes" if group.keep_gathered else "no",
+            layout.layout_padding,
+            "-" if layout.search is None else layout.search.min_chunk_waste,
+            _gib(layout.most_loaded_rank.device_bytes))
+        if args.device_memory is not None:
+            verdict, headroom = fit(layout.most_loaded_rank.device_bytes,
+                                    args.device_memory)
+            row += "  %-12s  %12s" % (verdict, headroom)
+        lines.append(row)
+    return "\n".join(lines) + "\n"

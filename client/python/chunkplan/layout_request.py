@@ -1,0 +1,158 @@
+"""Client.layout's arguments as a LayoutRequest.
+
+The parameters and the search settings travel as for Search
+(request.build_request); `configs` replace the search, `frozen` marks the
+parameters that get no chunk, and GeminiPlugin's settings say what a rank
+holds. As in request.py, values that fit the wire are sent as they are and
+judged by the server (a config for an absent degree, a chunk size of 0,
+frozen of the wrong length); values that do not fit raise
+InvalidArgumentError here, named as the server names them
+("configs[1].chunk_size").
+"""
+
+import collections.abc
+
+from chunkplan.request import (UINT32_MAX, UINT64_MAX, build_request,
+                               enum_value, invalid_argument, is_module,
+                               module_parameters, unsigned)
+from chunkplan.v1 import chunk_search_pb2
+
+# The search part when configs are given: checked by the server as a
+# ChunkSearchRequest, never swept (one candidate, at interval 1).
+_UNSWEPT_RANGE_M = 0
+_UNSWEPT_INTERVAL = 1
+
+PRECISIONS = ("fp16", "bf16")
+OPTIMIZERS = ("adam", "none")
+
+
+def _flag(value, where):
+    """A bool; InvalidArgumentError naming `where` for anything else (a
+    string "no" is not False)."""
+    if not isinstance(value, bool):
+        raise invalid_argument(
+            f"{where}: expected True or False, got {value!r}")
+    return value
+
+
+def _config(i, item):
+    """A ChunkConfig from (dp_degree, chunk_size[, keep_gathered])."""
+    where = f"configs[{i}]"
+    if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+        raise invalid_argument(
+            f"{where}: expected (dp_degree, chunk_size[, keep_gathered]), "
+            f"got {item!r}")
+    keep_gathered = item[2] if len(item) == 3 else False
+    return chunk_search_pb2.ChunkConfig(
+        dp_degree=unsigned(item[0], UINT32_MAX,
+                                     f"{where}.dp_degree"),
+        chunk_size=unsigned(item[1], UINT64_MAX,
+                                      f"{where}.chunk_size"),
+        keep_gathered=_flag(keep_gathered, f"{where}.keep_gathered"))
+
+
+def chunk_configs(configs):
+    """ChunkConfig messages, in order, from the seed's config_dict
+    ({dp_degree: {"chunk_size": C, "keep_gathered": B}}, keep_gathered
+    optional, default False: what GeminiDDP's chunk_config_dict takes) or
+    from an iterable of (dp_degree, chunk_size[, keep_gathered]) tuples,
+    which may name a degree twice (for the server to refuse). Raises
+    InvalidArgumentError for what does not fit the wire."""
+    if isinstance(configs, collections.abc.Mapping):
+        items = []
+        for i, (degree, config) in enumerate(configs.items()):
+            if not isinstance(config, collections.abc.Mapping) or (
+                    set(config) - {"chunk_size", "keep_gathered"}) or (
+                    "chunk_size" not in config):
+                raise invalid_argument(
+                    f"configs[{i}]: expected {{\"chunk_size\": int, "
+                    f"\"keep_gathered\": bool}}, got {config!r}")
+            items.append((degree, config["chunk_size"],
+                          config.get("keep_gathered", False)))
+    elif isinstance(configs, (str, bytes)):
+        raise invalid_argument("configs: expected a config_dict or a list "
+                               "of (dp_degree, chunk_size, keep_gathered)")
+    else:
+        try:
+            items = list(configs)
+        except TypeError:
+            raise invalid_argument(
+                "configs: expected a config_dict or a list of (dp_degree, "
+                f"chunk_size, keep_gathered), got {configs!r}") from None
+    return [_config(i, item) for i, item in enumerate(items)]
+
+
+def frozen_flags(model_or_params, frozen):
+    """The frozen list to send. frozen: None (from a torch.nn.Module, `not
+    p.requires_grad` of every parameter the seed visits, sent empty when
+    none is frozen; for numels, none frozen) or an iterable of bools, one
+    per parameter, sent as given. Raises InvalidArgumentError for a value
+    that is not a bool."""
+    if frozen is None:
+        if not is_module(model_or_params):
+            return []
+        flags = [not p.requires_grad
+                 for p in module_parameters(model_or_params)]
+        return flags if any(flags) else []
+    if isinstance(frozen, (str, bytes)):
+        raise invalid_argument("frozen: expected a list of bools")
+    try:
+        values = list(frozen)
+    except TypeError:
+        raise invalid_argument(
+            f"frozen: expected a list of bools, got {frozen!r}") from None
+    return [_flag(v, f"frozen[{i}]") for i, v in enumerate(values)]
+
+
+def gemini_settings(precision="fp16", master_weights=True,
+                    gradient_accumulation=False, pin_memory=True,
+                    optimizer="adam"):
+    """The GeminiSettings message, every field set. precision: "fp16" or
+    "bf16" (any case, "PRECISION_" optional) or a Precision number;
+    optimizer: "adam" or "none" likewise; the flags are bools (GeminiPlugin's
+    master_weights, enable_gradient_accumulation, pin_memory). Raises
+    InvalidArgumentError naming the field."""
+    return chunk_search_pb2.GeminiSettings(
+        precision=enum_value(chunk_search_pb2.Precision,
+                                      "PRECISION_", precision, "precision"),
+        master_weights=_flag(master_weights, "master_weights"),
+        gradient_accumulation=_flag(gradient_accumulation,
+                                    "gradient_accumulation"),
+        pin_memory=_flag(pin_memory, "pin_memory"),
+        optimizer=enum_value(chunk_search_pb2.Optimizer,
+                                      "OPTIMIZER_", optimizer, "optimizer"))
+
+
+def build_layout_request(model_or_params, search_range_m=None,
+                         search_interval=None, min_chunk_size_m=32,
+                         filter_exlarge_params=True, *, configs=None,
+                         frozen=None, dp_degree=1, engine="auto",
+                         **settings):
+    """The LayoutRequest for Client.layout's arguments.
+
+    model_or_params, dp_degree and the search settings: as
+    request.build_request. search_range_m and search_interval are needed to
+    search; with `configs` (see chunk_configs; empty means search) nothing
+    is swept and, left None, they travel as 0 and 1. frozen: see
+    frozen_flags. settings: gemini_settings's keywords. Raises
+    InvalidArgumentError for what does not fit the wire, or for a search
+    without search_range_m or search_interval."""
+    config_messages = chunk_configs(configs) if configs is not None else []
+    if not config_messages:
+        for name, value in (("search_range_m", search_range_m),
+                            ("search_interval", search_interval)):
+            if value is None:
+                raise invalid_argument(
+                    f"{name}: needed to search (no configs given)")
+    if search_range_m is None:
+        search_range_m = _UNSWEPT_RANGE_M
+    if search_interval is None:
+        search_interval = _UNSWEPT_INTERVAL
+    search = build_request(
+        model_or_params, search_range_m, search_interval, min_chunk_size_m,
+        filter_exlarge_params, dp_degree=dp_degree, engine=engine)
+    request = chunk_search_pb2.LayoutRequest(
+        search=search, gemini=gemini_settings(**settings))
+    request.configs.extend(config_messages)
+    request.frozen.extend(frozen_flags(model_or_params, frozen))
+    return request

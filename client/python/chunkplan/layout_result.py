@@ -1,0 +1,112 @@
+"""Layout's answer as Python values: Layout, its GroupLayouts and Chunks,
+and the RankMemory of the most and least loaded rank, every count an int.
+"""
+
+import dataclasses
+from typing import Optional, Tuple
+
+from chunkplan.search_result import SearchResult
+from chunkplan.v1 import chunk_search_pb2
+
+GIB = 2**30
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """One chunk as ChunkManager allocates it: `size` elements, `used` of
+    them by real tensors, holding tensors first_param ..
+    first_param + num_params - 1 (indices into the numels sent)."""
+    size: int
+    used: int
+    first_param: int
+    num_params: int
+
+    @property
+    def padding(self):
+        """Elements allocated and not used: size - used."""
+        return self.size - self.used
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupLayout:
+    """The chunks of one dp-degree group, in allocation order; `padding` is
+    the sum of theirs."""
+    dp_degree: int
+    chunk_size: int
+    keep_gathered: bool
+    chunks: Tuple[Chunk, ...]
+    padding: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RankMemory:
+    """The bytes one rank holds, by part; device_bytes is the sum of the
+    first five, pinned_host_bytes is host memory."""
+    param_bytes: int
+    master_bytes: int
+    grad_bytes: int
+    optimizer_bytes: int
+    frozen_bytes: int
+    device_bytes: int
+    pinned_host_bytes: int
+
+    def gib(self, part):
+        """The bytes of `part` (a field name, e.g. "device_bytes") in GiB
+        (2**30 bytes), as a float."""
+        return getattr(self, part) / GIB
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """What Gemini allocates: the groups in config order, their padding
+    summed (layout_padding), the most loaded rank (rank 0 of every group)
+    and the least loaded (rank P - 1), and the bytes of the largest
+    non-gathered chunk gathered whole (0 when all are kept gathered).
+    `search` is the search's answer when the search ran, None with given
+    configs."""
+    groups: Tuple[GroupLayout, ...]
+    layout_padding: int
+    most_loaded_rank: RankMemory
+    least_loaded_rank: RankMemory
+    gathered_chunk_bytes: int
+    search: Optional[SearchResult]
+    response: chunk_search_pb2.LayoutResponse = dataclasses.field(
+        repr=False, compare=False)
+
+    @property
+    def config_dict(self):
+        """The configs laid out, in the seed's config_dict shape and order:
+        {dp_degree: {"chunk_size": int, "keep_gathered": bool}}."""
+        return {g.dp_degree: {"chunk_size": g.chunk_size,
+                              "keep_gathered": g.keep_gathered}
+                for g in self.groups}
+
+    @classmethod
+    def from_response(cls, response):
+        """The Layout of a LayoutResponse (search set only where the
+        response carries one)."""
+        return cls(
+            groups=tuple(_group(g) for g in response.groups),
+            layout_padding=int(response.layout_padding),
+            most_loaded_rank=_rank(response.most_loaded_rank),
+            least_loaded_rank=_rank(response.least_loaded_rank),
+            gathered_chunk_bytes=int(response.gathered_chunk_bytes),
+            search=(SearchResult.from_response(response.search)
+                    if response.HasField("search") else None),
+            response=response)
+
+
+def _group(group):
+    return GroupLayout(
+        dp_degree=int(group.dp_degree), chunk_size=int(group.chunk_size),
+        keep_gathered=bool(group.keep_gathered),
+        chunks=tuple(Chunk(size=int(c.size), used=int(c.used),
+                           first_param=int(c.first_param),
+                           num_params=int(c.num_params))
+                     for c in group.chunks),
+        padding=int(group.padding))
+
+
+def _rank(rank):
+    return RankMemory(**{f.name: int(getattr(rank, f.name))
+                         for f in dataclasses.fields(RankMemory)})

@@ -1,0 +1,43 @@
+"""A search's answer as Python values: SearchResult, from a
+ChunkSearchResponse (Search's answer, or the search part of Layout's)."""
+
+import dataclasses
+
+from chunkplan import request as _request
+from chunkplan.v1 import chunk_search_pb2
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """One search's answer. The first three fields are the seed's tuple
+    (as_tuple()); the others say how the server found it."""
+    config_dict: dict
+    total_param_size: int
+    min_chunk_waste: int
+    engine: str          # the engine that ran: "CPU_PLATEAU", "CUDA", ...
+    candidates: int      # chunk sizes in the sweep
+    search_nanos: int    # time in the server's planner, RPC excluded
+    response: chunk_search_pb2.ChunkSearchResponse = dataclasses.field(
+        repr=False, compare=False)
+
+    def as_tuple(self):
+        """(config_dict, total_param_size, min_chunk_waste), as the seed."""
+        return self.config_dict, self.total_param_size, self.min_chunk_waste
+
+    @classmethod
+    def from_response(cls, response):
+        """The SearchResult of a ChunkSearchResponse: the seed's tuple as
+        request.config_tuple reads it, the engine by name without its
+        "ENGINE_" prefix (an unknown number as its digits), counts as
+        ints."""
+        config_dict, total, waste = _request.config_tuple(response)
+        if response.engine in chunk_search_pb2.Engine.values():
+            engine = chunk_search_pb2.Engine.Name(response.engine)
+        else:
+            engine = str(response.engine)
+        return cls(config_dict=config_dict, total_param_size=total,
+                   min_chunk_waste=waste,
+                   engine=engine.removeprefix("ENGINE_"),
+                   candidates=int(response.candidates),
+                   search_nanos=int(response.search_nanos),
+                   response=response)

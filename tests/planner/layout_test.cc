@@ -1,0 +1,121 @@
+// The layout replay (server/planner/layout/) on cases worked by hand from
+// the rules in docs/layout.md; the differential test holds it to the Python
+// oracle on random requests.
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/rank_memory.h"
+#include "server/planner/planner.h"
+
+namespace chunkplan::planner {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+SearchRequest Params(std::vector<uint64_t> numels,
+                     std::vector<uint32_t> degrees) {
+  SearchRequest r;
+  r.numels = std::move(numels);
+  r.dp_degrees = std::move(degrees);
+  r.search_interval = 1;
+  return r;
+}
+
+TEST(ChunkPlacement, NextFitClosesForGoodAndRoundsOversizeToTheDegree) {
+  // Degree 2, C = 8: 5 opens [8], 3 fills it (5 + 3 <= 8); 10 > 8 opens an
+  // oversize chunk of 10 (already a multiple of 2); 2 does not fit its
+  // slack of 0 and opens [8]; 1 joins it (3 of 8 used).
+  const std::vector<ChunkConfig> configs = {{2, 8, false}};
+  const auto groups =
+      PlaceChunks(Params({5, 3, 10, 2, 1}, {2}), configs, /*frozen=*/{});
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_THAT((*groups)[0].chunks,
+              ElementsAre(ChunkLayout{8, 8, 0, 2}, ChunkLayout{10, 10, 2, 1},
+                          ChunkLayout{8, 3, 3, 2}));
+  EXPECT_EQ((*groups)[0].padding, 5u);
+}
+
+TEST(ChunkPlacement, AnOversizeChunkKeepsItsSlackOpen) {
+  // Degree 4, C = 4: 9 > 4 opens a chunk of 12 (9 rounded up to 4); 1 joins
+  // its slack (10 <= 12); 0 joins too.
+  const std::vector<ChunkConfig> configs = {{4, 4, false}};
+  const auto groups = PlaceChunks(Params({9, 1, 0}, {4}), configs, {});
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  EXPECT_THAT((*groups)[0].chunks, ElementsAre(ChunkLayout{12, 10, 0, 3}));
+  EXPECT_EQ((*groups)[0].padding, 2u);
+}
+
+TEST(ChunkPlacement, FrozenParametersAreLeftOutAndGroupsFollowTheConfigs) {
+  // Degrees 1 and 3, configs in the order (3, 1). Parameter 1 is frozen, so
+  // degree 1 places 4 and 4 into one chunk of 8; degree 3 places 6 alone.
+  const std::vector<ChunkConfig> configs = {{3, 9, false}, {1, 8, false}};
+  const auto groups = PlaceChunks(Params({4, 4, 4, 6}, {1, 1, 1, 3}), configs,
+                                  {false, true, false, false});
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  ASSERT_EQ(groups->size(), 2u);
+  EXPECT_EQ((*groups)[0].config.dp_degree, 3u);
+  EXPECT_THAT((*groups)[0].chunks, ElementsAre(ChunkLayout{9, 6, 3, 1}));
+  EXPECT_THAT((*groups)[1].chunks, ElementsAre(ChunkLayout{8, 8, 0, 2}));
+}
+
+TEST(RankMemory, PaddingSitsOnTheHighestRanks) {
+  // One chunk of 12 holding 10 at degree 4: shards of 3; rank 0 holds 3
+  // real elements, rank 3 clamp(10 - 9, 0, 3) = 1. Defaults: params 2 x 3,
+  // master 4 x 3, gradients reuse the fp16 chunk, Adam 2 x 4 x real,
+  // pinned (2 + 4) x 3.
+  GroupLayout group{{4, 4, false}, {ChunkLayout{12, 10, 0, 2}}, 2};
+  const std::vector<GroupLayout> groups = {group};
+  const auto most =
+      RankBytes(groups, 0, GeminiSettings{}, RankOfGroup::kFirst, "most");
+  const auto least =
+      RankBytes(groups, 0, GeminiSettings{}, RankOfGroup::kLast, "least");
+  ASSERT_TRUE(most.ok() && least.ok());
+  EXPECT_EQ(*most, (RankMemory{6, 12, 0, 24, 0, 42, 18}));
+  EXPECT_EQ(*least, (RankMemory{6, 12, 0, 8, 0, 26, 18}));
+}
+
+TEST(RankMemory, SettingsChangeEachPart) {
+  // Kept gathered: the chunk of 7 (4 used) is whole on every rank, never
+  // pinned. Master weights off: gradients are their own chunk (2 x 7) and
+  // Adam's states 2 bytes (2 x 2 x 4). 5 frozen elements: 10 bytes.
+  GroupLayout group{{2, 7, true}, {ChunkLayout{7, 4, 0, 1}}, 3};
+  const std::vector<GroupLayout> groups = {group};
+  GeminiSettings settings;
+  settings.master_weights = false;
+  const auto bytes =
+      RankBytes(groups, 5, settings, RankOfGroup::kLast, "least");
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, (RankMemory{14, 0, 14, 16, 10, 54, 0}));
+  settings.optimizer = Optimizer::kNone;
+  settings.pin_memory = false;
+  EXPECT_EQ(RankBytes(groups, 5, settings, RankOfGroup::kLast, "least")
+                ->optimizer_bytes,
+            0u);
+}
+
+TEST(PlannerLayout, RefusesConfigsColossalAiWouldRefuse) {
+  const Planner planner;
+  LayoutRequest r;
+  r.search = Params({10, 20}, {4, 2});
+  r.configs = {{4, 8, false}, {2, 7, false}};
+  EXPECT_THAT(planner.Layout(r).status().message(),
+              HasSubstr("configs[1].chunk_size"));
+  r.configs = {{4, 8, false}};
+  EXPECT_THAT(planner.Layout(r).status().message(),
+              HasSubstr("no config for degree 2"));
+  r.configs = {{4, 8, false}, {2, 8, false}};
+  r.frozen = {true};
+  EXPECT_THAT(planner.Layout(r).status().message(), HasSubstr("frozen"));
+  r.frozen.clear();
+  r.search.search_interval = 0;
+  EXPECT_THAT(planner.Layout(r).status().message(),
+              HasSubstr("search.search_interval"));
+}
+
+}  // namespace
+}  // namespace chunkplan::planner
