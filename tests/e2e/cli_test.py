@@ -613,6 +613,20 @@ class RealServerTest(CliTestCase):
                     layout_answer(response),
                     json.loads(json.dumps(layout_oracle.layout(request))))
 
+    def test_layout_workloads_equal_oracle(self):
+        workloads = os.path.join(ROOT, "bench", "workloads")
+        for name in sorted(os.listdir(workloads)):
+            if not name.endswith(".json") or name.startswith("stress"):
+                continue
+            request = {"search": load(os.path.join(workloads, name))}
+            with self.subTest(workload=name):
+                response = self.layout_json(
+                    "--server", self.target, "--deadline", "60s",
+                    "--request", self.write(request, name))
+                self.assertEqual(
+                    layout_answer(response),
+                    json.loads(json.dumps(layout_oracle.layout(request))))
+
     def test_layout_errors_equal_local(self):
         path = self.write({"search": {"numels": [1, 2], "search_interval": 1},
                            "frozen": [True]})
