@@ -138,7 +138,9 @@ def run_bench(bench, workloads_dir, names, smoke):
     """chunkplan_bench's runs for the workloads `names`, as
     {(engine, workload, workers): benchmark dict} plus its JSON context. The
     console output goes to stderr as it runs."""
-    pattern = "/(" + "|".join(_regex_literal(n) for n in names) + ")(/|$)"
+    # The search engines only: LAYOUT/<workload> is no search to compare.
+    pattern = ("^(CPU_PLATEAU|CPU_SWEEP|CUDA)/(" +
+               "|".join(_regex_literal(n) for n in names) + ")(/|$)")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
         command = [bench, f"--workloads={workloads_dir}",

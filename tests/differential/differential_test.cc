@@ -29,35 +29,13 @@
 #include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
 #include "testing/oracle_runner.h"
+#include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_requests.h"
 
 namespace chunkplan::testing {
 namespace {
 
 constexpr int kDefaultRequests = 2000;
-// Mismatches printed in full; the rest are counted (and all are written to
-// the replay file).
-constexpr int kMaxReported = 8;
-// Requests longer than this are printed cut short (the replay file has them).
-constexpr size_t kMaxPrintedChars = 16000;
-
-uint64_t EnvOr(const char* name, uint64_t fallback) {
-  const char* value = std::getenv(name);
-  uint64_t parsed = 0;
-  if (value != nullptr && absl::SimpleAtoi(value, &parsed)) return parsed;
-  return fallback;
-}
-
-uint64_t FreshSeed() {
-  std::random_device device;
-  return (static_cast<uint64_t>(device()) << 32) ^ device();
-}
-
-std::string Clip(const std::string& text) {
-  if (text.size() <= kMaxPrintedChars) return text;
-  return absl::StrCat(text.substr(0, kMaxPrintedChars), "... (", text.size(),
-                      " chars in all)");
-}
 
 // "" when both CPU engines answer `request` exactly as `expected` (configs in
 // order, total, waste); else what differs.
@@ -104,8 +82,8 @@ std::string CompareEngines(const planner::Planner& planner,
 
 // Checks every request against the oracle. Returns the oracle's answers
 // (an empty response where it had none); records a failure per mismatch,
-// printing the first kMaxReported in full and writing every failing request
-// to `replay_path` (when not empty).
+// printing the first MismatchReport::kMaxPrinted in full and writing every
+// failing request to `replay_path` (when not empty).
 std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
     const std::vector<v1::ChunkSearchRequest>& requests,
     const std::string& context, const std::string& replay_path) {
@@ -122,7 +100,7 @@ std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
   }
 
   const planner::Planner planner;
-  std::vector<std::string> failing;
+  MismatchReport report(context, SearchOracle());
   for (size_t i = 0; i < requests.size(); ++i) {
     std::string diff;
     absl::StatusOr<v1::ChunkSearchResponse> expected =
@@ -135,25 +113,9 @@ std::vector<v1::ChunkSearchResponse> CheckAgainstOracle(
       diff = CompareEngines(planner, requests[i], *expected);
       answers[i] = *std::move(expected);
     }
-    if (diff.empty()) continue;
-    failing.push_back(lines[i]);
-    if (failing.size() <= kMaxReported) {
-      ADD_FAILURE() << context << ", request #" << i << ":\n  request "
-                    << Clip(lines[i]) << "\n"
-                    << diff;
-    }
+    report.Add(i, lines[i], diff);
   }
-  if (failing.size() > kMaxReported) {
-    ADD_FAILURE() << context << ": " << failing.size() - kMaxReported
-                  << " more mismatches not printed";
-  }
-  if (!failing.empty() && !replay_path.empty()) {
-    std::ofstream out(replay_path);
-    for (const std::string& line : failing) out << line << "\n";
-    std::cout << "failing requests written to " << replay_path
-              << " (replay: " << SearchOracle().python << " "
-              << SearchOracle().script << " --jsonl < that file)\n";
-  }
+  report.Finish(replay_path);
   return answers;
 }
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
@@ -37,6 +37,7 @@
 #include "server/service/chunk_search_service.h"
 #include "server/service/proto_convert.h"
 #include "testing/oracle_runner.h"
+#include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_layouts.h"
 
 #ifndef CHUNKPLAN_WORKLOAD_DIR
@@ -47,21 +48,6 @@ namespace chunkplan::testing {
 namespace {
 
 constexpr int kDefaultRequests = 2000;
-constexpr int kMaxReported = 8;
-constexpr size_t kMaxPrintedChars = 4000;
-
-uint64_t EnvOr(const char* name, uint64_t fallback) {
-  const char* value = std::getenv(name);
-  uint64_t parsed = 0;
-  if (value != nullptr && absl::SimpleAtoi(value, &parsed)) return parsed;
-  return fallback;
-}
-
-std::string Clip(const std::string& text) {
-  if (text.size() <= kMaxPrintedChars) return text;
-  return absl::StrCat(text.substr(0, kMaxPrintedChars), "... (", text.size(),
-                      " chars in all)");
-}
 
 // The field a refusal names: its message up to the first ':' or ' '.
 absl::string_view LeadingField(absl::string_view message) {
@@ -112,9 +98,10 @@ std::string Diff(absl::string_view who,
   if (google::protobuf::util::MessageDifferencer::Equals(got, *expected)) {
     return "";
   }
-  return absl::StrCat(
-      who, ":\n  expected (oracle) ", Clip(common::MessageToJson(*expected)),
-      "\n  actual            ", Clip(common::MessageToJson(got)), "\n");
+  return absl::StrCat(who, ":\n  expected (oracle) ",
+                      Clip(common::MessageToJson(*expected), 4000),
+                      "\n  actual            ",
+                      Clip(common::MessageToJson(got), 4000), "\n");
 }
 
 // The planner's answer with `engine` forced on the search part.
@@ -165,8 +152,8 @@ class LayoutServer {
 
 // Checks every request against the oracle through the planner (both CPU
 // engines) and the server. Returns the oracle's answers; records a failure
-// per mismatch (the first kMaxReported in full) and writes the failing
-// requests to `replay_path` when it is not empty.
+// per mismatch (the first MismatchReport::kMaxPrinted in full) and writes the
+// failing requests to `replay_path` when it is not empty.
 std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
     const std::vector<v1::LayoutRequest>& requests, const std::string& context,
     const std::string& replay_path) {
@@ -184,7 +171,7 @@ std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
 
   const planner::Planner planner;
   LayoutServer server;
-  std::vector<std::string> failing;
+  MismatchReport report(context, LayoutOracle());
   for (size_t i = 0; i < requests.size(); ++i) {
     std::string diff;
     absl::StatusOr<absl::StatusOr<v1::LayoutResponse>> expected =
@@ -203,25 +190,9 @@ std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
                       Diff("server", *expected, server.Layout(requests[i])));
       answers[i] = *std::move(expected);
     }
-    if (diff.empty()) continue;
-    failing.push_back(lines[i]);
-    if (failing.size() <= kMaxReported) {
-      ADD_FAILURE() << context << ", request #" << i << ":\n  request "
-                    << Clip(lines[i]) << "\n"
-                    << diff;
-    }
+    report.Add(i, lines[i], diff);
   }
-  if (failing.size() > kMaxReported) {
-    ADD_FAILURE() << context << ": " << failing.size() - kMaxReported
-                  << " more mismatches not printed";
-  }
-  if (!failing.empty() && !replay_path.empty()) {
-    std::ofstream out(replay_path);
-    for (const std::string& line : failing) out << line << "\n";
-    std::cout << "failing requests written to " << replay_path
-              << " (replay: " << LayoutOracle().python << " "
-              << LayoutOracle().script << " --jsonl < that file)\n";
-  }
+  report.Finish(replay_path);
   return answers;
 }
 

@@ -1,0 +1,54 @@
+#ifndef CHUNKPLAN_TESTS_DIFFERENTIAL_MISMATCH_REPORT_H_
+#define CHUNKPLAN_TESTS_DIFFERENTIAL_MISMATCH_REPORT_H_
+
+// What the differential tests share: their run settings from the
+// environment, and how they report answers that differ from an oracle's.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "testing/oracle_runner.h"
+
+namespace chunkplan::testing {
+
+// The environment variable `name` as an unsigned integer, else `fallback`.
+uint64_t EnvOr(const char* name, uint64_t fallback);
+
+// A seed from std::random_device.
+uint64_t FreshSeed();
+
+// `text`, cut after `max_chars` with a note of its full length.
+std::string Clip(const std::string& text, size_t max_chars = 16000);
+
+// Collects the requests whose answers differ from the oracle's: each one a
+// gtest failure (the first kMaxPrinted in full, then a count), and all of
+// them written to a replay file that the oracle can be run on.
+class MismatchReport {
+ public:
+  static constexpr size_t kMaxPrinted = 8;
+
+  // `context` opens every failure (e.g. "CHUNKPLAN_DIFF_SEED=..."); `oracle`
+  // is named in the replay command.
+  MismatchReport(std::string context, OracleCommand oracle)
+      : context_(std::move(context)), oracle_(std::move(oracle)) {}
+
+  // Request #`index` (`request_line`, its JSON) differs as `diff` says;
+  // nothing when `diff` is empty.
+  void Add(size_t index, const std::string& request_line,
+           const std::string& diff);
+
+  // Fails with the count of mismatches not printed, and writes every failing
+  // request line to `replay_path` (none when it is empty).
+  void Finish(const std::string& replay_path) const;
+
+ private:
+  std::string context_;
+  OracleCommand oracle_;
+  std::vector<std::string> failing_;
+};
+
+}  // namespace chunkplan::testing
+
+#endif  // CHUNKPLAN_TESTS_DIFFERENTIAL_MISMATCH_REPORT_H_
