@@ -85,7 +85,7 @@ OracleCommand SearchOracle(bool strict) {
                        script != nullptr ? script
                                          : CHUNKPLAN_ORACLE_DIR
                            "/chunk_search_oracle.py",
-                       strict};
+                       strict ? "--strict" : ""};
 }
 
 OracleCommand LayoutOracle() {
@@ -112,9 +112,10 @@ absl::StatusOr<std::vector<std::string>> RunOracleJsonl(
                                             std::strerror(errno)));
   }
 
-  const std::string shell = absl::StrCat(
-      ShellQuote(command.python), " ", ShellQuote(command.script), " --jsonl",
-      command.strict ? " --strict" : "", " < ", ShellQuote(input.path()));
+  const std::string shell =
+      absl::StrCat(ShellQuote(command.python), " ", ShellQuote(command.script),
+                   " --jsonl", command.flag.empty() ? "" : " ", command.flag,
+                   " < ", ShellQuote(input.path()));
   FILE* pipe = popen(shell.c_str(), "r");
   if (pipe == nullptr) {
     return absl::InternalError(

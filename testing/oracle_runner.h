@@ -17,9 +17,11 @@ namespace chunkplan::testing {
 
 // The interpreter and the oracle script, as the build passes them.
 struct OracleCommand {
-  std::string python;   // e.g. /usr/bin/python3 (with Debian's numpy)
-  std::string script;   // path of an oracle script taking --jsonl
-  bool strict = false;  // --strict: exactly the seed, no extension
+  std::string python;  // e.g. /usr/bin/python3 (with Debian's numpy)
+  std::string script;  // path of an oracle script taking --jsonl
+  // One more flag for the script, e.g. "--strict" (the search oracle:
+  // exactly the seed, no extension) or "--frontier" (the layout oracle).
+  std::string flag;
 };
 
 // The search oracle (tests/oracle/chunk_search_oracle.py) run by the Python

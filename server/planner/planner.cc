@@ -11,6 +11,7 @@
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/rank_memory.h"
 #include "server/planner/plan/checked_math.h"
 #include "server/planner/plan/request_checks.h"
@@ -39,6 +40,19 @@ uint64_t NanosSince(std::chrono::steady_clock::time_point started) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now() - started)
           .count());
+}
+
+// The chunkplan.v1 name of `objective`.
+const char* ObjectiveName(Objective objective) {
+  switch (objective) {
+    case Objective::kSeedWaste:
+      return "OBJECTIVE_SEED_WASTE";
+    case Objective::kLayoutPadding:
+      return "OBJECTIVE_LAYOUT_PADDING";
+    case Objective::kPeakRankBytes:
+      return "OBJECTIVE_PEAK_RANK_BYTES";
+  }
+  return "OBJECTIVE_?";
 }
 
 // `status`, an INVALID_ARGUMENT naming a field of the search part, with
@@ -178,13 +192,72 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
   return result;
 }
 
+absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
+                                                 const StopCheck& stop) const {
+  const auto started = std::chrono::steady_clock::now();
+  CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
+  absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
+  if (!plan.ok()) return InSearchPart(plan.status());
+  if (!request.configs.empty()) {
+    return absl::InvalidArgumentError(
+        "configs: Frontier chooses among the search's candidates; with given "
+        "configs there is nothing to choose");
+  }
+  const Engine engine = request.search.engine;
+  if (engine == Engine::kCpuPlateau &&
+      request.objective != Objective::kSeedWaste) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "objective: ", ObjectiveName(request.objective),
+        " has no plateau method known to be exact, so CPU_PLATEAU cannot "
+        "serve it; use AUTO or CPU_SWEEP"));
+  }
+  if (engine != Engine::kAuto && engine != Engine::kCpuSweep) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "search.engine: ", EngineName(engine),
+        " gives no frontier in this version; use AUTO or CPU_SWEEP"));
+  }
+  const ObjectiveProblem problem = BuildObjectiveProblem(request, *plan);
+  // Every candidate places every placed parameter once.
+  uint64_t work = 0;
+  if (!CheckedMul(plan->sweep.grid.count,
+                  std::max<uint64_t>(1, problem.numels.size()), &work) ||
+      work > options_.cpu_sweep.max_work) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the frontier visits ", plan->sweep.grid.count, " candidates x ",
+        problem.numels.size(), " parameters, above this server's limit of ",
+        options_.cpu_sweep.max_work, " steps (CPU_SWEEP's --max_sweep_work)"));
+  }
+  FrontierResult result;
+  CHUNKPLAN_ASSIGN_OR_RETURN(result.points,
+                             SweepFrontier(*plan, problem, request.objective,
+                                           kMaxFrontierPoints, stop));
+  result.engine = Engine::kCpuSweep;
+  result.candidates = plan->sweep.grid.count;
+  result.search_nanos = NanosSince(started);
+  return result;
+}
+
 absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
                                              const StopCheck& stop) const {
   const auto started = std::chrono::steady_clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   LayoutResult result;
   std::span<const ChunkConfig> configs = request.configs;
-  if (configs.empty()) {
+  if (configs.empty() && request.objective != Objective::kSeedWaste) {
+    // The objective's best candidate: the frontier's last point.
+    CHUNKPLAN_ASSIGN_OR_RETURN(const FrontierResult frontier,
+                               Frontier(request, stop));
+    const SearchPlan plan = *BuildSearchPlan(request.search);  // checked
+    const FrontierPoint& best = frontier.points.back();
+    result.search = SearchResult{};
+    result.search->configs = Configs(plan, best.chunk_size);
+    result.search->total_param_size = plan.total_param_size;
+    result.search->min_chunk_waste = best.seed_waste;
+    result.search->engine = frontier.engine;
+    result.search->candidates = frontier.candidates;
+    result.search->search_nanos = frontier.search_nanos;
+    configs = result.search->configs;
+  } else if (configs.empty()) {
     absl::StatusOr<SearchResult> search = Search(request.search, stop);
     if (!search.ok()) return InSearchPart(search.status());
     result.search = *std::move(search);
@@ -193,6 +266,11 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
     // The search part is checked as Search checks it; nothing is swept.
     CHUNKPLAN_RETURN_IF_ERROR(
         InSearchPart(BuildSearchPlan(request.search).status()));
+    if (request.objective != Objective::kSeedWaste) {
+      return absl::InvalidArgumentError(
+          "objective: it chooses among the search's candidates; with given "
+          "configs there is nothing to choose");
+    }
     CHUNKPLAN_RETURN_IF_ERROR(CheckGivenConfigs(request));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(

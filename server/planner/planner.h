@@ -67,6 +67,9 @@ class Planner {
   // places the parameters that are not frozen (layout/chunk_placement.h),
   // and the bytes of the most and least loaded rank (layout/rank_memory.h).
   //
+  // With an objective other than kSeedWaste the configs are its best
+  // candidate's (Frontier's last point), `search` describing that candidate.
+  //
   // Errors: those of Search (the search part is checked as Search checks
   // it, even with given configs; an INVALID_ARGUMENT names the field as
   // "search.<field>"); INVALID_ARGUMENT for frozen of the wrong
@@ -74,6 +77,23 @@ class Planner {
   // a padding or byte count beyond 64 bits.
   absl::StatusOr<LayoutResult> Layout(const LayoutRequest& request,
                                       const StopCheck& stop = {}) const;
+
+  // The most points a frontier may have.
+  static constexpr uint64_t kMaxFrontierPoints = 100000;
+
+  // Every candidate of the search's grid scored by `request.objective`
+  // (the seed's waste at C, or the layout's real padding or rank 0's peak
+  // bytes at C' = C rounded up to the lcm) and the frontier of those
+  // scores: each candidate whose value is a new strict minimum, in grid
+  // order, with all three measures (layout/objective_problem.h). Run on the
+  // CPU over every candidate (engine AUTO or CPU_SWEEP).
+  //
+  // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
+  // for given configs, another engine, or a measure beyond 64 bits;
+  // RESOURCE_EXHAUSTED beyond CPU_SWEEP's work limit (candidates x placed
+  // parameters) or kMaxFrontierPoints points; the stop check's status.
+  absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
+                                          const StopCheck& stop = {}) const;
 
   // The engines this binary can run now, in enum order (never kAuto).
   std::vector<Engine> AvailableEngines() const;

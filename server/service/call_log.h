@@ -13,7 +13,7 @@ namespace chunkplan::service {
 
 // One finished call.
 struct CallRecord {
-  const char* method = "Search";  // the RPC: "Search" or "Layout"
+  const char* method = "Search";  // the RPC: "Search", "Layout", "Frontier"
   std::string peer;               // the client's address as gRPC names it
   uint64_t params = 0;            // entries in the request's numels
   uint64_t candidates = 0;        // grid points swept; 0 when no search ran

@@ -22,9 +22,10 @@
 namespace chunkplan::service {
 
 class ChunkSearchService final
-    : public v1::ChunkSearch::WithRawCallbackMethod_Layout<
-          v1::ChunkSearch::WithRawCallbackMethod_Search<
-              v1::ChunkSearch::Service>> {
+    : public v1::ChunkSearch::WithRawCallbackMethod_Frontier<
+          v1::ChunkSearch::WithRawCallbackMethod_Layout<
+              v1::ChunkSearch::WithRawCallbackMethod_Search<
+                  v1::ChunkSearch::Service>>> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -63,6 +64,13 @@ class ChunkSearchService final
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
 
+  // The Frontier RPC, on the same path: a LayoutRequest in, a
+  // FrontierResponse out; Layout's errors and the planner's Frontier errors
+  // (Planner::Frontier).
+  grpc::ServerUnaryReactor* Frontier(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+
   // Searches admitted and not yet answered.
   int searches_in_flight() const {
     return in_flight_.load(std::memory_order_acquire);
@@ -72,6 +80,11 @@ class ChunkSearchService final
   const ServiceOptions& options() const { return options_; }
 
  private:
+  // The LayoutRequest in `bytes`, parsed and checked against the server's
+  // limits, with the record's params and engine filled in.
+  absl::StatusOr<planner::LayoutRequest> PrepareLayout(
+      const grpc::ByteBuffer& bytes, CallRecord& record) const;
+
   // The work of one admitted call on a worker: runs the planner on the
   // request with the call's StopCheck, fills the record's engine,
   // candidates and fallback reason, and serializes the answer into the

@@ -15,6 +15,12 @@ static_assert(static_cast<int>(planner::Optimizer::kAdam) ==
               v1::OPTIMIZER_ADAM);
 static_assert(static_cast<int>(planner::Optimizer::kNone) ==
               v1::OPTIMIZER_NONE);
+static_assert(static_cast<int>(planner::Objective::kSeedWaste) ==
+              v1::OBJECTIVE_SEED_WASTE);
+static_assert(static_cast<int>(planner::Objective::kLayoutPadding) ==
+              v1::OBJECTIVE_LAYOUT_PADDING);
+static_assert(static_cast<int>(planner::Objective::kPeakRankBytes) ==
+              v1::OBJECTIVE_PEAK_RANK_BYTES);
 
 void SetConfig(const planner::ChunkConfig& c, v1::ChunkConfig* out) {
   out->set_dp_degree(c.dp_degree);
@@ -84,6 +90,12 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         absl::StrCat("gemini.optimizer is ", gemini.optimizer(),
                      "; expected OPTIMIZER_ADAM or OPTIMIZER_NONE"));
   }
+  if (!v1::Objective_IsValid(request.objective())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "objective is ", request.objective(),
+        "; expected OBJECTIVE_SEED_WASTE, OBJECTIVE_LAYOUT_PADDING or "
+        "OBJECTIVE_PEAK_RANK_BYTES"));
+  }
   absl::StatusOr<planner::SearchRequest> search = FromProto(request.search());
   if (!search.ok()) {
     return absl::InvalidArgumentError(
@@ -102,13 +114,33 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   out.gemini.gradient_accumulation = gemini.gradient_accumulation();
   if (gemini.has_pin_memory()) out.gemini.pin_memory = gemini.pin_memory();
   out.gemini.optimizer = static_cast<planner::Optimizer>(gemini.optimizer());
+  out.objective = static_cast<planner::Objective>(request.objective());
+  return out;
+}
+
+v1::FrontierResponse ToProto(const planner::FrontierResult& result) {
+  v1::FrontierResponse out;
+  out.mutable_points()->Reserve(static_cast<int>(result.points.size()));
+  for (const planner::FrontierPoint& p : result.points) {
+    v1::FrontierPoint* point = out.add_points();
+    point->set_candidate(p.candidate);
+    point->set_chunk_size(p.chunk_size);
+    point->set_value(p.value);
+    point->set_seed_waste(p.seed_waste);
+    point->set_layout_padding(p.layout_padding);
+    point->set_peak_rank_bytes(p.peak_rank_bytes);
+  }
+  out.set_engine(static_cast<v1::Engine>(result.engine));
+  out.set_candidates(result.candidates);
+  out.set_search_nanos(result.search_nanos);
   return out;
 }
 
 v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   v1::LayoutResponse out;
-  if (result.search.has_value())
+  if (result.search.has_value()) {
     *out.mutable_search() = ToProto(*result.search);
+  }
   for (const planner::GroupLayout& g : result.groups) {
     v1::GroupLayout* group = out.add_groups();
     group->set_dp_degree(g.config.dp_degree);

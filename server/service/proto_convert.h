@@ -24,13 +24,17 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // The planner's Layout request for `request`, with the proto defaults
 // applied (GeminiPlugin's: master weights and pinned memory on when unset).
 // Errors: INVALID_ARGUMENT for an enum value outside chunkplan.v1 (the
-// search's engine, the precision, the optimizer), naming the field. Every
+// search's engine, the precision, the optimizer, the objective), naming the
+// field. Every
 // other check is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
     const v1::LayoutRequest& request);
 
 // The wire form of a Layout result.
 v1::LayoutResponse ToProto(const planner::LayoutResult& result);
+
+// The wire form of a Frontier result.
+v1::FrontierResponse ToProto(const planner::FrontierResult& result);
 
 }  // namespace chunkplan::service
 

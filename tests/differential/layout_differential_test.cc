@@ -133,6 +133,18 @@ class LayoutServer {
     server_->Wait();
   }
 
+  absl::StatusOr<v1::FrontierResponse> Frontier(
+      const v1::LayoutRequest& request) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    v1::FrontierResponse response;
+    const absl::Status status =
+        common::ToAbslStatus(stub_->Frontier(&context, request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
+
   absl::StatusOr<v1::LayoutResponse> Layout(const v1::LayoutRequest& request) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
@@ -156,7 +168,9 @@ class LayoutServer {
 // failing requests to `replay_path` when it is not empty.
 std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
     const std::vector<v1::LayoutRequest>& requests, const std::string& context,
-    const std::string& replay_path) {
+    const std::string& replay_path,
+    const std::vector<v1::Engine>& engines = {v1::ENGINE_CPU_SWEEP,
+                                              v1::ENGINE_CPU_PLATEAU}) {
   std::vector<std::string> lines;
   lines.reserve(requests.size());
   for (const auto& r : requests) lines.push_back(common::MessageToJson(r));
@@ -179,8 +193,7 @@ std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
     if (!expected.ok()) {
       diff = absl::StrCat(expected.status().message(), "\n");
     } else {
-      for (const v1::Engine engine :
-           {v1::ENGINE_CPU_SWEEP, v1::ENGINE_CPU_PLATEAU}) {
+      for (const v1::Engine engine : engines) {
         absl::StrAppend(
             &diff,
             Diff(absl::StrCat("planner ", v1::Engine_Name(engine)), *expected,
@@ -406,6 +419,98 @@ TEST(LayoutDifferentialTest, HandPickedEdgesMatchTheOracle) {
   EXPECT_FALSE(answers[4].ok()) << "the overflow edge must be refused";
   EXPECT_FALSE(answers[5].ok()) << "the bytes edge must be refused";
   EXPECT_FALSE(answers[6].ok()) << "the search part must be checked";
+}
+
+}  // namespace
+}  // namespace chunkplan::testing
+
+namespace chunkplan::testing {
+namespace {
+
+// Small searched requests, each with every objective: the frontier and
+// Layout's pick, through the planner and the server, against the oracle's
+// brute force (layout_oracle.py --frontier, and its layout()).
+TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
+  LayoutGenerator generator(seed);
+  std::vector<v1::LayoutRequest> requests;
+  const planner::Planner planner;
+  while (requests.size() < 3 * 120) {
+    GeneratedLayout g = generator.Next();
+    if (g.fault != LayoutFault::kNone) continue;
+    g.request.clear_configs();
+    // Brute force in Python: keep the grid x parameters small.
+    const absl::StatusOr<planner::SearchRequest> search =
+        service::FromProto(g.request.search());
+    if (!search.ok()) continue;
+    const absl::StatusOr<planner::SearchPlan> plan =
+        planner::BuildSearchPlan(*search);
+    if (!plan.ok() ||
+        plan->sweep.grid.count * std::max<size_t>(1, search->numels.size()) >
+            30000) {
+      continue;
+    }
+    for (const v1::Objective objective :
+         {v1::OBJECTIVE_SEED_WASTE, v1::OBJECTIVE_LAYOUT_PADDING,
+          v1::OBJECTIVE_PEAK_RANK_BYTES}) {
+      g.request.set_objective(objective);
+      requests.push_back(g.request);
+    }
+  }
+  std::vector<std::string> lines;
+  for (const auto& r : requests) lines.push_back(common::MessageToJson(r));
+  OracleCommand frontier_oracle = LayoutOracle();
+  frontier_oracle.flag = "--frontier";
+  const absl::StatusOr<std::vector<std::string>> frontiers =
+      RunOracleJsonl(frontier_oracle, lines);
+  ASSERT_TRUE(frontiers.ok()) << frontiers.status();
+
+  LayoutServer server;
+  MismatchReport report(absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed),
+                        LayoutOracle());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string diff;
+    v1::FrontierResponse expected;
+    if (!common::JsonToMessage((*frontiers)[i], &expected).ok()) {
+      diff = absl::StrCat("the oracle: ", (*frontiers)[i], "\n");
+    } else {
+      absl::StatusOr<planner::LayoutRequest> plain =
+          service::FromProto(requests[i]);
+      absl::StatusOr<v1::FrontierResponse> from_planner =
+          plain.ok() ? absl::UnknownError("not run") : plain.status();
+      if (plain.ok()) {
+        absl::StatusOr<planner::FrontierResult> got = planner.Frontier(*plain);
+        from_planner =
+            got.ok()
+                ? absl::StatusOr<v1::FrontierResponse>(service::ToProto(*got))
+                : got.status();
+      }
+      for (auto [who, got] :
+           {std::pair{"planner", from_planner},
+            std::pair{"server", server.Frontier(requests[i])}}) {
+        if (got.ok()) {
+          got->clear_engine();
+          got->clear_search_nanos();
+        }
+        if (got.ok() && google::protobuf::util::MessageDifferencer::Equals(
+                            *got, expected)) {
+          continue;
+        }
+        absl::StrAppend(&diff, who, " frontier:\n  expected (oracle) ",
+                        Clip(common::MessageToJson(expected), 4000),
+                        "\n  actual            ",
+                        got.ok() ? Clip(common::MessageToJson(*got), 4000)
+                                 : got.status().ToString(),
+                        "\n");
+      }
+    }
+    report.Add(i, lines[i], diff);
+  }
+  report.Finish("");
+  // Layout lays out each objective's best candidate, as the oracle does
+  // (CPU_PLATEAU serves the seed's objective only).
+  CheckAgainstOracle(requests, "objectives", "", {v1::ENGINE_CPU_SWEEP});
 }
 
 }  // namespace

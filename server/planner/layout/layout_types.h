@@ -30,6 +30,13 @@ struct GeminiSettings {
   Optimizer optimizer = Optimizer::kAdam;
 };
 
+// What a candidate is scored by. Values equal chunkplan.v1's.
+enum class Objective : int {
+  kSeedWaste = 0,      // the seed's waste at the candidate C
+  kLayoutPadding = 1,  // the layout's real padding at C' (C up to the lcm)
+  kPeakRankBytes = 2,  // rank 0's device bytes at C' + the gathered buffer
+};
+
 struct LayoutRequest {
   // The parameters, and the search that picks the configs.
   SearchRequest search;
@@ -40,6 +47,29 @@ struct LayoutRequest {
   // search but are never placed.
   std::vector<bool> frozen;
   GeminiSettings gemini;
+  // Which candidate the search picks (kSeedWaste: the seed's answer).
+  Objective objective = Objective::kSeedWaste;
+};
+
+// One candidate of the frontier, with every measure whatever the objective.
+struct FrontierPoint {
+  uint64_t candidate = 0;   // index in the search's grid
+  uint64_t chunk_size = 0;  // C': the candidate rounded up to the lcm
+  uint64_t value = 0;       // the objective's measure (one of the three)
+  uint64_t seed_waste = 0;  // at the candidate C itself
+  uint64_t layout_padding = 0;
+  uint64_t peak_rank_bytes = 0;
+
+  friend bool operator==(const FrontierPoint&, const FrontierPoint&) = default;
+};
+
+// Every candidate whose value is a new strict minimum, in grid order: the
+// Pareto front of (chunk size, value). The last point is the best.
+struct FrontierResult {
+  std::vector<FrontierPoint> points;
+  Engine engine = Engine::kCpuSweep;
+  uint64_t candidates = 0;
+  uint64_t search_nanos = 0;
 };
 
 // One chunk as ChunkManager allocates it.

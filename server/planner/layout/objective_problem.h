@@ -1,0 +1,55 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_LAYOUT_OBJECTIVE_PROBLEM_H_
+#define CHUNKPLAN_SERVER_PLANNER_LAYOUT_OBJECTIVE_PROBLEM_H_
+
+// A searched LayoutRequest as flat arrays for scoring every candidate by
+// what Gemini allocates (candidate/layout_measures.h), and the frontier
+// of those scores.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/planner/candidate/layout_measures.h"
+#include "server/planner/layout/layout_types.h"
+#include "server/planner/plan/search_plan.h"
+
+namespace chunkplan::planner {
+
+struct ObjectiveProblem {
+  // The placed (not frozen) numels of every non-gathered group, group after
+  // group in the search's config order, each in visit order.
+  std::vector<uint64_t> numels;
+  std::vector<uint64_t> begin = {0};  // groups + 1 offsets into numels
+  std::vector<uint32_t> degrees;      // of each non-gathered group
+  FixedTotals fixed;                  // kept-gathered groups, frozen bytes
+  ByteRates rates;
+  uint64_t degree_lcm = 1;
+
+  uint64_t groups() const { return degrees.size(); }
+  // C': the grid's candidate `chunk` rounded up to the lcm, as the seed
+  // rounds its pick (BuildSearchPlan checked that it fits).
+  uint64_t Rounded(uint64_t chunk) const;
+  // The layout objectives at the grid's candidate `chunk`, laid out at
+  // Rounded(chunk).
+  LayoutValues At(uint64_t chunk) const;
+};
+
+// `request`'s problem under its plan. Requires CheckFrozen passed and
+// `plan` = BuildSearchPlan(request.search).
+ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
+                                       const SearchPlan& plan);
+
+// The frontier of `objective` over every candidate of `plan`'s grid, in
+// grid order (strict <: the first candidate with the least value is the
+// last point), each point with all three measures; every candidate's layout
+// is measured whatever the objective. Calls `stop` every few thousand
+// candidates and ends with its status when it is not OK.
+// Errors: INVALID_ARGUMENT when a layout measure exceeds 2^64-1 at any
+// candidate (naming it); RESOURCE_EXHAUSTED beyond `max_points` points.
+absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
+    const SearchPlan& plan, const ObjectiveProblem& problem,
+    Objective objective, uint64_t max_points, const StopCheck& stop);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_OBJECTIVE_PROBLEM_H_
