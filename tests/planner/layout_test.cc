@@ -117,5 +117,30 @@ TEST(PlannerLayout, RefusesConfigsColossalAiWouldRefuse) {
               HasSubstr("search.search_interval"));
 }
 
+TEST(PlannerFrontier, EndsWithTheStopChecksStatusAndRefusesWhatItCannotServe) {
+  const Planner planner;
+  LayoutRequest r;
+  r.search = Params({10, 20, 30}, {1});
+  r.search.search_range_m = 1;  // 2^20 + 1 candidates
+  r.search.min_chunk_size_m = 0;
+  r.objective = Objective::kPeakRankBytes;
+  int asked = 0;
+  const auto status = planner.Frontier(r, [&asked] {
+    return ++asked < 3 ? absl::OkStatus()
+                       : absl::DeadlineExceededError("budget spent");
+  });
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(asked, 3);
+
+  r.search.search_range_m = 0;
+  r.search.engine = Engine::kCpuPlateau;
+  EXPECT_THAT(planner.Frontier(r).status().message(),
+              HasSubstr("objective: OBJECTIVE_PEAK_RANK_BYTES"));
+  r.search.engine = Engine::kAuto;
+  r.configs = {{1, 64, false}};
+  EXPECT_THAT(planner.Frontier(r).status().message(), HasSubstr("configs"));
+  EXPECT_THAT(planner.Layout(r).status().message(), HasSubstr("objective"));
+}
+
 }  // namespace
 }  // namespace chunkplan::planner

@@ -6,8 +6,9 @@
 namespace chunkplan::planner {
 namespace {
 
-// Candidates between two asks of the stop check.
-constexpr uint64_t kStopEvery = 4096;
+// Steps (parameters placed) between two asks of the stop check: a few
+// milliseconds of work, however many parameters a candidate places.
+constexpr uint64_t kStopEverySteps = uint64_t{1} << 20;
 
 // The degree of parameter `i`.
 uint32_t DegreeAt(const SearchRequest& r, size_t i) {
@@ -89,10 +90,15 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   std::vector<FrontierPoint> points;
   bool have_best = false;
   uint64_t best = 0;
+  const uint64_t steps_per_candidate =
+      1 + problem.numels.size() + plan.sweep.sizes.size();
+  uint64_t steps = kStopEverySteps;  // ask before the first candidate
   for (uint64_t i = 0; i < grid.count; ++i) {
-    if (i % kStopEvery == 0 && stop) {
+    if (steps >= kStopEverySteps && stop) {
       if (absl::Status s = stop(); !s.ok()) return s;
+      steps = 0;
     }
+    steps += steps_per_candidate;
     const uint64_t chunk = grid.At(i);
     const uint64_t waste = SeedWaste(plan.sweep, chunk);
     // Every candidate's layout, whatever the objective: a point carries all

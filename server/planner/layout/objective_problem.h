@@ -42,8 +42,8 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
 // The frontier of `objective` over every candidate of `plan`'s grid, in
 // grid order (strict <: the first candidate with the least value is the
 // last point), each point with all three measures; every candidate's layout
-// is measured whatever the objective. Calls `stop` every few thousand
-// candidates and ends with its status when it is not OK.
+// is measured whatever the objective. Calls `stop` every million or so
+// parameters placed and ends with its status when it is not OK.
 // Errors: INVALID_ARGUMENT when a layout measure exceeds 2^64-1 at any
 // candidate (naming it); RESOURCE_EXHAUSTED beyond `max_points` points.
 absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
