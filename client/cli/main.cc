@@ -3,16 +3,17 @@
 //   chunkplan search --request FILE|- (--local | --server HOST:PORT)
 //                    [--engine auto|cpu_sweep|cpu_plateau|cuda]
 //                    [--format json|table] [--deadline 5s]
-//   chunkplan layout  (the same flags; a LayoutRequest)
+//   chunkplan layout    (the same flags; a LayoutRequest)
+//   chunkplan frontier  (the same flags; a LayoutRequest)
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
 //   chunkplan version | --version
 //
 // With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
 // connect over TLS instead of plaintext.
 //
-// Exit codes: 0 success, 1 a failed search, layout or health check, 2 a usage
-// error. Every failure prints one line "CODE: message" on stderr, CODE being
-// the canonical status name.
+// Exit codes: 0 success, 1 a failed search, layout, frontier or health
+// check, 2 a usage error. Every failure prints one line "CODE: message" on
+// stderr, CODE being the canonical status name.
 
 #include <iostream>
 #include <optional>
@@ -33,20 +34,24 @@
 #include "client/cli/remote_call.h"
 #include "server/planner/planner.h"
 
-ABSL_FLAG(std::string, request, "",
-          "search, layout: the ChunkSearchRequest or LayoutRequest as "
-          "protobuf JSON; '-' reads stdin");
-ABSL_FLAG(bool, local, false,
-          "search, layout: run the planner in this process");
-ABSL_FLAG(std::string, server, "",
-          "search, layout, health: the server, host:port or unix:/path");
-ABSL_FLAG(std::string, engine, "",
-          "search, layout: auto|cpu_sweep|cpu_plateau|cuda, replaces the "
-          "request's");
-ABSL_FLAG(std::string, format, "json", "search, layout: json or table");
 ABSL_FLAG(
-    absl::Duration, deadline, absl::InfiniteDuration(),
-    "search, layout, health with --server: deadline of the call, e.g. 5s");
+    std::string, request, "",
+    "search, layout, frontier: the ChunkSearchRequest or LayoutRequest as "
+    "protobuf JSON; '-' reads stdin");
+ABSL_FLAG(bool, local, false,
+          "search, layout, frontier: run the planner in this process");
+ABSL_FLAG(
+    std::string, server, "",
+    "search, layout, frontier, health: the server, host:port or unix:/path");
+ABSL_FLAG(
+    std::string, engine, "",
+    "search, layout, frontier: auto|cpu_sweep|cpu_plateau|cuda, replaces the "
+    "request's");
+ABSL_FLAG(std::string, format, "json",
+          "search, layout, frontier: json or table");
+ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
+          "search, layout, frontier, health with --server: deadline of the "
+          "call, e.g. 5s");
 ABSL_FLAG(std::string, service, "",
           "health: the service to ask about; empty: the whole server");
 ABSL_FLAG(std::string, tls_ca, "",
@@ -75,13 +80,16 @@ constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
                    [--format json|table] [--deadline 5s]
   chunkplan layout --request FILE|- (--local | --server HOST:PORT)
                    [--engine ...] [--format json|table] [--deadline 5s]
+  chunkplan frontier (as layout)
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan version
 
 With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
 search answers a ChunkSearchRequest (the seed's search); layout answers a
-LayoutRequest: the chunks Gemini allocates and every rank's bytes.
+LayoutRequest: the chunks Gemini allocates and every rank's bytes; frontier
+answers a LayoutRequest with every candidate that is a new best by its
+objective (the trade-off of chunk size against padding or memory).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
 
@@ -208,7 +216,8 @@ int Run(int argc, char* argv[]) {
   const std::vector<char*> args = absl::ParseCommandLine(
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
-    return UsageError("missing subcommand: search, layout, health or version");
+    return UsageError(
+        "missing subcommand: search, layout, frontier, health or version");
   }
   if (args.size() > 2) {
     return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
@@ -216,6 +225,7 @@ int Run(int argc, char* argv[]) {
   const absl::string_view command = args[1];
   if (command == "search") return Plan(command, RunSearch);
   if (command == "layout") return Plan(command, RunLayout);
+  if (command == "frontier") return Plan(command, RunFrontier);
   if (command == "health") return Health();
   if (command == "version") {
     std::cout << VersionText() << std::flush;
@@ -223,7 +233,7 @@ int Run(int argc, char* argv[]) {
   }
   return UsageError(
       absl::StrCat("unknown subcommand '", command,
-                   "' (expected search, layout, health or version)"));
+                   "' (expected search, layout, frontier, health or version)"));
 }
 
 }  // namespace

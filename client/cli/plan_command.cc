@@ -48,6 +48,15 @@ absl::StatusOr<v1::LayoutResponse> AnswerLocally(
   return service::ToProto(result);
 }
 
+absl::StatusOr<v1::FrontierResponse> AnswerFrontierLocally(
+    const v1::LayoutRequest& request) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutRequest plain,
+                             service::FromProto(request));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::FrontierResult result,
+                             planner::Planner().Frontier(plain));
+  return service::ToProto(result);
+}
+
 // The server's answer to `call` (a ChunkSearch stub method) for `request`.
 template <typename Request, typename Response>
 absl::StatusOr<Response> AnswerRemotely(
@@ -113,6 +122,29 @@ absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
           : AnswerLocally(request));
   if (options.format == OutputFormat::kTable) {
     return FormatLayoutTable(response);
+  }
+  return absl::StrCat(common::MessageToJson(response), "\n");
+}
+
+}  // namespace chunkplan::cli
+
+namespace chunkplan::cli {
+
+absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      v1::LayoutRequest request,
+      ReadRequest<v1::LayoutRequest>(options.request_path));
+  if (options.engine.has_value()) {
+    request.mutable_search()->set_engine(*options.engine);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const v1::FrontierResponse response,
+      options.server.has_value()
+          ? AnswerRemotely(*options.server, request,
+                           &v1::ChunkSearch::Stub::Frontier)
+          : AnswerFrontierLocally(request));
+  if (options.format == OutputFormat::kTable) {
+    return FormatFrontierTable(response);
   }
   return absl::StrCat(common::MessageToJson(response), "\n");
 }

@@ -1,9 +1,9 @@
 #ifndef CHUNKPLAN_CLIENT_CLI_PLAN_COMMAND_H_
 #define CHUNKPLAN_CLIENT_CLI_PLAN_COMMAND_H_
 
-// `chunkplan search` and `chunkplan layout`: read a ChunkSearchRequest or a
-// LayoutRequest as protobuf JSON, answer it in this process or on a server,
-// print the response.
+// `chunkplan search`, `chunkplan layout` and `chunkplan frontier`: read a
+// ChunkSearchRequest or a LayoutRequest as protobuf JSON, answer it in this
+// process or on a server, print the response.
 
 #include <optional>
 #include <string>
@@ -17,7 +17,7 @@ namespace chunkplan::cli {
 
 enum class OutputFormat {
   kJson,   // the response in protobuf's JSON mapping, one line
-  kTable,  // FormatTable / FormatLayoutTable
+  kTable,  // FormatTable / FormatLayoutTable / FormatFrontierTable
 };
 
 // "json" or "table". Errors: INVALID_ARGUMENT naming the accepted values.
@@ -51,6 +51,10 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options);
 // `chunkplan layout`: the same for a LayoutRequest, answered as
 // chunkplan.v1.ChunkSearch/Layout answers it.
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options);
+
+// `chunkplan frontier`: the same for a LayoutRequest, answered as
+// chunkplan.v1.ChunkSearch/Frontier answers it.
+absl::StatusOr<std::string> RunFrontier(const PlanOptions& options);
 
 }  // namespace chunkplan::cli
 

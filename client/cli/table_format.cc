@@ -32,13 +32,17 @@ std::string Gib(uint64_t bytes) {
 }
 
 // The engine, candidates and time lines of a search.
+void AppendRun(v1::Engine engine, uint64_t candidates, uint64_t nanos,
+               std::string* out) {
+  absl::StrAppendFormat(out, "engine        %s\n", EngineLabel(engine));
+  absl::StrAppendFormat(out, "candidates    %u\n", candidates);
+  absl::StrAppendFormat(out, "time          %s\n", FormatNanos(nanos));
+}
+
 void AppendSearchRun(const v1::ChunkSearchResponse& response,
                      std::string* out) {
-  absl::StrAppendFormat(out, "engine        %s\n",
-                        EngineLabel(response.engine()));
-  absl::StrAppendFormat(out, "candidates    %u\n", response.candidates());
-  absl::StrAppendFormat(out, "time          %s\n",
-                        FormatNanos(response.search_nanos()));
+  AppendRun(response.engine(), response.candidates(), response.search_nanos(),
+            out);
 }
 
 }  // namespace
@@ -108,6 +112,22 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response) {
   absl::StrAppendFormat(&out, "\ngathered chunk buffer  %s\n",
                         Gib(response.gathered_chunk_bytes()));
   if (response.has_search()) AppendSearchRun(response.search(), &out);
+  return out;
+}
+
+std::string FormatFrontierTable(const v1::FrontierResponse& response) {
+  std::string out =
+      "candidate  chunk size (elements)                 value  seed waste "
+      "(elements)  real padding (elements)  rank 0 peak\n";
+  for (const v1::FrontierPoint& p : response.points()) {
+    absl::StrAppendFormat(&out, "%9u  %21u  %20u  %21u  %23u  %11s\n",
+                          p.candidate(), p.chunk_size(), p.value(),
+                          p.seed_waste(), p.layout_padding(),
+                          Gib(p.peak_rank_bytes()));
+  }
+  out += "\n";
+  AppendRun(response.engine(), response.candidates(), response.search_nanos(),
+            &out);
   return out;
 }
 

@@ -26,6 +26,11 @@ std::string FormatTable(const v1::ChunkSearchResponse& response);
 // candidates and time when it ran. Every line ends in '\n'.
 std::string FormatLayoutTable(const v1::LayoutResponse& response);
 
+// One row per frontier point (candidate, chunk size C', the objective's
+// value, the seed's waste, the real padding, rank 0's peak in GiB), then
+// the engine, candidates and time.
+std::string FormatFrontierTable(const v1::FrontierResponse& response);
+
 // "CPU_PLATEAU" for ENGINE_CPU_PLATEAU, ...; the number for values this
 // client does not know.
 std::string EngineLabel(v1::Engine engine);

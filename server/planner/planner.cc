@@ -228,9 +228,9 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
         options_.cpu_sweep.max_work, " steps (CPU_SWEEP's --max_sweep_work)"));
   }
   FrontierResult result;
-  CHUNKPLAN_ASSIGN_OR_RETURN(result.points,
-                             SweepFrontier(*plan, problem, request.objective,
-                                           kMaxFrontierPoints, stop));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      result.points, SweepFrontier(*plan, problem, request.objective,
+                                   kMaxFrontierPoints, stop, &sweep_pool_));
   result.engine = Engine::kCpuSweep;
   result.candidates = plan->sweep.grid.count;
   result.search_nanos = NanosSince(started);

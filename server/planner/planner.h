@@ -122,7 +122,8 @@ class Planner {
 
   PlannerOptions options_;
   // Before the engines, which use it; destroyed after them.
-  common::WorkerPool sweep_pool_;
+  // Mutable: a thread-safe pool that const searches lend work to.
+  mutable common::WorkerPool sweep_pool_;
   std::vector<std::unique_ptr<SweepEngine>> engines_;
   // One per engine, same order.
   std::vector<std::unique_ptr<DeviceHealth>> health_;

@@ -415,6 +415,62 @@ class LocalLayoutTest(CliTestCase):
                          "INVALID_ARGUMENT: layout needs --request")
 
 
+def frontier_requests(seed):
+    """Searched LayoutRequests small enough for the oracle's brute force,
+    each with every objective."""
+    requests = []
+    for request in layout_requests(seed):
+        if "configs" in request:
+            continue
+        for objective in ("OBJECTIVE_SEED_WASTE", "OBJECTIVE_LAYOUT_PADDING",
+                          "OBJECTIVE_PEAK_RANK_BYTES"):
+            requests.append(dict(request, objective=objective))
+    return requests[:24]
+
+
+def frontier_answer(response):
+    """A FrontierResponse without the server's own fields."""
+    for key in ("engine", "search_nanos"):
+        response.pop(key, None)
+    return response
+
+
+class LocalFrontierTest(CliTestCase):
+    """`chunkplan frontier --local` against the oracle's brute force."""
+
+    def test_json_output_equals_oracle(self):
+        seed = random.randrange(1 << 30)
+        for i, request in enumerate(frontier_requests(seed)):
+            expected = layout_oracle.frontier(request)
+            self.assertNotIn("error", expected, request)
+            with self.subTest(seed=seed, request=i):
+                result = run("frontier", "--local", "--request",
+                             self.write(request, f"frontier{i}.json"))
+                self.assertOk(result)
+                self.assertEqual(frontier_answer(json.loads(result.stdout)),
+                                 json.loads(json.dumps(expected)))
+
+    def test_table_has_a_row_per_point(self):
+        request = frontier_requests(0)[1]
+        expected = layout_oracle.frontier(request)
+        result = run("frontier", "--local", "--request", self.write(request),
+                     "--format", "table")
+        self.assertOk(result)
+        rows = [line.split() for line in result.stdout.splitlines()[1:]
+                if line.strip() and line.split()[0].isdigit()]
+        self.assertEqual([(r[0], r[1], r[2]) for r in rows],
+                         [(p["candidate"], p["chunk_size"], p["value"])
+                          for p in expected["points"]])
+
+    def test_given_configs_are_refused(self):
+        request = {"search": {"numels": [10, 20], "search_interval": 1},
+                   "configs": [{"dp_degree": 1, "chunk_size": 64}]}
+        self.assertIn("error", layout_oracle.frontier(request))
+        self.assertFails(run("frontier", "--local", "--request",
+                             self.write(request)),
+                         FAILED, "INVALID_ARGUMENT: configs")
+
+
 class NothingListeningTest(CliTestCase):
     """A port that is bound but not listening refuses connections."""
 
@@ -626,6 +682,18 @@ class RealServerTest(CliTestCase):
                 self.assertEqual(
                     layout_answer(response),
                     json.loads(json.dumps(layout_oracle.layout(request))))
+
+    def test_frontier_equals_local(self):
+        for i, request in enumerate(frontier_requests(7)[:9]):
+            path = self.write(request, f"frontier{i}.json")
+            with self.subTest(request=i):
+                remote = run("frontier", "--server", self.target,
+                             "--deadline", "60s", "--request", path)
+                local = run("frontier", "--local", "--request", path)
+                self.assertOk(remote)
+                self.assertOk(local)
+                self.assertEqual(frontier_answer(json.loads(remote.stdout)),
+                                 frontier_answer(json.loads(local.stdout)))
 
     def test_layout_errors_equal_local(self):
         path = self.write({"search": {"numels": [1, 2], "search_interval": 1},

@@ -4,10 +4,14 @@
 
 #include <vector>
 
+#include "common/worker_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/planner/candidate/next_fit.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/rank_memory.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 
 namespace chunkplan::planner {
@@ -140,6 +144,48 @@ TEST(PlannerFrontier, EndsWithTheStopChecksStatusAndRefusesWhatItCannotServe) {
   r.configs = {{1, 64, false}};
   EXPECT_THAT(planner.Frontier(r).status().message(), HasSubstr("configs"));
   EXPECT_THAT(planner.Layout(r).status().message(), HasSubstr("objective"));
+}
+
+// The frontier merged from many ranges on a pool equals the frontier of
+// one plain loop over every candidate (the differential test's requests are
+// too small to be split).
+TEST(SweepFrontier, RangesOnAPoolMergeToTheOneLoopFrontier) {
+  LayoutRequest r;
+  r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000}, {2});
+  r.search.search_range_m = 1;  // 2^20 + 1 candidates: many ranges
+  r.search.min_chunk_size_m = 0;
+  r.frozen = {false, false, true, false, false, false, false};
+  const auto plan = BuildSearchPlan(r.search);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const ObjectiveProblem problem = BuildObjectiveProblem(r, *plan);
+  common::WorkerPool pool(2);
+  for (const Objective objective :
+       {Objective::kSeedWaste, Objective::kLayoutPadding,
+        Objective::kPeakRankBytes}) {
+    std::vector<FrontierPoint> expected;
+    for (uint64_t i = 0; i < plan->sweep.grid.count; ++i) {
+      const uint64_t chunk = plan->sweep.grid.At(i);
+      uint64_t waste = 0;
+      for (size_t g = 0; g < plan->sweep.num_groups(); ++g) {
+        const auto sizes = plan->sweep.group(g);
+        waste += NextFitWaste(sizes.data(), sizes.size(), chunk);
+      }
+      const LayoutValues v = problem.At(chunk);
+      ASSERT_FALSE(v.overflow);
+      const uint64_t value = objective == Objective::kSeedWaste ? waste
+                             : objective == Objective::kLayoutPadding
+                                 ? v.layout_padding
+                                 : v.peak_rank_bytes;
+      if (!expected.empty() && value >= expected.back().value) continue;
+      expected.push_back({i, problem.Rounded(chunk), value, waste,
+                          v.layout_padding, v.peak_rank_bytes});
+    }
+    const auto got = SweepFrontier(*plan, problem, objective,
+                                   /*max_points=*/1 << 20, {}, &pool);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, expected) << static_cast<int>(objective);
+    EXPECT_GT(expected.size(), 1u);
+  }
 }
 
 }  // namespace

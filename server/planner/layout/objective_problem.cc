@@ -1,6 +1,12 @@
 #include "server/planner/layout/objective_problem.h"
 
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "server/planner/candidate/next_fit.h"
 
 namespace chunkplan::planner {
@@ -24,6 +30,77 @@ uint64_t SeedWaste(const SweepProblem& sweep, uint64_t chunk) {
     waste += NextFitWaste(sizes.data(), sizes.size(), chunk);
   }
   return waste;
+}
+
+// `stop` shared by the threads of one sweep: asked by one thread at a time;
+// once it fails, every thread sees that.
+class SharedStop {
+ public:
+  explicit SharedStop(const StopCheck& stop) : stop_(stop) {}
+
+  // True while the sweep may go on.
+  bool Ask() {
+    if (stopped_.load(std::memory_order_acquire)) return false;
+    if (!stop_) return true;
+    absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return false;
+    status_ = stop_();
+    if (status_.ok()) return true;
+    stopped_.store(true, std::memory_order_release);
+    return false;
+  }
+
+  absl::Status status() {
+    absl::MutexLock lock(&mu_);
+    return status_;
+  }
+
+ private:
+  const StopCheck& stop_;
+  std::atomic<bool> stopped_{false};
+  absl::Mutex mu_;
+  absl::Status status_;
+};
+
+// One contiguous range of the grid: its own frontier (its strict prefix
+// minima, only the last max_points + 1 of them: the merge keeps a tail of
+// them at most), or the first candidate beyond 64 bits.
+struct RangeFrontier {
+  std::deque<FrontierPoint> points;
+  std::optional<uint64_t> overflow_at;
+};
+
+RangeFrontier SweepRange(const SearchPlan& plan,
+                         const ObjectiveProblem& problem, Objective objective,
+                         uint64_t begin, uint64_t end, uint64_t max_points,
+                         uint64_t steps_per_candidate, SharedStop& stop) {
+  RangeFrontier out;
+  uint64_t steps = kStopEverySteps;  // ask before the first candidate
+  for (uint64_t i = begin; i < end; ++i) {
+    if (steps >= kStopEverySteps) {
+      if (!stop.Ask()) return out;
+      steps = 0;
+    }
+    steps += steps_per_candidate;
+    const uint64_t chunk = plan.sweep.grid.At(i);
+    const uint64_t waste = SeedWaste(plan.sweep, chunk);
+    // Every candidate's layout, whatever the objective: a point carries all
+    // three measures, and a measure beyond 64 bits anywhere is no answer.
+    const LayoutValues layout = problem.At(chunk);
+    if (layout.overflow) {
+      out.overflow_at = i;
+      return out;
+    }
+    const uint64_t value = objective == Objective::kSeedWaste ? waste
+                           : objective == Objective::kLayoutPadding
+                               ? layout.layout_padding
+                               : layout.peak_rank_bytes;
+    if (!out.points.empty() && value >= out.points.back().value) continue;
+    out.points.push_back({i, problem.Rounded(chunk), value, waste,
+                          layout.layout_padding, layout.peak_rank_bytes});
+    if (out.points.size() > max_points + 1) out.points.pop_front();
+  }
+  return out;
 }
 
 }  // namespace
@@ -85,44 +162,45 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
 
 absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
     const SearchPlan& plan, const ObjectiveProblem& problem,
-    Objective objective, uint64_t max_points, const StopCheck& stop) {
+    Objective objective, uint64_t max_points, const StopCheck& stop,
+    common::WorkerPool* pool) {
   const CandidateGrid& grid = plan.sweep.grid;
-  std::vector<FrontierPoint> points;
-  bool have_best = false;
-  uint64_t best = 0;
+  const uint64_t count = grid.count;
   const uint64_t steps_per_candidate =
       1 + problem.numels.size() + plan.sweep.sizes.size();
-  uint64_t steps = kStopEverySteps;  // ask before the first candidate
-  for (uint64_t i = 0; i < grid.count; ++i) {
-    if (steps >= kStopEverySteps && stop) {
-      if (absl::Status s = stop(); !s.ok()) return s;
-      steps = 0;
+  const unsigned helpers = pool == nullptr ? 0 : pool->size();
+  // Contiguous ranges, several per thread: range r's candidates all precede
+  // range r+1's, so the frontier is the ranges' own frontiers merged in
+  // order.
+  const uint64_t ranges = std::clamp<uint64_t>(
+      count / std::max<uint64_t>(1, kStopEverySteps / steps_per_candidate), 1,
+      std::min<uint64_t>(count, uint64_t{4} * (helpers + 1)));
+  SharedStop shared(stop);
+  std::vector<RangeFrontier> partial(ranges);
+  common::ParallelFor(pool, helpers, ranges, [&](uint64_t r) {
+    const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
+    const uint64_t end = begin + count / ranges + (r < count % ranges ? 1 : 0);
+    partial[r] = SweepRange(plan, problem, objective, begin, end, max_points,
+                            steps_per_candidate, shared);
+  });
+  if (absl::Status s = shared.status(); !s.ok()) return s;
+  std::vector<FrontierPoint> points;
+  for (const RangeFrontier& part : partial) {
+    // The lowest candidate beyond 64 bits is the answer.
+    if (part.overflow_at.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "candidate ", *part.overflow_at, " (chunk size ",
+          grid.At(*part.overflow_at), "): a layout measure exceeds 2^64-1"));
     }
-    steps += steps_per_candidate;
-    const uint64_t chunk = grid.At(i);
-    const uint64_t waste = SeedWaste(plan.sweep, chunk);
-    // Every candidate's layout, whatever the objective: a point carries all
-    // three measures, and a measure beyond 64 bits anywhere is no answer.
-    const LayoutValues layout = problem.At(chunk);
-    if (layout.overflow) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("candidate ", i, " (chunk size ", chunk,
-                       "): a layout measure exceeds 2^64-1"));
+    for (const FrontierPoint& p : part.points) {
+      if (!points.empty() && p.value >= points.back().value) continue;
+      if (points.size() == max_points) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the frontier has more than ", max_points,
+            " points; narrow search_range_m or widen search_interval"));
+      }
+      points.push_back(p);
     }
-    const uint64_t value = objective == Objective::kSeedWaste ? waste
-                           : objective == Objective::kLayoutPadding
-                               ? layout.layout_padding
-                               : layout.peak_rank_bytes;
-    if (have_best && value >= best) continue;
-    have_best = true;
-    best = value;
-    if (points.size() == max_points) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the frontier has more than ", max_points,
-          " points; narrow search_range_m or widen search_interval"));
-    }
-    points.push_back({i, problem.Rounded(chunk), value, waste,
-                      layout.layout_padding, layout.peak_rank_bytes});
   }
   return points;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/worker_pool.h"
 #include "server/planner/candidate/layout_measures.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/plan/search_plan.h"
@@ -44,11 +45,14 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
 // last point), each point with all three measures; every candidate's layout
 // is measured whatever the objective. Calls `stop` every million or so
 // parameters placed and ends with its status when it is not OK.
+// The calling thread and `pool`'s workers (null: the caller alone) share the
+// candidates in contiguous ranges.
 // Errors: INVALID_ARGUMENT when a layout measure exceeds 2^64-1 at any
 // candidate (naming it); RESOURCE_EXHAUSTED beyond `max_points` points.
 absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
     const SearchPlan& plan, const ObjectiveProblem& problem,
-    Objective objective, uint64_t max_points, const StopCheck& stop);
+    Objective objective, uint64_t max_points, const StopCheck& stop,
+    common::WorkerPool* pool = nullptr);
 
 }  // namespace chunkplan::planner
 
