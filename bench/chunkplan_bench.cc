@@ -9,6 +9,10 @@
 //   CPU_SWEEP/W/workers:1   one worker thread: the per-core figure
 //   CPU_SWEEP/W/workers:N   N = the machine's hardware threads (when > 1)
 //   CUDA/W                  where the planner can run CUDA on this machine
+//   FRONTIER_PEAK/W         Planner::Frontier with OBJECTIVE_PEAK_RANK_BYTES
+//                           (every candidate laid out, on the shared pool);
+//                           steps_per_s_per_core counts candidates x
+//                           placed parameters
 //   LAYOUT/W                Planner::Layout on the same request (searched
 //                           with CPU_PLATEAU, then laid out at GeminiPlugin's
 //                           defaults): compare with CPU_PLATEAU/W
@@ -133,6 +137,35 @@ void RunLayout(benchmark::State& state, const Workload& w) {
   state.counters["params"] = static_cast<double>(w.params);
 }
 
+// Planner::Frontier on `w` for rank 0's peak bytes, every candidate laid out.
+void RunFrontier(benchmark::State& state, const Workload& w) {
+  planner::PlannerOptions options;
+  options.cpu_sweep.max_work = UINT64_MAX;
+  const planner::Planner planner(options);
+  planner::LayoutRequest request;
+  request.search = w.request;
+  request.search.engine = Engine::kAuto;
+  request.objective = planner::Objective::kPeakRankBytes;
+  size_t points = 0;
+  for (auto _ : state) {
+    absl::StatusOr<planner::FrontierResult> result = planner.Frontier(request);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().ToString().c_str());
+      return;
+    }
+    points = result->points.size();
+    benchmark::DoNotOptimize(result->points.back().value);
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const double steps = static_cast<double>(w.candidates) *
+                       static_cast<double>(w.params) *
+                       static_cast<double>(state.iterations());
+  state.SetLabel(absl::StrCat("points=", points));
+  state.counters["candidates"] = static_cast<double>(w.candidates);
+  state.counters["steps_per_s_per_core"] =
+      benchmark::Counter(steps / cores, benchmark::Counter::kIsRate);
+}
+
 void Register(const Workload& w, Engine engine, unsigned workers) {
   std::string name = absl::StrCat(EngineName(engine), "/", w.name);
   if (engine == Engine::kCpuSweep) absl::StrAppend(&name, "/workers:", workers);
@@ -183,6 +216,13 @@ int Main(int argc, char** argv) {
     Register(w, Engine::kCpuSweep, 1);
     if (cores > 1) Register(w, Engine::kCpuSweep, cores);
     if (cuda) Register(w, Engine::kCuda, 1);
+    benchmark::internal::Benchmark* frontier = benchmark::RegisterBenchmark(
+        absl::StrCat("FRONTIER_PEAK/", w.name).c_str(),
+        [&w](benchmark::State& state) { RunFrontier(state, w); });
+    frontier->UseRealTime()->Unit(benchmark::kMillisecond);
+    if (w.candidates * w.params > kHeavySweepWork) {
+      frontier->Iterations(kHeavyIterations);
+    }
     benchmark::RegisterBenchmark(
         absl::StrCat("LAYOUT/", w.name).c_str(),
         [&w](benchmark::State& state) { RunLayout(state, w); })
