@@ -430,45 +430,24 @@ namespace {
 // Small searched requests, each with every objective: the frontier and
 // Layout's pick, through the planner and the server, against the oracle's
 // brute force (layout_oracle.py --frontier, and its layout()).
-TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
-  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
-  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
-  LayoutGenerator generator(seed);
-  std::vector<v1::LayoutRequest> requests;
+// Checks every request's frontier against the oracle's brute force
+// (layout_oracle.py --frontier), through the planner and the server.
+void CheckFrontiersAgainstOracle(const std::vector<v1::LayoutRequest>& requests,
+                                 const std::string& context) {
   const planner::Planner planner;
-  while (requests.size() < 3 * 120) {
-    GeneratedLayout g = generator.Next();
-    if (g.fault != LayoutFault::kNone) continue;
-    g.request.clear_configs();
-    // Brute force in Python: keep the grid x parameters small.
-    const absl::StatusOr<planner::SearchRequest> search =
-        service::FromProto(g.request.search());
-    if (!search.ok()) continue;
-    const absl::StatusOr<planner::SearchPlan> plan =
-        planner::BuildSearchPlan(*search);
-    if (!plan.ok() ||
-        plan->sweep.grid.count * std::max<size_t>(1, search->numels.size()) >
-            30000) {
-      continue;
-    }
-    for (const v1::Objective objective :
-         {v1::OBJECTIVE_SEED_WASTE, v1::OBJECTIVE_LAYOUT_PADDING,
-          v1::OBJECTIVE_PEAK_RANK_BYTES}) {
-      g.request.set_objective(objective);
-      requests.push_back(g.request);
-    }
-  }
   std::vector<std::string> lines;
   for (const auto& r : requests) lines.push_back(common::MessageToJson(r));
   OracleCommand frontier_oracle = LayoutOracle();
   frontier_oracle.flag = "--frontier";
   const absl::StatusOr<std::vector<std::string>> frontiers =
       RunOracleJsonl(frontier_oracle, lines);
-  ASSERT_TRUE(frontiers.ok()) << frontiers.status();
+  if (!frontiers.ok()) {
+    ADD_FAILURE() << context << ": " << frontiers.status();
+    return;
+  }
 
   LayoutServer server;
-  MismatchReport report(absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed),
-                        LayoutOracle());
+  MismatchReport report(context, LayoutOracle());
   for (size_t i = 0; i < requests.size(); ++i) {
     std::string diff;
     v1::FrontierResponse expected;
@@ -508,9 +487,66 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
     report.Add(i, lines[i], diff);
   }
   report.Finish("");
+}
+
+TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
+  LayoutGenerator generator(seed);
+  std::vector<v1::LayoutRequest> requests;
+  while (requests.size() < 3 * 120) {
+    GeneratedLayout g = generator.Next();
+    if (g.fault != LayoutFault::kNone) continue;
+    g.request.clear_configs();
+    // Brute force in Python: keep the grid x parameters small.
+    const absl::StatusOr<planner::SearchRequest> search =
+        service::FromProto(g.request.search());
+    if (!search.ok()) continue;
+    const absl::StatusOr<planner::SearchPlan> plan =
+        planner::BuildSearchPlan(*search);
+    if (!plan.ok() ||
+        plan->sweep.grid.count * std::max<size_t>(1, search->numels.size()) >
+            30000) {
+      continue;
+    }
+    for (const v1::Objective objective :
+         {v1::OBJECTIVE_SEED_WASTE, v1::OBJECTIVE_LAYOUT_PADDING,
+          v1::OBJECTIVE_PEAK_RANK_BYTES}) {
+      g.request.set_objective(objective);
+      requests.push_back(g.request);
+    }
+  }
+  CheckFrontiersAgainstOracle(requests,
+                              absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed));
   // Layout lays out each objective's best candidate, as the oracle does
   // (CPU_PLATEAU serves the seed's objective only).
   CheckAgainstOracle(requests, "objectives", "", {v1::ENGINE_CPU_SWEEP});
+}
+
+// The frontier of every objective and Layout's pick on the LLaMA-2 70B and
+// Mixtral (experts at dp 2) workloads, GeminiPlugin's defaults otherwise
+// (the oracle's brute force takes seconds on each).
+TEST(FrontierDifferentialTest, WorkloadsMatchTheOracle) {
+  std::vector<v1::LayoutRequest> requests;
+  for (const char* name :
+       {"llama-2-70b.json", "mixtral-8x7b-experts-dp2.json"}) {
+    std::ifstream in(std::filesystem::path(CHUNKPLAN_WORKLOAD_DIR) / name);
+    std::stringstream text;
+    text << in.rdbuf();
+    v1::LayoutRequest request;
+    ASSERT_TRUE(
+        common::JsonToMessage(text.str(), request.mutable_search()).ok())
+        << name;
+    for (const v1::Objective objective :
+         {v1::OBJECTIVE_SEED_WASTE, v1::OBJECTIVE_LAYOUT_PADDING,
+          v1::OBJECTIVE_PEAK_RANK_BYTES}) {
+      request.set_objective(objective);
+      requests.push_back(request);
+    }
+  }
+  CheckFrontiersAgainstOracle(requests, "workloads");
+  CheckAgainstOracle(requests, "workload objectives", "",
+                     {v1::ENGINE_CPU_SWEEP});
 }
 
 }  // namespace
