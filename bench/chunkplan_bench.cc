@@ -9,6 +9,8 @@
 //   CPU_SWEEP/W/workers:1   one worker thread: the per-core figure
 //   CPU_SWEEP/W/workers:N   N = the machine's hardware threads (when > 1)
 //   CUDA/W                  where the planner can run CUDA on this machine
+//   FRONTIER_SEED/W         Planner::Frontier with OBJECTIVE_SEED_WASTE (the
+//                           plateau engine's walk)
 //   FRONTIER_PEAK/W         Planner::Frontier with OBJECTIVE_PEAK_RANK_BYTES
 //                           (every candidate laid out, on the shared pool);
 //                           steps_per_s_per_core counts candidates x
@@ -137,15 +139,16 @@ void RunLayout(benchmark::State& state, const Workload& w) {
   state.counters["params"] = static_cast<double>(w.params);
 }
 
-// Planner::Frontier on `w` for rank 0's peak bytes, every candidate laid out.
-void RunFrontier(benchmark::State& state, const Workload& w) {
+// Planner::Frontier on `w` for `objective`.
+void RunFrontier(benchmark::State& state, const Workload& w,
+                 planner::Objective objective) {
   planner::PlannerOptions options;
   options.cpu_sweep.max_work = UINT64_MAX;
   const planner::Planner planner(options);
   planner::LayoutRequest request;
   request.search = w.request;
   request.search.engine = Engine::kAuto;
-  request.objective = planner::Objective::kPeakRankBytes;
+  request.objective = objective;
   size_t points = 0;
   for (auto _ : state) {
     absl::StatusOr<planner::FrontierResult> result = planner.Frontier(request);
@@ -162,8 +165,10 @@ void RunFrontier(benchmark::State& state, const Workload& w) {
                        static_cast<double>(state.iterations());
   state.SetLabel(absl::StrCat("points=", points));
   state.counters["candidates"] = static_cast<double>(w.candidates);
-  state.counters["steps_per_s_per_core"] =
-      benchmark::Counter(steps / cores, benchmark::Counter::kIsRate);
+  if (objective != planner::Objective::kSeedWaste) {  // every candidate
+    state.counters["steps_per_s_per_core"] =
+        benchmark::Counter(steps / cores, benchmark::Counter::kIsRate);
+  }
 }
 
 void Register(const Workload& w, Engine engine, unsigned workers) {
@@ -216,9 +221,18 @@ int Main(int argc, char** argv) {
     Register(w, Engine::kCpuSweep, 1);
     if (cores > 1) Register(w, Engine::kCpuSweep, cores);
     if (cuda) Register(w, Engine::kCuda, 1);
+    benchmark::RegisterBenchmark(absl::StrCat("FRONTIER_SEED/", w.name).c_str(),
+                                 [&w](benchmark::State& state) {
+                                   RunFrontier(state, w,
+                                               planner::Objective::kSeedWaste);
+                                 })
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
     benchmark::internal::Benchmark* frontier = benchmark::RegisterBenchmark(
         absl::StrCat("FRONTIER_PEAK/", w.name).c_str(),
-        [&w](benchmark::State& state) { RunFrontier(state, w); });
+        [&w](benchmark::State& state) {
+          RunFrontier(state, w, planner::Objective::kPeakRankBytes);
+        });
     frontier->UseRealTime()->Unit(benchmark::kMillisecond);
     if (w.candidates * w.params > kHeavySweepWork) {
       frontier->Iterations(kHeavyIterations);

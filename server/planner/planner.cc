@@ -211,12 +211,41 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
         " has no plateau method known to be exact, so CPU_PLATEAU cannot "
         "serve it; use AUTO or CPU_SWEEP"));
   }
-  if (engine != Engine::kAuto && engine != Engine::kCpuSweep) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "search.engine: ", EngineName(engine),
-        " gives no frontier in this version; use AUTO or CPU_SWEEP"));
+  if (engine == Engine::kCuda) {
+    return absl::InvalidArgumentError(
+        "search.engine: CUDA gives no frontier in this version; use AUTO, "
+        "CPU_SWEEP or (for OBJECTIVE_SEED_WASTE) CPU_PLATEAU");
   }
   const ObjectiveProblem problem = BuildObjectiveProblem(request, *plan);
+  FrontierResult result;
+  result.candidates = plan->sweep.grid.count;
+  if (request.objective == Objective::kSeedWaste &&
+      engine != Engine::kCpuSweep) {
+    // The plateau engine meets every strict improvement of the seed's waste
+    // on its walk: the frontier, without visiting every candidate.
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const SweepOutcome outcome,
+        Find(Engine::kCpuPlateau)->Sweep(plan->sweep, stop));
+    for (const Improvement& i : outcome.improvements) {
+      const LayoutValues layout = problem.At(i.chunk_size);
+      if (layout.overflow) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("candidate ", i.index, " (chunk size ", i.chunk_size,
+                         "): a layout measure exceeds 2^64-1"));
+      }
+      if (result.points.size() == kMaxFrontierPoints) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the frontier has more than ", kMaxFrontierPoints,
+            " points; narrow search_range_m or widen search_interval"));
+      }
+      result.points.push_back({i.index, problem.Rounded(i.chunk_size), i.waste,
+                               i.waste, layout.layout_padding,
+                               layout.peak_rank_bytes});
+    }
+    result.engine = Engine::kCpuPlateau;
+    result.search_nanos = NanosSince(started);
+    return result;
+  }
   // Every candidate places every placed parameter once.
   uint64_t work = 0;
   if (!CheckedMul(plan->sweep.grid.count,
@@ -227,12 +256,10 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
         problem.numels.size(), " parameters, above this server's limit of ",
         options_.cpu_sweep.max_work, " steps (CPU_SWEEP's --max_sweep_work)"));
   }
-  FrontierResult result;
   CHUNKPLAN_ASSIGN_OR_RETURN(
       result.points, SweepFrontier(*plan, problem, request.objective,
                                    kMaxFrontierPoints, stop, &sweep_pool_));
   result.engine = Engine::kCpuSweep;
-  result.candidates = plan->sweep.grid.count;
   result.search_nanos = NanosSince(started);
   return result;
 }

@@ -85,11 +85,15 @@ class Planner {
   // (the seed's waste at C, or the layout's real padding or rank 0's peak
   // bytes at C' = C rounded up to the lcm) and the frontier of those
   // scores: each candidate whose value is a new strict minimum, in grid
-  // order, with all three measures (layout/objective_problem.h). Run on the
-  // CPU over every candidate (engine AUTO or CPU_SWEEP).
+  // order, with all three measures (layout/objective_problem.h). The seed's
+  // objective is walked by CPU_PLATEAU (AUTO, or by name), which meets every
+  // improvement without visiting every candidate; the layout objectives,
+  // and CPU_SWEEP by name, visit every candidate on the CPU threads.
   //
   // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
-  // for given configs, another engine, or a measure beyond 64 bits;
+  // for given configs, CUDA, CPU_PLATEAU with a layout objective, or a
+  // measure beyond 64 bits (at any candidate for a layout objective, at a
+  // point for the seed's);
   // RESOURCE_EXHAUSTED beyond CPU_SWEEP's work limit (candidates x placed
   // parameters) or kMaxFrontierPoints points; the stop check's status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,

@@ -454,20 +454,31 @@ void CheckFrontiersAgainstOracle(const std::vector<v1::LayoutRequest>& requests,
     if (!common::JsonToMessage((*frontiers)[i], &expected).ok()) {
       diff = absl::StrCat("the oracle: ", (*frontiers)[i], "\n");
     } else {
-      absl::StatusOr<planner::LayoutRequest> plain =
-          service::FromProto(requests[i]);
-      absl::StatusOr<v1::FrontierResponse> from_planner =
-          plain.ok() ? absl::UnknownError("not run") : plain.status();
-      if (plain.ok()) {
-        absl::StatusOr<planner::FrontierResult> got = planner.Frontier(*plain);
-        from_planner =
-            got.ok()
-                ? absl::StatusOr<v1::FrontierResponse>(service::ToProto(*got))
-                : got.status();
+      // The planner with every engine that serves the objective (CPU_SWEEP
+      // visits every candidate, CPU_PLATEAU walks the seed's plateaus), and
+      // the server with the request as it is (AUTO).
+      std::vector<std::pair<std::string, absl::StatusOr<v1::FrontierResponse>>>
+          answers;
+      std::vector<v1::Engine> engines = {v1::ENGINE_CPU_SWEEP};
+      if (requests[i].objective() == v1::OBJECTIVE_SEED_WASTE) {
+        engines.push_back(v1::ENGINE_CPU_PLATEAU);
       }
-      for (auto [who, got] :
-           {std::pair{"planner", from_planner},
-            std::pair{"server", server.Frontier(requests[i])}}) {
+      for (const v1::Engine engine : engines) {
+        v1::LayoutRequest with_engine = requests[i];
+        with_engine.mutable_search()->set_engine(engine);
+        absl::StatusOr<planner::LayoutRequest> plain =
+            service::FromProto(with_engine);
+        absl::StatusOr<planner::FrontierResult> got =
+            plain.ok()
+                ? planner.Frontier(*plain)
+                : absl::StatusOr<planner::FrontierResult>(plain.status());
+        answers.emplace_back(absl::StrCat("planner ", v1::Engine_Name(engine)),
+                             got.ok() ? absl::StatusOr<v1::FrontierResponse>(
+                                            service::ToProto(*got))
+                                      : got.status());
+      }
+      answers.emplace_back("server", server.Frontier(requests[i]));
+      for (auto& [who, got] : answers) {
         if (got.ok()) {
           got->clear_engine();
           got->clear_search_nanos();

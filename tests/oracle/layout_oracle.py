@@ -567,6 +567,18 @@ class _Request:
             self.layout_at(_configs_at(self.grid, chunk)))
         return _seed_waste(self.grid, chunk), padding, peak
 
+    def measured_row(self, row):
+        """`row` (from sweep(False)) with its layout measures; LayoutError
+        when one exceeds 2^64-1."""
+        i, chunk, rounded, waste, _, _ = row
+        _, padding, peak = self.values(chunk)
+        for name, v in (("layout_padding", padding),
+                        ("peak_rank_bytes", peak)):
+            if v > UINT64_MAX:
+                raise LayoutError(f"candidate {i} (chunk size {chunk}): "
+                                  f"{name} {v} exceeds 2^64-1")
+        return (i, chunk, rounded, waste, padding, peak)
+
     def sweep(self, layout_measures):
         """Every candidate's values, in grid order: (index, C, C', waste,
         padding, peak), padding and peak None when not asked for. A layout
@@ -724,12 +736,17 @@ def frontier(request, point_chunk_size="rounded"):
     try:
         req = _Request(request, need_search=True)
         objective = req.parsed.objective
-        rows = req.sweep(True)
+        # Every candidate's value is needed for the layout objectives; for
+        # the seed's, only the points need their layout measures (a point
+        # carries all three; a candidate that is no point carries none).
+        rows = req.sweep(objective != OBJECTIVE_SEED_WASTE)
         points = []
         least = None
         for row in rows:
             if least is None or _value(row, objective) < least:
                 least = _value(row, objective)
+                if row[4] is None:
+                    row = req.measured_row(row)
                 points.append(_point(row, objective, point_chunk_size))
         return collections.OrderedDict([("points", points),
                                         ("candidates", str(req.grid.count))])

@@ -109,6 +109,7 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
   if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
   SweepOutcome best{0, grid.At(0),
                     current.chunks * grid.At(0) - problem.swept_total};
+  best.improvements.push_back({0, best.chunk_size, best.waste});
 
   // K is constant on [plateau, lo); find the first index >= lo where it drops.
   uint64_t lo = walker.NextCandidate(0, current);
@@ -144,7 +145,12 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     current = at_hi;
     const uint64_t chunk = grid.At(hi);
     const uint64_t waste = current.chunks * chunk - problem.swept_total;
-    if (waste < best.waste) best = {hi, chunk, waste};
+    if (waste < best.waste) {
+      best.best_index = hi;
+      best.chunk_size = chunk;
+      best.waste = waste;
+      best.improvements.push_back({hi, chunk, waste});
+    }
     lo = walker.NextCandidate(hi, current);
   }
   return best;

@@ -10,7 +10,8 @@
 // with prefix sums and galloping search, and walks from plateau to plateau:
 // it knows from each evaluation the smallest C at which the partition can
 // change at all, and gallops then bisects the grid for the first point where
-// K drops.
+// K drops. Every strict improvement it meets is one of those first points,
+// so the improvements it records are the seed's whole waste frontier.
 
 #include "server/planner/engines/sweep_engine.h"
 

@@ -5,6 +5,7 @@
 // SweepProblem's grid with the least total next-fit padding.
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/planner/plan/search_plan.h"
@@ -14,10 +15,20 @@ namespace chunkplan::planner {
 
 // An engine's answer. Room to grow: later objectives and the waste frontier
 // add fields here, not new interfaces.
+// A candidate whose waste is a new strict minimum of the grid so far.
+struct Improvement {
+  uint64_t index = 0;       // into the grid
+  uint64_t chunk_size = 0;  // grid.At(index)
+  uint64_t waste = 0;
+};
+
 struct SweepOutcome {
   uint64_t best_index = 0;  // into the grid
   uint64_t chunk_size = 0;  // grid.At(best_index)
   uint64_t waste = 0;       // total padding there
+  // CPU_PLATEAU: every strict improvement in grid order, the best last (the
+  // seed's waste frontier). The other engines leave it empty.
+  std::vector<Improvement> improvements;
 };
 
 class SweepEngine {

@@ -67,6 +67,10 @@ class SharedStop {
 // them at most), or the first candidate beyond 64 bits.
 struct RangeFrontier {
   std::deque<FrontierPoint> points;
+  // With the seed's objective: whether each point's layout measures passed
+  // 2^64-1 (an error only if the point stays a point of the whole grid).
+  std::deque<bool> overflowed;
+  // With a layout objective: the first candidate whose value passed 2^64-1.
   std::optional<uint64_t> overflow_at;
 };
 
@@ -84,21 +88,30 @@ RangeFrontier SweepRange(const SearchPlan& plan,
     steps += steps_per_candidate;
     const uint64_t chunk = plan.sweep.grid.At(i);
     const uint64_t waste = SeedWaste(plan.sweep, chunk);
-    // Every candidate's layout, whatever the objective: a point carries all
-    // three measures, and a measure beyond 64 bits anywhere is no answer.
-    const LayoutValues layout = problem.At(chunk);
-    if (layout.overflow) {
-      out.overflow_at = i;
-      return out;
+    // The layout objectives need every candidate's layout; the seed's only
+    // its points' (a point carries all three measures).
+    LayoutValues layout;
+    const bool seed = objective == Objective::kSeedWaste;
+    if (!seed) {
+      layout = problem.At(chunk);
+      if (layout.overflow) {
+        out.overflow_at = i;
+        return out;
+      }
     }
-    const uint64_t value = objective == Objective::kSeedWaste ? waste
+    const uint64_t value = seed ? waste
                            : objective == Objective::kLayoutPadding
                                ? layout.layout_padding
                                : layout.peak_rank_bytes;
     if (!out.points.empty() && value >= out.points.back().value) continue;
+    if (seed) layout = problem.At(chunk);
+    out.overflowed.push_back(layout.overflow);
     out.points.push_back({i, problem.Rounded(chunk), value, waste,
                           layout.layout_padding, layout.peak_rank_bytes});
-    if (out.points.size() > max_points + 1) out.points.pop_front();
+    if (out.points.size() > max_points + 1) {
+      out.points.pop_front();
+      out.overflowed.pop_front();
+    }
   }
   return out;
 }
@@ -192,8 +205,14 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
           "candidate ", *part.overflow_at, " (chunk size ",
           grid.At(*part.overflow_at), "): a layout measure exceeds 2^64-1"));
     }
-    for (const FrontierPoint& p : part.points) {
+    for (size_t k = 0; k < part.points.size(); ++k) {
+      const FrontierPoint& p = part.points[k];
       if (!points.empty() && p.value >= points.back().value) continue;
+      if (part.overflowed[k]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "candidate ", p.candidate, " (chunk size ", grid.At(p.candidate),
+            "): a layout measure exceeds 2^64-1"));
+      }
       if (points.size() == max_points) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "the frontier has more than ", max_points,
