@@ -229,14 +229,10 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
     for (const Improvement& i : outcome.improvements) {
       const LayoutValues layout = problem.At(i.chunk_size);
       if (layout.overflow) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("candidate ", i.index, " (chunk size ", i.chunk_size,
-                         "): a layout measure exceeds 2^64-1"));
+        return MeasureOverflowError(i.index, i.chunk_size);
       }
       if (result.points.size() == kMaxFrontierPoints) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the frontier has more than ", kMaxFrontierPoints,
-            " points; narrow search_range_m or widen search_interval"));
+        return TooManyPointsError(kMaxFrontierPoints);
       }
       result.points.push_back({i.index, problem.Rounded(i.chunk_size), i.waste,
                                i.waste, layout.layout_padding,

@@ -118,6 +118,18 @@ RangeFrontier SweepRange(const SearchPlan& plan,
 
 }  // namespace
 
+absl::Status MeasureOverflowError(uint64_t candidate, uint64_t chunk) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("candidate ", candidate, " (chunk size ", chunk,
+                   "): a layout measure exceeds 2^64-1"));
+}
+
+absl::Status TooManyPointsError(uint64_t max_points) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the frontier has more than ", max_points,
+                   " points; narrow search_range_m or widen search_interval"));
+}
+
 uint64_t ObjectiveProblem::Rounded(uint64_t chunk) const {
   return chunk + (degree_lcm - chunk % degree_lcm) % degree_lcm;
 }
@@ -201,22 +213,17 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   for (const RangeFrontier& part : partial) {
     // The lowest candidate beyond 64 bits is the answer.
     if (part.overflow_at.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "candidate ", *part.overflow_at, " (chunk size ",
-          grid.At(*part.overflow_at), "): a layout measure exceeds 2^64-1"));
+      return MeasureOverflowError(*part.overflow_at,
+                                  grid.At(*part.overflow_at));
     }
     for (size_t k = 0; k < part.points.size(); ++k) {
       const FrontierPoint& p = part.points[k];
       if (!points.empty() && p.value >= points.back().value) continue;
       if (part.overflowed[k]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "candidate ", p.candidate, " (chunk size ", grid.At(p.candidate),
-            "): a layout measure exceeds 2^64-1"));
+        return MeasureOverflowError(p.candidate, grid.At(p.candidate));
       }
       if (points.size() == max_points) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the frontier has more than ", max_points,
-            " points; narrow search_range_m or widen search_interval"));
+        return TooManyPointsError(max_points);
       }
       points.push_back(p);
     }

@@ -40,6 +40,13 @@ struct ObjectiveProblem {
 ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
                                        const SearchPlan& plan);
 
+// INVALID_ARGUMENT: candidate `candidate` (grid size `chunk`) has a layout
+// measure beyond 2^64-1.
+absl::Status MeasureOverflowError(uint64_t candidate, uint64_t chunk);
+
+// RESOURCE_EXHAUSTED: the frontier has more than `max_points` points.
+absl::Status TooManyPointsError(uint64_t max_points);
+
 // The frontier of `objective` over every candidate of `plan`'s grid, in
 // grid order (strict <: the first candidate with the least value is the
 // last point), each point with all three measures; every candidate's layout
