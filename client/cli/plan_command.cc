@@ -1,5 +1,7 @@
 #include "client/cli/plan_command.h"
 
+#include <type_traits>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
@@ -72,6 +74,33 @@ absl::StatusOr<Response> AnswerRemotely(
   return response;
 }
 
+// A command on a LayoutRequest: reads it, applies --engine to its search
+// part, has it answered by `call` on the server or by `local` here, and
+// prints the answer as JSON or with `table`.
+template <typename Response>
+absl::StatusOr<std::string> RunOnLayoutRequest(
+    const PlanOptions& options,
+    grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
+                                                const v1::LayoutRequest&,
+                                                Response*),
+    absl::StatusOr<std::type_identity_t<Response>> (*local)(
+        const v1::LayoutRequest&),
+    std::string (*table)(const std::type_identity_t<Response>&)) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      v1::LayoutRequest request,
+      ReadRequest<v1::LayoutRequest>(options.request_path));
+  if (options.engine.has_value()) {
+    request.mutable_search()->set_engine(*options.engine);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const Response response,
+      options.server.has_value()
+          ? AnswerRemotely(*options.server, request, call)
+          : local(request));
+  if (options.format == OutputFormat::kTable) return table(response);
+  return absl::StrCat(common::MessageToJson(response), "\n");
+}
+
 }  // namespace
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
@@ -108,45 +137,13 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
 }
 
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      v1::LayoutRequest request,
-      ReadRequest<v1::LayoutRequest>(options.request_path));
-  if (options.engine.has_value()) {
-    request.mutable_search()->set_engine(*options.engine);
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      const v1::LayoutResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Layout)
-          : AnswerLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return FormatLayoutTable(response);
-  }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+  return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Layout,
+                            AnswerLocally, FormatLayoutTable);
 }
 
-}  // namespace chunkplan::cli
-
-namespace chunkplan::cli {
-
 absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      v1::LayoutRequest request,
-      ReadRequest<v1::LayoutRequest>(options.request_path));
-  if (options.engine.has_value()) {
-    request.mutable_search()->set_engine(*options.engine);
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      const v1::FrontierResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Frontier)
-          : AnswerFrontierLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return FormatFrontierTable(response);
-  }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+  return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Frontier,
+                            AnswerFrontierLocally, FormatFrontierTable);
 }
 
 }  // namespace chunkplan::cli

@@ -137,64 +137,67 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
                started);
 }
 
-absl::StatusOr<planner::LayoutRequest> ChunkSearchService::PrepareLayout(
-    const grpc::ByteBuffer& bytes, CallRecord& record) const {
-  absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(bytes);
-  if (!parsed.ok()) return parsed.status();
-  record.params = static_cast<uint64_t>(parsed->search().numels_size());
-  record.engine = static_cast<planner::Engine>(parsed->search().engine());
-  return CheckAndConvert(*parsed, options_);
+grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response, const char* method, LayoutWork run) {
+  const Clock::time_point started = Clock::now();
+  CallRecord record;
+  record.method = method;
+  record.peer = context->peer();
+  absl::StatusOr<planner::LayoutRequest> layout;
+  if (absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(*request);
+      !parsed.ok()) {
+    layout = parsed.status();
+  } else {
+    record.params = static_cast<uint64_t>(parsed->search().numels_size());
+    record.engine = static_cast<planner::Engine>(parsed->search().engine());
+    layout = CheckAndConvert(*parsed, options_);
+  }
+  const absl::Status prepared = layout.status();
+  Work work = [layout = std::move(layout), run = std::move(run)](
+                  const planner::StopCheck& stop, CallRecord& record,
+                  grpc::ByteBuffer* bytes) {
+    return run(*layout, stop, record, bytes);
+  };
+  return Serve(context, prepared, std::move(work), response, std::move(record),
+               started);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  const Clock::time_point started = Clock::now();
-  CallRecord record;
-  record.method = "Frontier";
-  record.peer = context->peer();
-  absl::StatusOr<planner::LayoutRequest> layout =
-      PrepareLayout(*request, record);
-  const absl::Status prepared = layout.status();
-  Work work = [this, layout = std::move(layout)](
-                  const planner::StopCheck& stop, CallRecord& record,
-                  grpc::ByteBuffer* bytes) -> absl::Status {
-    absl::StatusOr<planner::FrontierResult> result =
-        planner_.Frontier(*layout, stop);
-    if (!result.ok()) return result.status();
-    record.candidates = result->candidates;
-    record.engine = result->engine;
-    return SerializeResponse(ToProto(*result), bytes);
-  };
-  return Serve(context, prepared, std::move(work), response, std::move(record),
-               started);
+  return ServeLayoutRequest(
+      context, request, response, "Frontier",
+      [this](const planner::LayoutRequest& layout,
+             const planner::StopCheck& stop, CallRecord& record,
+             grpc::ByteBuffer* bytes) -> absl::Status {
+        absl::StatusOr<planner::FrontierResult> result =
+            planner_.Frontier(layout, stop);
+        if (!result.ok()) return result.status();
+        record.candidates = result->candidates;
+        record.engine = result->engine;
+        return SerializeResponse(ToProto(*result), bytes);
+      });
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Layout(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  const Clock::time_point started = Clock::now();
-  CallRecord record;
-  record.method = "Layout";
-  record.peer = context->peer();
-  absl::StatusOr<planner::LayoutRequest> layout =
-      PrepareLayout(*request, record);
-  const absl::Status prepared = layout.status();
-  Work work = [this, layout = std::move(layout)](
-                  const planner::StopCheck& stop, CallRecord& record,
-                  grpc::ByteBuffer* bytes) -> absl::Status {
-    absl::StatusOr<planner::LayoutResult> result =
-        planner_.Layout(*layout, stop);
-    if (!result.ok()) return result.status();
-    if (result->search.has_value()) {
-      record.candidates = result->search->candidates;
-      record.engine = result->search->engine;
-      record.fallback_reason = std::move(result->search->fallback_reason);
-    }
-    return SerializeResponse(ToProto(*result), bytes);
-  };
-  return Serve(context, prepared, std::move(work), response, std::move(record),
-               started);
+  return ServeLayoutRequest(
+      context, request, response, "Layout",
+      [this](const planner::LayoutRequest& layout,
+             const planner::StopCheck& stop, CallRecord& record,
+             grpc::ByteBuffer* bytes) -> absl::Status {
+        absl::StatusOr<planner::LayoutResult> result =
+            planner_.Layout(layout, stop);
+        if (!result.ok()) return result.status();
+        if (result->search.has_value()) {
+          record.candidates = result->search->candidates;
+          record.engine = result->search->engine;
+          record.fallback_reason = std::move(result->search->fallback_reason);
+        }
+        return SerializeResponse(ToProto(*result), bytes);
+      });
 }
 
 void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,

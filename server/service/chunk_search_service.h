@@ -80,10 +80,17 @@ class ChunkSearchService final
   const ServiceOptions& options() const { return options_; }
 
  private:
-  // The LayoutRequest in `bytes`, parsed and checked against the server's
-  // limits, with the record's params and engine filled in.
-  absl::StatusOr<planner::LayoutRequest> PrepareLayout(
-      const grpc::ByteBuffer& bytes, CallRecord& record) const;
+  // What Layout and Frontier run on a worker for one checked request.
+  using LayoutWork = std::function<absl::Status(
+      const planner::LayoutRequest& request, const planner::StopCheck& stop,
+      CallRecord& record, grpc::ByteBuffer* bytes)>;
+
+  // A call carrying a LayoutRequest (`method`: "Layout" or "Frontier"):
+  // parsed and checked against the server's limits (the record's params
+  // and engine filled in), then served as Search is, `run` doing the work.
+  grpc::ServerUnaryReactor* ServeLayoutRequest(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+      grpc::ByteBuffer* response, const char* method, LayoutWork run);
 
   // The work of one admitted call on a worker: runs the planner on the
   // request with the call's StopCheck, fills the record's engine,

@@ -135,28 +135,30 @@ class LayoutServer {
 
   absl::StatusOr<v1::FrontierResponse> Frontier(
       const v1::LayoutRequest& request) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(60));
-    v1::FrontierResponse response;
-    const absl::Status status =
-        common::ToAbslStatus(stub_->Frontier(&context, request, &response));
-    if (!status.ok()) return status;
-    return response;
+    return Call(request, &v1::ChunkSearch::Stub::Frontier);
   }
 
   absl::StatusOr<v1::LayoutResponse> Layout(const v1::LayoutRequest& request) {
+    return Call(request, &v1::ChunkSearch::Stub::Layout);
+  }
+
+ private:
+  // `method` of the stub on `request`, with a minute's deadline.
+  template <typename Response>
+  absl::StatusOr<Response> Call(const v1::LayoutRequest& request,
+                                grpc::Status (v1::ChunkSearch::Stub::*method)(
+                                    grpc::ClientContext*,
+                                    const v1::LayoutRequest&, Response*)) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(60));
-    v1::LayoutResponse response;
+    Response response;
     const absl::Status status =
-        common::ToAbslStatus(stub_->Layout(&context, request, &response));
+        common::ToAbslStatus(((*stub_).*method)(&context, request, &response));
     if (!status.ok()) return status;
     return response;
   }
 
- private:
   service::ChunkSearchService service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::ChunkSearch::Stub> stub_;

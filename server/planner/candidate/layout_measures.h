@@ -46,6 +46,16 @@ struct GroupTotals {
   bool overflow = false;         // a sum passed 2^64-1
 };
 
+// Adds a closed chunk of `size` elements, `used` of them real, to `t`.
+CHUNKPLAN_HOST_DEVICE inline void CloseChunk(uint64_t size, uint64_t used,
+                                             uint32_t degree, GroupTotals* t) {
+  t->chunk_elements = AddOrFlag(t->chunk_elements, size, &t->overflow);
+  t->padding = AddOrFlag(t->padding, size - used, &t->overflow);
+  const uint64_t shard = size / degree;
+  t->first_rank_real += used < shard ? used : shard;
+  if (size > t->largest_chunk) t->largest_chunk = size;
+}
+
 // ChunkManager's placement of `numels[0..n)` (a group's parameters that are
 // not frozen, in visit order) at chunk size `chunk` for degree `degree`:
 // next-fit with no alignment; the first tensor opens a chunk; a tensor
@@ -65,24 +75,12 @@ CHUNKPLAN_HOST_DEVICE inline GroupTotals PlaceGroup(const uint64_t* numels,
       used += numel;
       continue;
     }
-    if (open) {
-      t.chunk_elements = AddOrFlag(t.chunk_elements, size, &t.overflow);
-      t.padding = AddOrFlag(t.padding, size - used, &t.overflow);
-      const uint64_t shard = size / degree;
-      t.first_rank_real += used < shard ? used : shard;
-      if (size > t.largest_chunk) t.largest_chunk = size;
-    }
+    if (open) CloseChunk(size, used, degree, &t);
     size = numel <= chunk ? chunk : numel + (degree - numel % degree) % degree;
     used = numel;
     open = true;
   }
-  if (open) {
-    t.chunk_elements = AddOrFlag(t.chunk_elements, size, &t.overflow);
-    t.padding = AddOrFlag(t.padding, size - used, &t.overflow);
-    const uint64_t shard = size / degree;
-    t.first_rank_real += used < shard ? used : shard;
-    if (size > t.largest_chunk) t.largest_chunk = size;
-  }
+  if (open) CloseChunk(size, used, degree, &t);
   return t;
 }
 
