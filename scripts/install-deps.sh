@@ -15,7 +15,7 @@ packages=(
   nghttp2-client  # h2load and nghttp, for bench/load.sh
   # the oracle and the Python client: Debian's interpreter and modules
   python3 python3-numpy python3-grpcio python3-protobuf
-  python3-pytest python3-torch  # the Python tests: real torch modules
+  python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, --plot
   # fuzzing (tests/fuzz/run-fuzz.sh): clang with libFuzzer and the sanitizer
   # runtimes (scripts/sanitize.sh uses g++'s own)
   clang-14 libclang-rt-14-dev

@@ -9,7 +9,8 @@ a chunkplan server.
 The answer is exactly the seed's (colossalai.zero.gemini.chunk.search_utils):
 the same dict in the same order, the same total and waste. A Client keeps
 one channel (TLS optional) for many calls, and its layout() says what
-Gemini really allocates (chunks, padding, each rank's bytes) as a Layout;
+Gemini really allocates (chunks, padding, each rank's bytes) as a Layout,
+and its frontier() how they move with the chunk size, as a Frontier;
 chunkplan.models lists the parameters of Hugging Face models from their
 config.json; every failure raises a ChunkplanError subclass that carries
 the gRPC code and message.
@@ -34,6 +35,7 @@ from chunkplan.errors import (AbortedError, AlreadyExistsError,
                               PermissionDeniedError, ResourceExhaustedError,
                               UnauthenticatedError, UnavailableError,
                               UnimplementedError, UnknownError)
+from chunkplan.frontier_result import Frontier, FrontierPoint
 from chunkplan.layout_result import Chunk, GroupLayout, Layout, RankMemory
 from chunkplan.search_result import SearchResult
 
@@ -41,7 +43,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_TARGET", "Client", "SearchResult", "search_chunk_configuration",
-    "Layout", "GroupLayout", "Chunk", "RankMemory",
+    "Layout", "GroupLayout", "Chunk", "RankMemory", "Frontier",
+    "FrontierPoint",
     "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",
     "CancelledError", "DataLossError", "DeadlineExceededError",
     "FailedPreconditionError", "InternalError", "InvalidArgumentError",

@@ -8,7 +8,8 @@ a chunkplan server over gRPC.
 returns exactly what colossalai.zero.gemini.chunk.search_chunk_configuration
 returns for the same model and arguments. A Client keeps one channel open
 for many calls and takes TLS options; Client.layout says what Gemini really
-allocates for the search's configs (or given ones), rank by rank.
+allocates for the search's configs (or given ones), rank by rank, and
+Client.frontier how padding and memory move with the chunk size.
 """
 
 import os
@@ -17,6 +18,7 @@ import grpc
 
 from chunkplan import request as _request
 from chunkplan.errors import from_rpc_error
+from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
 from chunkplan.layout_result import Layout
 from chunkplan.search_result import SearchResult
@@ -114,6 +116,14 @@ class Client:
         return self._call(self._stub.Layout, request, timeout,
                           wait_for_ready)
 
+    def frontier_request(self, request, *, timeout=None,
+                         wait_for_ready=False):
+        """Sends a ready LayoutRequest to Frontier; returns the
+        FrontierResponse. timeout, wait_for_ready and errors as
+        search_request()."""
+        return self._call(self._stub.Frontier, request, timeout,
+                          wait_for_ready)
+
     def search(self, model_or_params, search_range_m, search_interval,
                min_chunk_size_m=32, filter_exlarge_params=True, *,
                timeout=None, dp_degree=1, engine="auto",
@@ -141,8 +151,8 @@ class Client:
                filter_exlarge_params=True, *, configs=None, frozen=None,
                dp_degree=1, precision="fp16", master_weights=True,
                gradient_accumulation=False, pin_memory=True,
-               optimizer="adam", engine="auto", timeout=None,
-               wait_for_ready=False):
+               optimizer="adam", engine="auto", objective="seed_waste",
+               timeout=None, wait_for_ready=False):
         """What Gemini allocates for these parameters: a Layout (its chunks,
         padding and the bytes of the most and least loaded rank).
 
@@ -157,9 +167,15 @@ class Client:
         none frozen for numels. GeminiPlugin's settings: precision "fp16" or
         "bf16", master_weights, gradient_accumulation (its
         enable_gradient_accumulation), pin_memory, optimizer "adam" or
-        "none". timeout, wait_for_ready: as search_request().
+        "none". objective: which candidate the search picks, "seed_waste"
+        (the seed's), "layout_padding" or "peak_rank_bytes" (see
+        frontier()); another than "seed_waste" needs the search (with
+        configs the server refuses it). timeout, wait_for_ready: as
+        search_request().
 
-        Layout.search is the SearchResult when the search ran, else None.
+        Layout.search is the SearchResult when the search ran (its
+        min_chunk_waste the seed's waste at the candidate laid out), else
+        None.
         Raises InvalidArgumentError for arguments that cannot be sent (and,
         from the server, for configs or frozen it refuses: a config for an
         absent degree, a degree without one or with two, a chunk size of 0
@@ -170,12 +186,47 @@ class Client:
             model_or_params, search_range_m, search_interval,
             min_chunk_size_m, filter_exlarge_params, configs=configs,
             frozen=frozen, dp_degree=dp_degree, engine=engine,
-            precision=precision, master_weights=master_weights,
+            objective=objective, precision=precision,
+            master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
             pin_memory=pin_memory, optimizer=optimizer)
         response = self.layout_request(request, timeout=timeout,
                                        wait_for_ready=wait_for_ready)
         return Layout.from_response(response)
+
+    def frontier(self, model_or_params, search_range_m, search_interval,
+                 min_chunk_size_m=32, filter_exlarge_params=True, *,
+                 objective="seed_waste", frozen=None, dp_degree=1,
+                 precision="fp16", master_weights=True,
+                 gradient_accumulation=False, pin_memory=True,
+                 optimizer="adam", engine="auto", timeout=None,
+                 wait_for_ready=False):
+        """The search's candidates scored by `objective`: a Frontier of the
+        candidates whose value is a new strict minimum, in grid order, each
+        with all three measures; its last point is the objective's best
+        (the candidate layout(..., objective=objective) lays out).
+
+        objective: "seed_waste" (the seed's waste at the candidate),
+        "layout_padding" (the layout's real padding at C', the candidate
+        rounded up to the lcm of the degrees) or "peak_rank_bytes" (the
+        most loaded rank's device bytes at C' plus the gathered buffer).
+        The other arguments as layout(), without configs: the frontier
+        always searches. engine "auto" or "cpu_sweep" serve every
+        objective; "cpu_plateau" only "seed_waste". Raises
+        InvalidArgumentError for arguments that cannot be sent (and, from
+        the server, for an engine that cannot serve the objective, naming
+        it), and the ChunkplanError subclass of the call's status.
+        """
+        request = build_layout_request(
+            model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, frozen=frozen,
+            dp_degree=dp_degree, engine=engine, objective=objective,
+            precision=precision, master_weights=master_weights,
+            gradient_accumulation=gradient_accumulation,
+            pin_memory=pin_memory, optimizer=optimizer)
+        response = self.frontier_request(request, timeout=timeout,
+                                         wait_for_ready=wait_for_ready)
+        return Frontier.from_response(response)
 
     def search_chunk_configuration(self, model_or_params, search_range_m,
                                    search_interval, min_chunk_size_m=32,

@@ -5,14 +5,18 @@ Gemini allocates for it, for a Hugging Face model, from a shell.
         --server localhost:50051 [--json]
     python3 -m chunkplan layout --hf-config DIR --dp 4,8,16,32 \\
         --device-memory 80GiB --server localhost:50051 [--json]
+    python3 -m chunkplan frontier --hf-config DIR --dp 8 \\
+        --objective layout_padding --plot frontier.png [--emit colossalai]
 
 reads the model's parameters from its config.json (chunkplan.models), asks
 the server at --server (nothing is planned here: both commands are thin
-layers over Client.search and Client.layout), and prints a table, or with
---json the response (layout: one line per degree) in protobuf's JSON mapping
-(field names as in the proto, every field printed, 64-bit integers as
-strings), as the `chunkplan` command line prints it. The layout command's
-own flags and tables: chunkplan.layout_command.
+layers over Client.search, Client.layout and Client.frontier), and prints
+a table, or with --json the response (layout: one line per degree) in
+protobuf's JSON mapping (field names as in the proto, every field printed,
+64-bit integers as strings), as the `chunkplan` command line prints it, or
+with --emit colossalai (layout and frontier) only the chosen configuration
+as GeminiPlugin's chunk_config_dict. The layout and frontier commands' own
+flags and tables: chunkplan.layout_command, chunkplan.frontier_command.
 
 Exit status: 0 on success; 1 when a call fails (one line on stderr,
 "CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").
@@ -24,8 +28,9 @@ import sys
 import grpc
 from google.protobuf import json_format
 
-from chunkplan import layout_command, models
+from chunkplan import frontier_command, frontier_plot, layout_command, models
 from chunkplan.client import DEFAULT_TARGET, Client
+from chunkplan.colossalai_export import chunk_config_dict_literal
 from chunkplan.errors import ChunkplanError
 from chunkplan.request import ENGINES
 
@@ -104,6 +109,15 @@ def _parser():
         "2**30 bytes).")
     _add_model_arguments(layout)
     layout_command.add_arguments(layout)
+    frontier = commands.add_parser(
+        "frontier", help="padding and memory against the chunk size",
+        description="The search's candidates for the model that a Hugging "
+        "Face config.json describes, scored by an objective: every one "
+        "that sets a new least value, with its real padding and the bytes "
+        "of the most loaded rank (GiB: 2**30 bytes).")
+    _add_model_arguments(frontier)
+    frontier_command.add_arguments(frontier)
+    layout_command.add_choice_arguments(frontier)
     return parser
 
 
@@ -186,17 +200,56 @@ def _search(args, out):
         out.write(format_table(model, result))
 
 
+def _check_output_flags(args):
+    if args.json and args.emit is not None:
+        raise _UsageError("--json and --emit are two outputs: give one")
+
+
 def _layout(args, out):
+    _check_output_flags(args)
     model, interval = _model_and_interval(args)
     with _client(args) as client:
         results = layout_command.layouts(client, model, args, interval)
-    if args.json:
+    if args.emit is not None:
+        for _, layout in results:
+            out.write(chunk_config_dict_literal(layout.config_dict) + "\n")
+    elif args.json:
         for _, layout in results:
             out.write(_json_line(layout.response))
     elif len(results) == 1:
         out.write(layout_command.format_layout(model, args, *results[0]))
     else:
         out.write(layout_command.format_rows(model, args, results))
+
+
+def _frontier(args, out):
+    _check_output_flags(args)
+    model, interval = _model_and_interval(args)
+    search = (model.numels, args.search_range_m, interval,
+              args.min_chunk_size_m, not args.no_filter)
+    keywords = layout_command.gemini_keywords(args)
+    with _client(args) as client:
+        frontier = client.frontier(*search, dp_degree=args.dp, **keywords)
+        if args.plot is not None:
+            seed_pick = frontier.best
+            if args.objective != "seed_waste":
+                seed_pick = client.frontier(
+                    *search, dp_degree=args.dp,
+                    **dict(keywords, objective="seed_waste")).best
+            frontier_plot.plot(
+                args.plot, frontier, seed_pick, sum(model.numels),
+                title="%s, dp %d, objective %s" % (
+                    model.summary(), args.dp, args.objective))
+        if args.emit is not None:
+            layout = client.layout(*search, dp_degree=args.dp, **keywords)
+            out.write(chunk_config_dict_literal(layout.config_dict) + "\n")
+            return
+    if args.json:
+        out.write(_json_line(frontier.response))
+    else:
+        out.write(frontier_command.format_frontier(
+            model, layout_command.settings_line(args), args.objective,
+            frontier))
 
 
 def _failure_code(error):
@@ -217,12 +270,16 @@ def main(argv=None, out=None, err=None):
     err = err or sys.stderr
     args = _parser().parse_args(argv)
     try:
-        {"search": _search, "layout": _layout}[args.command](args, out)
+        {"search": _search, "layout": _layout,
+         "frontier": _frontier}[args.command](args, out)
     except _UsageError as error:
         err.write(f"INVALID_ARGUMENT: {error}\n")
         return EXIT_USAGE
     except ChunkplanError as error:
         err.write(f"{error}\n")
+        return EXIT_FAILED
+    except frontier_plot.MatplotlibMissingError as error:
+        err.write(f"{grpc.StatusCode.FAILED_PRECONDITION.name}: {error}\n")
         return EXIT_FAILED
     except (OSError, ValueError, TypeError) as error:
         err.write(f"{_failure_code(error)}: {error}\n")

@@ -11,14 +11,18 @@ every part of the most and least loaded rank in GiB). Several degrees (one
 Layout call each, every parameter at that degree): one row per degree, so
 that a user can pick one. --device-memory adds, for the most loaded rank,
 whether its device bytes fit and the headroom (negative: the shortfall).
-GiB here is 2**30 bytes, printed with 2 decimals.
+GiB here is 2**30 bytes, printed with 2 decimals. --objective picks the
+candidate to lay out (default the seed's); --emit colossalai prints only
+the configs laid out, as GeminiPlugin's chunk_config_dict
+(chunkplan.colossalai_export), one line per degree.
 """
 
 import argparse
 import fractions
 import re
 
-from chunkplan.layout_request import OPTIMIZERS, PRECISIONS
+from chunkplan.colossalai_export import EMIT_FORMATS
+from chunkplan.layout_request import OBJECTIVES, OPTIMIZERS, PRECISIONS
 from chunkplan.layout_result import GIB
 
 # --device-memory's units, case-insensitive: binary and SI.
@@ -78,6 +82,21 @@ def add_arguments(parser):
                         help="memory of one device, e.g. 80GiB (units GiB, "
                         "MiB: 2**30, 2**20 bytes; GB, MB: 10**9, 10**6): "
                         "says whether the most loaded rank fits")
+    add_choice_arguments(parser)
+
+
+def add_choice_arguments(parser):
+    """The flags layout and frontier share: --objective, --emit and the
+    GeminiPlugin settings (gemini_keywords reads the latter back)."""
+    parser.add_argument("--objective", choices=OBJECTIVES,
+                        default="seed_waste",
+                        help="what the chosen candidate minimises: the "
+                        "seed's waste (default), the layout's real padding "
+                        "or the most loaded rank's bytes")
+    parser.add_argument("--emit", choices=EMIT_FORMATS,
+                        help="print only the chosen configuration, as "
+                        "GeminiPlugin's chunk_config_dict (one line per "
+                        "degree)")
     gemini = parser.add_argument_group(
         "GeminiPlugin settings (default: GeminiPlugin's)")
     gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
@@ -92,24 +111,34 @@ def add_arguments(parser):
                         "adam)")
 
 
+def gemini_keywords(args):
+    """The keywords Client.layout and Client.frontier share, from the
+    command's flags: the GeminiPlugin settings, objective, engine and
+    timeout."""
+    return dict(precision=args.precision,
+                master_weights=not args.no_master_weights,
+                gradient_accumulation=args.gradient_accumulation,
+                pin_memory=not args.no_pin_memory, optimizer=args.optimizer,
+                objective=args.objective, engine=args.engine,
+                timeout=args.timeout)
+
+
 def layouts(client, model, args, interval):
     """[(degree, Layout)] for every degree of --dp, in order: one
     Client.layout call each with the command's settings. Raises what
     Client.layout raises."""
     return [(degree, client.layout(
         model.numels, args.search_range_m, interval, args.min_chunk_size_m,
-        not args.no_filter, dp_degree=degree, precision=args.precision,
-        master_weights=not args.no_master_weights,
-        gradient_accumulation=args.gradient_accumulation,
-        pin_memory=not args.no_pin_memory, optimizer=args.optimizer,
-        engine=args.engine, timeout=args.timeout)) for degree in args.dp]
+        not args.no_filter, dp_degree=degree, **gemini_keywords(args)))
+        for degree in args.dp]
 
 
 def _gib(nbytes):
     return "%.2f" % (nbytes / GIB)
 
 
-def _settings_line(args):
+def settings_line(args):
+    """The "settings" line of the tables: the GeminiPlugin flags."""
     on_off = {True: "on", False: "off"}
     return ("settings        %s, master weights %s, gradient accumulation "
             "%s, pin memory %s, optimizer %s" % (
@@ -129,7 +158,7 @@ def fit(device_bytes, device_memory):
 def format_layout(model, args, degree, layout):
     """The table of one degree's layout (see the module docstring)."""
     lines = ["model           %s" % model.summary(),
-             "dp degree       %d" % degree, _settings_line(args), "",
+             "dp degree       %d" % degree, settings_line(args), "",
              "dp degree  chunk size (elements)  keep gathered  chunks  "
              "padding (elements)"]
     for group in layout.groups:
@@ -165,7 +194,7 @@ def format_rows(model, args, results):
     group's: every parameter is at that degree), real padding, the seed's
     waste and the most loaded rank's device GiB, with --device-memory
     whether it fits and the headroom."""
-    lines = ["model           %s" % model.summary(), _settings_line(args)]
+    lines = ["model           %s" % model.summary(), settings_line(args)]
     header = ("dp degree  chunk size (elements)  keep gathered  "
               "padding (elements)  seed waste (elements)  device GiB "
               "(most loaded)")

@@ -24,6 +24,8 @@ _UNSWEPT_INTERVAL = 1
 
 PRECISIONS = ("fp16", "bf16")
 OPTIMIZERS = ("adam", "none")
+# The chunkplan.v1.Objective names without "OBJECTIVE_", in enum order.
+OBJECTIVES = ("seed_waste", "layout_padding", "peak_rank_bytes")
 
 
 def _flag(value, where):
@@ -127,14 +129,17 @@ def build_layout_request(model_or_params, search_range_m=None,
                          search_interval=None, min_chunk_size_m=32,
                          filter_exlarge_params=True, *, configs=None,
                          frozen=None, dp_degree=1, engine="auto",
-                         **settings):
-    """The LayoutRequest for Client.layout's arguments.
+                         objective="seed_waste", **settings):
+    """The LayoutRequest for Client.layout's (and Client.frontier's)
+    arguments.
 
     model_or_params, dp_degree and the search settings: as
     request.build_request. search_range_m and search_interval are needed to
     search; with `configs` (see chunk_configs; empty means search) nothing
     is swept and, left None, they travel as 0 and 1. frozen: see
-    frozen_flags. settings: gemini_settings's keywords. Raises
+    frozen_flags. objective: one of OBJECTIVES (any case, "OBJECTIVE_"
+    optional) or an Objective number; any objective with configs is sent,
+    for the server to judge. settings: gemini_settings's keywords. Raises
     InvalidArgumentError for what does not fit the wire, or for a search
     without search_range_m or search_interval."""
     config_messages = chunk_configs(configs) if configs is not None else []
@@ -152,7 +157,9 @@ def build_layout_request(model_or_params, search_range_m=None,
         model_or_params, search_range_m, search_interval, min_chunk_size_m,
         filter_exlarge_params, dp_degree=dp_degree, engine=engine)
     request = chunk_search_pb2.LayoutRequest(
-        search=search, gemini=gemini_settings(**settings))
+        search=search, gemini=gemini_settings(**settings),
+        objective=enum_value(chunk_search_pb2.Objective, "OBJECTIVE_",
+                             objective, "objective"))
     request.configs.extend(config_messages)
     request.frozen.extend(frozen_flags(model_or_params, frozen))
     return request

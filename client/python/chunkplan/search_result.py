@@ -7,6 +7,14 @@ from chunkplan import request as _request
 from chunkplan.v1 import chunk_search_pb2
 
 
+def engine_name(number):
+    """An Engine number's name without its "ENGINE_" prefix ("CPU_PLATEAU",
+    "CUDA", ...); a number the enum does not define, as its digits."""
+    if number in chunk_search_pb2.Engine.values():
+        return chunk_search_pb2.Engine.Name(number).removeprefix("ENGINE_")
+    return str(number)
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchResult:
     """One search's answer. The first three fields are the seed's tuple
@@ -31,13 +39,9 @@ class SearchResult:
         "ENGINE_" prefix (an unknown number as its digits), counts as
         ints."""
         config_dict, total, waste = _request.config_tuple(response)
-        if response.engine in chunk_search_pb2.Engine.values():
-            engine = chunk_search_pb2.Engine.Name(response.engine)
-        else:
-            engine = str(response.engine)
         return cls(config_dict=config_dict, total_param_size=total,
                    min_chunk_waste=waste,
-                   engine=engine.removeprefix("ENGINE_"),
+                   engine=engine_name(response.engine),
                    candidates=int(response.candidates),
                    search_nanos=int(response.search_nanos),
                    response=response)

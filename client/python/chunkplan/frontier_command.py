@@ -1,0 +1,67 @@
+"""`python3 -m chunkplan frontier`: how the real padding and the most loaded
+rank's memory move with the chunk size, for a Hugging Face model, from a
+shell; a thin layer over Client.frontier.
+
+    python3 -m chunkplan frontier --hf-config DIR --dp 8 \\
+        [--objective layout_padding] [--plot frontier.png] \\
+        [--emit colossalai]
+
+prints one row per frontier point (the candidates whose objective value is
+a new strict minimum, in grid order; the last is the objective's best):
+its grid index, chunk size C' (elements), the objective's value, the seed's
+waste, the real padding (elements and % of the model's parameters) and the
+most loaded rank's GiB including the gathered buffer (peak_rank_bytes /
+2**30, 2 decimals). --plot FILE draws the points (chunkplan.frontier_plot)
+with the seed's pick — the seed_waste best at the same settings, one more
+Frontier call — and the objective's best marked. --emit colossalai prints
+only the objective's best configuration, as laid out (one Layout call with
+the objective), as GeminiPlugin's chunk_config_dict.
+"""
+
+import argparse
+
+from chunkplan.layout_result import GIB
+
+
+def parse_degree(text):
+    """One dp degree, an int >= 1; argparse.ArgumentTypeError otherwise."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected one degree >= 1, e.g. 8")
+    return int(text)
+
+
+def add_arguments(parser):
+    """Adds the frontier command's own flags to `parser` (the shared ones
+    come from layout_command.add_choice_arguments)."""
+    parser.add_argument("--dp", type=parse_degree, default=1, metavar="N",
+                        help="data-parallel degree of every parameter "
+                        "(default 1)")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="draw the frontier to this PNG (needs "
+                        "matplotlib; Debian: python3-matplotlib)")
+
+
+def percent_of(part, whole):
+    """100 * part / whole as a float; 0.0 for a whole of 0."""
+    return 0.0 if whole == 0 else 100.0 * part / whole
+
+
+def format_frontier(model, settings_line, objective, frontier):
+    """The table of a Frontier (see the module docstring); model: the
+    HfModel whose parameters were sent."""
+    total = sum(model.numels)
+    lines = ["model           %s" % model.summary(), settings_line,
+             "objective       %s (the last row is its best)" % objective,
+             "engine          %s, %d candidates" % (frontier.engine,
+                                                    frontier.candidates),
+             "",
+             "candidate  chunk size (elements)  %20s  seed waste (elements)"
+             "  padding (elements)  padding (%% of params)  most loaded rank "
+             "GiB" % "value"]
+    for p in frontier.points:
+        lines.append("%9d  %21d  %20d  %21d  %18d  %20.4f%%  %20.2f" % (
+            p.candidate, p.chunk_size, p.value, p.seed_waste,
+            p.layout_padding, percent_of(p.layout_padding, total),
+            p.peak_rank_bytes / GIB))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,61 @@
+"""Frontier's answer as Python values: Frontier and its FrontierPoints,
+every count an int.
+"""
+
+import dataclasses
+from typing import Tuple
+
+from chunkplan.search_result import engine_name
+from chunkplan.v1 import chunk_search_pb2
+
+
+@dataclasses.dataclass(frozen=True)
+class FrontierPoint:
+    """One candidate of the search's grid with all three measures:
+    `candidate` its index in the grid, `chunk_size` C' (the candidate
+    rounded up to the lcm of the degrees: the size Gemini allocates),
+    `value` the objective's measure (one of the three repeated),
+    `seed_waste` the seed's waste at the candidate itself,
+    `layout_padding` the layout's real padding at C' (elements) and
+    `peak_rank_bytes` the most loaded rank's device bytes at C' plus the
+    largest non-gathered chunk gathered whole."""
+    candidate: int
+    chunk_size: int
+    value: int
+    seed_waste: int
+    layout_padding: int
+    peak_rank_bytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Frontier:
+    """Every grid candidate whose objective value is a new strict minimum,
+    in grid order (never empty from a server that answered); the last is
+    the objective's best. engine: the engine that ran ("CPU_SWEEP",
+    "CPU_PLATEAU", ...); candidates: the grid's size; search_nanos: time in
+    the server's planner, RPC excluded."""
+    points: Tuple[FrontierPoint, ...]
+    engine: str
+    candidates: int
+    search_nanos: int
+    response: chunk_search_pb2.FrontierResponse = dataclasses.field(
+        repr=False, compare=False)
+
+    @property
+    def best(self):
+        """The objective's best candidate: the last point."""
+        return self.points[-1]
+
+    @classmethod
+    def from_response(cls, response):
+        """The Frontier of a FrontierResponse: the engine by name without
+        its "ENGINE_" prefix (an unknown number as its digits)."""
+        return cls(
+            points=tuple(FrontierPoint(**{
+                f.name: int(getattr(p, f.name))
+                for f in dataclasses.fields(FrontierPoint)})
+                for p in response.points),
+            engine=engine_name(response.engine),
+            candidates=int(response.candidates),
+            search_nanos=int(response.search_nanos),
+            response=response)

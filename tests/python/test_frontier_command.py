@@ -1,0 +1,194 @@
+"""`python3 -m chunkplan frontier --hf-config ...` (and `layout --emit`)
+against the real server: the table, the JSON and the picture carry the
+oracle's frontier points (tests/oracle/layout_oracle.py), the seed's pick
+and the objective's best; --emit colossalai prints the oracle's configs as
+a chunk_config_dict literal; usage errors exit 2."""
+
+import ast
+import importlib.util
+import json
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+import chunkplan
+from chunkplan import models
+from frontier_cases import objective_json, oracle_frontier
+from layout_cases import oracle_layout
+from oracle_cases import HF_CONFIGS
+
+TIMEOUT_S = 120
+GPT2_TEST = str(HF_CONFIGS / "colossalai-gpt2-test.json")
+# 513 candidates x 28 parameters: quick for the brute-force oracle.
+SWEEP = ["--search-range-m", "0.25", "--search-interval", "512",
+         "--min-chunk-size-m", "0"]
+SEARCH = {"search_range_m": 0.25, "search_interval": 512,
+          "min_chunk_size_m": 0}
+GIB = 2**30
+# frontier_plot's figure: 12 x 8 inches at 100 dpi.
+PNG_SIZE = (1200, 800)
+
+
+def needs_matplotlib():
+    if importlib.util.find_spec("matplotlib") is None:
+        pytest.skip("matplotlib not installed (Debian: python3-matplotlib)")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "chunkplan", *args],
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def command_out(server, command, *args):
+    result = run(command, "--server", server.target, "--hf-config",
+                 GPT2_TEST, *SWEEP, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def request(dp, objective):
+    return {"search": {"numels": models.from_hf_config(GPT2_TEST),
+                       "dp_degrees": [dp], **SEARCH},
+            "objective": objective_json(objective)}
+
+
+def expected_config_dict(answer):
+    """The configs an oracle LayoutResponse lays out, in its order."""
+    return {g["dp_degree"]: {"chunk_size": int(g["chunk_size"]),
+                             "keep_gathered": g["keep_gathered"]}
+            for g in answer["groups"]}
+
+
+def test_table_rows_are_the_oracles_points(server):
+    out = command_out(server, "frontier", "--dp", "8", "--objective",
+                      "layout_padding")
+    points = oracle_frontier(request(8, "layout_padding"))["points"]
+    assert len(points) > 1  # a frontier, not just the best
+    total = sum(models.from_hf_config(GPT2_TEST))
+    rows = [line.split() for line in out.splitlines()
+            if re.match(r"^\s*\d+\s+\d+", line)]
+    assert rows == [[p["candidate"], p["chunk_size"], p["value"],
+                     p["seed_waste"], p["layout_padding"],
+                     "%.4f%%" % (100 * int(p["layout_padding"]) / total),
+                     "%.2f" % (int(p["peak_rank_bytes"]) / GIB)]
+                    for p in points], out
+    assert re.search(r"(?m)^objective\s+layout_padding ", out), out
+
+
+def test_json_is_the_oracles_frontier(server):
+    got = json.loads(command_out(server, "frontier", "--dp", "4",
+                                 "--objective", "peak_rank_bytes", "--json"))
+    expected = oracle_frontier(request(4, "peak_rank_bytes"))
+    assert got["points"] == expected["points"]
+    assert got["candidates"] == expected["candidates"]
+
+
+def _png_size(path):
+    """(width, height) from a PNG's IHDR; asserts the signature."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    assert head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_plot_is_a_png_of_the_chosen_size(server, tmp_path):
+    needs_matplotlib()
+    path = tmp_path / "frontier.png"
+    command_out(server, "frontier", "--dp", "8", "--objective",
+                "layout_padding", "--plot", str(path))
+    assert _png_size(path) == PNG_SIZE
+
+
+def _xy(points, total):
+    return ([float(p["chunk_size"]) for p in points],
+            [100 * int(p["layout_padding"]) / total for p in points],
+            [int(p["peak_rank_bytes"]) / GIB for p in points])
+
+
+def test_plotted_points_are_the_responses(server, tmp_path):
+    """plot_series and the drawn Line2D data: the oracle's frontier, its
+    last point as the objective's best and the seed_waste frontier's last
+    as the seed's pick. These sizes at dp 4: the seed picks 210,432, the
+    peak-bytes best is 150,528 (by the oracle), so both markers show."""
+    needs_matplotlib()
+    from chunkplan import frontier_plot
+    numels = [60_000] * 5 + [7, 33, 90_000]
+    total = sum(numels)
+    with chunkplan.Client(server.target) as client:
+        frontier = client.frontier(numels, 0.25, 512, 0, dp_degree=4,
+                                   objective="peak_rank_bytes",
+                                   timeout=TIMEOUT_S)
+        seed_pick = client.frontier(numels, 0.25, 512, 0, dp_degree=4,
+                                    timeout=TIMEOUT_S).best
+
+    def oracle_points(objective):
+        return oracle_frontier({
+            "search": {"numels": numels, "dp_degrees": [4], **SEARCH},
+            "objective": objective_json(objective)})["points"]
+    points = oracle_points("peak_rank_bytes")
+    seed = oracle_points("seed_waste")[-1]
+    assert len(points) > 1
+    assert seed["chunk_size"] != points[-1]["chunk_size"]
+    expected = [_xy(points, total), _xy([seed], total),
+                _xy(points[-1:], total)]
+    series = frontier_plot.plot_series(frontier, seed_pick, total)
+    assert [(list(s.chunk_size), list(s.padding_percent), list(s.peak_gib))
+            for s in series] == expected
+    figure = frontier_plot.plot(tmp_path / "f.png", frontier, seed_pick,
+                                total)
+    assert _png_size(tmp_path / "f.png") == PNG_SIZE
+    padding_axes, peak_axes = figure.axes
+    for axes, y in ((padding_axes, 1), (peak_axes, 2)):
+        lines = axes.get_lines()
+        assert [line.get_label() for line in lines] == [
+            "frontier", "seed's pick", "objective's best"]
+        assert [(list(line.get_xdata()), list(line.get_ydata()))
+                for line in lines] == [(e[0], e[y]) for e in expected]
+
+
+@pytest.mark.parametrize("objective", ["seed_waste", "layout_padding",
+                                       "peak_rank_bytes"])
+def test_frontier_emits_the_objectives_best(server, objective):
+    out = command_out(server, "frontier", "--dp", "8", "--objective",
+                      objective, "--emit", "colossalai")
+    assert len(out.splitlines()) == 1, out
+    assert ast.literal_eval(out) == expected_config_dict(
+        oracle_layout(request(8, objective)))
+
+
+def test_layout_emits_one_dict_per_degree(server):
+    out = command_out(server, "layout", "--dp", "4,8", "--objective",
+                      "peak_rank_bytes", "--emit", "colossalai")
+    got = [ast.literal_eval(line) for line in out.splitlines()]
+    assert got == [expected_config_dict(oracle_layout(
+        request(dp, "peak_rank_bytes"))) for dp in (4, 8)]
+
+
+@pytest.mark.parametrize("flags", [
+    ["frontier", "--json", "--emit", "colossalai"],
+    ["layout", "--json", "--emit", "colossalai"],
+    ["frontier", "--dp", "4,8"],
+    ["frontier", "--objective", "least_waste"],
+    ["frontier", "--emit", "deepspeed"],
+])
+def test_usage_errors_exit_2(flags):
+    result = run(*flags, "--hf-config", GPT2_TEST, "--server",
+                 "127.0.0.1:1")
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("INVALID_ARGUMENT: "), result.stderr
+    assert result.stdout == ""
+
+
+def test_plateau_with_a_layout_objective_fails(server):
+    result = run("frontier", "--server", server.target, "--hf-config",
+                 GPT2_TEST, *SWEEP, "--objective", "layout_padding",
+                 "--engine", "cpu_plateau")
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "INVALID_ARGUMENT: objective: OBJECTIVE_LAYOUT_PADDING "), (
+            result.stderr)
