@@ -9,7 +9,8 @@ the rank (clamp(used - r*size/P, 0, size/P) summed over its shards).
 Defaults: params 2*held, master 4*held, grads 0 (reused), Adam 2*4*real,
 pinned (2+4)*shards.
 
-Run: /usr/bin/python3 tests/oracle/layout_oracle_test.py  (ctest: layout_oracle_test)
+Run: /usr/bin/python3 tests/oracle/layout_oracle_test.py
+     (ctest: layout_oracle_test)
 """
 
 import json
