@@ -298,10 +298,8 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(
       result.groups, PlaceChunks(request.search, configs, request.frozen));
-  uint64_t frozen_elements = 0;  // <= the total, which BuildSearchPlan checked
-  for (size_t i = 0; i < request.frozen.size(); ++i) {
-    if (request.frozen[i]) frozen_elements += request.search.numels[i];
-  }
+  const uint64_t frozen_elements =
+      FrozenElements(request.search, request.frozen);
   for (size_t k = 0; k < result.groups.size(); ++k) {
     if (!CheckedAdd(result.layout_padding, result.groups[k].padding,
                     &result.layout_padding)) {

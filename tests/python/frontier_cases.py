@@ -10,7 +10,7 @@ Client.layout(*args, **kwargs) layout_oracle.layout(request).
 """
 
 from layout_cases import (SETTINGS, _degrees, _frozen, _params,
-                          gemini_json, layout_oracle)
+                          gemini_json, layout_oracle, oracle_answer)
 
 # Client.frontier's objective names, in chunkplan.v1.Objective order.
 OBJECTIVES = ("seed_waste", "layout_padding", "peak_rank_bytes")
@@ -24,11 +24,7 @@ def objective_json(objective):
 def oracle_frontier(request):
     """The oracle's FrontierResponse dict (points and candidates, uint64 as
     strings); raises AssertionError carrying the oracle's error."""
-    answer = layout_oracle.frontier(request)
-    if "error" in answer:
-        raise AssertionError(f"the oracle rejects {request}: "
-                             f"{answer['error']}")
-    return answer
+    return oracle_answer(layout_oracle.frontier, request)
 
 
 def oracle_frontier_error(request):

@@ -47,14 +47,20 @@ def gemini_json(settings):
             "optimizer": "OPTIMIZER_" + settings["optimizer"].upper()}
 
 
-def oracle_layout(request):
-    """The oracle's LayoutResponse dict (protobuf JSON shape, uint64 as
-    strings); raises AssertionError carrying the oracle's error."""
-    answer = layout_oracle.layout(request)
+def oracle_answer(ask, request):
+    """`ask(request)` (one of the oracle's functions) when it answers;
+    raises AssertionError carrying the oracle's error when it refuses."""
+    answer = ask(request)
     if "error" in answer:
         raise AssertionError(f"the oracle rejects {request}: "
                              f"{answer['error']}")
     return answer
+
+
+def oracle_layout(request):
+    """The oracle's LayoutResponse dict (protobuf JSON shape, uint64 as
+    strings); raises AssertionError carrying the oracle's error."""
+    return oracle_answer(layout_oracle.layout, request)
 
 
 def oracle_error(request):

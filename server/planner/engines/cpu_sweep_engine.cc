@@ -1,13 +1,12 @@
 #include "server/planner/engines/cpu_sweep_engine.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/planner/candidate/argmin.h"
 #include "server/planner/candidate/next_fit.h"
+#include "server/planner/engines/sweep_stop.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -17,35 +16,6 @@ namespace {
 constexpr uint64_t kStepsPerSlice = uint64_t{1} << 20;
 constexpr uint64_t kStepsPerRange = uint64_t{1} << 18;
 constexpr unsigned kRangesPerThread = 8;
-
-// Shared by the workers of one sweep: the first stop status any of them saw.
-class SweepStop {
- public:
-  explicit SweepStop(const StopCheck& check) : check_(check) {}
-
-  // False once any worker has been told to stop.
-  bool Continue() {
-    if (stopped_.load(std::memory_order_relaxed)) return false;
-    if (!check_) return true;
-    absl::Status status = check_();
-    if (status.ok()) return true;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (status_.ok()) status_ = std::move(status);
-    stopped_.store(true, std::memory_order_relaxed);
-    return false;
-  }
-
-  absl::Status status() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return status_;
-  }
-
- private:
-  const StopCheck& check_;
-  std::atomic<bool> stopped_{false};
-  std::mutex mu_;
-  absl::Status status_;
-};
 
 // The first least-waste index of grid indices [begin, end).
 SweepOutcome SweepRange(const SweepProblem& problem, uint64_t begin,

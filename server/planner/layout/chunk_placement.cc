@@ -65,4 +65,13 @@ absl::StatusOr<std::vector<GroupLayout>> PlaceChunks(
   return groups;
 }
 
+uint64_t FrozenElements(const SearchRequest& params,
+                        const std::vector<bool>& frozen) {
+  uint64_t elements = 0;
+  for (size_t i = 0; i < frozen.size(); ++i) {
+    if (frozen[i]) elements += params.numels[i];
+  }
+  return elements;
+}
+
 }  // namespace chunkplan::planner

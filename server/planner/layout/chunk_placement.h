@@ -36,6 +36,12 @@ absl::StatusOr<std::vector<GroupLayout>> PlaceChunks(
     const SearchRequest& params, std::span<const ChunkConfig> configs,
     const std::vector<bool>& frozen);
 
+// The elements of the parameters whose `frozen` flag is set (`frozen`
+// empty: none). Requires `frozen` empty or one per numel and the numels'
+// total checked to fit (BuildSearchPlan), so the sum cannot wrap.
+uint64_t FrozenElements(const SearchRequest& params,
+                        const std::vector<bool>& frozen);
+
 }  // namespace chunkplan::planner
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_CHUNK_PLACEMENT_H_

@@ -1,13 +1,14 @@
 #include "server/planner/layout/objective_problem.h"
 
 #include <algorithm>
-#include <atomic>
 #include <deque>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "server/planner/candidate/next_fit.h"
+#include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/sweep_stop.h"
+#include "server/planner/layout/chunk_placement.h"
+#include "server/planner/plan/request_checks.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -15,52 +16,6 @@ namespace {
 // Steps (parameters placed) between two asks of the stop check: a few
 // milliseconds of work, however many parameters a candidate places.
 constexpr uint64_t kStopEverySteps = uint64_t{1} << 20;
-
-// The degree of parameter `i`.
-uint32_t DegreeAt(const SearchRequest& r, size_t i) {
-  if (r.dp_degrees.empty()) return 1;
-  return r.dp_degrees.size() == 1 ? r.dp_degrees[0] : r.dp_degrees[i];
-}
-
-// The seed's waste at candidate `chunk`: next-fit over every swept group.
-uint64_t SeedWaste(const SweepProblem& sweep, uint64_t chunk) {
-  uint64_t waste = 0;
-  for (size_t g = 0; g < sweep.num_groups(); ++g) {
-    const auto sizes = sweep.group(g);
-    waste += NextFitWaste(sizes.data(), sizes.size(), chunk);
-  }
-  return waste;
-}
-
-// `stop` shared by the threads of one sweep: asked by one thread at a time;
-// once it fails, every thread sees that.
-class SharedStop {
- public:
-  explicit SharedStop(const StopCheck& stop) : stop_(stop) {}
-
-  // True while the sweep may go on.
-  bool Ask() {
-    if (stopped_.load(std::memory_order_acquire)) return false;
-    if (!stop_) return true;
-    absl::MutexLock lock(&mu_);
-    if (!status_.ok()) return false;
-    status_ = stop_();
-    if (status_.ok()) return true;
-    stopped_.store(true, std::memory_order_release);
-    return false;
-  }
-
-  absl::Status status() {
-    absl::MutexLock lock(&mu_);
-    return status_;
-  }
-
- private:
-  const StopCheck& stop_;
-  std::atomic<bool> stopped_{false};
-  absl::Mutex mu_;
-  absl::Status status_;
-};
 
 // One contiguous range of the grid: its own frontier (its strict prefix
 // minima, only the last max_points + 1 of them: the merge keeps a tail of
@@ -77,17 +32,17 @@ struct RangeFrontier {
 RangeFrontier SweepRange(const SearchPlan& plan,
                          const ObjectiveProblem& problem, Objective objective,
                          uint64_t begin, uint64_t end, uint64_t max_points,
-                         uint64_t steps_per_candidate, SharedStop& stop) {
+                         uint64_t steps_per_candidate, SweepStop& stop) {
   RangeFrontier out;
   uint64_t steps = kStopEverySteps;  // ask before the first candidate
   for (uint64_t i = begin; i < end; ++i) {
     if (steps >= kStopEverySteps) {
-      if (!stop.Ask()) return out;
+      if (!stop.Continue()) return out;
       steps = 0;
     }
     steps += steps_per_candidate;
     const uint64_t chunk = plan.sweep.grid.At(i);
-    const uint64_t waste = SeedWaste(plan.sweep, chunk);
+    const uint64_t waste = TotalWasteAt(plan.sweep, chunk);
     // The layout objectives need every candidate's layout; the seed's only
     // its points' (a point carries all three measures).
     LayoutValues layout;
@@ -151,7 +106,7 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
   for (const DegreeGroup& g : plan.groups) {
     group_numels.clear();
     for (size_t i = 0; i < search.numels.size(); ++i) {
-      if (DegreeAt(search, i) == g.dp_degree && placed(i)) {
+      if (DegreeOf(search, i) == g.dp_degree && placed(i)) {
         group_numels.push_back(search.numels[i]);
       }
     }
@@ -171,11 +126,8 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
   }
   // The search's config order: kept-gathered groups first. Only the
   // non-gathered ones are here, already in first-seen order.
-  uint64_t frozen = 0;
-  for (size_t i = 0; i < search.numels.size(); ++i) {
-    if (!placed(i)) frozen += search.numels[i];
-  }
-  p.fixed.frozen_bytes = 2 * frozen;  // frozen <= the total < 2^63
+  // The frozen elements are at most the total, below 2^63.
+  p.fixed.frozen_bytes = 2 * FrozenElements(search, request.frozen);
   const GeminiSettings& s = request.gemini;
   const bool separate_grads = !s.master_weights || s.gradient_accumulation;
   p.rates.held_bytes =
@@ -200,7 +152,7 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   const uint64_t ranges = std::clamp<uint64_t>(
       count / std::max<uint64_t>(1, kStopEverySteps / steps_per_candidate), 1,
       std::min<uint64_t>(count, uint64_t{4} * (helpers + 1)));
-  SharedStop shared(stop);
+  SweepStop shared(stop);
   std::vector<RangeFrontier> partial(ranges);
   common::ParallelFor(pool, helpers, ranges, [&](uint64_t r) {
     const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
