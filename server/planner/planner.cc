@@ -245,11 +245,11 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
   // Every candidate places every placed parameter once.
   uint64_t work = 0;
   if (!CheckedMul(plan->sweep.grid.count,
-                  std::max<uint64_t>(1, problem.numels.size()), &work) ||
+                  std::max<uint64_t>(1, problem.tensors.size()), &work) ||
       work > options_.cpu_sweep.max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the frontier visits ", plan->sweep.grid.count, " candidates x ",
-        problem.numels.size(), " parameters, above this server's limit of ",
+        problem.tensors.size(), " parameters, above this server's limit of ",
         options_.cpu_sweep.max_work, " steps (CPU_SWEEP's --max_sweep_work)"));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(

@@ -1,12 +1,12 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_CANDIDATE_LAYOUT_MEASURES_H_
 #define CHUNKPLAN_SERVER_PLANNER_CANDIDATE_LAYOUT_MEASURES_H_
 
-// The layout objectives of one candidate chunk size, in one next-fit pass
-// over the parameters: host+device C++ that the CPU sweep runs and a CUDA
-// kernel can run unchanged (no allocation, no 128-bit arithmetic, no
-// exceptions). The rules are the layout's (docs/layout.md,
-// layout/chunk_placement.h and layout/rank_memory.h, which lay out one
-// configuration in full); here only the totals the objectives need are kept:
+// The layout objectives of candidate chunk sizes, in one next-fit pass over
+// the parameters: host+device C++ that the CPU sweep runs and the CUDA kernel
+// runs unchanged (no allocation, no 128-bit arithmetic, no exceptions). The
+// rules are the layout's (docs/layout.md, layout/chunk_placement.h and
+// layout/rank_memory.h, which lay out one configuration in full); here only
+// the totals the objectives need are kept:
 //
 //   layout_padding(C')   the real padding of every group at C'
 //   peak_rank_bytes(C')  rank 0's device bytes at C' plus the largest
@@ -15,8 +15,16 @@
 // where C' is the candidate rounded up to the lcm of the degrees, every
 // non-gathered group is laid out at C' and the kept-gathered groups as the
 // search keeps them (constants of the problem).
+//
+// The walk is written once for a lane type V: uint64_t (one candidate: a
+// CUDA thread, and the host's reference) or a GCC vector of uint64_t (the
+// CPU measures 8 candidates per pass in vector instructions,
+// layout/measure_lanes.cc). The body only adds, subtracts, compares and
+// selects with `?:` on V, which both kinds support with the same meaning per
+// lane, so every lane computes what the scalar walk computes.
 
 #include <cstdint>
+#include <cstring>
 
 #include "server/planner/candidate/host_device.h"
 
@@ -37,51 +45,97 @@ CHUNKPLAN_HOST_DEVICE inline uint64_t MulOrFlag(uint64_t a, uint64_t b,
   return a * b;
 }
 
-// One non-gathered group laid out at one chunk size.
-struct GroupTotals {
-  uint64_t chunk_elements = 0;   // sum of the chunks' sizes
-  uint64_t padding = 0;          // sum of size - used
-  uint64_t first_rank_real = 0;  // real elements in rank 0's shards
-  uint64_t largest_chunk = 0;    // the largest chunk's size
-  bool overflow = false;         // a sum passed 2^64-1
+// One placed tensor of a group, as every candidate's placement sees it.
+struct PlacedTensor {
+  uint64_t numel = 0;
+  // The chunk it opens when it is above the chunk size: numel rounded up to
+  // the group's degree, and that chunk's shard (oversize / degree).
+  uint64_t oversize = 0;
+  uint64_t oversize_shard = 0;
 };
 
-// Adds a closed chunk of `size` elements, `used` of them real, to `t`.
-CHUNKPLAN_HOST_DEVICE inline void CloseChunk(uint64_t size, uint64_t used,
-                                             uint32_t degree, GroupTotals* t) {
-  t->chunk_elements = AddOrFlag(t->chunk_elements, size, &t->overflow);
-  t->padding = AddOrFlag(t->padding, size - used, &t->overflow);
-  const uint64_t shard = size / degree;
-  t->first_rank_real += used < shard ? used : shard;
-  if (size > t->largest_chunk) t->largest_chunk = size;
+// `numel` in a group of degree `degree`. Requires numel rounded up to the
+// degree to fit 64 bits (BuildSearchPlan's limits: numel < 2^63).
+CHUNKPLAN_HOST_DEVICE inline PlacedTensor Placed(uint64_t numel,
+                                                 uint32_t degree) {
+  const uint64_t oversize = numel + (degree - numel % degree) % degree;
+  return {numel, oversize, oversize / degree};
 }
 
-// ChunkManager's placement of `numels[0..n)` (a group's parameters that are
-// not frozen, in visit order) at chunk size `chunk` for degree `degree`:
-// next-fit with no alignment; the first tensor opens a chunk; a tensor
-// above `chunk` opens one of its size rounded up to `degree`, which later
-// tensors may join. Requires `chunk` a multiple of `degree`, chunk < 2^63
-// and every numel < 2^63 (BuildSearchPlan's limits), so sizes fit.
-CHUNKPLAN_HOST_DEVICE inline GroupTotals PlaceGroup(const uint64_t* numels,
-                                                    uint64_t n, uint64_t chunk,
-                                                    uint32_t degree) {
-  GroupTotals t;
-  uint64_t size = 0;  // the open chunk's size; 0: none open yet
-  uint64_t used = 0;
-  bool open = false;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t numel = numels[i];
-    if (open && numel <= size - used) {
-      used += numel;
-      continue;
-    }
-    if (open) CloseChunk(size, used, degree, &t);
-    size = numel <= chunk ? chunk : numel + (degree - numel % degree) % degree;
+// ChunkManager's next-fit placement of one group's placed tensors, in visit
+// order, at each lane's chunk size: no alignment; the first tensor opens a
+// chunk; a tensor above the chunk size opens one of its oversize, which
+// later tensors may join. Each lane's chunk size must be a multiple of the
+// degree and below 2^63.
+template <typename V>
+struct LaneWalk {
+  V chunk;
+  V chunk_shard;  // chunk / degree
+  // The open chunk.
+  V size;
+  V used;
+  V shard;
+  // The group's chunks closed so far (all of them after Finish).
+  V padding;     // sum of size - used
+  V held;        // sum of shards: each rank's elements
+  V first_real;  // real elements in rank 0's shards (below 2^63)
+  V largest;     // the largest chunk's size
+  V overflow;    // not 0 where padding or held passed 2^64-1
+
+  // Opens the first chunk with the group's first tensor `t`.
+  CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void Start(
+      const PlacedTensor& t) {
+    const V numel = V{} + t.numel;
+    size = numel > chunk ? V{} + t.oversize : chunk;
+    shard = numel > chunk ? V{} + t.oversize_shard : chunk_shard;
     used = numel;
-    open = true;
+    padding = held = first_real = largest = overflow = V{};
   }
-  if (open) CloseChunk(size, used, degree, &t);
-  return t;
+
+  // Places the next tensor `t`: it joins the open chunk where it fits, else
+  // the open chunk closes and `t` opens the next one.
+  CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void Place(
+      const PlacedTensor& t) {
+    const V numel = V{} + t.numel;
+    const V room = size - used;
+    // bool for a scalar V, a lane mask for a vector V
+    const auto fits = numel <= room;
+    const V closed_padding = fits ? V{} : room;
+    const V closed_shard = fits ? V{} : shard;
+    const V closed_real = fits ? V{} : (used < shard ? used : shard);
+    const V closed_size = fits ? V{} : size;
+    padding += closed_padding;
+    overflow |= V(padding < closed_padding);
+    held += closed_shard;
+    overflow |= V(held < closed_shard);
+    first_real += closed_real;
+    largest = closed_size > largest ? closed_size : largest;
+    const V next_size = numel > chunk ? V{} + t.oversize : chunk;
+    const V next_shard = numel > chunk ? V{} + t.oversize_shard : chunk_shard;
+    size = fits ? size : next_size;
+    shard = fits ? shard : next_shard;
+    used = fits ? used + numel : numel;
+  }
+
+  // Closes the open chunk: the sums are then the group's.
+  CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void Finish() {
+    const V closed_padding = size - used;
+    padding += closed_padding;
+    overflow |= V(padding < closed_padding);
+    held += shard;
+    overflow |= V(held < shard);
+    first_real += used < shard ? used : shard;
+    largest = size > largest ? size : largest;
+  }
+};
+
+// Lane l of `v` (l = 0 for a scalar).
+template <typename V>
+CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE uint64_t LaneOf(const V& v,
+                                                             int l) {
+  uint64_t lanes[sizeof(V) / sizeof(uint64_t)];
+  memcpy(lanes, &v, sizeof(V));
+  return lanes[l];
 }
 
 // Bytes per element of each part under the request's Gemini settings
@@ -102,6 +156,17 @@ struct FixedTotals {
   uint64_t frozen_bytes = 0;  // 2 x the frozen numels
 };
 
+// The non-gathered groups as flat arrays: group g's placed tensors are
+// tensors[begin[g] .. begin[g+1]), its degree degrees[g]. Not owned.
+struct LayoutArrays {
+  const PlacedTensor* tensors = nullptr;
+  const uint64_t* begin = nullptr;  // groups + 1 offsets
+  const uint32_t* degrees = nullptr;
+  uint64_t groups = 0;
+  FixedTotals fixed;
+  ByteRates rates;
+};
+
 // The two layout objectives of one candidate.
 struct LayoutValues {
   uint64_t layout_padding = 0;
@@ -109,38 +174,68 @@ struct LayoutValues {
   bool overflow = false;  // a value passed 2^64-1: no answer
 };
 
-// The layout objectives at chunk size `rounded` (C') for the non-gathered
-// groups `g` in [0, groups): group g's placed numels are
-// numels[begin[g] .. begin[g+1]) and its degree degrees[g].
-CHUNKPLAN_HOST_DEVICE inline LayoutValues MeasureLayout(
-    const uint64_t* numels, const uint64_t* begin, const uint32_t* degrees,
-    uint64_t groups, uint64_t rounded, const FixedTotals& fixed,
-    const ByteRates& rates) {
-  LayoutValues v;
+// One candidate's sums over the non-gathered groups.
+struct LayoutSums {
+  uint64_t padding = 0;
+  uint64_t held = 0;
+  uint64_t optimized = 0;  // rank 0's real elements
+  uint64_t largest = 0;    // the largest non-gathered chunk
   bool overflow = false;
-  uint64_t padding = fixed.gathered_padding;
-  uint64_t held = fixed.gathered_elements;
-  uint64_t optimized = fixed.gathered_used;
-  uint64_t largest = 0;
-  for (uint64_t g = 0; g < groups; ++g) {
-    const GroupTotals t = PlaceGroup(numels + begin[g], begin[g + 1] - begin[g],
-                                     rounded, degrees[g]);
-    overflow |= t.overflow;
-    padding = AddOrFlag(padding, t.padding, &overflow);
-    // Every chunk is a multiple of the degree: its shards sum exactly.
-    held = AddOrFlag(held, t.chunk_elements / degrees[g], &overflow);
-    optimized = AddOrFlag(optimized, t.first_rank_real, &overflow);
-    if (t.largest_chunk > largest) largest = t.largest_chunk;
+
+  // Adds lane l of a finished walk.
+  template <typename V>
+  CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void Add(
+      const LaneWalk<V>& walk, int l) {
+    overflow |= LaneOf(walk.overflow, l) != 0;
+    padding = AddOrFlag(padding, LaneOf(walk.padding, l), &overflow);
+    held = AddOrFlag(held, LaneOf(walk.held, l), &overflow);
+    optimized = AddOrFlag(optimized, LaneOf(walk.first_real, l), &overflow);
+    const uint64_t group_largest = LaneOf(walk.largest, l);
+    if (group_largest > largest) largest = group_largest;
   }
-  uint64_t peak = MulOrFlag(held, rates.held_bytes, &overflow);
-  peak = AddOrFlag(peak, MulOrFlag(optimized, rates.state_bytes, &overflow),
-                   &overflow);
-  peak = AddOrFlag(peak, fixed.frozen_bytes, &overflow);
-  peak = AddOrFlag(peak, MulOrFlag(largest, 2, &overflow), &overflow);
-  v.layout_padding = padding;
-  v.peak_rank_bytes = peak;
-  v.overflow = overflow;
-  return v;
+
+  // The objectives, with the problem's constants.
+  CHUNKPLAN_HOST_DEVICE LayoutValues Values(const FixedTotals& fixed,
+                                            const ByteRates& rates) const {
+    LayoutValues v;
+    bool over = overflow;
+    v.layout_padding = AddOrFlag(padding, fixed.gathered_padding, &over);
+    const uint64_t all_held = AddOrFlag(held, fixed.gathered_elements, &over);
+    const uint64_t all_optimized =
+        AddOrFlag(optimized, fixed.gathered_used, &over);
+    uint64_t peak = MulOrFlag(all_held, rates.held_bytes, &over);
+    peak = AddOrFlag(peak, MulOrFlag(all_optimized, rates.state_bytes, &over),
+                     &over);
+    peak = AddOrFlag(peak, fixed.frozen_bytes, &over);
+    peak = AddOrFlag(peak, MulOrFlag(largest, 2, &over), &over);
+    v.peak_rank_bytes = peak;
+    v.overflow = over;
+    return v;
+  }
+};
+
+// The layout objectives of V's lanes: lane l laid out at chunk size
+// rounded[l] (its C'), into out[l].
+template <typename V>
+CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void MeasureLayout(
+    const LayoutArrays& a, const uint64_t* rounded, LayoutValues* out) {
+  constexpr int kLanes = sizeof(V) / sizeof(uint64_t);
+  LayoutSums sums[kLanes];
+  LaneWalk<V> walk;
+  memcpy(&walk.chunk, rounded, sizeof(V));
+  for (uint64_t g = 0; g < a.groups; ++g) {
+    const uint64_t first = a.begin[g];
+    const uint64_t end = a.begin[g + 1];
+    if (first == end) continue;
+    uint64_t shards[kLanes];
+    for (int l = 0; l < kLanes; ++l) shards[l] = rounded[l] / a.degrees[g];
+    memcpy(&walk.chunk_shard, shards, sizeof(V));
+    walk.Start(a.tensors[first]);
+    for (uint64_t i = first + 1; i < end; ++i) walk.Place(a.tensors[i]);
+    walk.Finish();
+    for (int l = 0; l < kLanes; ++l) sums[l].Add(walk, l);
+  }
+  for (int l = 0; l < kLanes; ++l) out[l] = sums[l].Values(a.fixed, a.rates);
 }
 
 }  // namespace chunkplan::planner

@@ -20,14 +20,14 @@ constexpr unsigned kRangesPerThread = 8;
 // The first least-waste index of grid indices [begin, end).
 SweepOutcome SweepRange(const SweepProblem& problem, uint64_t begin,
                         uint64_t end, uint64_t slice, SweepStop& stop) {
-  SweepOutcome best{begin, problem.grid.At(begin), UINT64_MAX};
+  SweepOutcome best{begin, problem.grid.At(begin), UINT64_MAX, {}};
   for (uint64_t slice_begin = begin; slice_begin < end; slice_begin += slice) {
     if (!stop.Continue()) break;
     const uint64_t slice_end = std::min(end, slice_begin + slice);
     for (uint64_t i = slice_begin; i < slice_end; ++i) {
       const uint64_t chunk = problem.grid.At(i);
       const uint64_t waste = TotalWasteAt(problem, chunk);
-      if (waste < best.waste) best = {i, chunk, waste};
+      if (waste < best.waste) best = {i, chunk, waste, {}};
     }
     // Nothing later in the range can beat no padding at all.
     if (best.waste == 0) break;

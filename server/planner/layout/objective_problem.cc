@@ -8,6 +8,7 @@
 #include "server/planner/engines/cpu_sweep_engine.h"
 #include "server/planner/engines/sweep_stop.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/measure_lanes.h"
 #include "server/planner/plan/request_checks.h"
 
 namespace chunkplan::planner {
@@ -29,10 +30,28 @@ struct RangeFrontier {
   std::optional<uint64_t> overflow_at;
 };
 
-RangeFrontier SweepRange(const SearchPlan& plan,
-                         const ObjectiveProblem& problem, Objective objective,
-                         uint64_t begin, uint64_t end, uint64_t max_points,
-                         uint64_t steps_per_candidate, SweepStop& stop) {
+// Appends `point` to `out` (whose last point it improves on), keeping
+// the last max_points + 1.
+void Keep(const FrontierPoint& point, bool overflowed, uint64_t max_points,
+          RangeFrontier& out) {
+  out.points.push_back(point);
+  out.overflowed.push_back(overflowed);
+  if (out.points.size() > max_points + 1) {
+    out.points.pop_front();
+    out.overflowed.pop_front();
+  }
+}
+
+bool Improves(const RangeFrontier& out, uint64_t value) {
+  return out.points.empty() || value < out.points.back().value;
+}
+
+// The seed's objective: every candidate's seed waste, the layout only at
+// the points (a point carries all three measures).
+RangeFrontier SweepSeedRange(const SearchPlan& plan,
+                             const ObjectiveProblem& problem, uint64_t begin,
+                             uint64_t end, uint64_t max_points,
+                             uint64_t steps_per_candidate, SweepStop& stop) {
   RangeFrontier out;
   uint64_t steps = kStopEverySteps;  // ask before the first candidate
   for (uint64_t i = begin; i < end; ++i) {
@@ -43,29 +62,54 @@ RangeFrontier SweepRange(const SearchPlan& plan,
     steps += steps_per_candidate;
     const uint64_t chunk = plan.sweep.grid.At(i);
     const uint64_t waste = TotalWasteAt(plan.sweep, chunk);
-    // The layout objectives need every candidate's layout; the seed's only
-    // its points' (a point carries all three measures).
-    LayoutValues layout;
-    const bool seed = objective == Objective::kSeedWaste;
-    if (!seed) {
-      layout = problem.At(chunk);
+    if (!Improves(out, waste)) continue;
+    const LayoutValues layout = problem.At(chunk);
+    Keep({i, problem.Rounded(chunk), waste, waste, layout.layout_padding,
+          layout.peak_rank_bytes},
+         layout.overflow, max_points, out);
+  }
+  return out;
+}
+
+// A layout objective: every candidate's layout, kMeasureLanes candidates
+// per pass, the seed's waste only at the points.
+RangeFrontier SweepLayoutRange(const SearchPlan& plan,
+                               const ObjectiveProblem& problem,
+                               Objective objective, uint64_t begin,
+                               uint64_t end, uint64_t max_points,
+                               uint64_t steps_per_candidate, SweepStop& stop) {
+  RangeFrontier out;
+  const CandidateGrid& grid = plan.sweep.grid;
+  const LayoutArrays arrays = problem.arrays();
+  uint64_t steps = kStopEverySteps;  // ask before the first pass
+  for (uint64_t i = begin; i < end; i += kMeasureLanes) {
+    if (steps >= kStopEverySteps) {
+      if (!stop.Continue()) return out;
+      steps = 0;
+    }
+    steps += steps_per_candidate * kMeasureLanes;
+    // A short last pass repeats candidate i in the lanes beyond the range
+    // and drops them.
+    const uint64_t lanes = std::min<uint64_t>(kMeasureLanes, end - i);
+    uint64_t rounded[kMeasureLanes];
+    for (uint64_t l = 0; l < kMeasureLanes; ++l) {
+      rounded[l] = problem.Rounded(grid.At(i + (l < lanes ? l : 0)));
+    }
+    LayoutValues values[kMeasureLanes];
+    MeasureLanes(arrays, rounded, values);
+    for (uint64_t l = 0; l < lanes; ++l) {
+      const LayoutValues& layout = values[l];
       if (layout.overflow) {
-        out.overflow_at = i;
+        out.overflow_at = i + l;
         return out;
       }
-    }
-    const uint64_t value = seed ? waste
-                           : objective == Objective::kLayoutPadding
-                               ? layout.layout_padding
-                               : layout.peak_rank_bytes;
-    if (!out.points.empty() && value >= out.points.back().value) continue;
-    if (seed) layout = problem.At(chunk);
-    out.overflowed.push_back(layout.overflow);
-    out.points.push_back({i, problem.Rounded(chunk), value, waste,
-                          layout.layout_padding, layout.peak_rank_bytes});
-    if (out.points.size() > max_points + 1) {
-      out.points.pop_front();
-      out.overflowed.pop_front();
+      const uint64_t value = objective == Objective::kLayoutPadding
+                                 ? layout.layout_padding
+                                 : layout.peak_rank_bytes;
+      if (!Improves(out, value)) continue;
+      Keep({i + l, rounded[l], value, TotalWasteAt(plan.sweep, grid.At(i + l)),
+            layout.layout_padding, layout.peak_rank_bytes},
+           false, max_points, out);
     }
   }
   return out;
@@ -89,9 +133,16 @@ uint64_t ObjectiveProblem::Rounded(uint64_t chunk) const {
   return chunk + (degree_lcm - chunk % degree_lcm) % degree_lcm;
 }
 
+LayoutArrays ObjectiveProblem::arrays() const {
+  return {tensors.data(), begin.data(), degrees.data(), groups(), fixed,
+          rates};
+}
+
 LayoutValues ObjectiveProblem::At(uint64_t chunk) const {
-  return MeasureLayout(numels.data(), begin.data(), degrees.data(), groups(),
-                       Rounded(chunk), fixed, rates);
+  const uint64_t rounded = Rounded(chunk);
+  LayoutValues v;
+  MeasureLayout<uint64_t>(arrays(), &rounded, &v);
+  return v;
 }
 
 ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
@@ -102,26 +153,28 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
   };
   ObjectiveProblem p;
   p.degree_lcm = plan.degree_lcm;
-  std::vector<uint64_t> group_numels;
+  std::vector<PlacedTensor> group;
   for (const DegreeGroup& g : plan.groups) {
-    group_numels.clear();
+    group.clear();
     for (size_t i = 0; i < search.numels.size(); ++i) {
       if (DegreeOf(search, i) == g.dp_degree && placed(i)) {
-        group_numels.push_back(search.numels[i]);
+        group.push_back(Placed(search.numels[i], g.dp_degree));
       }
     }
     if (g.keep_gathered) {
-      // Kept whole at the group's total, which holds every placed tensor:
-      // at most one chunk.
-      const GroupTotals t = PlaceGroup(group_numels.data(), group_numels.size(),
-                                       g.total, g.dp_degree);
-      p.fixed.gathered_elements += t.chunk_elements;
-      p.fixed.gathered_padding += t.padding;
-      p.fixed.gathered_used += t.chunk_elements - t.padding;
+      // Kept whole in one chunk of the group's total, which holds every
+      // placed tensor (the first opens it, the rest fit), held whole by
+      // every rank.
+      if (group.empty()) continue;
+      uint64_t used = 0;
+      for (const PlacedTensor& t : group) used += t.numel;
+      p.fixed.gathered_elements += g.total;
+      p.fixed.gathered_used += used;
+      p.fixed.gathered_padding += g.total - used;
       continue;
     }
-    p.numels.insert(p.numels.end(), group_numels.begin(), group_numels.end());
-    p.begin.push_back(p.numels.size());
+    p.tensors.insert(p.tensors.end(), group.begin(), group.end());
+    p.begin.push_back(p.tensors.size());
     p.degrees.push_back(g.dp_degree);
   }
   // The search's config order: kept-gathered groups first. Only the
@@ -143,8 +196,9 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
     common::WorkerPool* pool) {
   const CandidateGrid& grid = plan.sweep.grid;
   const uint64_t count = grid.count;
+  const bool seed = objective == Objective::kSeedWaste;
   const uint64_t steps_per_candidate =
-      1 + problem.numels.size() + plan.sweep.sizes.size();
+      1 + (seed ? plan.sweep.sizes.size() : problem.tensors.size());
   const unsigned helpers = pool == nullptr ? 0 : pool->size();
   // Contiguous ranges, several per thread: range r's candidates all precede
   // range r+1's, so the frontier is the ranges' own frontiers merged in
@@ -157,8 +211,11 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   common::ParallelFor(pool, helpers, ranges, [&](uint64_t r) {
     const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
     const uint64_t end = begin + count / ranges + (r < count % ranges ? 1 : 0);
-    partial[r] = SweepRange(plan, problem, objective, begin, end, max_points,
-                            steps_per_candidate, shared);
+    partial[r] = seed ? SweepSeedRange(plan, problem, begin, end, max_points,
+                                       steps_per_candidate, shared)
+                      : SweepLayoutRange(plan, problem, objective, begin, end,
+                                         max_points, steps_per_candidate,
+                                         shared);
   });
   if (absl::Status s = shared.status(); !s.ok()) return s;
   std::vector<FrontierPoint> points;

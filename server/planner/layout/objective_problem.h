@@ -17,16 +17,18 @@
 namespace chunkplan::planner {
 
 struct ObjectiveProblem {
-  // The placed (not frozen) numels of every non-gathered group, group after
+  // The placed (not frozen) tensors of every non-gathered group, group after
   // group in the search's config order, each in visit order.
-  std::vector<uint64_t> numels;
-  std::vector<uint64_t> begin = {0};  // groups + 1 offsets into numels
+  std::vector<PlacedTensor> tensors;
+  std::vector<uint64_t> begin = {0};  // groups + 1 offsets into tensors
   std::vector<uint32_t> degrees;      // of each non-gathered group
   FixedTotals fixed;                  // kept-gathered groups, frozen bytes
   ByteRates rates;
   uint64_t degree_lcm = 1;
 
   uint64_t groups() const { return degrees.size(); }
+  // The arrays above as the measures read them; valid while this lives.
+  LayoutArrays arrays() const;
   // C': the grid's candidate `chunk` rounded up to the lcm, as the seed
   // rounds its pick (BuildSearchPlan checked that it fits).
   uint64_t Rounded(uint64_t chunk) const;

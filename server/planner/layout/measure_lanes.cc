@@ -1,0 +1,27 @@
+#include "server/planner/layout/measure_lanes.h"
+
+namespace chunkplan::planner {
+namespace {
+
+#if defined(__GNUC__)
+// kMeasureLanes candidates in one GCC vector (LaneWalk's V).
+typedef uint64_t Lanes __attribute__((vector_size(kMeasureLanes * 8)));
+#endif
+
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void MeasureLanes(const LayoutArrays& a, const uint64_t* rounded,
+                  LayoutValues* out) {
+#if defined(__GNUC__)
+  MeasureLayout<Lanes>(a, rounded, out);
+#else
+  for (int l = 0; l < kMeasureLanes; ++l) {
+    MeasureLayout<uint64_t>(a, rounded + l, out + l);
+  }
+#endif
+}
+
+}  // namespace chunkplan::planner
