@@ -4,13 +4,14 @@
 // sums gives, overflow included, on random problems that mix small tensors,
 // oversize ones, empty ones and sums beyond 2^64.
 
+#include "server/planner/layout/measure_lanes.h"
+
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "server/planner/candidate/layout_measures.h"
-#include "server/planner/layout/measure_lanes.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -26,8 +27,8 @@ struct Problem {
   ByteRates rates;
 
   LayoutArrays arrays() const {
-    return {tensors.data(), begin.data(), degrees.data(), degrees.size(),
-            fixed, rates};
+    return {tensors.data(), begin.data(), degrees.data(),
+            degrees.size(), fixed,        rates};
   }
 };
 
@@ -79,10 +80,17 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
     std::vector<uint64_t> numels(rng() % 12);  // some groups empty
     for (uint64_t& n : numels) {
       switch (rng() % 4) {
-        case 0: n = rng() % 4; break;  // empty and tiny tensors
-        case 1: n = rng() % 2000; break;
-        case 2: n = 500 + rng() % 5000; break;  // oversize at small chunks
-        default: n = huge ? (uint64_t{1} << 62) + rng() % 1000 : rng() % 300;
+        case 0:
+          n = rng() % 4;
+          break;  // empty and tiny tensors
+        case 1:
+          n = rng() % 2000;
+          break;
+        case 2:
+          n = 500 + rng() % 5000;
+          break;  // oversize at small chunks
+        default:
+          n = huge ? (uint64_t{1} << 62) + rng() % 1000 : rng() % 300;
       }
       p.tensors.push_back(Placed(n, d));
     }

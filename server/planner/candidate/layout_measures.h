@@ -132,7 +132,7 @@ struct LaneWalk {
 // Lane l of `v` (l = 0 for a scalar).
 template <typename V>
 CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE uint64_t LaneOf(const V& v,
-                                                             int l) {
+                                                              int l) {
   uint64_t lanes[sizeof(V) / sizeof(uint64_t)];
   memcpy(lanes, &v, sizeof(V));
   return lanes[l];

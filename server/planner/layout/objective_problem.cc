@@ -134,8 +134,7 @@ uint64_t ObjectiveProblem::Rounded(uint64_t chunk) const {
 }
 
 LayoutArrays ObjectiveProblem::arrays() const {
-  return {tensors.data(), begin.data(), degrees.data(), groups(), fixed,
-          rates};
+  return {tensors.data(), begin.data(), degrees.data(), groups(), fixed, rates};
 }
 
 LayoutValues ObjectiveProblem::At(uint64_t chunk) const {
@@ -211,11 +210,11 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   common::ParallelFor(pool, helpers, ranges, [&](uint64_t r) {
     const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
     const uint64_t end = begin + count / ranges + (r < count % ranges ? 1 : 0);
-    partial[r] = seed ? SweepSeedRange(plan, problem, begin, end, max_points,
-                                       steps_per_candidate, shared)
-                      : SweepLayoutRange(plan, problem, objective, begin, end,
-                                         max_points, steps_per_candidate,
-                                         shared);
+    partial[r] =
+        seed ? SweepSeedRange(plan, problem, begin, end, max_points,
+                              steps_per_candidate, shared)
+             : SweepLayoutRange(plan, problem, objective, begin, end,
+                                max_points, steps_per_candidate, shared);
   });
   if (absl::Status s = shared.status(); !s.ok()) return s;
   std::vector<FrontierPoint> points;
