@@ -107,8 +107,8 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
   GridWalker walker(problem, stop);
   Evaluation current;
   if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
-  SweepOutcome best{0, grid.At(0),
-                    current.chunks * grid.At(0) - problem.swept_total, {}};
+  SweepOutcome best{
+      0, grid.At(0), current.chunks * grid.At(0) - problem.swept_total, {}};
   best.improvements.push_back({0, best.chunk_size, best.waste});
 
   // K is constant on [plateau, lo); find the first index >= lo where it drops.
