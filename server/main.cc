@@ -78,7 +78,7 @@ ABSL_FLAG(uint64_t, max_params, 1'000'000,
 ABSL_FLAG(int32_t, max_receive_message_size, 64 << 20,
           "Largest request message in bytes; beyond it gRPC answers "
           "RESOURCE_EXHAUSTED.");
-ABSL_FLAG(uint64_t, max_sweep_work, uint64_t{4} << 30,
+ABSL_FLAG(uint64_t, max_sweep_work, uint64_t{16} << 30,
           "Most candidates x swept sizes of one ENGINE_CPU_SWEEP search; "
           "beyond it: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint64_t, max_cuda_work, uint64_t{1} << 44,

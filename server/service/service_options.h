@@ -24,7 +24,7 @@ struct ServiceOptions {
   // Most sweep work (candidates x swept sizes) one ENGINE_CPU_SWEEP search
   // may take (PlannerOptions.cpu_sweep.max_work); beyond it the planner
   // answers RESOURCE_EXHAUSTED. The default is a few seconds of one core.
-  uint64_t max_sweep_work = uint64_t{4} << 30;
+  uint64_t max_sweep_work = uint64_t{16} << 30;
 
   // Most sweep work one ENGINE_CUDA search may take
   // (PlannerOptions.cuda.max_work), where this binary has the engine;

@@ -14,9 +14,10 @@ namespace chunkplan::planner {
 
 struct CpuSweepOptions {
   // Most candidates x max(1, swept sizes) one sweep may take; beyond it Sweep
-  // answers RESOURCE_EXHAUSTED rather than run for minutes. About 4 s on one
-  // core.
-  uint64_t max_work = uint64_t{4} << 30;
+  // answers RESOURCE_EXHAUSTED rather than run for minutes. 2^34 steps: 5 to
+  // 10 s on one core, under the server's 30 s budget on two; the frontier's
+  // layout sweep (candidates x placed parameters) is held to it too.
+  uint64_t max_work = uint64_t{16} << 30;
   // Threads of the pool that every CPU_SWEEP of one Planner shares; 0 means
   // std::thread::hardware_concurrency(). One sweep uses at most this many
   // threads besides its caller, and all sweeps together never more.
