@@ -124,6 +124,16 @@ void CheckCorrectness(const Engines& engines, uint64_t seed) {
   t0 = Clock::now();
   Report("beyond 2**31 candidates", testing::FindsIndicesBeyond32Bits(beyond),
          t0);
+  if (!engines.cuda.empty()) {
+    for (const uint64_t steps : {uint64_t{1} << 32, uint64_t{1}}) {
+      const Planner planner(
+          PlannerOptions{.cuda = CudaEngineOptions{.steps_per_slice = steps}});
+      t0 = Clock::now();
+      Report(steps == 1 ? "layout frontiers, one grid per slice"
+                        : "layout frontiers (40 random + LLaMA-2 70B shape)",
+             testing::FrontiersAgreeWithCpuSweep(planner, seed, 40), t0);
+    }
+  }
   if (engines.cuda.size() > 1) {
     t0 = Clock::now();
     Report("stop check between slices",

@@ -2,7 +2,9 @@
 # The GPU check, in one script: configures and builds the planner with the
 # CUDA engine and bench/gpu_check.cc (no gRPC, no GoogleTest needed), runs it
 # and prints its table. It compares ENGINE_CUDA with CPU_PLATEAU on fresh
-# random problems, on tie-heavy, 1.2M-candidate and beyond-2**31 grids, then
+# random problems, on tie-heavy, 1.2M-candidate and beyond-2**31 grids, the
+# layout objectives' frontiers (CUDA against CPU_SWEEP, random requests and a
+# LLaMA-2 70B shape, in two slicings), then
 # times CUDA, CPU_SWEEP (all cores) and CPU_PLATEAU on a LLaMA-2-70B-like
 # sweep (8.4M candidates x 723 sizes) against the GPU's integer ceiling, and
 # prints the cost model's estimates next to measured times. Exit status: 0

@@ -136,4 +136,81 @@ absl::Status AsksTheStopCheckBetweenSlices(
   return absl::OkStatus();
 }
 
+absl::Status FrontiersAgreeWithCpuSweep(const planner::Planner& cuda,
+                                        uint64_t seed, int rounds) {
+  using planner::Engine;
+  using planner::LayoutRequest;
+  using planner::Objective;
+  std::mt19937_64 rng(seed);
+  std::vector<LayoutRequest> requests;
+  for (int r = 0; r < rounds; ++r) {
+    LayoutRequest q;
+    const size_t n = 1 + rng() % 300;
+    const uint32_t degrees[] = {1, 2, 4, 8};
+    const int kinds = 1 + static_cast<int>(rng() % 3);
+    for (size_t i = 0; i < n; ++i) {
+      q.search.numels.push_back(rng() % 4 == 0 ? rng() % 100
+                                               : 1 + rng() % (4 << 20));
+      q.search.dp_degrees.push_back(degrees[rng() % kinds]);
+      q.frozen.push_back(rng() % 10 == 0);
+    }
+    q.search.search_range_m = rng() % 2;
+    q.search.min_chunk_size_m = 0;
+    q.search.search_interval = 1 + rng() % 64;
+    requests.push_back(std::move(q));
+  }
+  LayoutRequest llama;  // LLaMA-2 70B's parameter shapes, dp 8
+  llama.search.numels.push_back(uint64_t{32000} * 8192);
+  for (int layer = 0; layer < 80; ++layer) {
+    for (const uint64_t numel :
+         {uint64_t{8192} * 8192, uint64_t{1024} * 8192, uint64_t{1024} * 8192,
+          uint64_t{8192} * 8192, uint64_t{28672} * 8192, uint64_t{28672} * 8192,
+          uint64_t{28672} * 8192, uint64_t{8192}, uint64_t{8192}}) {
+      llama.search.numels.push_back(numel);
+    }
+  }
+  llama.search.numels.push_back(8192);
+  llama.search.numels.push_back(uint64_t{32000} * 8192);
+  llama.search.dp_degrees = {8};
+  llama.search.search_range_m = 128;
+  llama.search.search_interval = 128;
+  requests.push_back(std::move(llama));
+
+  std::string findings;
+  int compared = 0;
+  for (size_t k = 0; k < requests.size(); ++k) {
+    for (const Objective objective :
+         {Objective::kLayoutPadding, Objective::kPeakRankBytes}) {
+      LayoutRequest q = requests[k];
+      q.objective = objective;
+      q.search.engine = Engine::kCpuSweep;
+      const auto want = cuda.Frontier(q);
+      q.search.engine = Engine::kCuda;
+      const auto got = cuda.Frontier(q);
+      const std::string what =
+          absl::StrCat("request ", k, " (", q.search.numels.size(),
+                       " parameters) objective ", static_cast<int>(objective));
+      if (!want.ok() || !got.ok()) {
+        if (want.status() != got.status()) {
+          absl::StrAppend(&findings, what, ": CUDA ", got.status().ToString(),
+                          ", CPU_SWEEP ", want.status().ToString(), "\n");
+        }
+        continue;
+      }
+      ++compared;
+      if (got->engine != Engine::kCuda) {
+        absl::StrAppend(&findings, what, ": answered by engine ",
+                        static_cast<int>(got->engine), "\n");
+      } else if (got->points != want->points) {
+        absl::StrAppend(&findings, what, ": CUDA ", got->points.size(),
+                        " points, CPU_SWEEP ", want->points.size(),
+                        " (or a point differs)\n");
+      }
+    }
+  }
+  if (compared == 0) findings += "no frontier was compared\n";
+  if (findings.empty()) return absl::OkStatus();
+  return absl::InternalError(findings);
+}
+
 }  // namespace chunkplan::testing

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/planner.h"
 
 namespace chunkplan::testing {
 
@@ -53,6 +54,14 @@ absl::Status FindsIndicesBeyond32Bits(std::span<const NamedEngine> engines);
 // failure.
 absl::Status AsksTheStopCheckBetweenSlices(
     const planner::SweepEngine& one_grid_slices);
+
+// `rounds` fresh random LayoutRequests (1 to 3 degrees, frozen parameters,
+// up to 300 parameters, up to 2^20 + 1 candidates) drawn from `seed`, and a
+// LLaMA-2 70B-shaped one (723 parameters, 1,048,577 candidates): the
+// frontier of each layout objective from `cuda` (a Planner whose CUDA engine
+// is asked by name) equals the frontier of the same Planner's CPU_SWEEP.
+absl::Status FrontiersAgreeWithCpuSweep(const planner::Planner& cuda,
+                                        uint64_t seed, int rounds);
 
 }  // namespace chunkplan::testing
 

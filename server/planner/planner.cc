@@ -62,6 +62,24 @@ absl::Status InSearchPart(const absl::Status& status) {
   return absl::InvalidArgumentError(absl::StrCat("search.", status.message()));
 }
 
+#if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
+// A layout objective's frontier from the device's values, slice by slice.
+absl::StatusOr<std::vector<FrontierPoint>> CudaFrontier(
+    const CudaEngine& cuda, const SearchPlan& plan,
+    const ObjectiveProblem& problem, Objective objective,
+    const StopCheck& stop) {
+  LayoutFrontierScan scan(plan, problem, objective,
+                          Planner::kMaxFrontierPoints);
+  CHUNKPLAN_RETURN_IF_ERROR(cuda.MeasureLayouts(
+      problem.arrays(), plan.sweep.grid, problem.degree_lcm,
+      objective == Objective::kPeakRankBytes, stop,
+      [&](const LayoutSlice& slice) {
+        return scan.Add(slice.first, slice.values, slice.overflow_at);
+      }));
+  return scan.Take();
+}
+#endif
+
 }  // namespace
 
 Planner::Planner(PlannerOptions options)
@@ -211,10 +229,10 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
         " has no plateau method known to be exact, so CPU_PLATEAU cannot "
         "serve it; use AUTO or CPU_SWEEP"));
   }
-  if (engine == Engine::kCuda) {
+  if (engine == Engine::kCuda && request.objective == Objective::kSeedWaste) {
     return absl::InvalidArgumentError(
-        "search.engine: CUDA gives no frontier in this version; use AUTO, "
-        "CPU_SWEEP or (for OBJECTIVE_SEED_WASTE) CPU_PLATEAU");
+        "search.engine: CUDA serves the layout objectives' frontier; the "
+        "seed's is walked by CPU_PLATEAU (AUTO) or CPU_SWEEP");
   }
   const ObjectiveProblem problem = BuildObjectiveProblem(request, *plan);
   FrontierResult result;
@@ -244,9 +262,40 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
   }
   // Every candidate places every placed parameter once.
   uint64_t work = 0;
-  if (!CheckedMul(plan->sweep.grid.count,
-                  std::max<uint64_t>(1, problem.tensors.size()), &work) ||
-      work > options_.cpu_sweep.max_work) {
+  const bool work_fits =
+      CheckedMul(plan->sweep.grid.count,
+                 std::max<uint64_t>(1, problem.tensors.size()), &work);
+  if (engine == Engine::kCuda || engine == Engine::kAuto) {
+    // CUDA by name, or AUTO where the device is usable and the sweep is
+    // worth a launch (kCudaMinWork) and within its limit.
+    const SweepEngine* cuda = Find(Engine::kCuda);
+    if (engine == Engine::kCuda && cuda == nullptr) {
+      return absl::FailedPreconditionError(
+          "engine CUDA is not available in this binary");
+    }
+    if (engine == Engine::kCuda) CHUNKPLAN_RETURN_IF_ERROR(Runnable(*cuda));
+    const bool use = engine == Engine::kCuda ||
+                     (cuda != nullptr && work_fits && work >= kCudaMinWork &&
+                      work <= options_.cuda.max_work && Runnable(*cuda).ok());
+#if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
+    const auto* device = dynamic_cast<const CudaEngine*>(cuda);
+    if (use && device != nullptr) {
+      absl::StatusOr<std::vector<FrontierPoint>> points =
+          CudaFrontier(*device, *plan, problem, request.objective, stop);
+      if (points.ok() || !IsCudaFailure(points.status())) {
+        CHUNKPLAN_ASSIGN_OR_RETURN(result.points, std::move(points));
+        result.engine = Engine::kCuda;
+        result.search_nanos = NanosSince(started);
+        return result;
+      }
+      // The device failed: the CPU threads give the same frontier.
+      HealthOf(*cuda).RecordFailure(points.status());
+    }
+#else
+    (void)use;
+#endif
+  }
+  if (!work_fits || work > options_.cpu_sweep.max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the frontier visits ", plan->sweep.grid.count, " candidates x ",
         problem.tensors.size(), " parameters, above this server's limit of ",

@@ -87,15 +87,19 @@ class Planner {
   // scores: each candidate whose value is a new strict minimum, in grid
   // order, with all three measures (layout/objective_problem.h). The seed's
   // objective is walked by CPU_PLATEAU (AUTO, or by name), which meets every
-  // improvement without visiting every candidate; the layout objectives,
-  // and CPU_SWEEP by name, visit every candidate on the CPU threads.
+  // improvement without visiting every candidate; the layout objectives
+  // visit every candidate: on CUDA by name, or with AUTO where the device is
+  // usable and the work (candidates x placed parameters) is at least
+  // kCudaMinWork and within --max_cuda_work; else, and when the device
+  // fails mid-sweep, on the CPU threads (CPU_SWEEP).
   //
   // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
-  // for given configs, CUDA, CPU_PLATEAU with a layout objective, or a
-  // measure beyond 64 bits (at any candidate for a layout objective, at a
-  // point for the seed's);
-  // RESOURCE_EXHAUSTED beyond CPU_SWEEP's work limit (candidates x placed
-  // parameters) or kMaxFrontierPoints points; the stop check's status.
+  // for given configs, CUDA with the seed's objective, CPU_PLATEAU with a
+  // layout objective, or a measure beyond 64 bits (at any candidate for a
+  // layout objective, at a point for the seed's); FAILED_PRECONDITION for
+  // CUDA by name without a usable device; RESOURCE_EXHAUSTED beyond the
+  // engine's work limit (candidates x placed parameters: --max_sweep_work,
+  // --max_cuda_work) or kMaxFrontierPoints points; the stop check's status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
 

@@ -60,6 +60,16 @@ TEST_F(CudaDeviceTest, AgreesWithPlateauOnFreshRandomProblems) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST_F(CudaDeviceTest, LayoutFrontiersAgreeWithCpuSweepInBothSlicings) {
+  for (const uint64_t steps : {uint64_t{1} << 32, uint64_t{1}}) {
+    const Planner planner(
+        PlannerOptions{.cuda = CudaEngineOptions{.steps_per_slice = steps}});
+    const absl::Status s = testing::FrontiersAgreeWithCpuSweep(
+        planner, std::random_device()(), 100);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+}
+
 TEST_F(CudaDeviceTest, AgreesWithPlateauOnOverAMillionCandidates) {
   const absl::Status s = testing::AgreesOnOverAMillionCandidates(
       BothSlicings(), std::random_device()());

@@ -2,6 +2,7 @@
 // the rules in docs/layout.md; the differential test holds it to the Python
 // oracle on random requests.
 
+#include <algorithm>
 #include <vector>
 
 #include "common/worker_pool.h"
@@ -140,6 +141,20 @@ TEST(PlannerFrontier, EndsWithTheStopChecksStatusAndRefusesWhatItCannotServe) {
   r.search.engine = Engine::kCpuPlateau;
   EXPECT_THAT(planner.Frontier(r).status().message(),
               HasSubstr("objective: OBJECTIVE_PEAK_RANK_BYTES"));
+  // CUDA serves the layout objectives where a device is usable (else
+  // FAILED_PRECONDITION says why), never the seed's.
+  r.search.engine = Engine::kCuda;
+  const auto on_cuda = planner.Frontier(r);
+  if (on_cuda.ok()) {
+    EXPECT_EQ(on_cuda->engine, Engine::kCuda);
+  } else {
+    EXPECT_EQ(on_cuda.status().code(), absl::StatusCode::kFailedPrecondition)
+        << on_cuda.status();
+  }
+  r.objective = Objective::kSeedWaste;
+  EXPECT_THAT(planner.Frontier(r).status().message(),
+              HasSubstr("search.engine: CUDA serves the layout objectives"));
+  r.objective = Objective::kPeakRankBytes;
   r.search.engine = Engine::kAuto;
   r.configs = {{1, 64, false}};
   EXPECT_THAT(planner.Frontier(r).status().message(), HasSubstr("configs"));
@@ -185,6 +200,47 @@ TEST(SweepFrontier, RangesOnAPoolMergeToTheOneLoopFrontier) {
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, expected) << static_cast<int>(objective);
     EXPECT_GT(expected.size(), 1u);
+  }
+}
+
+// The scan that takes the device's values slice by slice gives
+// SweepFrontier's frontier, whatever the slicing; an overflow or a value
+// that is not the host's ends it.
+TEST(LayoutFrontierScan, SlicesOfValuesGiveTheSweepsFrontier) {
+  LayoutRequest r;
+  r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000}, {2});
+  r.search.search_range_m = 1;
+  r.search.min_chunk_size_m = 0;
+  const auto plan = BuildSearchPlan(r.search);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const ObjectiveProblem problem = BuildObjectiveProblem(r, *plan);
+  const uint64_t count = plan->sweep.grid.count;
+  for (const Objective objective :
+       {Objective::kLayoutPadding, Objective::kPeakRankBytes}) {
+    std::vector<uint64_t> values;
+    for (uint64_t i = 0; i < count; ++i) {
+      const LayoutValues v = problem.At(plan->sweep.grid.At(i));
+      values.push_back(objective == Objective::kLayoutPadding
+                           ? v.layout_padding
+                           : v.peak_rank_bytes);
+    }
+    const auto want = SweepFrontier(*plan, problem, objective, 1 << 20, {});
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (const uint64_t slice : {uint64_t{1000}, uint64_t{77777}, count}) {
+      LayoutFrontierScan scan(*plan, problem, objective, 1 << 20);
+      for (uint64_t first = 0; first < count; first += slice) {
+        const uint64_t n = std::min(slice, count - first);
+        ASSERT_TRUE(scan.Add(first, {values.data() + first, n}, {}).ok());
+      }
+      EXPECT_EQ(scan.Take(), *want) << slice;
+    }
+    LayoutFrontierScan overflowed(*plan, problem, objective, 1 << 20);
+    EXPECT_THAT(overflowed.Add(0, {values.data(), 10}, 7).message(),
+                HasSubstr("candidate 7"));
+    values[0] += 1;  // the device and the host disagree at a point
+    LayoutFrontierScan wrong(*plan, problem, objective, 1 << 20);
+    EXPECT_EQ(wrong.Add(0, {values.data(), 10}, {}).code(),
+              absl::StatusCode::kInternal);
   }
 }
 

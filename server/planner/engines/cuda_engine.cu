@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,28 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   if (threadIdx.x == 0) KeepPreferred(best, block);
 }
 
+// Measures grid indices [begin, end) by a layout objective: thread t of the
+// launch takes candidates begin + t, begin + t + stride, ...; candidate i's
+// value goes to values[i - begin], and the lowest candidate whose measures
+// passed 2^64-1 to *overflow_at (left alone when none did). Every thread
+// reads the same tensor at the same step: the loads are broadcasts.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    MeasureSlice(LayoutArrays arrays, CandidateGrid grid, uint64_t lcm,
+                 bool peak, uint64_t begin, uint64_t end, uint64_t* values,
+                 unsigned long long* overflow_at) {
+  const uint64_t stride = uint64_t{gridDim.x} * kThreadsPerBlock;
+  for (uint64_t i =
+           begin + uint64_t{blockIdx.x} * kThreadsPerBlock + threadIdx.x;
+       i < end; i += stride) {
+    const uint64_t chunk = grid.At(i);
+    const uint64_t rounded = chunk + (lcm - chunk % lcm) % lcm;
+    LayoutValues v;
+    MeasureLayout<uint64_t>(arrays, &rounded, &v);
+    if (v.overflow) atomicMin(overflow_at, static_cast<unsigned long long>(i));
+    values[i - begin] = peak ? v.peak_rank_bytes : v.layout_padding;
+  }
+}
+
 // FAILED_PRECONDITION "CUDA engine: no usable device: <call>: <error>".
 absl::Status NoUsableDevice(cudaError_t error, const char* call) {
   const std::string what = absl::StrCat("no usable device: ", call);
@@ -133,7 +156,8 @@ absl::StatusOr<CudaDeviceInfo> ProbeDevice() {
   // for this GPU.
   cudaFuncAttributes attributes;
   for (const void* kernel : {reinterpret_cast<const void*>(&SweepSlice),
-                             reinterpret_cast<const void*>(&MergeBlocks)}) {
+                             reinterpret_cast<const void*>(&MergeBlocks),
+                             reinterpret_cast<const void*>(&MeasureSlice)}) {
     if (cudaError_t e = cudaFuncGetAttributes(&attributes, kernel);
         e != cudaSuccess) {
       return NoUsableDevice(e, "cudaFuncGetAttributes");
@@ -146,24 +170,29 @@ absl::StatusOr<CudaDeviceInfo> ProbeDevice() {
     return NoUsableDevice(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   }
   info.resident_blocks = per_multiprocessor * info.multiprocessors;
-  if (info.resident_blocks <= 0) {
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_multiprocessor, MeasureSlice, kThreadsPerBlock, 0);
+      e != cudaSuccess) {
+    return NoUsableDevice(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  }
+  info.layout_resident_blocks = per_multiprocessor * info.multiprocessors;
+  if (info.resident_blocks <= 0 || info.layout_resident_blocks <= 0) {
     return absl::FailedPreconditionError(
-        "CUDA engine: no usable device: the sweep kernel fits no block");
+        "CUDA engine: no usable device: a kernel fits no block");
   }
   return info;
 }
 
-// One request's device state: a stream, and one allocation holding the
-// sizes, the group offsets, the running answer and the blocks' partial
-// answers. Frees both when destroyed (errors then are not reported: the
-// answer, or the error that ended the sweep, is already known).
-class DeviceSweep {
+// A stream and one allocation of 64-bit words on it. Frees both when
+// destroyed (errors then are not reported: the answer, or the error that
+// ended the work, is already known).
+class DeviceWords {
  public:
-  explicit DeviceSweep(const CudaDeviceInfo& device) : device_(device) {}
-  DeviceSweep(const DeviceSweep&) = delete;
-  DeviceSweep& operator=(const DeviceSweep&) = delete;
+  explicit DeviceWords(const CudaDeviceInfo& device) : device_(device) {}
+  DeviceWords(const DeviceWords&) = delete;
+  DeviceWords& operator=(const DeviceWords&) = delete;
 
-  ~DeviceSweep() {
+  ~DeviceWords() {
     if (words_ != nullptr) {
       if (device_.memory_pools) {
         cudaFreeAsync(words_, stream_);
@@ -175,12 +204,59 @@ class DeviceSweep {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
-  // Allocates and uploads: the one upload of the request.
-  absl::Status Upload(const SweepProblem& problem) {
+  // Creates the stream and allocates `count` words on it.
+  absl::Status Allocate(size_t count) {
     CHUNKPLAN_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(0), "cudaSetDevice"));
     CHUNKPLAN_RETURN_IF_ERROR(
         CudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                    "cudaStreamCreateWithFlags"));
+    const size_t bytes = count * sizeof(uint64_t);
+    return device_.memory_pools
+               ? CudaStatus(cudaMallocAsync(reinterpret_cast<void**>(&words_),
+                                            bytes, stream_),
+                            "cudaMallocAsync")
+               : CudaStatus(
+                     cudaMalloc(reinterpret_cast<void**>(&words_), bytes),
+                     "cudaMalloc");
+  }
+
+  // Copies `count` words between the host and words() + offset on the
+  // stream; `what` names the copy in errors. A pageable host source is
+  // copied out before the call returns.
+  absl::Status Upload(size_t offset, const void* from, size_t count,
+                      const char* what) {
+    if (count == 0) return absl::OkStatus();
+    return CudaStatus(cudaMemcpyAsync(words_ + offset, from, count * 8,
+                                      cudaMemcpyHostToDevice, stream_),
+                      what);
+  }
+  absl::Status Download(void* to, size_t offset, size_t count,
+                        const char* what) {
+    if (count == 0) return absl::OkStatus();
+    return CudaStatus(cudaMemcpyAsync(to, words_ + offset, count * 8,
+                                      cudaMemcpyDeviceToHost, stream_),
+                      what);
+  }
+
+  uint64_t* words() const { return words_; }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  const CudaDeviceInfo& device_;
+  cudaStream_t stream_ = nullptr;
+  uint64_t* words_ = nullptr;
+};
+
+// One request's device state for the seed's sweep: one allocation holding
+// the sizes, the group offsets, the running answer and the blocks' partial
+// answers.
+class DeviceSweep {
+ public:
+  explicit DeviceSweep(const CudaDeviceInfo& device)
+      : device_(device), buffer_(device) {}
+
+  // Allocates and uploads: the one upload of the request.
+  absl::Status Upload(const SweepProblem& problem) {
     // Layout in 64-bit words: sizes, group offsets, best (2), block_best.
     n_ = problem.sizes.size();
     num_groups_ = problem.num_groups();
@@ -189,29 +265,15 @@ class DeviceSweep {
     const WasteIndex none = NoCandidate();
     staged.push_back(none.waste);
     staged.push_back(none.index);
-    const size_t words = n_ + staged.size() + 2 * device_.resident_blocks;
-    const size_t bytes = words * sizeof(uint64_t);
     CHUNKPLAN_RETURN_IF_ERROR(
-        device_.memory_pools
-            ? CudaStatus(cudaMallocAsync(reinterpret_cast<void**>(&words_),
-                                         bytes, stream_),
-                         "cudaMallocAsync")
-            : CudaStatus(cudaMalloc(reinterpret_cast<void**>(&words_), bytes),
-                         "cudaMalloc"));
-    group_begin_ = words_ + n_;
+        buffer_.Allocate(n_ + staged.size() + 2 * device_.resident_blocks));
+    group_begin_ = buffer_.words() + n_;
     best_ = reinterpret_cast<WasteIndex*>(group_begin_ + num_groups_ + 1);
     block_best_ = best_ + 1;
-    if (n_ > 0) {
-      CHUNKPLAN_RETURN_IF_ERROR(CudaStatus(
-          cudaMemcpyAsync(words_, problem.sizes.data(), n_ * sizeof(uint64_t),
-                          cudaMemcpyHostToDevice, stream_),
-          "cudaMemcpyAsync(sizes)"));
-    }
-    // Pageable source: the call returns once `staged` has been copied out.
-    return CudaStatus(cudaMemcpyAsync(group_begin_, staged.data(),
-                                      staged.size() * sizeof(uint64_t),
-                                      cudaMemcpyHostToDevice, stream_),
-                      "cudaMemcpyAsync(group offsets)");
+    CHUNKPLAN_RETURN_IF_ERROR(
+        buffer_.Upload(0, problem.sizes.data(), n_, "cudaMemcpyAsync(sizes)"));
+    return buffer_.Upload(n_, staged.data(), staged.size(),
+                          "cudaMemcpyAsync(group offsets)");
   }
 
   // Sweeps grid indices [begin, end) into the running answer; returns when
@@ -224,37 +286,139 @@ class DeviceSweep {
         wanted < static_cast<uint64_t>(device_.resident_blocks)
             ? wanted
             : device_.resident_blocks);
-    SweepSlice<<<blocks, kThreadsPerBlock, 0, stream_>>>(
-        words_, group_begin_, num_groups_, grid, begin, end, block_best_);
+    SweepSlice<<<blocks, kThreadsPerBlock, 0, buffer_.stream()>>>(
+        buffer_.words(), group_begin_, num_groups_, grid, begin, end,
+        block_best_);
     CHUNKPLAN_RETURN_IF_ERROR(LaunchStatus("SweepSlice launch"));
-    MergeBlocks<<<1, kThreadsPerBlock, 0, stream_>>>(block_best_, blocks,
-                                                     best_);
+    MergeBlocks<<<1, kThreadsPerBlock, 0, buffer_.stream()>>>(block_best_,
+                                                              blocks, best_);
     CHUNKPLAN_RETURN_IF_ERROR(LaunchStatus("MergeBlocks launch"));
-    return CudaStatus(cudaStreamSynchronize(stream_), "SweepSlice");
+    return CudaStatus(cudaStreamSynchronize(buffer_.stream()), "SweepSlice");
   }
 
   // The running answer.
   absl::StatusOr<WasteIndex> Result() {
     WasteIndex best;
-    CHUNKPLAN_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpyAsync(&best, best_, sizeof(best),
-                                   cudaMemcpyDeviceToHost, stream_),
-                   "cudaMemcpyAsync(result)"));
-    CHUNKPLAN_RETURN_IF_ERROR(
-        CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Download(
+        &best, reinterpret_cast<uint64_t*>(best_) - buffer_.words(), 2,
+        "cudaMemcpyAsync(result)"));
+    CHUNKPLAN_RETURN_IF_ERROR(CudaStatus(
+        cudaStreamSynchronize(buffer_.stream()), "cudaStreamSynchronize"));
     return best;
   }
 
  private:
   const CudaDeviceInfo& device_;
-  cudaStream_t stream_ = nullptr;
-  uint64_t* words_ = nullptr;
+  DeviceWords buffer_;
   uint64_t n_ = 0;
   uint64_t num_groups_ = 0;
   uint64_t* group_begin_ = nullptr;
   WasteIndex* best_ = nullptr;
   WasteIndex* block_best_ = nullptr;
 };
+
+// One request's device state for a layout sweep: one allocation holding the
+// tensors (3 words each), the group offsets, the degrees (two per word), the
+// slice's lowest overflowing candidate and its values.
+class DeviceLayouts {
+ public:
+  DeviceLayouts(const CudaDeviceInfo& device, uint64_t slice)
+      : device_(device), buffer_(device), slice_(slice), values_(slice) {}
+
+  // Allocates and uploads: the one upload of the request.
+  absl::Status Upload(const LayoutArrays& a) {
+    const uint64_t tensors = a.begin[a.groups];
+    const uint64_t degree_words = (a.groups + 1) / 2;
+    const uint64_t begin_at = 3 * tensors;
+    const uint64_t degrees_at = begin_at + a.groups + 1;
+    overflow_at_ = degrees_at + degree_words;
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Allocate(overflow_at_ + 1 + slice_));
+    static_assert(sizeof(PlacedTensor) == 3 * sizeof(uint64_t));
+    CHUNKPLAN_RETURN_IF_ERROR(
+        buffer_.Upload(0, a.tensors, 3 * tensors, "cudaMemcpyAsync(tensors)"));
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Upload(begin_at, a.begin, a.groups + 1,
+                                             "cudaMemcpyAsync(group offsets)"));
+    std::vector<uint32_t> degrees(a.degrees, a.degrees + a.groups);
+    degrees.resize(2 * degree_words);
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Upload(
+        degrees_at, degrees.data(), degree_words, "cudaMemcpyAsync(degrees)"));
+    device_arrays_ = a;
+    device_arrays_.tensors =
+        reinterpret_cast<const PlacedTensor*>(buffer_.words());
+    device_arrays_.begin = buffer_.words() + begin_at;
+    device_arrays_.degrees =
+        reinterpret_cast<const uint32_t*>(buffer_.words() + degrees_at);
+    return absl::OkStatus();
+  }
+
+  // Measures grid indices [begin, end) (at most the slice) and returns when
+  // their values are back on the host.
+  absl::StatusOr<LayoutSlice> RunSlice(const CandidateGrid& grid, uint64_t lcm,
+                                       bool peak, uint64_t begin,
+                                       uint64_t end) {
+    const uint64_t none = UINT64_MAX;
+    CHUNKPLAN_RETURN_IF_ERROR(
+        buffer_.Upload(overflow_at_, &none, 1, "cudaMemcpyAsync(overflow)"));
+    const uint64_t wanted =
+        (end - begin + kThreadsPerBlock - 1) / kThreadsPerBlock;
+    const uint32_t blocks = static_cast<uint32_t>(
+        wanted < static_cast<uint64_t>(device_.layout_resident_blocks)
+            ? wanted
+            : device_.layout_resident_blocks);
+    uint64_t* words = buffer_.words();
+    MeasureSlice<<<blocks, kThreadsPerBlock, 0, buffer_.stream()>>>(
+        device_arrays_, grid, lcm, peak, begin, end, words + overflow_at_ + 1,
+        reinterpret_cast<unsigned long long*>(words + overflow_at_));
+    CHUNKPLAN_RETURN_IF_ERROR(LaunchStatus("MeasureSlice launch"));
+    uint64_t overflow = none;
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Download(&overflow, overflow_at_, 1,
+                                               "cudaMemcpyAsync(overflow)"));
+    CHUNKPLAN_RETURN_IF_ERROR(buffer_.Download(values_.data(), overflow_at_ + 1,
+                                               end - begin,
+                                               "cudaMemcpyAsync(values)"));
+    CHUNKPLAN_RETURN_IF_ERROR(
+        CudaStatus(cudaStreamSynchronize(buffer_.stream()), "MeasureSlice"));
+    LayoutSlice slice;
+    slice.first = begin;
+    slice.values = std::span<const uint64_t>(values_.data(), end - begin);
+    if (overflow != none) slice.overflow_at = overflow;
+    return slice;
+  }
+
+ private:
+  const CudaDeviceInfo& device_;
+  DeviceWords buffer_;
+  uint64_t slice_;
+  std::vector<uint64_t> values_;
+  uint64_t overflow_at_ = 0;  // word offsets of the overflow, then values
+  LayoutArrays device_arrays_;
+};
+
+// `status`, marked with kCudaContextLostPayload when it is a CUDA failure
+// whose context then fails a synchronisation too: it has lost the context,
+// whatever the error's name (device_health.h).
+absl::Status MarkLostContext(absl::Status status) {
+  if (IsCudaFailure(status) && cudaDeviceSynchronize() != cudaSuccess) {
+    status.SetPayload(kCudaContextLostPayload, absl::Cord("lost"));
+  }
+  return status;
+}
+
+// Candidates per launch: about steps_per_slice steps of `per_candidate`
+// each, never less than one resident grid of threads (the device stays
+// full) nor more than `cap`, and never more than the grid.
+uint64_t SliceCandidates(uint64_t steps_per_slice, uint64_t per_candidate,
+                         int resident_blocks, uint64_t cap, uint64_t count) {
+  const uint64_t resident_threads =
+      uint64_t{static_cast<uint32_t>(resident_blocks)} * kThreadsPerBlock;
+  uint64_t slice = steps_per_slice / per_candidate;
+  if (slice < resident_threads) slice = resident_threads;
+  if (slice > cap) slice = cap;
+  return slice < count ? slice : count;
+}
+
+// Values one layout launch brings back at most: 32 MiB.
+constexpr uint64_t kMaxLayoutSlice = uint64_t{1} << 22;
 
 }  // namespace
 
@@ -271,15 +435,49 @@ absl::Status CudaEngine::Usable() const { return Device().status(); }
 absl::StatusOr<SweepOutcome> CudaEngine::Sweep(const SweepProblem& problem,
                                                const StopCheck& stop) const {
   absl::StatusOr<SweepOutcome> outcome = SweepOnDevice(problem, stop);
-  // A failing call whose context then fails a synchronisation too has lost
-  // it, whatever the error's name (device_health.h).
-  if (IsCudaFailure(outcome.status()) &&
-      cudaDeviceSynchronize() != cudaSuccess) {
-    absl::Status lost = outcome.status();
-    lost.SetPayload(kCudaContextLostPayload, absl::Cord("lost"));
-    return lost;
+  if (outcome.ok()) return outcome;
+  return MarkLostContext(outcome.status());
+}
+
+absl::Status CudaEngine::MeasureLayouts(const LayoutArrays& arrays,
+                                        const CandidateGrid& grid,
+                                        uint64_t degree_lcm, bool peak,
+                                        const StopCheck& stop,
+                                        const LayoutSliceSink& sink) const {
+  return MarkLostContext(
+      MeasureOnDevice(arrays, grid, degree_lcm, peak, stop, sink));
+}
+
+absl::Status CudaEngine::MeasureOnDevice(const LayoutArrays& arrays,
+                                         const CandidateGrid& grid,
+                                         uint64_t degree_lcm, bool peak,
+                                         const StopCheck& stop,
+                                         const LayoutSliceSink& sink) const {
+  const uint64_t tensors = arrays.begin[arrays.groups];
+  const uint64_t per_candidate = tensors == 0 ? 1 : tensors;
+  if (grid.count > options_.max_work / per_candidate) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "CUDA: ", grid.count, " candidates x ", per_candidate,
+        " placed parameters exceed this engine's limit of ", options_.max_work,
+        " steps (--max_cuda_work); use ENGINE_CPU_SWEEP or ENGINE_AUTO"));
   }
-  return outcome;
+  CHUNKPLAN_ASSIGN_OR_RETURN(const CudaDeviceInfo device, Device());
+  const uint64_t slice = SliceCandidates(
+      options_.steps_per_slice, per_candidate, device.layout_resident_blocks,
+      kMaxLayoutSlice, grid.count);
+  DeviceLayouts layouts(device, slice);
+  CHUNKPLAN_RETURN_IF_ERROR(layouts.Upload(arrays));
+  for (uint64_t begin = 0; begin < grid.count;) {
+    if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
+    const uint64_t end =
+        grid.count - begin <= slice ? grid.count : begin + slice;
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const LayoutSlice measured,
+        layouts.RunSlice(grid, degree_lcm, peak, begin, end));
+    CHUNKPLAN_RETURN_IF_ERROR(sink(measured));
+    begin = end;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SweepOutcome> CudaEngine::SweepOnDevice(
@@ -296,16 +494,11 @@ absl::StatusOr<SweepOutcome> CudaEngine::SweepOnDevice(
   DeviceSweep sweep(device);
   CHUNKPLAN_RETURN_IF_ERROR(sweep.Upload(problem));
 
-  // Slices of about steps_per_slice steps, and never less than one resident
-  // grid of threads, so the device stays full.
   const uint64_t per_candidate =
       problem.sizes.empty() ? 1 : problem.sizes.size();
-  const uint64_t resident_threads =
-      uint64_t{static_cast<uint32_t>(device.resident_blocks)} *
-      kThreadsPerBlock;
-  const uint64_t by_steps = options_.steps_per_slice / per_candidate;
   const uint64_t slice =
-      by_steps > resident_threads ? by_steps : resident_threads;
+      SliceCandidates(options_.steps_per_slice, per_candidate,
+                      device.resident_blocks, UINT64_MAX, grid.count);
   for (uint64_t begin = 0; begin < grid.count;) {
     if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
     const uint64_t end =

@@ -8,11 +8,15 @@
 // and IsCudaFailure are usable everywhere.
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/planner/candidate/layout_measures.h"
 #include "server/planner/engines/sweep_engine.h"
 
 namespace chunkplan::planner {
@@ -33,11 +37,21 @@ struct CudaDeviceInfo {
   int compute_major = 0;
   int compute_minor = 0;
   int multiprocessors = 0;
-  int clock_khz = 0;          // peak SM clock
-  int resident_blocks = 0;    // sweep kernel blocks resident at once
-  int threads_per_block = 0;  // the sweep kernel's block size
-  bool memory_pools = false;  // cudaMallocAsync available
+  int clock_khz = 0;               // peak SM clock
+  int resident_blocks = 0;         // sweep kernel blocks resident at once
+  int threads_per_block = 0;       // the sweep kernel's block size
+  int layout_resident_blocks = 0;  // the layout kernel's, at once
+  bool memory_pools = false;       // cudaMallocAsync available
 };
+
+// One slice of a layout sweep as the device measured it.
+struct LayoutSlice {
+  uint64_t first = 0;                // the slice's first candidate
+  std::span<const uint64_t> values;  // the objective at first, first + 1, ...
+  std::optional<uint64_t> overflow_at;  // its lowest candidate with a measure
+                                        // beyond 2^64-1, if any
+};
+using LayoutSliceSink = std::function<absl::Status(const LayoutSlice&)>;
 
 class CudaEngine final : public SweepEngine {
  public:
@@ -65,7 +79,27 @@ class CudaEngine final : public SweepEngine {
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
                                      const StopCheck& stop) const override;
 
+  // A layout objective of every candidate of `grid` (rank 0's peak bytes
+  // when `peak`, else the real padding), candidate i laid out by `arrays` at
+  // grid.At(i) rounded up to `degree_lcm`, one thread per candidate running
+  // MeasureLayout<uint64_t> (the arithmetic the CPU tests run). The values
+  // come back in slices of about options.steps_per_slice steps (candidates
+  // x placed tensors), handed to `sink` in grid order; `stop` is asked
+  // before each slice, and an error from either ends the sweep with it.
+  // Errors otherwise as Sweep's, max_work counting candidates x placed
+  // tensors.
+  absl::Status MeasureLayouts(const LayoutArrays& arrays,
+                              const CandidateGrid& grid, uint64_t degree_lcm,
+                              bool peak, const StopCheck& stop,
+                              const LayoutSliceSink& sink) const;
+
  private:
+  // MeasureLayouts, without the check of the context after a failure.
+  absl::Status MeasureOnDevice(const LayoutArrays& arrays,
+                               const CandidateGrid& grid, uint64_t degree_lcm,
+                               bool peak, const StopCheck& stop,
+                               const LayoutSliceSink& sink) const;
+
   // Sweep, without the check of the context after a failure.
   absl::StatusOr<SweepOutcome> SweepOnDevice(const SweepProblem& problem,
                                              const StopCheck& stop) const;

@@ -239,4 +239,41 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
   return points;
 }
 
+LayoutFrontierScan::LayoutFrontierScan(const SearchPlan& plan,
+                                       const ObjectiveProblem& problem,
+                                       Objective objective, uint64_t max_points)
+    : plan_(plan),
+      problem_(problem),
+      objective_(objective),
+      max_points_(max_points) {}
+
+absl::Status LayoutFrontierScan::Add(uint64_t first,
+                                     std::span<const uint64_t> values,
+                                     std::optional<uint64_t> overflow_at) {
+  const CandidateGrid& grid = plan_.sweep.grid;
+  // Earlier slices had none: this one's lowest is the grid's.
+  if (overflow_at.has_value()) {
+    return MeasureOverflowError(*overflow_at, grid.At(*overflow_at));
+  }
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (!points_.empty() && values[k] >= points_.back().value) continue;
+    const uint64_t i = first + k;
+    const uint64_t chunk = grid.At(i);
+    const LayoutValues layout = problem_.At(chunk);
+    const uint64_t host = objective_ == Objective::kLayoutPadding
+                              ? layout.layout_padding
+                              : layout.peak_rank_bytes;
+    if (layout.overflow || host != values[k]) {
+      return absl::InternalError(absl::StrCat("candidate ", i,
+                                              ": the device measured ",
+                                              values[k], ", the host ", host));
+    }
+    if (points_.size() == max_points_) return TooManyPointsError(max_points_);
+    points_.push_back({i, problem_.Rounded(chunk), host,
+                       TotalWasteAt(plan_.sweep, chunk), layout.layout_padding,
+                       layout.peak_rank_bytes});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace chunkplan::planner

@@ -6,6 +6,8 @@
 // of those scores.
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -62,6 +64,34 @@ absl::StatusOr<std::vector<FrontierPoint>> SweepFrontier(
     const SearchPlan& plan, const ObjectiveProblem& problem,
     Objective objective, uint64_t max_points, const StopCheck& stop,
     common::WorkerPool* pool = nullptr);
+
+// A layout objective's frontier from every candidate's value handed in in
+// grid order, slice after slice (the CUDA engine's MeasureLayouts). A point's
+// other measures are taken on the host (the same MeasureLayout), and its
+// value must be the host's.
+class LayoutFrontierScan {
+ public:
+  // `plan`, `problem` and `objective` (not kSeedWaste) as SweepFrontier's;
+  // they must outlive the scan.
+  LayoutFrontierScan(const SearchPlan& plan, const ObjectiveProblem& problem,
+                     Objective objective, uint64_t max_points);
+
+  // Candidates first, first + 1, ... valued `values`; `overflow_at`: the
+  // slice's lowest candidate with a measure beyond 2^64-1. Errors: as
+  // SweepFrontier's; INTERNAL when a point's value is not the host's.
+  absl::Status Add(uint64_t first, std::span<const uint64_t> values,
+                   std::optional<uint64_t> overflow_at);
+
+  // The frontier once every candidate has been added.
+  std::vector<FrontierPoint> Take() { return std::move(points_); }
+
+ private:
+  const SearchPlan& plan_;
+  const ObjectiveProblem& problem_;
+  Objective objective_;
+  uint64_t max_points_;
+  std::vector<FrontierPoint> points_;
+};
 
 }  // namespace chunkplan::planner
 
