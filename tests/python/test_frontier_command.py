@@ -192,3 +192,33 @@ def test_plateau_with_a_layout_objective_fails(server):
     assert result.stderr.startswith(
         "INVALID_ARGUMENT: objective: OBJECTIVE_LAYOUT_PADDING "), (
             result.stderr)
+
+
+def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
+                                                     monkeypatch):
+    """The CLI's seed's pick is the seed's answer at GeminiPlugin's defaults
+    (range and minimum 32 Mi elements, the filter on) with the same
+    interval, whatever the frontier's own range: the oracle's seed_waste
+    frontier's last point at those settings."""
+    needs_matplotlib()
+    from chunkplan import command, frontier_plot
+    drawn = {}
+
+    def capture(path, frontier, seed_pick, total_params, title=""):
+        drawn["seed_pick"] = seed_pick
+    monkeypatch.setattr(frontier_plot, "plot", capture)
+    status = command.main(
+        ["frontier", "--server", server.target, "--hf-config", GPT2_TEST,
+         "--search-range-m", "0.25", "--search-interval", "65536",
+         "--min-chunk-size-m", "0", "--dp", "8", "--objective",
+         "peak_rank_bytes", "--plot", str(tmp_path / "f.png")],
+        out=open(tmp_path / "out.txt", "w"))
+    assert status == 0
+    want = oracle_frontier({
+        "search": {"numels": models.from_hf_config(GPT2_TEST),
+                   "dp_degrees": [8], "search_range_m": 32,
+                   "search_interval": 65536, "min_chunk_size_m": 32,
+                   "filter_exlarge_params": True},
+        "objective": objective_json("seed_waste")})["points"][-1]
+    assert drawn["seed_pick"].chunk_size == int(want["chunk_size"])
+    assert drawn["seed_pick"].seed_waste == int(want["seed_waste"])

@@ -177,6 +177,12 @@ def _json_line(message):
         including_default_value_fields=True, indent=None) + "\n"
 
 
+# GeminiPlugin's defaults for the chunk search (search_range_m,
+# min_chunk_size_m).
+GEMINI_SEARCH_RANGE_M = 32.0
+GEMINI_MIN_CHUNK_SIZE_M = 32.0
+
+
 def _model_and_interval(args):
     """The HfModel of --hf-config and the search interval (default: its
     hidden size)."""
@@ -231,11 +237,13 @@ def _frontier(args, out):
     with _client(args) as client:
         frontier = client.frontier(*search, dp_degree=args.dp, **keywords)
         if args.plot is not None:
-            seed_pick = frontier.best
-            if args.objective != "seed_waste":
-                seed_pick = client.frontier(
-                    *search, dp_degree=args.dp,
-                    **dict(keywords, objective="seed_waste")).best
+            # The seed's pick as GeminiPlugin makes it: its default range
+            # and minimum (32 Mi elements each), the filter on, this
+            # interval (GeminiPlugin's hidden_dim).
+            seed_pick = client.frontier(
+                model.numels, GEMINI_SEARCH_RANGE_M, interval,
+                GEMINI_MIN_CHUNK_SIZE_M, True, dp_degree=args.dp,
+                **dict(keywords, objective="seed_waste")).best
             frontier_plot.plot(
                 args.plot, frontier, seed_pick, sum(model.numels),
                 title="%s, dp %d, objective %s" % (

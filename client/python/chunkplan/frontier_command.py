@@ -12,8 +12,9 @@ its grid index, chunk size C' (elements), the objective's value, the seed's
 waste, the real padding (elements and % of the model's parameters) and the
 most loaded rank's GiB including the gathered buffer (peak_rank_bytes /
 2**30, 2 decimals). --plot FILE draws the points (chunkplan.frontier_plot)
-with the seed's pick — the seed_waste best at the same settings, one more
-Frontier call — and the objective's best marked. --emit colossalai prints
+with the seed's pick (its answer at GeminiPlugin's defaults: range and
+minimum 32 Mi elements, the filter on, the same interval; one more Frontier
+call) and the objective's best marked. --emit colossalai prints
 only the objective's best configuration, as laid out (one Layout call with
 the objective), as GeminiPlugin's chunk_config_dict.
 """

@@ -41,8 +41,9 @@ def _series(points, total_params):
 
 def plot_series(frontier, seed_pick, total_params):
     """(frontier, seed, best) Series of a Frontier: its points, the seed's
-    pick `seed_pick` (a FrontierPoint: the seed_waste best at the same
-    settings) and frontier.best, padding as % of `total_params`."""
+    pick `seed_pick` (a FrontierPoint: the seed_waste best, the CLI's at
+    GeminiPlugin's defaults) and frontier.best, padding as % of
+    `total_params`."""
     return (_series(frontier.points, total_params),
             _series([seed_pick], total_params),
             _series([frontier.best], total_params))
