@@ -183,6 +183,15 @@ absl::StatusOr<CudaDeviceInfo> ProbeDevice() {
   return info;
 }
 
+// Blocks for one launch over `candidates` (at least 1): one thread each,
+// at most `resident_blocks` (the rest are taken by the grid-stride loop).
+uint32_t LaunchBlocks(uint64_t candidates, int resident_blocks) {
+  const uint64_t wanted =
+      (candidates + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const uint64_t most = static_cast<uint32_t>(resident_blocks);
+  return static_cast<uint32_t>(wanted < most ? wanted : most);
+}
+
 // A stream and one allocation of 64-bit words on it. Frees both when
 // destroyed (errors then are not reported: the answer, or the error that
 // ended the work, is already known).
@@ -280,12 +289,7 @@ class DeviceSweep {
   // the device has finished.
   absl::Status RunSlice(const CandidateGrid& grid, uint64_t begin,
                         uint64_t end) {
-    const uint64_t wanted =
-        (end - begin + kThreadsPerBlock - 1) / kThreadsPerBlock;
-    const uint32_t blocks = static_cast<uint32_t>(
-        wanted < static_cast<uint64_t>(device_.resident_blocks)
-            ? wanted
-            : device_.resident_blocks);
+    const uint32_t blocks = LaunchBlocks(end - begin, device_.resident_blocks);
     SweepSlice<<<blocks, kThreadsPerBlock, 0, buffer_.stream()>>>(
         buffer_.words(), group_begin_, num_groups_, grid, begin, end,
         block_best_);
@@ -359,12 +363,8 @@ class DeviceLayouts {
     const uint64_t none = UINT64_MAX;
     CHUNKPLAN_RETURN_IF_ERROR(
         buffer_.Upload(overflow_at_, &none, 1, "cudaMemcpyAsync(overflow)"));
-    const uint64_t wanted =
-        (end - begin + kThreadsPerBlock - 1) / kThreadsPerBlock;
-    const uint32_t blocks = static_cast<uint32_t>(
-        wanted < static_cast<uint64_t>(device_.layout_resident_blocks)
-            ? wanted
-            : device_.layout_resident_blocks);
+    const uint32_t blocks =
+        LaunchBlocks(end - begin, device_.layout_resident_blocks);
     uint64_t* words = buffer_.words();
     MeasureSlice<<<blocks, kThreadsPerBlock, 0, buffer_.stream()>>>(
         device_arrays_, grid, lcm, peak, begin, end, words + overflow_at_ + 1,
