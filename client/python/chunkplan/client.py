@@ -212,7 +212,8 @@ class Client:
         most loaded rank's device bytes at C' plus the gathered buffer).
         The other arguments as layout(), without configs: the frontier
         always searches. engine "auto" or "cpu_sweep" serve every
-        objective; "cpu_plateau" only "seed_waste". Raises
+        objective; "cpu_plateau" only "seed_waste"; "cuda" (where the
+        server has a usable device) only the two layout objectives. Raises
         InvalidArgumentError for arguments that cannot be sent (and, from
         the server, for an engine that cannot serve the objective, naming
         it), and the ChunkplanError subclass of the call's status.
