@@ -26,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -96,6 +97,13 @@ ABSL_FLAG(absl::Duration, max_search_time, absl::Seconds(30),
 ABSL_FLAG(uint32_t, max_concurrent_searches, 64,
           "Searches running or waiting for a worker at once; beyond it a "
           "call is answered RESOURCE_EXHAUSTED at once.");
+ABSL_FLAG(uint64_t, max_inline_work, uint64_t{1} << 24,
+          "A plateau-engine Search of at most this many candidates x numels "
+          "runs on the gRPC thread that received it instead of a worker; "
+          "0: every search goes to a worker.");
+ABSL_FLAG(absl::Duration, inline_slice, absl::Microseconds(500),
+          "How long a search may run on the gRPC thread before it moves to "
+          "a worker (where it starts again).");
 // Transport security. Kubernetes' native gRPC probes speak plaintext only:
 // probe a TLS server with an exec probe (`chunkplan health --tls_ca ...`).
 ABSL_FLAG(std::string, tls_cert, "",
@@ -144,6 +152,8 @@ service::ServiceOptions OptionsFromFlags() {
   options.max_concurrent_searches =
       absl::GetFlag(FLAGS_max_concurrent_searches);
   options.search_threads = absl::GetFlag(FLAGS_threads);
+  options.max_inline_work = absl::GetFlag(FLAGS_max_inline_work);
+  options.inline_slice = absl::GetFlag(FLAGS_inline_slice);
   return options;
 }
 
@@ -299,6 +309,11 @@ int main(int argc, char** argv) {
   sigaddset(&termination_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &termination_signals, nullptr);
 
+  // Debian's abseil is built with absl::Mutex's deadlock detection on: a
+  // graph lookup in every lock, gRPC's included (a few percent of a call's
+  // CPU under load). chunkplan's own locks each guard one structure and
+  // are never nested, so there is no cycle for it to find.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::FlagsUsageConfig usage_config;
   usage_config.version_string = chunkplan::VersionText;
   absl::SetFlagsUsageConfig(usage_config);

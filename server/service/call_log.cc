@@ -8,7 +8,19 @@
 
 namespace chunkplan::service {
 
+spdlog::level::level_enum CallLogLevel(const CallRecord& record) {
+  return record.status.ok() && record.fallback_reason.empty()
+             ? spdlog::level::debug
+             : spdlog::level::info;
+}
+
+bool CallIsLogged(const CallRecord& record) {
+  return spdlog::should_log(CallLogLevel(record));
+}
+
 void LogCall(const CallRecord& record) {
+  const spdlog::level::level_enum level = CallLogLevel(record);
+  if (!spdlog::should_log(level)) return;
   const planner::Engine engine = record.engine;
   std::string line = absl::StrCat(
       absl::AsciiStrToLower(record.method), " peer=", record.peer,
@@ -21,7 +33,7 @@ void LogCall(const CallRecord& record) {
   if (!record.fallback_reason.empty()) {
     absl::StrAppend(&line, " fallback=\"", record.fallback_reason, "\"");
   }
-  spdlog::info(line);
+  spdlog::log(level, line);
 }
 
 }  // namespace chunkplan::service

@@ -2,11 +2,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace chunkplan::service {
+namespace {
+
+// The payload that marks InlineStopCheck's status.
+constexpr absl::string_view kMovedToPool = "chunkplan.dev/moved-to-pool";
+
+}  // namespace
 
 planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context,
                                  std::chrono::steady_clock::time_point arrived,
@@ -37,6 +46,27 @@ planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context,
     }
     return absl::OkStatus();
   };
+}
+
+planner::StopCheck InlineStopCheck(planner::StopCheck call,
+                                   absl::Duration slice) {
+  const std::chrono::steady_clock::time_point slice_end =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          absl::ToChronoNanoseconds(
+              std::clamp(slice, absl::ZeroDuration(), absl::Hours(24))));
+  return [call = std::move(call), slice_end]() -> absl::Status {
+    if (absl::Status s = call(); !s.ok()) return s;
+    if (std::chrono::steady_clock::now() < slice_end) return absl::OkStatus();
+    absl::Status moved = absl::UnavailableError(
+        "the search outgrew the callback thread's slice");
+    moved.SetPayload(kMovedToPool, absl::Cord());
+    return moved;
+  };
+}
+
+bool IsMovedToPool(const absl::Status& status) {
+  return status.GetPayload(kMovedToPool).has_value();
 }
 
 }  // namespace chunkplan::service

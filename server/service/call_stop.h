@@ -24,6 +24,17 @@ planner::StopCheck CallStopCheck(const grpc::CallbackServerContext* context,
                                  std::chrono::steady_clock::time_point arrived,
                                  absl::Duration budget);
 
+// The StopCheck of a search run inline on the gRPC callback thread that
+// received it: `call`'s answer while that is not OK; else, once `slice` has
+// passed since this function was called, a status for which
+// IsMovedToPool holds (the search is to continue on the worker pool, from
+// its start); else OK. The planner passes any such status up unchanged.
+planner::StopCheck InlineStopCheck(planner::StopCheck call,
+                                   absl::Duration slice);
+
+// Whether `status` is InlineStopCheck's "move to the worker pool".
+bool IsMovedToPool(const absl::Status& status);
+
 }  // namespace chunkplan::service
 
 #endif  // CHUNKPLAN_SERVER_SERVICE_CALL_STOP_H_

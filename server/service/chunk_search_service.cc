@@ -79,14 +79,14 @@ bool ChunkSearchService::Admit() {
 grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     grpc::CallbackServerContext* context, const absl::Status& prepared,
     Work work, grpc::ByteBuffer* response, CallRecord record,
-    Clock::time_point started) {
+    Clock::time_point started, bool run_inline) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!prepared.ok()) {
-    Finish(reactor, std::move(record), prepared, started);
+    Finish(context, reactor, std::move(record), prepared, started);
     return reactor;
   }
   if (!Admit()) {
-    Finish(reactor, std::move(record),
+    Finish(context, reactor, std::move(record),
            absl::ResourceExhaustedError(absl::StrCat(
                "this server already runs its limit of ",
                options_.max_concurrent_searches,
@@ -95,14 +95,50 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
            started);
     return reactor;
   }
-  spdlog::debug("{} admitted peer={} params={}",
-                absl::AsciiStrToLower(record.method), record.peer,
-                record.params);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("{} admitted peer={} params={}",
+                  absl::AsciiStrToLower(record.method), context->peer(),
+                  record.params);
+  }
+  if (run_inline) {
+    RunInline(context, reactor, std::move(work), response, std::move(record),
+              started);
+  } else {
+    Submit(context, reactor, std::move(work), response, std::move(record),
+           started);
+  }
+  return reactor;
+}
+
+void ChunkSearchService::Submit(grpc::CallbackServerContext* context,
+                                grpc::ServerUnaryReactor* reactor, Work work,
+                                grpc::ByteBuffer* response, CallRecord record,
+                                Clock::time_point started) {
   pool_.Submit([this, context, reactor, response, started,
                 record = std::move(record), work = std::move(work)]() mutable {
     RunWork(context, reactor, work, response, std::move(record), started);
   });
-  return reactor;
+}
+
+void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
+                                   grpc::ServerUnaryReactor* reactor, Work work,
+                                   grpc::ByteBuffer* response,
+                                   CallRecord record,
+                                   Clock::time_point started) {
+  const planner::StopCheck stop =
+      InlineStopCheck(CallStopCheck(context, started, options_.max_search_time),
+                      options_.inline_slice);
+  absl::Status status = stop();
+  if (status.ok()) status = work(stop, record, response);
+  if (IsMovedToPool(status)) {
+    record.moved_to_pool = true;
+    Submit(context, reactor, std::move(work), response, std::move(record),
+           started);
+    return;
+  }
+  record.ran_inline = true;
+  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  Finish(context, reactor, std::move(record), std::move(status), started);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Search(
@@ -111,7 +147,6 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = "Search";
-  record.peer = context->peer();
   absl::StatusOr<planner::SearchRequest> search;
   if (absl::StatusOr<v1::ChunkSearchRequest> parsed = ParseRequest(*request);
       !parsed.ok()) {
@@ -122,6 +157,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
     search = CheckAndConvert(*parsed, options_);
   }
   const absl::Status prepared = search.status();
+  const bool run_inline = prepared.ok() && RunsInline(*search, options_);
   Work work = [this, search = std::move(search)](
                   const planner::StopCheck& stop, CallRecord& record,
                   grpc::ByteBuffer* bytes) -> absl::Status {
@@ -134,7 +170,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
     return SerializeResponse(ToProto(*result), bytes);
   };
   return Serve(context, prepared, std::move(work), response, std::move(record),
-               started);
+               started, run_inline);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
@@ -143,7 +179,6 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = method;
-  record.peer = context->peer();
   absl::StatusOr<planner::LayoutRequest> layout;
   if (absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(*request);
       !parsed.ok()) {
@@ -160,7 +195,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
     return run(*layout, stop, record, bytes);
   };
   return Serve(context, prepared, std::move(work), response, std::move(record),
-               started);
+               started, /*run_inline=*/false);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
@@ -212,15 +247,19 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
   in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-  Finish(reactor, std::move(record), std::move(status), started);
+  Finish(context, reactor, std::move(record), std::move(status), started);
 }
 
-void ChunkSearchService::Finish(grpc::ServerUnaryReactor* reactor,
+void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
+                                grpc::ServerUnaryReactor* reactor,
                                 CallRecord record, absl::Status status,
                                 Clock::time_point started) {
   record.status = std::move(status);
   record.micros = MicrosSince(started);
-  LogCall(record);
+  if (CallIsLogged(record)) {
+    record.peer = context->peer();
+    LogCall(record);
+  }
   if (observer_) observer_(record);
   reactor->Finish(common::ToGrpcStatus(record.status));
 }

@@ -103,12 +103,28 @@ class ChunkSearchService final
   // The one path of every RPC, after its request was prepared (parsed,
   // checked against the limits, converted: request_intake.h) into
   // `prepared`, the status of that: admits the call against
-  // max_concurrent_searches and queues `work` on the pool; answers at once
-  // when preparing failed or no slot is free.
+  // max_concurrent_searches, then runs `work` here when `run_inline`
+  // (RunInline) and queues it on the pool otherwise; answers at once when
+  // preparing failed or no slot is free.
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
                                   const absl::Status& prepared, Work work,
                                   grpc::ByteBuffer* response, CallRecord record,
-                                  Clock::time_point started);
+                                  Clock::time_point started, bool run_inline);
+
+  // Queues an admitted call's `work` on the pool (RunWork).
+  void Submit(grpc::CallbackServerContext* context,
+              grpc::ServerUnaryReactor* reactor, Work work,
+              grpc::ByteBuffer* response, CallRecord record,
+              Clock::time_point started);
+
+  // Runs an admitted call's `work` on this (the callback) thread under the
+  // call's StopCheck and options_.inline_slice (InlineStopCheck), then
+  // Finish; a search that outgrows the slice is handed to Submit instead,
+  // its slot kept, and starts again on a worker.
+  void RunInline(grpc::CallbackServerContext* context,
+                 grpc::ServerUnaryReactor* reactor, Work work,
+                 grpc::ByteBuffer* response, CallRecord record,
+                 Clock::time_point started);
 
   // Takes a slot of max_concurrent_searches; false when none is free.
   bool Admit();
@@ -121,7 +137,8 @@ class ChunkSearchService final
 
   // Records and logs the call (timed from `started`), then answers it with
   // `status`.
-  void Finish(grpc::ServerUnaryReactor* reactor, CallRecord record,
+  void Finish(grpc::CallbackServerContext* context,
+              grpc::ServerUnaryReactor* reactor, CallRecord record,
               absl::Status status, Clock::time_point started);
 
   const ServiceOptions options_;

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
+#include "server/planner/engines/engine_choice.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
@@ -86,6 +88,17 @@ absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
     }
   }
   return FromProto(request);
+}
+
+bool RunsInline(const planner::SearchRequest& request,
+                const ServiceOptions& options) {
+  if (options.max_inline_work == 0) return false;
+  const uint64_t bound = planner::SweepWorkBound(request);
+  if (bound > options.max_inline_work) return false;
+  // AUTO picks CPU_PLATEAU below kCudaMinWork, whatever the device.
+  return request.engine == planner::Engine::kCpuPlateau ||
+         (request.engine == planner::Engine::kAuto &&
+          bound < planner::kCudaMinWork);
 }
 
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(

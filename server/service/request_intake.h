@@ -40,6 +40,13 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options);
 
+// Whether a Search of the checked `request` runs inline on the callback
+// thread: planner::SweepWorkBound at most options.max_inline_work (0:
+// never), and served by CPU_PLATEAU: asked by name, or AUTO below
+// planner::kCudaMinWork (where AUTO never picks CUDA).
+bool RunsInline(const planner::SearchRequest& request,
+                const ServiceOptions& options);
+
 // The chunkplan.v1.LayoutRequest serialized in `bytes`, or INVALID_ARGUMENT
 // saying that the bytes are not one.
 absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(

@@ -49,6 +49,21 @@ struct ServiceOptions {
 
   // Worker threads that run searches; 0: one per core.
   unsigned search_threads = 0;
+
+  // A Search served by CPU_PLATEAU (engine AUTO or CPU_PLATEAU) whose sweep
+  // work bound (planner::SweepWorkBound: candidates x numels, from the
+  // request's fields) is at most this runs on the gRPC callback thread that
+  // received it, skipping the hop to a worker; others go to the pool. 0:
+  // every search goes to the pool. The default covers every model workload
+  // in bench/ at GeminiPlugin's defaults (LLaMA-2 70B: 3.0e6, BERT-large
+  // 1.3e7) and lies far below the work at which AUTO picks CUDA (2^30).
+  uint64_t max_inline_work = uint64_t{1} << 24;
+
+  // How long an inline search may run before it moves to the worker pool
+  // (where it starts again): the bound on what one search costs the
+  // callback thread, whatever the work bound estimated. The plateau engine
+  // asks its StopCheck every 2^15 chunks counted, about 0.2 ms here.
+  absl::Duration inline_slice = absl::Microseconds(500);
 };
 
 }  // namespace chunkplan::service

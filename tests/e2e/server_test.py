@@ -395,17 +395,42 @@ class ServingTest(unittest.TestCase):
                 pass
         self.assert_serving()
 
-    def test_one_log_line_per_call(self):
-        before = len(self.server.log().splitlines())
+    def test_failed_calls_are_logged_and_ok_calls_are_not(self):
+        # At the default level (info) a call answered OK writes no line (the
+        # metrics count it); a failed one writes its line.
         request = load(GPT2_EXAMPLE)
         request["engine"] = "ENGINE_CPU_SWEEP"
         search_stub(self.channel)(to_message(request), timeout=PATIENCE_S)
+        bad = dict(request, search_interval=0)
+        with self.assertRaises(grpc.RpcError):
+            search_stub(self.channel)(to_message(bad), timeout=PATIENCE_S)
         line = self.server.wait_for(
             re.compile(r"search peer=ipv4:127\.0\.0\.1:\d+ params=28 "
-                       r"candidates=8193 engine=CPU_SWEEP micros=\d+ "
-                       r"code=OK"))
+                       r"candidates=0 engine=CPU_SWEEP micros=\d+ "
+                       r"code=INVALID_ARGUMENT message=\"search_interval"))
         self.assertIsNotNone(line, self.server.log())
-        self.assertGreater(len(self.server.log().splitlines()), before)
+        # Each call is logged before it is answered: the OK call would be
+        # in the log by now.
+        self.assertNotRegex(self.server.log(), r"search peer=.* code=OK")
+
+
+class DebugLogTest(unittest.TestCase):
+    """--log_level=debug: every call has its line."""
+
+    def test_one_log_line_per_ok_call(self):
+        server = Server("--log_level=debug")
+        try:
+            with server.channel() as channel:
+                request = load(GPT2_EXAMPLE)
+                request["engine"] = "ENGINE_CPU_SWEEP"
+                search_stub(channel)(to_message(request), timeout=PATIENCE_S)
+                line = server.wait_for(
+                    re.compile(r"search peer=ipv4:127\.0\.0\.1:\d+ "
+                               r"params=28 candidates=8193 engine=CPU_SWEEP "
+                               r"micros=\d+ code=OK"))
+                self.assertIsNotNone(line, server.log())
+        finally:
+            self.assertEqual(server.stop(), 0, server.log())
 
 
 class LimitsTest(unittest.TestCase):
@@ -437,9 +462,11 @@ class LimitsTest(unittest.TestCase):
         self.assertEqual(response.configs[0].chunk_size, GPT2_CHUNK_SIZE)
 
     def test_json_log_is_one_object_per_line(self):
-        search_stub(self.channel)(to_message(load(GPT2_EXAMPLE)),
-                                  timeout=PATIENCE_S)
-        self.assertIsNotNone(self.server.wait_for(re.compile(r"code=OK")))
+        bad = dict(load(GPT2_EXAMPLE), search_interval=0)
+        with self.assertRaises(grpc.RpcError):
+            search_stub(self.channel)(to_message(bad), timeout=PATIENCE_S)
+        self.assertIsNotNone(
+            self.server.wait_for(re.compile(r"code=INVALID_ARGUMENT")))
         for line in self.server.log().splitlines():
             if line.startswith("{"):
                 entry = json.loads(line)

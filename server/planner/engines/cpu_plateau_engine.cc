@@ -1,6 +1,7 @@
 #include "server/planner/engines/cpu_plateau_engine.h"
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 namespace chunkplan::planner {
@@ -23,22 +24,118 @@ class ChunkCounter {
   explicit ChunkCounter(const SweepProblem& problem) {
     for (size_t g = 0; g < problem.num_groups(); ++g) {
       begin_.push_back(prefix_.size());
+      run_begin_.push_back(runs_.size());
+      const std::span<const uint64_t> sizes = problem.group(g);
       uint64_t sum = 0;
       prefix_.push_back(0);
-      for (uint64_t s : problem.group(g)) prefix_.push_back(sum += s);
+      for (uint64_t s : sizes) prefix_.push_back(sum += s);
+      for (size_t i = 0; i < sizes.size();) {
+        size_t j = i + 1;
+        while (j < sizes.size() && sizes[j] == sizes[i]) ++j;
+        if (sizes[i] != 0 && j - i >= kLongRun)
+          runs_.push_back({i, j, sizes[i]});
+        i = j;
+      }
     }
     begin_.push_back(prefix_.size());
+    run_begin_.push_back(runs_.size());
   }
 
   Evaluation Evaluate(uint64_t chunk) const {
     Evaluation e{0, kNever};
     for (size_t g = 0; g + 1 < begin_.size(); ++g) {
-      CountGroup(&prefix_[begin_[g]], begin_[g + 1] - begin_[g] - 1, chunk, &e);
+      const uint64_t* p = &prefix_[begin_[g]];
+      const size_t n = begin_[g + 1] - begin_[g] - 1;
+      // Galloping costs a few mispredicted branches per chunk, the walk
+      // about three dependent instructions per size (bench/: LLaMA-2 70B's
+      // 723 sizes in 322 chunks walk 3x faster than they gallop; BERT's 56
+      // sizes a chunk gallop far faster). p[n] / chunk + 1 is about the
+      // chunks of this group.
+      // (A chunk of 0 has only sizes of 0 to place: the walk skips them.)
+      if (chunk == 0 || n <= kWalkSizesPerChunk * (p[n] / chunk + 1)) {
+        WalkGroup(p, n, &runs_[run_begin_[g]], &runs_[run_begin_[g + 1]], chunk,
+                  &e);
+      } else {
+        CountGroup(p, n, chunk, &e);
+      }
     }
     return e;
   }
 
  private:
+  // The walk is chosen below this many sizes per estimated chunk.
+  static constexpr uint64_t kWalkSizesPerChunk = 16;
+
+  // Sizes of a run at least this long, all equal, are placed by FillRun.
+  static constexpr size_t kLongRun = 16;
+
+  // Sizes [begin, end) of a group, all equal to `size` (> 0).
+  struct Run {
+    size_t begin;
+    size_t end;
+    uint64_t size;
+  };
+
+  // Next-fit over one group with prefix sums p[0..n], size by size, and
+  // run by run over its long runs [run, run_end): the same chunks and the
+  // same least change as CountGroup. A chunk with `left` room closes when a
+  // size s > left arrives; its contents plus s, (chunk - left) + s, is a
+  // chunk size at which it would have taken s. The branches follow the
+  // model's layer pattern, which repeats, so they are predicted.
+  static void WalkGroup(const uint64_t* p, size_t n, const Run* run,
+                        const Run* run_end, uint64_t chunk, Evaluation* e) {
+    size_t i = 0;
+    while (i < n && p[i + 1] == p[i]) ++i;  // zeros open no chunk
+    if (i == n) return;
+    uint64_t chunks = 1;
+    uint64_t left = chunk - (p[i + 1] - p[i]);
+    uint64_t least = e->next_change;
+    for (++i;;) {
+      while (run != run_end && run->end <= i) ++run;
+      const size_t stop = run == run_end ? n : std::max(i, run->begin);
+      for (; i < stop; ++i) {
+        const uint64_t s = p[i + 1] - p[i];
+        if (s > left) {
+          least = std::min(least, (chunk - left) + s);
+          ++chunks;
+          left = chunk - s;
+        } else {
+          left -= s;
+        }
+      }
+      if (run == run_end) break;
+      FillRun(run->size, run->end - i, chunk, &left, &chunks, &least);
+      i = run->end;
+    }
+    e->chunks += chunks;
+    e->next_change = least;
+  }
+
+  // Places m sizes s (0 < s <= chunk) after a chunk with `left` room, as m
+  // steps of WalkGroup would, in a few divisions: those that fit; then one
+  // opens a chunk, which takes per - 1 more (per = chunk / s); every later
+  // chunk closes full (per sizes) and its change is (per + 1) * s.
+  static void FillRun(uint64_t s, uint64_t m, uint64_t chunk, uint64_t* left,
+                      uint64_t* chunks, uint64_t* least) {
+    const uint64_t fit = std::min(m, *left / s);
+    *left -= fit * s;
+    m -= fit;
+    if (m == 0) return;
+    *least = std::min(*least, (chunk - *left) + s);
+    ++*chunks;
+    *left = chunk - s;
+    --m;
+    const uint64_t per = chunk / s;
+    const uint64_t more = std::min(m, per - 1);
+    *left -= more * s;
+    m -= more;
+    if (m == 0) return;
+    *least = std::min(*least, (per + 1) * s);
+    const uint64_t opened = (m + per - 1) / per;
+    *chunks += opened;
+    *left = chunk - (m - (opened - 1) * per) * s;
+  }
+
   // Next-fit over one group with prefix sums p[0..n]: each chunk takes the
   // longest run from `pos` whose sum is <= chunk (zeros included), found by
   // galloping then bisecting; a new one opens while anything non-zero is left.
@@ -64,6 +161,8 @@ class ChunkCounter {
 
   std::vector<uint64_t> prefix_;
   std::vector<size_t> begin_;
+  std::vector<Run> runs_;          // every group's long runs, back to back
+  std::vector<size_t> run_begin_;  // num_groups + 1 offsets into runs_
 };
 
 // Evaluations along the grid, with the stop check between them.

@@ -1,6 +1,7 @@
 #include "server/planner/plan/search_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -77,15 +78,13 @@ void FilterExlarge(std::vector<GroupDraft*>& swept) {
   }
 }
 
-// The seed's start size and grid, with the overflow checks of the sweep.
+// The seed's start size and grid, with the overflow checks of the sweep;
+// max_swept is the largest of sweep.sizes (0 when there are none).
 absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
+                                        uint64_t max_swept,
                                         uint64_t min_chunk_size,
                                         uint64_t search_range,
                                         uint64_t interval, uint64_t lcm) {
-  const uint64_t max_swept =
-      sweep.sizes.empty()
-          ? 0
-          : *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
   const uint64_t max_size = std::max(min_chunk_size, max_swept);
   CandidateGrid grid;
   grid.interval = interval;
@@ -130,6 +129,64 @@ absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
   return grid;
 }
 
+// The plan of a request with one degree for every parameter (dp_degrees
+// of 0 or 1 entries), written straight into `plan` without the per-group
+// drafts: the computation of the general path below for its one group.
+// False, with `plan` unspecified, where any check of the general path
+// could fail; that path then runs and gives the error.
+bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
+  const std::vector<uint64_t>& numels = request.numels;
+  const uint32_t degree =
+      request.dp_degrees.empty() ? 1 : request.dp_degrees[0];
+  if (numels.empty() || degree == 0 || request.search_interval == 0) {
+    return false;
+  }
+  const absl::StatusOr<uint64_t> search_range =
+      RoundedMebiElements(request.search_range_m, "search_range_m");
+  const absl::StatusOr<uint64_t> min_chunk_size =
+      RoundedMebiElements(request.min_chunk_size_m, "min_chunk_size_m");
+  if (!search_range.ok() || !min_chunk_size.ok()) return false;
+  // 128 bits cannot overflow for any vector of 64-bit values.
+  unsigned __int128 sum = 0;
+  for (uint64_t numel : numels) sum += numel;
+  // Every numel <= total, so each is within range too.
+  if (sum > kMaxElements) return false;
+  const uint64_t total = static_cast<uint64_t>(sum);
+  plan->total_param_size = total;
+  plan->degree_lcm = degree;
+  const bool gathered = total < *min_chunk_size;
+  plan->groups.assign(1, DegreeGroup{degree, total, gathered});
+  SweepProblem& sweep = plan->sweep;
+  uint64_t max_swept = 0;
+  if (!gathered) {
+    // Written through a pointer, a slot per size, the count advanced by
+    // the filter's decision: no branch on the data.
+    sweep.sizes.resize(numels.size());
+    uint64_t* out = sweep.sizes.data();
+    size_t kept = 0;
+    uint64_t swept_total = 0;
+    const double limit = request.filter_exlarge_params
+                             ? NumpyExlargeLimit(numels)
+                             : std::numeric_limits<double>::infinity();
+    for (uint64_t s : numels) {
+      const bool keep = WithinExlargeLimit(s, limit);
+      out[kept] = s;
+      kept += keep;
+      swept_total += keep ? s : 0;  // <= total
+      max_swept = keep && s > max_swept ? s : max_swept;
+    }
+    sweep.sizes.resize(kept);
+    sweep.swept_total = swept_total;
+    sweep.group_begin.push_back(kept);
+  }
+  absl::StatusOr<CandidateGrid> grid =
+      BuildGrid(sweep, max_swept, *min_chunk_size, *search_range,
+                request.search_interval, plan->degree_lcm);
+  if (!grid.ok()) return false;
+  sweep.grid = *grid;
+  return true;
+}
+
 }  // namespace
 
 uint64_t SweepProblem::SweepWork() const {
@@ -139,7 +196,24 @@ uint64_t SweepProblem::SweepWork() const {
   return work;
 }
 
+uint64_t SweepWorkBound(const SearchRequest& request) {
+  const absl::StatusOr<uint64_t> range =
+      RoundedMebiElements(request.search_range_m, "search_range_m");
+  if (!range.ok() || request.search_interval == 0) return UINT64_MAX;
+  const uint64_t candidates = *range / request.search_interval + 1;
+  uint64_t work = 0;
+  if (!CheckedMul(candidates, std::max<uint64_t>(1, request.numels.size()),
+                  &work)) {
+    return UINT64_MAX;
+  }
+  return work;
+}
+
 absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request) {
+  if (request.dp_degrees.size() <= 1) {
+    SearchPlan plan;
+    if (BuildOneDegreePlan(request, &plan)) return plan;
+  }
   CHUNKPLAN_RETURN_IF_ERROR(CheckShape(request));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const uint64_t search_range,
@@ -167,8 +241,12 @@ absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request) {
     sweep.group_begin.push_back(sweep.sizes.size());
     for (uint64_t s : d->sizes) sweep.swept_total += s;  // <= total
   }
+  const uint64_t max_swept =
+      sweep.sizes.empty()
+          ? 0
+          : *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
   CHUNKPLAN_ASSIGN_OR_RETURN(
-      sweep.grid, BuildGrid(sweep, min_chunk_size, search_range,
+      sweep.grid, BuildGrid(sweep, max_swept, min_chunk_size, search_range,
                             request.search_interval, plan.degree_lcm));
   return plan;
 }

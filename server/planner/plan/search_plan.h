@@ -66,6 +66,13 @@ struct SearchPlan {
 // beyond 2**53, where the seed's own arithmetic breaks down).
 absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request);
 
+// An upper bound on BuildSearchPlan(request)->sweep.SweepWork(), from the
+// request's fields alone and in constant time: (round(search_range_m *
+// 2^20) / search_interval + 1) x max(1, numels.size()) (the filter and the
+// kept-gathered groups only remove sizes). UINT64_MAX where search_range_m
+// or search_interval would be refused, or the product overflows.
+uint64_t SweepWorkBound(const SearchRequest& request);
+
 }  // namespace chunkplan::planner
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_PLAN_SEARCH_PLAN_H_
