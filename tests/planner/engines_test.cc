@@ -92,6 +92,72 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
   }
 }
 
+// A problem shaped like a model: each group a layer pattern of sizes
+// repeated, with runs of equal sizes (some of kLongRun and more, as a
+// mixture-of-experts layer has) and zeros among them, so that the plateau
+// engine takes its size-by-size walk, its run fill and its gallop; a grid
+// that starts anywhere from the largest size up, so that chunks hold from
+// one size to hundreds.
+SweepProblem LayeredProblem(std::mt19937_64& rng) {
+  SweepProblem p;
+  const int groups = 1 + rng() % 3;
+  uint64_t max_size = 0;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<uint64_t> pattern;
+    const int parts = 1 + rng() % 6;
+    for (int k = 0; k < parts; ++k) {
+      const uint64_t s = rng() % 8 == 0 ? 0 : 1 + rng() % 5000;
+      const int run = rng() % 3 == 0 ? 1 + rng() % 60 : 1;
+      pattern.insert(pattern.end(), run, s);
+    }
+    const int layers = 1 + rng() % 12;
+    for (int l = 0; l < layers; ++l) {
+      for (uint64_t s : pattern) {
+        p.sizes.push_back(s);
+        p.swept_total += s;
+        max_size = std::max(max_size, s);
+      }
+    }
+    p.group_begin.push_back(p.sizes.size());
+  }
+  p.grid.interval = 1 + rng() % 64;
+  const uint64_t scale = 1 + rng() % 100;
+  const uint64_t start =
+      std::max<uint64_t>(max_size, 1) * (rng() % 2 ? 1 : scale);
+  p.grid.start =
+      (start + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.count = 1 + rng() % 3000;
+  return p;
+}
+
+TEST(CpuPlateauEngine, WalksRunsAndGallopsToTheSeedsWholeFrontier) {
+  std::mt19937_64 rng(20261203);
+  const CpuPlateauEngine plateau;
+  for (int round = 0; round < 600; ++round) {
+    const SweepProblem p = LayeredProblem(rng);
+    // The seed's loop, every strict improvement kept.
+    std::vector<Improvement> want;
+    uint64_t best = UINT64_MAX;
+    for (uint64_t i = 0; i < p.grid.count; ++i) {
+      const uint64_t w = TotalWasteAt(p, p.grid.At(i));
+      if (w < best) {
+        best = w;
+        want.push_back({i, p.grid.At(i), w});
+      }
+    }
+    const auto got = plateau.Sweep(p, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->improvements.size(), want.size()) << "round " << round;
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(got->improvements[k].index, want[k].index)
+          << "round " << round << " improvement " << k;
+      EXPECT_EQ(got->improvements[k].waste, want[k].waste);
+    }
+    EXPECT_EQ(got->best_index, want.back().index) << "round " << round;
+    EXPECT_EQ(got->waste, want.back().waste);
+  }
+}
+
 TEST(Engines, EmptyProblemTakesTheFirstCandidate) {
   SweepProblem p;
   p.group_begin = {0, 0};  // one group, emptied by the filter

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -200,6 +201,75 @@ TEST(SearchPlan, FilterCanEmptyAGroup) {
   EXPECT_EQ(plan->sweep.group(0).size(), 20u);
   EXPECT_TRUE(plan->sweep.group(1).empty());
   EXPECT_EQ(plan->sweep.grid.start, 1000u);
+}
+
+// The one-degree path (dp_degrees of 0 or 1 entries) builds what the
+// general path builds for the same degree given once per parameter: the
+// same groups, sizes, offsets, totals and grid, on random requests with
+// and without the filter, gathered or not, with zeros and outliers.
+TEST(SearchPlan, OneDegreePathEqualsTheGeneralPath) {
+  std::mt19937_64 rng(20261203);
+  for (int round = 0; round < 2000; ++round) {
+    SearchRequest shared;
+    const size_t n = 1 + rng() % 300;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t kind = rng() % 10;
+      shared.numels.push_back(kind == 0   ? 0
+                              : kind == 1 ? uint64_t{1} << (20 + rng() % 20)
+                                          : 1 + rng() % 100000);
+    }
+    const uint32_t degree = 1 + rng() % 8;
+    if (rng() % 4 != 0) shared.dp_degrees = {degree};
+    shared.search_range_m = static_cast<double>(rng() % 8) / 4;
+    shared.search_interval = 1 + rng() % 4096;
+    shared.min_chunk_size_m = static_cast<double>(rng() % 5) / 8;
+    shared.filter_exlarge_params = rng() % 3 != 0;
+    SearchRequest listed = shared;
+    listed.dp_degrees.assign(n, shared.dp_degrees.empty() ? 1 : degree);
+    if (n == 1) listed.dp_degrees.push_back(degree);  // keep it a list
+    if (n == 1) continue;  // one entry is the shared form itself
+    const absl::StatusOr<SearchPlan> fast = BuildSearchPlan(shared);
+    const absl::StatusOr<SearchPlan> general = BuildSearchPlan(listed);
+    ASSERT_EQ(fast.ok(), general.ok()) << "round " << round;
+    if (!fast.ok()) continue;
+    ASSERT_EQ(fast->groups.size(), general->groups.size());
+    for (size_t g = 0; g < fast->groups.size(); ++g) {
+      EXPECT_EQ(fast->groups[g].dp_degree, general->groups[g].dp_degree);
+      EXPECT_EQ(fast->groups[g].total, general->groups[g].total);
+      EXPECT_EQ(fast->groups[g].keep_gathered,
+                general->groups[g].keep_gathered);
+    }
+    EXPECT_EQ(fast->total_param_size, general->total_param_size);
+    EXPECT_EQ(fast->degree_lcm, general->degree_lcm);
+    EXPECT_EQ(fast->sweep.sizes, general->sweep.sizes) << "round " << round;
+    EXPECT_EQ(fast->sweep.group_begin, general->sweep.group_begin);
+    EXPECT_EQ(fast->sweep.swept_total, general->sweep.swept_total);
+    EXPECT_EQ(fast->sweep.grid.start, general->sweep.grid.start);
+    EXPECT_EQ(fast->sweep.grid.interval, general->sweep.grid.interval);
+    EXPECT_EQ(fast->sweep.grid.count, general->sweep.grid.count);
+  }
+}
+
+// SweepWorkBound bounds the plan's work from the fields alone.
+TEST(SearchPlan, SweepWorkBoundBoundsTheSweepWork) {
+  SearchRequest r = Small();
+  r.search_range_m = 1;
+  r.search_interval = 1024;
+  const absl::StatusOr<SearchPlan> plan = BuildSearchPlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(SweepWorkBound(r), (uint64_t{1} << 20) / 1024 * 4 + 4);
+  EXPECT_GE(SweepWorkBound(r), plan->sweep.SweepWork());
+  r.search_interval = 0;
+  EXPECT_EQ(SweepWorkBound(r), UINT64_MAX);
+  r.search_interval = 1;
+  r.search_range_m = std::nan("");
+  EXPECT_EQ(SweepWorkBound(r), UINT64_MAX);
+  // 4e12 * 2^20 + 1 candidates (about 4.2e18) x 8 sizes: beyond 2^64.
+  r.search_range_m = 4e12;
+  r.numels.assign(8, 100);
+  EXPECT_EQ(SweepWorkBound(r), UINT64_MAX);
+  r.numels.assign(4, 100);
+  EXPECT_EQ(SweepWorkBound(r), (uint64_t{4'000'000'000'000} << 20) * 4 + 4);
 }
 
 }  // namespace

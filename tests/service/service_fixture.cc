@@ -124,6 +124,18 @@ v1::ChunkSearchRequest SlowSweepRequest() {
   return request;
 }
 
+v1::ChunkSearchRequest SlowPlateauRequest() {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<uint64_t> size(1000, 50000);
+  v1::ChunkSearchRequest request;
+  for (int i = 0; i < 20000; ++i) request.add_numels(size(rng));
+  request.set_search_range_m(1);  // 2**20 + 1 candidates at interval 1
+  request.set_search_interval(1);
+  request.set_min_chunk_size_m(0);
+  request.set_engine(v1::ENGINE_CPU_PLATEAU);
+  return request;
+}
+
 std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto pick = [&rng](uint64_t lo, uint64_t hi) {

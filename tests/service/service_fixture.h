@@ -96,6 +96,11 @@ inline constexpr uint64_t kGpt2ColossalAiChunkSize = 527872;
 // parameters (within the default max_sweep_work).
 v1::ChunkSearchRequest SlowSweepRequest();
 
+// A CPU_PLATEAU search that takes most of a second here: 20,000 sizes and
+// about a million candidates at interval 1, where the chunk count drops at
+// almost every candidate (so the plateau engine cannot skip).
+v1::ChunkSearchRequest SlowPlateauRequest();
+
 // `count` random requests from `seed`, small enough for every engine.
 std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed);
 

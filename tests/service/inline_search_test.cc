@@ -1,0 +1,206 @@
+// Searches served on the gRPC callback thread (ServiceOptions::
+// max_inline_work) and on the worker pool: each path answers as the oracle
+// does and keeps the concurrency limit, the call's deadline, the server's
+// budget and cancellation; a search that outgrows the inline slice moves
+// to the pool.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/service/proto_convert.h"
+#include "server/service/request_intake.h"
+#include "tests/service/service_fixture.h"
+
+namespace chunkplan::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Whether the service sends `request` inline under `options`.
+bool Inline(const v1::ChunkSearchRequest& request,
+            const service::ServiceOptions& options) {
+  const absl::StatusOr<planner::SearchRequest> converted =
+      service::FromProto(request);
+  return converted.ok() && service::RunsInline(*converted, options);
+}
+
+// The one finished call's record.
+service::CallRecord OnlyRecord(RecordLog& records) {
+  EXPECT_TRUE(records.WaitForCount(1));
+  return records.All().at(0);
+}
+
+TEST(RunsInline, CheapPlateauSearchesOnly) {
+  service::ServiceOptions options;
+  v1::ChunkSearchRequest gpt2 = Gpt2ColossalAiRequest();
+  EXPECT_TRUE(Inline(gpt2, options));  // AUTO: the plateau engine
+  gpt2.set_engine(v1::ENGINE_CPU_PLATEAU);
+  EXPECT_TRUE(Inline(gpt2, options));
+  gpt2.set_engine(v1::ENGINE_CPU_SWEEP);
+  EXPECT_FALSE(Inline(gpt2, options));
+  gpt2.set_engine(v1::ENGINE_CUDA);
+  EXPECT_FALSE(Inline(gpt2, options));
+  // Beyond the bound: the slow plateau search's 2^20 + 1 candidates x
+  // 20,000 sizes.
+  EXPECT_FALSE(Inline(SlowPlateauRequest(), options));
+  options.max_inline_work = UINT64_MAX;
+  EXPECT_TRUE(Inline(SlowPlateauRequest(), options));
+  // AUTO may pick CUDA from kCudaMinWork on: never inline there.
+  v1::ChunkSearchRequest automatic = SlowPlateauRequest();
+  automatic.set_engine(v1::ENGINE_AUTO);
+  EXPECT_FALSE(Inline(automatic, options));
+  options.max_inline_work = 0;
+  EXPECT_FALSE(Inline(Gpt2ColossalAiRequest(), options));
+}
+
+// Every test below runs on both paths: inline (GetParam() true) and the
+// pool (max_inline_work 0).
+class InlinePathTest : public ServiceTest,
+                       public ::testing::WithParamInterface<bool> {
+ protected:
+  service::ServiceOptions Options() const override {
+    service::ServiceOptions options = BaseOptions();
+    options.max_inline_work = GetParam() ? UINT64_MAX : 0;
+    // Inline searches stay inline however long they run, so that the slow
+    // one meets its deadline or its cancellation on the callback thread.
+    options.inline_slice = absl::Hours(1);
+    return options;
+  }
+  virtual service::ServiceOptions BaseOptions() const { return {}; }
+
+  void ExpectPath(const service::CallRecord& record) {
+    EXPECT_EQ(record.ran_inline, GetParam());
+    EXPECT_FALSE(record.moved_to_pool);
+  }
+};
+
+TEST_P(InlinePathTest, AnswersWithThePublishedChunkSize) {
+  v1::ChunkSearchResponse response;
+  const grpc::Status status = Search(Gpt2ColossalAiRequest(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.configs(0).chunk_size(), kGpt2ColossalAiChunkSize);
+  EXPECT_EQ(response.engine(), v1::ENGINE_CPU_PLATEAU);
+  ExpectPath(OnlyRecord(records_));
+}
+
+TEST_P(InlinePathTest, DeadlinePassingMidSearchStopsIt) {
+  v1::ChunkSearchResponse response;
+  const grpc::Status status =
+      Search(SlowPlateauRequest(), &response, std::chrono::milliseconds(100));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  const service::CallRecord record = OnlyRecord(records_);
+  EXPECT_EQ(record.status.code(), absl::StatusCode::kDeadlineExceeded)
+      << record.status;
+  EXPECT_THAT(record.status.message(), HasSubstr("call's deadline"));
+  ExpectPath(record);
+  ExpectServing();
+}
+
+TEST_P(InlinePathTest, CancelMidSearchStopsIt) {
+  std::unique_ptr<PendingCall> call = StartSearch(SlowPlateauRequest());
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
+  call->context.TryCancel();
+  ASSERT_EQ(call->status.wait_for(kPatience), std::future_status::ready);
+  EXPECT_EQ(call->status.get().error_code(), grpc::StatusCode::CANCELLED);
+  const service::CallRecord record = OnlyRecord(records_);
+  EXPECT_EQ(record.status.code(), absl::StatusCode::kCancelled)
+      << record.status;
+  ExpectPath(record);
+  EXPECT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
+  ExpectServing();
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPaths, InlinePathTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Inline" : "Pool";
+                         });
+
+// The server's budget (--max_search_time) on both paths.
+class InlineBudgetTest : public InlinePathTest {
+ protected:
+  service::ServiceOptions BaseOptions() const override {
+    service::ServiceOptions options;
+    options.max_search_time = absl::Milliseconds(100);
+    return options;
+  }
+};
+
+TEST_P(InlineBudgetTest, SearchPastTheBudgetEnds) {
+  v1::ChunkSearchResponse response;
+  const grpc::Status status = Search(SlowPlateauRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_search_time"));
+  ExpectPath(OnlyRecord(records_));
+  ExpectServing();
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPaths, InlineBudgetTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Inline" : "Pool";
+                         });
+
+// The concurrency limit on both paths: a slow search holds the one slot,
+// and a cheap search (inline-eligible, or not) is refused at once.
+class InlineLimitTest : public InlinePathTest {
+ protected:
+  service::ServiceOptions BaseOptions() const override {
+    service::ServiceOptions options;
+    options.max_concurrent_searches = 1;
+    return options;
+  }
+};
+
+TEST_P(InlineLimitTest, SearchBeyondTheLimitIsRefused) {
+  // The slow one runs on the pool (a sweep), leaving the callback threads
+  // free to take the second call.
+  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
+  ASSERT_EQ(Inline(Gpt2ColossalAiRequest(), Options()), GetParam());
+  v1::ChunkSearchResponse response;
+  const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("concurrent searches"));
+  slow->context.TryCancel();
+  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
+  ExpectServing();
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPaths, InlineLimitTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Inline" : "Pool";
+                         });
+
+// A search that outgrows the inline slice moves to the pool and is served
+// there (here: until its deadline).
+class InlineSliceTest : public ServiceTest {
+ protected:
+  service::ServiceOptions Options() const override {
+    service::ServiceOptions options;
+    options.max_inline_work = UINT64_MAX;
+    options.inline_slice = absl::Milliseconds(1);
+    return options;
+  }
+};
+
+TEST_F(InlineSliceTest, SearchOutgrowingTheSliceMovesToThePool) {
+  v1::ChunkSearchResponse response;
+  const grpc::Status status =
+      Search(SlowPlateauRequest(), &response, std::chrono::milliseconds(300));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  const service::CallRecord record = OnlyRecord(records_);
+  EXPECT_TRUE(record.moved_to_pool);
+  EXPECT_FALSE(record.ran_inline);
+  EXPECT_EQ(record.status.code(), absl::StatusCode::kDeadlineExceeded);
+  // A cheap one still runs inline.
+  ASSERT_TRUE(Search(Gpt2ColossalAiRequest(), &response).ok());
+  ASSERT_TRUE(records_.WaitForCount(2));
+  EXPECT_TRUE(records_.All().at(1).ran_inline);
+}
+
+}  // namespace
+}  // namespace chunkplan::testing
