@@ -147,15 +147,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = "Search";
-  absl::StatusOr<planner::SearchRequest> search;
-  if (absl::StatusOr<v1::ChunkSearchRequest> parsed = ParseRequest(*request);
-      !parsed.ok()) {
-    search = parsed.status();
-  } else {
-    record.params = static_cast<uint64_t>(parsed->numels_size());
-    record.engine = static_cast<planner::Engine>(parsed->engine());
-    search = CheckAndConvert(*parsed, options_);
-  }
+  absl::StatusOr<planner::SearchRequest> search =
+      ParseAndCheck(*request, options_, &record);
   const absl::Status prepared = search.status();
   const bool run_inline = prepared.ok() && RunsInline(*search, options_);
   Work work = [this, search = std::move(search)](

@@ -1,6 +1,7 @@
 #include "server/service/request_intake.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,14 +10,16 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
+#include "server/service/search_request_decoder.h"
 
 namespace chunkplan::service {
 namespace {
 
 // RESOURCE_EXHAUSTED naming `field`, its size and the limit, when the size
 // is above the limit.
-absl::Status CheckCount(absl::string_view field, int size, uint64_t limit) {
-  if (static_cast<uint64_t>(size) <= limit) return absl::OkStatus();
+absl::Status CheckCount(absl::string_view field, uint64_t size,
+                        uint64_t limit) {
+  if (size <= limit) return absl::OkStatus();
   return absl::ResourceExhaustedError(
       absl::StrCat(field, " has ", size, " entries; this server takes at most ",
                    limit, " parameters per request (--max_params)"));
@@ -102,9 +105,35 @@ bool RunsInline(const planner::SearchRequest& request,
 }
 
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options) {
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record) {
+  // The body as one contiguous run: usually the one slice it arrived in,
+  // else a copy.
+  grpc::Slice flat;
+  if (!bytes.TrySingleSlice(&flat).ok()) (void)bytes.DumpToSingleSlice(&flat);
+  if (std::optional<planner::SearchRequest> decoded =
+          DecodeSearchRequest(absl::string_view(
+              reinterpret_cast<const char*>(flat.begin()), flat.size()))) {
+    if (record != nullptr) {
+      record->params = decoded->numels.size();
+      record->engine = decoded->engine;
+    }
+    for (const auto& [field, size] :
+         {std::pair{"numels", decoded->numels.size()},
+          std::pair{"dp_degrees", decoded->dp_degrees.size()}}) {
+      if (absl::Status s = CheckCount(field, size, options.max_params);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return std::move(*decoded);
+  }
   absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
   if (!request.ok()) return request.status();
+  if (record != nullptr) {
+    record->params = static_cast<uint64_t>(request->numels_size());
+    record->engine = static_cast<planner::Engine>(request->engine());
+  }
   return CheckAndConvert(*request, options);
 }
 

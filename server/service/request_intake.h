@@ -14,6 +14,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
+#include "server/service/call_log.h"
 #include "server/service/service_options.h"
 
 namespace chunkplan::service {
@@ -36,9 +37,15 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
     const v1::ChunkSearchRequest& request, const ServiceOptions& options);
 
 // ParseRequest, then CheckAndConvert: the planner's request for the request
-// body `bytes`, with the errors of both.
+// body `bytes`, with the errors of both. The bytes are first offered to
+// DecodeSearchRequest (search_request_decoder.h), which decodes the common
+// encodings straight into the planner's request; what it declines takes
+// protobuf's path. Either way the answer is the same. When the bytes are a
+// request, `record` (if given) gets its params (numels entries) and engine,
+// also for a request refused for its limits.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options);
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record = nullptr);
 
 // Whether a Search of the checked `request` runs inline on the callback
 // thread: planner::SweepWorkBound at most options.max_inline_work (0:
