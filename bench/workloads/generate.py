@@ -10,6 +10,11 @@ min_chunk_size_m 32, search_interval the model's hidden size (GeminiPlugin's
 hidden_dim) -- with every parameter at data-parallel degree 8, except where
 a workload says otherwise.
 
+One workload is no HF model at GeminiPlugin's defaults: the ColossalAI GPT-2
+test (gpt2-colossalai-test.json) is examples/gpt2_colossalai.json, the
+request of ColossalAI's own search test, copied field for field and written
+in the same style as the others.
+
   PYTHONPATH=<build>/python /usr/bin/python3 bench/workloads/generate.py
   PYTHONPATH=<build>/python /usr/bin/python3 bench/workloads/generate.py --check
 
@@ -19,6 +24,7 @@ workload differs from what the configs and the model code give now.
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 from typing import Callable, List, Optional
@@ -26,8 +32,14 @@ from typing import Callable, List, Optional
 from chunkplan import models
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_CONFIGS = os.path.join(_HERE, "..", "..", "tests", "python", "data",
-                        "hf_configs")
+_ROOT = os.path.join(_HERE, "..", "..")
+_CONFIGS = os.path.join(_ROOT, "tests", "python", "data", "hf_configs")
+_EXAMPLES = os.path.join(_ROOT, "examples")
+
+# ChunkSearchRequest's fields in the order the workloads write them (the
+# proto's field order; engine is never set).
+_FIELDS = ("numels", "dp_degrees", "search_range_m", "search_interval",
+           "min_chunk_size_m", "filter_exlarge_params")
 
 # GeminiPlugin's defaults.
 _RANGE_M = 32
@@ -44,12 +56,14 @@ _EXPERT_DP = 2
 class Workload:
     """One request: `name`.json from the config `config`. interval: None for
     the hidden size. degrees(model): the dp_degrees field (default: [_DP],
-    one degree shared by every parameter)."""
+    one degree shared by every parameter). example: instead of a config, a
+    request file in examples/ to copy as it is (the other fields unused)."""
     name: str
-    config: str
+    config: Optional[str] = None
     range_m: int = _RANGE_M
     interval: Optional[int] = None
     degrees: Optional[Callable[[models.HfModel], List[int]]] = None
+    example: Optional[str] = None
 
 
 def _mixtral_expert_degrees(model):
@@ -82,6 +96,9 @@ WORKLOADS = (
     # The stress sweep: 1024 * 2**20 / 128 + 1 = 8,388,609 candidates.
     Workload("stress-llama-2-70b", "llama-2-70b.json", range_m=1024,
              interval=128),
+    # ColossalAI's own search test: 28 params, dp 1, range 1, interval 128,
+    # minimum 0, filter on.
+    Workload("gpt2-colossalai-test", example="gpt2_colossalai.json"),
 )
 
 
@@ -93,22 +110,44 @@ def _number_lines(values, per_line):
     return "[\n    " + ",\n    ".join(rows) + "\n  ]"
 
 
+def _render_request(request):
+    """`request`, {proto field name: value}, as protobuf JSON text in the
+    workloads' style: the fields in _FIELDS order, numels 8 to a line,
+    dp_degrees 32 to a line (on the key's line when there is one), scalars
+    as JSON writes them. Raises ValueError for a field not in _FIELDS."""
+    unknown = sorted(set(request) - set(_FIELDS))
+    if unknown:
+        raise ValueError(f"fields the workloads do not write: {unknown}")
+    fields = []
+    for key in (k for k in _FIELDS if k in request):
+        value = request[key]
+        if key == "numels":
+            text = _number_lines(value, 8)
+        elif key == "dp_degrees":
+            text = (_number_lines(value, 32) if len(value) > 1
+                    else f"[{value[0]}]")
+        else:
+            text = json.dumps(value)
+        fields.append(f'  "{key}": {text}')
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
 def render(workload):
     """The workload's request as protobuf JSON text (proto field names)."""
+    if workload.example:
+        with open(os.path.join(_EXAMPLES, workload.example),
+                  encoding="utf-8") as f:
+            return _render_request(json.load(f))
     model = models.describe(os.path.join(_CONFIGS, workload.config))
-    interval = workload.interval or model.hidden_size
     degrees = workload.degrees(model) if workload.degrees else [_DP]
-    fields = [
-        ("numels", _number_lines(model.numels, 8)),
-        ("dp_degrees", _number_lines(degrees, 32)
-         if len(degrees) > 1 else f"[{degrees[0]}]"),
-        ("search_range_m", str(workload.range_m)),
-        ("search_interval", str(interval)),
-        ("min_chunk_size_m", str(_MIN_CHUNK_M)),
-        ("filter_exlarge_params", "true"),
-    ]
-    body = ",\n".join(f'  "{key}": {value}' for key, value in fields)
-    return "{\n" + body + "\n}\n"
+    return _render_request({
+        "numels": model.numels,
+        "dp_degrees": degrees,
+        "search_range_m": workload.range_m,
+        "search_interval": workload.interval or model.hidden_size,
+        "min_chunk_size_m": _MIN_CHUNK_M,
+        "filter_exlarge_params": True,
+    })
 
 
 def main(argv=None):

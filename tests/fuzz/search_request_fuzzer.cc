@@ -6,6 +6,8 @@
 // A finding is a crash, a sanitizer report, a leak, a timeout (libFuzzer's
 // -timeout), or one of the checks below failing:
 //   - every error has a code the wire contract allows for it, and a message;
+//   - where the fast decoder (search_request_decoder.h) reads the bytes,
+//     protobuf reads the same request;
 //   - an answer serializes, and holds a config per degree;
 //   - AUTO's cost model (plain C++, built everywhere) gives finite,
 //     non-negative estimates on every plan, whether or not this build has
@@ -16,16 +18,19 @@
 // A search that is slow but legitimate is not a hang: a StopCheck ends it
 // after kSearchBudget with DEADLINE_EXCEEDED, as a call deadline would.
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/planner/engines/engine_choice.h"
@@ -34,6 +39,7 @@
 #include "server/planner/search_types.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
+#include "server/service/search_request_decoder.h"
 #include "server/service/service_options.h"
 
 namespace chunkplan::service {
@@ -194,6 +200,32 @@ void CheckCostModel(const planner::SearchRequest& request,
   planner::AutoPrefersCuda(plan->sweep, options.max_cuda_work);
 }
 
+// Where DecodeSearchRequest answers, protobuf's parse and FromProto answer
+// the same request, field for field and doubles bit for bit.
+void CheckDecoderAgrees(const grpc::ByteBuffer& body, const uint8_t* data,
+                        size_t size) {
+  const std::optional<planner::SearchRequest> decoded = DecodeSearchRequest(
+      absl::string_view(reinterpret_cast<const char*>(data), size));
+  if (!decoded.has_value()) return;
+  absl::StatusOr<v1::ChunkSearchRequest> parsed = ParseRequest(body);
+  if (!parsed.ok())
+    Fail("decoded bytes that protobuf refuses", parsed.status());
+  const absl::StatusOr<planner::SearchRequest> want = FromProto(*parsed);
+  if (!want.ok()) Fail("decoded a request FromProto refuses", want.status());
+  if (decoded->numels != want->numels ||
+      decoded->dp_degrees != want->dp_degrees ||
+      std::bit_cast<uint64_t>(decoded->search_range_m) !=
+          std::bit_cast<uint64_t>(want->search_range_m) ||
+      decoded->search_interval != want->search_interval ||
+      std::bit_cast<uint64_t>(decoded->min_chunk_size_m) !=
+          std::bit_cast<uint64_t>(want->min_chunk_size_m) ||
+      decoded->filter_exlarge_params != want->filter_exlarge_params ||
+      decoded->engine != want->engine) {
+    Fail("the decoder and protobuf read different requests",
+         absl::InternalError("field mismatch"));
+  }
+}
+
 // One input, as the server would take it (see the top of this file).
 void FuzzOne(const uint8_t* data, size_t size) {
   static const ServiceOptions options = FuzzOptions();
@@ -202,6 +234,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
 
   grpc::Slice slice(data, size);
   const grpc::ByteBuffer body(&slice, 1);
+  CheckDecoderAgrees(body, data, size);
   absl::StatusOr<planner::SearchRequest> request = ParseAndCheck(body, options);
   if (!request.ok()) {
     const absl::StatusCode code = request.status().code();

@@ -4,6 +4,8 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace chunkplan::planner {
 namespace {
 
@@ -22,6 +24,10 @@ struct Evaluation {
 class ChunkCounter {
  public:
   explicit ChunkCounter(const SweepProblem& problem) {
+    // One allocation per vector (a search's fixed cost is a few of them).
+    prefix_.reserve(problem.sizes.size() + problem.num_groups());
+    begin_.reserve(problem.num_groups() + 1);
+    run_begin_.reserve(problem.num_groups() + 1);
     for (size_t g = 0; g < problem.num_groups(); ++g) {
       begin_.push_back(prefix_.size());
       run_begin_.push_back(runs_.size());
@@ -46,13 +52,15 @@ class ChunkCounter {
     for (size_t g = 0; g + 1 < begin_.size(); ++g) {
       const uint64_t* p = &prefix_[begin_[g]];
       const size_t n = begin_[g + 1] - begin_[g] - 1;
-      // Galloping costs a few mispredicted branches per chunk, the walk
-      // about three dependent instructions per size (bench/: LLaMA-2 70B's
-      // 723 sizes in 322 chunks walk 3x faster than they gallop; BERT's 56
-      // sizes a chunk gallop far faster). p[n] / chunk + 1 is about the
-      // chunks of this group.
+      // Galloping costs a few mispredicted branches per chunk, the walk a
+      // few instructions per size (bench/: LLaMA-2 70B's 723 sizes in 322
+      // chunks walk 3x faster than they gallop; BERT's 56 sizes a chunk
+      // gallop far faster). (p[n] + chunk) / chunk is about the chunks of
+      // this group; compared multiplied out, in 128 bits: no division.
       // (A chunk of 0 has only sizes of 0 to place: the walk skips them.)
-      if (chunk == 0 || n <= kWalkSizesPerChunk * (p[n] / chunk + 1)) {
+      using u128 = unsigned __int128;
+      if (static_cast<u128>(n) * chunk <=
+          static_cast<u128>(kWalkSizesPerChunk) * (u128{p[n]} + chunk)) {
         WalkGroup(p, n, &runs_[run_begin_[g]], &runs_[run_begin_[g + 1]], chunk,
                   &e);
       } else {
@@ -160,9 +168,10 @@ class ChunkCounter {
   }
 
   std::vector<uint64_t> prefix_;
-  std::vector<size_t> begin_;
-  std::vector<Run> runs_;          // every group's long runs, back to back
-  std::vector<size_t> run_begin_;  // num_groups + 1 offsets into runs_
+  // Inline for up to 3 groups: no allocation for the common requests.
+  absl::InlinedVector<size_t, 4> begin_;
+  std::vector<Run> runs_;  // every group's long runs, back to back
+  absl::InlinedVector<size_t, 4> run_begin_;  // num_groups + 1 offsets
 };
 
 // Evaluations along the grid, with the stop check between them.
@@ -208,11 +217,33 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
   if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
   SweepOutcome best{
       0, grid.At(0), current.chunks * grid.At(0) - problem.swept_total, {}};
+  best.improvements.reserve(16);  // most frontiers have fewer points
   best.improvements.push_back({0, best.chunk_size, best.waste});
+
+  // Every group with something to place opens a chunk at any size.
+  uint64_t placing_groups = 0;
+  for (size_t g = 0; g < problem.num_groups(); ++g) {
+    for (uint64_t s : problem.group(g)) {
+      if (s != 0) {
+        ++placing_groups;
+        break;
+      }
+    }
+  }
 
   // K is constant on [plateau, lo); find the first index >= lo where it drops.
   uint64_t lo = walker.NextCandidate(0, current);
   while (best.waste > 0 && lo < grid.count) {
+    // No chunk holds more than C, so K(C) >= sum of ceil(S_g / C) >=
+    // ceil(S / C): K cannot drop once it counts one chunk per placing group,
+    // nor anywhere below the first candidate >= ceil(S / (K - 1)). Such
+    // candidates keep the plateau's K, so the walk skips them unseen.
+    if (current.chunks <= placing_groups) break;
+    const uint64_t fewer = current.chunks - 1;
+    lo = std::max(lo,
+                  grid.FirstIndexAtLeast(problem.swept_total / fewer +
+                                         (problem.swept_total % fewer != 0)));
+    if (lo >= grid.count) break;
     // Gallop for an index whose K is below the current plateau's.
     uint64_t hi = grid.count;
     Evaluation at_hi;
@@ -229,11 +260,21 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     }
     if (hi == grid.count) break;  // K stays constant to the end of the grid
     // Bisect [lo, hi] for the first drop: hi drops, everything below lo not.
-    while (lo < hi) {
-      const uint64_t mid = lo + (hi - lo) / 2;
+    // lo, the next point where the partition changes at all, is probed
+    // first: there K most often drops (a chunk takes in the size that opened
+    // the next one). same_end is the last index known to share hi's K: the
+    // new plateau runs at least to it, so the walk goes on past it.
+    uint64_t same_end = hi;
+    Evaluation at_same_end = at_hi;
+    for (bool first = true; lo < hi; first = false) {
+      const uint64_t mid = first ? lo : lo + (hi - lo) / 2;
       Evaluation e;
       if (absl::Status s = walker.EvaluateAt(mid, &e); !s.ok()) return s;
       if (e.chunks < current.chunks) {
+        if (e.chunks != at_hi.chunks) {
+          same_end = mid;
+          at_same_end = e;
+        }
         hi = mid;
         at_hi = e;
       } else {
@@ -250,7 +291,7 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
       best.waste = waste;
       best.improvements.push_back({hi, chunk, waste});
     }
-    lo = walker.NextCandidate(hi, current);
+    lo = walker.NextCandidate(same_end, at_same_end);
   }
   return best;
 }

@@ -37,6 +37,7 @@ bool IsStickyCudaFailure(const absl::Status& status) {
 }
 
 absl::Status DeviceHealth::Usable() const {
+  if (!failed_.load(std::memory_order_acquire)) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
   return unusable_;
 }
@@ -48,6 +49,7 @@ void DeviceHealth::RecordFailure(const absl::Status& failure) {
   unusable_ = absl::FailedPreconditionError(absl::StrCat(
       "device unusable since a sticky failure: ",
       absl::StatusCodeToString(failure.code()), ": ", failure.message()));
+  failed_.store(true, std::memory_order_release);
 }
 
 }  // namespace chunkplan::planner

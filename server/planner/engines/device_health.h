@@ -8,6 +8,8 @@
 // and AUTO stops choosing it. Plain C++: the CUDA error arrives as the name
 // in a status's kCudaErrorPayload (cuda_engine.h).
 
+#include <atomic>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -38,6 +40,9 @@ class DeviceHealth {
   void RecordFailure(const absl::Status& failure);
 
  private:
+  // Set, after unusable_, by the first sticky failure: until then Usable
+  // answers without the lock (every search asks it).
+  std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;
   absl::Status unusable_ ABSL_GUARDED_BY(mu_);
 };

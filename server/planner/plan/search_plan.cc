@@ -177,7 +177,7 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
     }
     sweep.sizes.resize(kept);
     sweep.swept_total = swept_total;
-    sweep.group_begin.push_back(kept);
+    sweep.group_begin = {0, kept};
   }
   absl::StatusOr<CandidateGrid> grid =
       BuildGrid(sweep, max_swept, *min_chunk_size, *search_range,
