@@ -15,6 +15,11 @@
 //                           (every candidate laid out, on the shared pool);
 //                           steps_per_s_per_core counts candidates x
 //                           placed parameters
+//   INTAKE/W                the request's serialized body to the planner's
+//                           request as the server takes it (ParseAndCheck:
+//                           the fast decoder)
+//   INTAKE_PROTOBUF/W       the same through protobuf's message and
+//                           FromProto: the baseline for INTAKE/W
 //   LAYOUT/W                Planner::Layout on the same request (searched
 //                           with CPU_PLATEAU, then laid out at GeminiPlugin's
 //                           defaults): compare with CPU_PLATEAU/W
@@ -40,8 +45,11 @@
 #include "absl/strings/str_cat.h"
 #include "bench/workload_loader.h"
 #include "benchmark/benchmark.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
+#include "server/service/request_intake.h"
 
 #ifndef CHUNKPLAN_BENCH_WORKLOADS_DIR
 #define CHUNKPLAN_BENCH_WORKLOADS_DIR "bench/workloads"
@@ -171,6 +179,33 @@ void RunFrontier(benchmark::State& state, const Workload& w,
   }
 }
 
+// A Search request body to the planner's request, as the server takes it:
+// ParseAndCheck (the fast decoder, protobuf's path where it declines), or,
+// with `protobuf`, protobuf's path alone (ParseRequest, then
+// CheckAndConvert) -- the baseline the decoder is measured against.
+void RunIntake(benchmark::State& state, const Workload& w, bool protobuf) {
+  grpc::Slice slice(w.wire);
+  const grpc::ByteBuffer body(&slice, 1);
+  const service::ServiceOptions options;
+  for (auto _ : state) {
+    absl::StatusOr<planner::SearchRequest> request;
+    if (protobuf) {
+      absl::StatusOr<v1::ChunkSearchRequest> parsed =
+          service::ParseRequest(body);
+      request = parsed.ok() ? service::CheckAndConvert(*parsed, options)
+                            : parsed.status();
+    } else {
+      request = service::ParseAndCheck(body, options);
+    }
+    if (!request.ok()) {
+      state.SkipWithError(request.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(request->numels.data());
+  }
+  state.counters["bytes"] = static_cast<double>(w.wire.size());
+}
+
 void Register(const Workload& w, Engine engine, unsigned workers) {
   std::string name = absl::StrCat(EngineName(engine), "/", w.name);
   if (engine == Engine::kCpuSweep) absl::StrAppend(&name, "/workers:", workers);
@@ -236,6 +271,16 @@ int Main(int argc, char** argv) {
     frontier->UseRealTime()->Unit(benchmark::kMillisecond);
     if (w.candidates * w.params > kHeavySweepWork) {
       frontier->Iterations(kHeavyIterations);
+    }
+    for (const bool protobuf : {false, true}) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat(protobuf ? "INTAKE_PROTOBUF/" : "INTAKE/", w.name)
+              .c_str(),
+          [&w, protobuf](benchmark::State& state) {
+            RunIntake(state, w, protobuf);
+          })
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
     }
     benchmark::RegisterBenchmark(
         absl::StrCat("LAYOUT/", w.name).c_str(),

@@ -41,6 +41,7 @@ absl::StatusOr<Workload> LoadOne(const std::filesystem::path& file) {
   w.swept_params = plan->sweep.sizes.size();
   w.sweep_work = plan->sweep.SweepWork();
   w.request = *std::move(request);
+  w.wire = proto.SerializeAsString();
   return w;
 }
 

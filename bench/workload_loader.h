@@ -22,6 +22,7 @@ struct Workload {
   uint64_t candidates = 0;         // grid points of the sweep
   uint64_t swept_params = 0;       // sizes swept after the filter
   uint64_t sweep_work = 0;         // candidates x swept_params
+  std::string wire;                // the request serialized, as sent
 };
 
 // Every *.json file directly in `dir`, in name order, each parsed, converted

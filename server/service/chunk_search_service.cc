@@ -125,10 +125,10 @@ void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
                                    grpc::ByteBuffer* response,
                                    CallRecord record,
                                    Clock::time_point started) {
-  const planner::StopCheck stop =
-      InlineStopCheck(CallStopCheck(context, started, options_.max_search_time),
-                      options_.inline_slice);
-  absl::Status status = stop();
+  const CallStop call(context, started, options_.max_search_time);
+  const InlineStop check(call, options_.inline_slice);
+  const planner::StopCheck stop = StopCheckOf(check);
+  absl::Status status = check();
   if (status.ok()) status = work(stop, record, response);
   if (IsMovedToPool(status)) {
     record.moved_to_pool = true;
@@ -232,10 +232,10 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
                                  grpc::ServerUnaryReactor* reactor,
                                  const Work& work, grpc::ByteBuffer* response,
                                  CallRecord record, Clock::time_point started) {
-  const planner::StopCheck stop =
-      CallStopCheck(context, started, options_.max_search_time);
+  const CallStop check(context, started, options_.max_search_time);
+  const planner::StopCheck stop = StopCheckOf(check);
   // A call that waited for a worker past its deadline does not start.
-  absl::Status status = stop();
+  absl::Status status = check();
   if (status.ok()) status = work(stop, record, response);
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.

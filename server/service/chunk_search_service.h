@@ -118,7 +118,7 @@ class ChunkSearchService final
               Clock::time_point started);
 
   // Runs an admitted call's `work` on this (the callback) thread under the
-  // call's StopCheck and options_.inline_slice (InlineStopCheck), then
+  // call's StopCheck and options_.inline_slice (InlineStop), then
   // Finish; a search that outgrows the slice is handed to Submit instead,
   // its slot kept, and starts again on a worker.
   void RunInline(grpc::CallbackServerContext* context,

@@ -40,7 +40,7 @@
 //                       --max_sweep_work or            cpu_sweep_engine,
 //                       --max_cuda_work                cuda_engine.cu
 //   DEADLINE_EXCEEDED,  the client's deadline or       service/call_stop
-//   CANCELLED           --max_search_time passed, or   (CallStopCheck), asked
+//   CANCELLED           --max_search_time passed, or   (CallStop), asked
 //                       the call was cancelled         by every engine
 //
 // Why the split: only the service sees bytes, its own flags and the wire's
