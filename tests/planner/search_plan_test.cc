@@ -211,13 +211,24 @@ TEST(SearchPlan, OneDegreePathEqualsTheGeneralPath) {
   std::mt19937_64 rng(20261203);
   for (int round = 0; round < 2000; ++round) {
     SearchRequest shared;
-    const size_t n = 1 + rng() % 300;
-    for (size_t i = 0; i < n; ++i) {
+    const size_t count = 1 + rng() % 300;
+    for (size_t i = 0; i < count; ++i) {
       const uint64_t kind = rng() % 10;
       shared.numels.push_back(kind == 0   ? 0
                               : kind == 1 ? uint64_t{1} << (20 + rng() % 20)
                                           : 1 + rng() % 100000);
     }
+    if (round % 4 == 0) {
+      // 9k sizes a and k sizes b: b sits exactly at mean + 3 std in real
+      // arithmetic, so numpy's rounding alone decides it (the band's
+      // fallback); all equal sizes (std 0) are at the limit too.
+      const uint64_t a = 1 + rng() % 100000;
+      const uint64_t b = round % 8 == 0 ? a : a + 1 + rng() % 100000;
+      const size_t k = 1 + rng() % 30;
+      shared.numels.assign(9 * k, a);
+      shared.numels.insert(shared.numels.begin() + rng() % (9 * k), k, b);
+    }
+    const size_t n = shared.numels.size();
     const uint32_t degree = 1 + rng() % 8;
     if (rng() % 4 != 0) shared.dp_degrees = {degree};
     shared.search_range_m = static_cast<double>(rng() % 8) / 4;

@@ -82,4 +82,23 @@ double NumpyExlargeLimit(std::span<const uint64_t> sizes) {
   return mean + three_std;
 }
 
+ExlargeBand ExlargeLimitBand(uint64_t count, unsigned __int128 sum,
+                             unsigned __int128 sum_of_squares,
+                             uint64_t max_size) {
+  // With n < 2^18 and sizes < 2^44: n * sum_of_squares < 2^124 and
+  // sum^2 < 2^124, so the variance's numerator is exact in 128 bits.
+  if (count == 0 || count >= (uint64_t{1} << 18) ||
+      max_size >= (uint64_t{1} << 44)) {
+    return {};
+  }
+  const unsigned __int128 numerator = count * sum_of_squares - sum * sum;
+  const long double n = static_cast<long double>(count);
+  const long double limit =
+      static_cast<long double>(sum) / n +
+      3.0L * std::sqrt(static_cast<long double>(numerator)) / n;
+  constexpr long double kBand = 1e-9L;
+  return {true, static_cast<double>(limit * (1 - kBand)),
+          static_cast<double>(limit * (1 + kBand))};
+}
+
 }  // namespace chunkplan::planner

@@ -146,9 +146,16 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
   const absl::StatusOr<uint64_t> min_chunk_size =
       RoundedMebiElements(request.min_chunk_size_m, "min_chunk_size_m");
   if (!search_range.ok() || !min_chunk_size.ok()) return false;
-  // 128 bits cannot overflow for any vector of 64-bit values.
+  // 128 bits cannot overflow for any vector of 64-bit values. The sum of
+  // squares may wrap; ExlargeLimitBand uses it only where it cannot.
   unsigned __int128 sum = 0;
-  for (uint64_t numel : numels) sum += numel;
+  unsigned __int128 sum_of_squares = 0;
+  uint64_t max_size = 0;
+  for (uint64_t numel : numels) {
+    sum += numel;
+    sum_of_squares += static_cast<unsigned __int128>(numel) * numel;
+    max_size = std::max(max_size, numel);
+  }
   // Every numel <= total, so each is within range too.
   if (sum > kMaxElements) return false;
   const uint64_t total = static_cast<uint64_t>(sum);
@@ -159,25 +166,45 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
   SweepProblem& sweep = plan->sweep;
   uint64_t max_swept = 0;
   if (!gathered) {
-    // Written through a pointer, a slot per size, the count advanced by
-    // the filter's decision: no branch on the data.
-    sweep.sizes.resize(numels.size());
-    uint64_t* out = sweep.sizes.data();
-    size_t kept = 0;
-    uint64_t swept_total = 0;
-    const double limit = request.filter_exlarge_params
-                             ? NumpyExlargeLimit(numels)
-                             : std::numeric_limits<double>::infinity();
-    for (uint64_t s : numels) {
-      const bool keep = WithinExlargeLimit(s, limit);
-      out[kept] = s;
-      kept += keep;
-      swept_total += keep ? s : 0;  // <= total
-      max_swept = keep && s > max_swept ? s : max_swept;
+    const ExlargeBand band =
+        request.filter_exlarge_params
+            ? ExlargeLimitBand(numels.size(), sum, sum_of_squares, max_size)
+            : ExlargeBand{true, std::numeric_limits<double>::infinity(),
+                          std::numeric_limits<double>::infinity()};
+    if (band.known && static_cast<double>(max_size) <= band.below) {
+      // The filter keeps every size (or is off): no pass to decide.
+      sweep.sizes = numels;
+      sweep.swept_total = total;
+      max_swept = max_size;
+    } else {
+      // Written through a pointer, a slot per size, the count advanced by
+      // the filter's decision. Sizes inside the band are decided by numpy's
+      // own arithmetic.
+      sweep.sizes.resize(numels.size());
+      uint64_t* out = sweep.sizes.data();
+      double limit = 0;
+      bool exact = !band.known;
+      if (!exact) {
+        for (uint64_t s : numels) {
+          const double v = static_cast<double>(s);
+          if (v > band.below && v <= band.above) exact = true;
+        }
+      }
+      if (exact) limit = NumpyExlargeLimit(numels);
+      size_t kept = 0;
+      uint64_t swept_total = 0;
+      for (uint64_t s : numels) {
+        const bool keep = exact ? WithinExlargeLimit(s, limit)
+                                : static_cast<double>(s) <= band.below;
+        out[kept] = s;
+        kept += keep;
+        swept_total += keep ? s : 0;  // <= total
+        max_swept = keep && s > max_swept ? s : max_swept;
+      }
+      sweep.sizes.resize(kept);
+      sweep.swept_total = swept_total;
     }
-    sweep.sizes.resize(kept);
-    sweep.swept_total = swept_total;
-    sweep.group_begin = {0, kept};
+    sweep.group_begin = {0, sweep.sizes.size()};
   }
   absl::StatusOr<CandidateGrid> grid =
       BuildGrid(sweep, max_swept, *min_chunk_size, *search_range,
