@@ -6,12 +6,21 @@
 // With every size <= C, a group's padding is k(C) * C - S, k(C) being the
 // chunks next-fit opens; k never grows with C. So along a plateau of
 // K = sum of k the total padding rises with C, and the first least-waste
-// candidate is the first grid point of some plateau. The engine counts chunks
-// with prefix sums and galloping search, and walks from plateau to plateau:
-// it knows from each evaluation the smallest C at which the partition can
-// change at all, and gallops then bisects the grid for the first point where
-// K drops. Every strict improvement it meets is one of those first points,
-// so the improvements it records are the seed's whole waste frontier.
+// candidate is the first grid point of some plateau. The engine walks from
+// plateau to plateau: it knows from each evaluation the smallest C at which
+// the partition can change at all, and gallops then bisects the grid for the
+// first point where K drops (probing that next change first). It skips what
+// cannot drop: K(C) >= ceil(S / C), so no candidate below ceil(S / (K - 1))
+// has fewer chunks, and K never falls below one chunk per group with
+// something to place. Every strict improvement it meets is one of those
+// first points, so the improvements it records are the seed's whole waste
+// frontier.
+//
+// One evaluation counts each group's chunks by one of two exact methods:
+// galloping over prefix sums (a few mispredicted branches a chunk: for many
+// sizes a chunk) or a walk size by size (for few sizes a chunk), in which a
+// run of 16 or more equal sizes (a mixture-of-experts layer) is placed in a
+// few divisions.
 
 #include "server/planner/engines/sweep_engine.h"
 
