@@ -138,6 +138,14 @@ class Server:
         with open(self.log_path) as f:
             return f.read()
 
+    def cpu_seconds(self):
+        """User plus system CPU time the server process has used."""
+        with open(f"/proc/{self.process.pid}/stat") as f:
+            # Fields after the command name, which is in parentheses.
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf(
+            "SC_CLK_TCK")
+
     def peak_rss_kib(self):
         """VmHWM of the server process, in KiB."""
         with open(f"/proc/{self.process.pid}/status") as f:
@@ -253,8 +261,11 @@ def load_check(server, bodies, args, work_dir, name):
     """One h2load run of Check; its figures with "served", the calls
     answered OK: an OK Check answers exactly one 7-byte message, a failed
     one none."""
+    cpu = server.cpu_seconds()
     check = h2load(server.address, CHECK, bodies["check"], args, work_dir,
                    name)
+    check["server_cpu_us"] = (server.cpu_seconds() - cpu) / \
+        check["requests"] * 1e6
     check["served"] = check["data_bytes"] // CHECK_RESPONSE_BYTES
     if check["data_bytes"] % CHECK_RESPONSE_BYTES:
         check["served"] = 0  # not a whole number of answers: all suspect
@@ -267,8 +278,11 @@ def load_search(server, bodies, args, work_dir, name):
     server's OK count over the run, and "codes", {status code: calls} of
     those not OK."""
     before = server.search_calls_by_code()
+    cpu = server.cpu_seconds()
     search = h2load(server.address, SEARCH, bodies["search"], args, work_dir,
                     name)
+    search["server_cpu_us"] = (server.cpu_seconds() - cpu) / \
+        search["requests"] * 1e6
     after = server.search_calls_by_code()
     moved = {code: after.get(code, 0) - before.get(code, 0) for code in after}
     search["served"] = moved.get("OK", 0)
@@ -326,6 +340,13 @@ def summary(args, source, request_bytes, rounds, peak_kib, exit_code):
                    "streams": args.streams, "threads": args.threads},
         "rounds": rounds,
         "median_ratio": median,
+        # Server CPU per call (user + system, in µs, at the clock tick's
+        # resolution): less moved by the client's share of the cores than
+        # the rates are.
+        "median_cpu_us": {
+            method: statistics.median(r[method]["server_cpu_us"]
+                                      for r in rounds)
+            for method in ("check", "search")},
         "median_round": middle + 1,
         "target_ratio": args.target_ratio,
         "ratio_met": median >= args.target_ratio,
@@ -366,6 +387,10 @@ def print_report(report):
           f"{report['median_ratio']:.2f} (round {report['median_round']}; "
           f"target >= {report['target_ratio']}: "
           f"{verdict(report['ratio_met'])})")
+    cpu = report["median_cpu_us"]
+    print(f"server CPU per call, median over rounds: Check "
+          f"{cpu['check']:.1f} µs, Search {cpu['search']:.1f} µs "
+          f"(Check/Search {cpu['check'] / cpu['search']:.2f})")
     print(f"failed calls, all rounds: {report['failed']}")
     print(f"server peak RSS (VmHWM): {report['peak_rss_mib']:.1f} MiB "
           f"(target < {report['target_rss_mib']} MiB: "

@@ -92,13 +92,17 @@ ExlargeBand ExlargeLimitBand(uint64_t count, unsigned __int128 sum,
     return {};
   }
   const unsigned __int128 numerator = count * sum_of_squares - sum * sum;
-  const long double n = static_cast<long double>(count);
-  const long double limit =
-      static_cast<long double>(sum) / n +
-      3.0L * std::sqrt(static_cast<long double>(numerator)) / n;
-  constexpr long double kBand = 1e-9L;
-  return {true, static_cast<double>(limit * (1 - kBand)),
-          static_cast<double>(limit * (1 + kBand))};
+  // In doubles: each step is within a few 1e-16 of the real value, far
+  // inside the band.
+  const auto to_double = [](unsigned __int128 v) {
+    return static_cast<double>(static_cast<uint64_t>(v >> 64)) * 0x1p64 +
+           static_cast<double>(static_cast<uint64_t>(v));
+  };
+  const double n = static_cast<double>(count);
+  const double limit =
+      to_double(sum) / n + 3.0 * std::sqrt(to_double(numerator)) / n;
+  constexpr double kBand = 1e-9;
+  return {true, limit * (1 - kBand), limit * (1 + kBand)};
 }
 
 }  // namespace chunkplan::planner
