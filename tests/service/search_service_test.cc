@@ -284,30 +284,8 @@ TEST_F(LimitsTest, SweepWorkOverTheLimitIsResourceExhausted) {
   EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
-class ConcurrencyLimitTest : public ServiceTest {
- protected:
-  service::ServiceOptions Options() const override {
-    service::ServiceOptions options;
-    options.max_concurrent_searches = 1;
-    return options;
-  }
-};
-
-TEST_F(ConcurrencyLimitTest, SearchBeyondTheLimitIsRefusedAtOnce) {
-  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
-  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
-
-  v1::ChunkSearchResponse response;
-  const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(refused.error_message(), HasSubstr("concurrent searches"));
-
-  slow->context.TryCancel();
-  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
-  EXPECT_EQ(slow->status.get().error_code(), grpc::StatusCode::CANCELLED);
-  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
-  ExpectServing();
-}
+// The concurrency limit: InlineLimitTest (inline_search_test.cc), on both
+// the inline and the pool path.
 
 class MessageSizeTest : public ServiceTest {
  protected:

@@ -112,28 +112,32 @@ v1::ChunkSearchRequest Gpt2ColossalAiRequest() {
   return request;
 }
 
-v1::ChunkSearchRequest SlowSweepRequest() {
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<uint64_t> size(1000, 2000);
+namespace {
+
+// `count` sizes drawn uniformly from [lo, hi] with `seed`, 2**20 + 1
+// candidates at interval 1, no minimum, on `engine`.
+v1::ChunkSearchRequest IntervalOneRequest(uint64_t seed, int count,
+                                          uint64_t lo, uint64_t hi,
+                                          v1::Engine engine) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<uint64_t> size(lo, hi);
   v1::ChunkSearchRequest request;
-  for (int i = 0; i < 4000; ++i) request.add_numels(size(rng));
-  request.set_search_range_m(1);  // 2**20 + 1 candidates at interval 1
+  for (int i = 0; i < count; ++i) request.add_numels(size(rng));
+  request.set_search_range_m(1);
   request.set_search_interval(1);
   request.set_min_chunk_size_m(0);
-  request.set_engine(v1::ENGINE_CPU_SWEEP);
+  request.set_engine(engine);
   return request;
 }
 
+}  // namespace
+
+v1::ChunkSearchRequest SlowSweepRequest() {
+  return IntervalOneRequest(7, 4000, 1000, 2000, v1::ENGINE_CPU_SWEEP);
+}
+
 v1::ChunkSearchRequest SlowPlateauRequest() {
-  std::mt19937_64 rng(5);
-  std::uniform_int_distribution<uint64_t> size(1000, 50000);
-  v1::ChunkSearchRequest request;
-  for (int i = 0; i < 20000; ++i) request.add_numels(size(rng));
-  request.set_search_range_m(1);  // 2**20 + 1 candidates at interval 1
-  request.set_search_interval(1);
-  request.set_min_chunk_size_m(0);
-  request.set_engine(v1::ENGINE_CPU_PLATEAU);
-  return request;
+  return IntervalOneRequest(5, 20000, 1000, 50000, v1::ENGINE_CPU_PLATEAU);
 }
 
 std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed) {
