@@ -116,9 +116,8 @@ namespace {
 
 // `count` sizes drawn uniformly from [lo, hi] with `seed`, 2**20 + 1
 // candidates at interval 1, no minimum, on `engine`.
-v1::ChunkSearchRequest IntervalOneRequest(uint64_t seed, int count,
-                                          uint64_t lo, uint64_t hi,
-                                          v1::Engine engine) {
+v1::ChunkSearchRequest IntervalOneRequest(uint64_t seed, int count, uint64_t lo,
+                                          uint64_t hi, v1::Engine engine) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<uint64_t> size(lo, hi);
   v1::ChunkSearchRequest request;
