@@ -283,5 +283,25 @@ TEST(SearchPlan, SweepWorkBoundBoundsTheSweepWork) {
   EXPECT_EQ(SweepWorkBound(r), (uint64_t{4'000'000'000'000} << 20) * 4 + 4);
 }
 
+// GridIndexFinder answers as CandidateGrid::FirstIndexAtLeast (a division)
+// on random grids, with intervals from 1 to 2^63 and values to 2^64 - 1.
+TEST(GridIndexFinder, EqualsTheDivision) {
+  std::mt19937_64 rng(20261203);
+  for (int round = 0; round < 200000; ++round) {
+    CandidateGrid grid;
+    const int bits = 1 + static_cast<int>(rng() % 63);
+    grid.interval = 1 + (rng() >> (64 - bits));
+    grid.start = rng() % 3 == 0 ? 0 : rng() >> (rng() % 64);
+    grid.count = 1 + (rng() >> (rng() % 64 + 1));
+    const GridIndexFinder finder(grid);
+    uint64_t value = rng() >> (rng() % 64);
+    if (round % 7 == 0) value = UINT64_MAX - rng() % 4;
+    if (round % 11 == 0) value = grid.start + grid.interval * (rng() % 1000);
+    ASSERT_EQ(finder.FirstIndexAtLeast(value), grid.FirstIndexAtLeast(value))
+        << "interval " << grid.interval << " start " << grid.start << " value "
+        << value;
+  }
+}
+
 }  // namespace
 }  // namespace chunkplan::planner

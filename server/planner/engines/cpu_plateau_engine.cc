@@ -178,7 +178,10 @@ class ChunkCounter {
 class GridWalker {
  public:
   GridWalker(const SweepProblem& problem, const StopCheck& stop)
-      : counter_(problem), grid_(problem.grid), stop_(stop) {}
+      : counter_(problem),
+        grid_(problem.grid),
+        index_finder_(problem.grid),
+        stop_(stop) {}
 
   // The stop check runs before the first evaluation and then whenever
   // kChunksPerStopCheck chunks (plus one per evaluation) have been counted.
@@ -196,12 +199,13 @@ class GridWalker {
   // change, or grid.count.
   uint64_t NextCandidate(uint64_t index, const Evaluation& e) const {
     if (e.next_change == kNever) return grid_.count;
-    return std::max(index + 1, grid_.FirstIndexAtLeast(e.next_change));
+    return std::max(index + 1, index_finder_.FirstIndexAtLeast(e.next_change));
   }
 
  private:
   ChunkCounter counter_;
   const CandidateGrid& grid_;
+  const GridIndexFinder index_finder_;
   const StopCheck& stop_;
   uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
   uint64_t next_check_ = 0;        // the count at which to check next

@@ -30,6 +30,43 @@ struct CandidateGrid {
   }
 };
 
+// CandidateGrid::FirstIndexAtLeast without a division: the grid's interval
+// is fixed for a whole sweep, so its reciprocal is taken once and each
+// quotient is a multiply and at most one correction (the plateau engine asks
+// for one per evaluation, where a 64-bit division is a sizable share of a
+// small search). Host code.
+class GridIndexFinder {
+ public:
+  explicit GridIndexFinder(const CandidateGrid& grid)
+      : start_(grid.start),
+        interval_(grid.interval),
+        count_(grid.count),
+        reciprocal_(UINT64_MAX / grid.interval) {}
+
+  // Equals grid.FirstIndexAtLeast(value).
+  uint64_t FirstIndexAtLeast(uint64_t value) const {
+    if (value <= start_) return 0;
+    const uint64_t delta = value - start_;
+    // reciprocal_ = floor((2^64 - 1) / interval) makes the estimate at most
+    // one below floor(delta / interval), never above it.
+    uint64_t quotient = static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(delta) * reciprocal_) >> 64);
+    uint64_t rest = delta - quotient * interval_;
+    if (rest >= interval_) {
+      ++quotient;
+      rest -= interval_;
+    }
+    const uint64_t index = quotient + (rest != 0 ? 1 : 0);
+    return index < count_ ? index : count_;
+  }
+
+ private:
+  uint64_t start_;
+  uint64_t interval_;
+  uint64_t count_;
+  uint64_t reciprocal_;
+};
+
 }  // namespace chunkplan::planner
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_PLAN_CANDIDATE_GRID_H_
