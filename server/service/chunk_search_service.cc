@@ -60,15 +60,19 @@ bool ChunkSearchService::Admit() {
   return true;
 }
 
-// Why a worker pool and not the reactor thread: the callback API runs
-// handlers on a few gRPC-owned threads, which also dispatch every other call
-// (health checks included). A CPU_SWEEP can run for seconds; run there it
-// would stall them. The handler therefore only checks and converts the
-// request (microseconds to a few milliseconds for a million parameters),
-// admits it against max_concurrent_searches with an atomic counter, and
-// queues it on a fixed pool of search_threads workers; the queue never holds
-// more than max_concurrent_searches searches, and a search beyond that is
-// answered RESOURCE_EXHAUSTED at once.
+// Why a worker pool, and when not: the callback API runs handlers on a few
+// gRPC-owned threads, which also dispatch every other call (health checks
+// included). A CPU_SWEEP can run for seconds; run there it would stall
+// them. The handler therefore checks and converts the request (microseconds
+// to a few milliseconds for a million parameters), admits it against
+// max_concurrent_searches with an atomic counter, and queues it on a fixed
+// pool of search_threads workers; the queue never holds more than
+// max_concurrent_searches searches, and a search beyond that is answered
+// RESOURCE_EXHAUSTED at once. A cheap plateau-engine Search (RunsInline:
+// every model at GeminiPlugin's defaults) is the exception: the hop to a
+// worker (a wake-up and two context switches) costs more than the search,
+// so it runs on the callback thread, for at most inline_slice before it
+// moves to the pool after all.
 //
 // Why the raw callback method (ChunkSearch::WithRawCallbackMethod_Search)
 // and not ChunkSearch::CallbackService: the typed callback handler of gRPC

@@ -3,7 +3,8 @@
 
 // chunkplan.v1.ChunkSearch on gRPC's callback API: checks the request
 // against the server's limits, hands the search to the planner on a worker
-// pool, and answers with the planner's status.
+// pool (or, for a cheap Search, on the callback thread itself), and answers
+// with the planner's status.
 // (Why a worker pool, and why the raw callback method: the comments above
 // Search in chunk_search_service.cc.)
 
