@@ -292,7 +292,7 @@ TEST(GridIndexFinder, EqualsTheDivision) {
     const int bits = 1 + static_cast<int>(rng() % 63);
     grid.interval = 1 + (rng() >> (64 - bits));
     grid.start = rng() % 3 == 0 ? 0 : rng() >> (rng() % 64);
-    grid.count = 1 + (rng() >> (rng() % 64 + 1));
+    grid.count = 1 + (rng() >> (rng() % 63 + 1));
     const GridIndexFinder finder(grid);
     uint64_t value = rng() >> (rng() % 64);
     if (round % 7 == 0) value = UINT64_MAX - rng() % 4;

@@ -61,8 +61,8 @@ class ChunkCounter {
       using u128 = unsigned __int128;
       if (static_cast<u128>(n) * chunk <=
           static_cast<u128>(kWalkSizesPerChunk) * (u128{p[n]} + chunk)) {
-        WalkGroup(p, n, &runs_[run_begin_[g]], &runs_[run_begin_[g + 1]], chunk,
-                  &e);
+        WalkGroup(p, n, runs_.data() + run_begin_[g],
+                  runs_.data() + run_begin_[g + 1], chunk, &e);
       } else {
         CountGroup(p, n, chunk, &e);
       }
