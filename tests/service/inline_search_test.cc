@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -55,6 +56,11 @@ TEST(RunsInline, CheapPlateauSearchesOnly) {
   EXPECT_FALSE(Inline(automatic, options));
   options.max_inline_work = 0;
   EXPECT_FALSE(Inline(Gpt2ColossalAiRequest(), options));
+}
+
+// "Inline" or "Pool": the name of a test's instance for its path.
+std::string PathName(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Inline" : "Pool";
 }
 
 // Every test below runs on both paths: inline (GetParam() true) and the
@@ -115,9 +121,7 @@ TEST_P(InlinePathTest, CancelMidSearchStopsIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, InlinePathTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Inline" : "Pool";
-                         });
+                         PathName);
 
 // The server's budget (--max_search_time) on both paths.
 class InlineBudgetTest : public InlinePathTest {
@@ -139,9 +143,7 @@ TEST_P(InlineBudgetTest, SearchPastTheBudgetEnds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, InlineBudgetTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Inline" : "Pool";
-                         });
+                         PathName);
 
 // The concurrency limit on both paths: a slow search holds the one slot,
 // and a cheap search (inline-eligible, or not) is refused at once.
@@ -171,9 +173,7 @@ TEST_P(InlineLimitTest, SearchBeyondTheLimitIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, InlineLimitTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Inline" : "Pool";
-                         });
+                         PathName);
 
 // A search that outgrows the inline slice moves to the pool and is served
 // there (here: until its deadline).
