@@ -178,31 +178,37 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
       max_swept = max_size;
     } else {
       // Written through a pointer, a slot per size, the count advanced by
-      // the filter's decision. Sizes inside the band are decided by numpy's
-      // own arithmetic.
-      sweep.sizes.resize(numels.size());
-      uint64_t* out = sweep.sizes.data();
-      double limit = 0;
-      bool exact = !band.known;
-      if (!exact) {
+      // the filter's decision.
+      const auto filter = [&](auto keep) {
+        sweep.sizes.resize(numels.size());
+        uint64_t* out = sweep.sizes.data();
+        size_t kept = 0;
+        uint64_t swept_total = 0;
+        max_swept = 0;
         for (uint64_t s : numels) {
-          const double v = static_cast<double>(s);
-          if (v > band.below && v <= band.above) exact = true;
+          const bool k = keep(s);
+          out[kept] = s;
+          kept += k;
+          swept_total += k ? s : 0;  // <= total
+          max_swept = k && s > max_swept ? s : max_swept;
         }
+        sweep.sizes.resize(kept);
+        sweep.swept_total = swept_total;
+      };
+      // The band decides every size in one pass; a size inside it (rare)
+      // sends the whole filter to numpy's own arithmetic.
+      bool in_band = !band.known;
+      if (!in_band) {
+        filter([&band, &in_band](uint64_t s) {
+          const double v = static_cast<double>(s);
+          in_band |= v > band.below && v <= band.above;
+          return v <= band.below;
+        });
       }
-      if (exact) limit = NumpyExlargeLimit(numels);
-      size_t kept = 0;
-      uint64_t swept_total = 0;
-      for (uint64_t s : numels) {
-        const bool keep = exact ? WithinExlargeLimit(s, limit)
-                                : static_cast<double>(s) <= band.below;
-        out[kept] = s;
-        kept += keep;
-        swept_total += keep ? s : 0;  // <= total
-        max_swept = keep && s > max_swept ? s : max_swept;
+      if (in_band) {
+        const double limit = NumpyExlargeLimit(numels);
+        filter([limit](uint64_t s) { return WithinExlargeLimit(s, limit); });
       }
-      sweep.sizes.resize(kept);
-      sweep.swept_total = swept_total;
     }
     sweep.group_begin = {0, sweep.sizes.size()};
   }
