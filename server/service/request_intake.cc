@@ -1,6 +1,7 @@
 #include "server/service/request_intake.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -15,14 +16,19 @@
 namespace chunkplan::service {
 namespace {
 
-// RESOURCE_EXHAUSTED naming `field`, its size and the limit, when the size
-// is above the limit.
-absl::Status CheckCount(absl::string_view field, uint64_t size,
-                        uint64_t limit) {
-  if (size <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      absl::StrCat(field, " has ", size, " entries; this server takes at most ",
-                   limit, " parameters per request (--max_params)"));
+// RESOURCE_EXHAUSTED naming the first field whose size is above `limit`,
+// its size and the limit; OK when none is.
+absl::Status CheckCounts(
+    std::initializer_list<std::pair<absl::string_view, uint64_t>> fields,
+    uint64_t limit) {
+  for (const auto& [field, size] : fields) {
+    if (size > limit) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          field, " has ", size, " entries; this server takes at most ", limit,
+          " parameters per request (--max_params)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The `Message` serialized in `bytes` (which is left as it was), or
@@ -66,13 +72,9 @@ absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
     const v1::ChunkSearchRequest& request, const ServiceOptions& options) {
-  if (absl::Status s =
-          CheckCount("numels", request.numels_size(), options.max_params);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckCount("dp_degrees", request.dp_degrees_size(),
-                                  options.max_params);
+  if (absl::Status s = CheckCounts({{"numels", request.numels_size()},
+                                    {"dp_degrees", request.dp_degrees_size()}},
+                                   options.max_params);
       !s.ok()) {
     return s;
   }
@@ -81,14 +83,14 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
     const v1::LayoutRequest& request, const ServiceOptions& options) {
-  for (const auto& [field, size] :
-       {std::pair{"search.numels", request.search().numels_size()},
-        std::pair{"search.dp_degrees", request.search().dp_degrees_size()},
-        std::pair{"configs", request.configs_size()},
-        std::pair{"frozen", request.frozen_size()}}) {
-    if (absl::Status s = CheckCount(field, size, options.max_params); !s.ok()) {
-      return s;
-    }
+  if (absl::Status s = CheckCounts(
+          {{"search.numels", request.search().numels_size()},
+           {"search.dp_degrees", request.search().dp_degrees_size()},
+           {"configs", request.configs_size()},
+           {"frozen", request.frozen_size()}},
+          options.max_params);
+      !s.ok()) {
+    return s;
   }
   return FromProto(request);
 }
@@ -118,13 +120,12 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
       record->params = decoded->numels.size();
       record->engine = decoded->engine;
     }
-    for (const auto& [field, size] :
-         {std::pair{"numels", decoded->numels.size()},
-          std::pair{"dp_degrees", decoded->dp_degrees.size()}}) {
-      if (absl::Status s = CheckCount(field, size, options.max_params);
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s =
+            CheckCounts({{"numels", decoded->numels.size()},
+                         {"dp_degrees", decoded->dp_degrees.size()}},
+                        options.max_params);
+        !s.ok()) {
+      return s;
     }
     return std::move(*decoded);
   }
