@@ -20,6 +20,12 @@
 //                           the fast decoder)
 //   INTAKE_PROTOBUF/W       the same through protobuf's message and
 //                           FromProto: the baseline for INTAKE/W
+//   PLAN/W                  BuildSearchPlan alone: the checks, the filter
+//                           and the grid, CPU_PLATEAU/W's first stage
+//   PLATEAU_SWEEP/W         CpuPlateauEngine::Sweep alone, on W's plan:
+//                           CPU_PLATEAU/W's second stage (the rest of
+//                           CPU_PLATEAU/W is the engine choice, the answer's
+//                           configs and its clock)
 //   LAYOUT/W                Planner::Layout on the same request (searched
 //                           with CPU_PLATEAU, then laid out at GeminiPlugin's
 //                           defaults): compare with CPU_PLATEAU/W
@@ -47,6 +53,8 @@
 #include "benchmark/benchmark.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
+#include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
 #include "server/service/request_intake.h"
@@ -117,6 +125,29 @@ void RunSearch(benchmark::State& state, const Workload& w, Engine engine,
         benchmark::Counter(steps, benchmark::Counter::kIsRate);
     state.counters["steps_per_s_per_core"] =
         benchmark::Counter(steps / workers, benchmark::Counter::kIsRate);
+  }
+}
+
+// CPU_PLATEAU's two stages on `w`, apart: BuildSearchPlan, or (`sweep`) the
+// plateau engine on the plan built once.
+void RunStage(benchmark::State& state, const Workload& w, bool sweep) {
+  const absl::StatusOr<planner::SearchPlan> plan =
+      planner::BuildSearchPlan(w.request);
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().ToString().c_str());
+    return;
+  }
+  const planner::CpuPlateauEngine engine;
+  for (auto _ : state) {
+    if (sweep) {
+      absl::StatusOr<planner::SweepOutcome> outcome =
+          engine.Sweep(plan->sweep, {});
+      benchmark::DoNotOptimize(outcome);
+    } else {
+      absl::StatusOr<planner::SearchPlan> built =
+          planner::BuildSearchPlan(w.request);
+      benchmark::DoNotOptimize(built);
+    }
   }
 }
 
@@ -279,6 +310,13 @@ int Main(int argc, char** argv) {
           [&w, protobuf](benchmark::State& state) {
             RunIntake(state, w, protobuf);
           })
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+    for (const bool sweep : {false, true}) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat(sweep ? "PLATEAU_SWEEP/" : "PLAN/", w.name).c_str(),
+          [&w, sweep](benchmark::State& state) { RunStage(state, w, sweep); })
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }
