@@ -14,6 +14,7 @@
 #include "server/planner/candidate/next_fit.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/repeated_blocks.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -130,32 +131,86 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
   return p;
 }
 
+// The plateau engine's improvements on `p` are the seed's loop's, every
+// strict improvement kept, in order.
+void ExpectTheSeedsWholeFrontier(const SweepProblem& p, int round) {
+  std::vector<Improvement> want;
+  uint64_t best = UINT64_MAX;
+  for (uint64_t i = 0; i < p.grid.count; ++i) {
+    const uint64_t w = TotalWasteAt(p, p.grid.At(i));
+    if (w < best) {
+      best = w;
+      want.push_back({i, p.grid.At(i), w});
+    }
+  }
+  const auto got = CpuPlateauEngine().Sweep(p, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->improvements.size(), want.size()) << "round " << round;
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(got->improvements[k].index, want[k].index)
+        << "round " << round << " improvement " << k;
+    EXPECT_EQ(got->improvements[k].waste, want[k].waste);
+  }
+  EXPECT_EQ(got->best_index, want.back().index) << "round " << round;
+  EXPECT_EQ(got->waste, want.back().waste);
+}
+
 TEST(CpuPlateauEngine, WalksRunsAndGallopsToTheSeedsWholeFrontier) {
   std::mt19937_64 rng(20261203);
-  const CpuPlateauEngine plateau;
   for (int round = 0; round < 600; ++round) {
-    const SweepProblem p = LayeredProblem(rng);
-    // The seed's loop, every strict improvement kept.
-    std::vector<Improvement> want;
-    uint64_t best = UINT64_MAX;
-    for (uint64_t i = 0; i < p.grid.count; ++i) {
-      const uint64_t w = TotalWasteAt(p, p.grid.At(i));
-      if (w < best) {
-        best = w;
-        want.push_back({i, p.grid.At(i), w});
-      }
-    }
-    const auto got = plateau.Sweep(p, {});
-    ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->improvements.size(), want.size()) << "round " << round;
-    for (size_t k = 0; k < want.size(); ++k) {
-      EXPECT_EQ(got->improvements[k].index, want[k].index)
-          << "round " << round << " improvement " << k;
-      EXPECT_EQ(got->improvements[k].waste, want[k].waste);
-    }
-    EXPECT_EQ(got->best_index, want.back().index) << "round " << round;
-    EXPECT_EQ(got->waste, want.back().waste);
+    ExpectTheSeedsWholeFrontier(LayeredProblem(rng), round);
   }
+}
+
+// A problem shaped like a whole model, in one group or two: a few distinct
+// sizes ahead (embeddings), many layers of one pattern (with runs and zeros
+// at times) and a few behind (the head), over a grid from about one size a
+// chunk to tens, so that the walk meets a cycle of blocks at once, late or
+// never.
+SweepProblem ModelProblem(std::mt19937_64& rng) {
+  SweepProblem p;
+  const int groups = 1 + rng() % 2;
+  uint64_t max_size = 0;
+  const auto add = [&p, &max_size](uint64_t s) {
+    p.sizes.push_back(s);
+    p.swept_total += s;
+    max_size = std::max(max_size, s);
+  };
+  for (int g = 0; g < groups; ++g) {
+    const int head = rng() % 4;
+    for (int k = 0; k < head; ++k) add(100000 + rng() % 5000);
+    std::vector<uint64_t> pattern;
+    const int parts = 1 + rng() % 10;
+    for (int k = 0; k < parts; ++k) {
+      const uint64_t s = rng() % 10 == 0 ? 0 : 1 + rng() % 5000;
+      const int run = rng() % 6 == 0 ? 1 + rng() % 40 : 1;
+      pattern.insert(pattern.end(), run, s);
+    }
+    const int layers = 4 + rng() % 60;
+    for (int l = 0; l < layers; ++l) {
+      for (uint64_t s : pattern) add(s);
+    }
+    const int tail = rng() % 4;
+    for (int k = 0; k < tail; ++k) add(1 + rng() % 100000);
+    p.group_begin.push_back(p.sizes.size());
+  }
+  p.grid.interval = 1 + rng() % 512;
+  p.grid.start =
+      (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.count = 1 + rng() % 400;
+  return p;
+}
+
+TEST(CpuPlateauEngine, CountsRepeatedLayersToTheSeedsWholeFrontier) {
+  std::mt19937_64 rng(20261204);
+  int with_blocks = 0;
+  for (int round = 0; round < 400; ++round) {
+    const SweepProblem p = ModelProblem(rng);
+    with_blocks += FindRepeatedBlocks(p.group(0)).length != 0;
+    ExpectTheSeedsWholeFrontier(p, round);
+  }
+  // Most of them repeat (the test is of the multiplication, not the walk).
+  EXPECT_GT(with_blocks, 300);
 }
 
 TEST(Engines, EmptyProblemTakesTheFirstCandidate) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "server/planner/engines/repeated_blocks.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -28,10 +29,12 @@ class ChunkCounter {
     prefix_.reserve(problem.sizes.size() + problem.num_groups());
     begin_.reserve(problem.num_groups() + 1);
     run_begin_.reserve(problem.num_groups() + 1);
+    blocks_.reserve(problem.num_groups());
     for (size_t g = 0; g < problem.num_groups(); ++g) {
       begin_.push_back(prefix_.size());
       run_begin_.push_back(runs_.size());
       const std::span<const uint64_t> sizes = problem.group(g);
+      blocks_.push_back(FindRepeatedBlocks(sizes));
       uint64_t sum = 0;
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
@@ -62,7 +65,7 @@ class ChunkCounter {
       if (static_cast<u128>(n) * chunk <=
           static_cast<u128>(kWalkSizesPerChunk) * (u128{p[n]} + chunk)) {
         WalkGroup(p, n, runs_.data() + run_begin_[g],
-                  runs_.data() + run_begin_[g + 1], chunk, &e);
+                  runs_.data() + run_begin_[g + 1], blocks_[g], chunk, &e);
       } else {
         CountGroup(p, n, chunk, &e);
       }
@@ -90,17 +93,27 @@ class ChunkCounter {
   // size s > left arrives; its contents plus s, (chunk - left) + s, is a
   // chunk size at which it would have taken s. The branches follow the
   // model's layer pattern, which repeats, so they are predicted.
+  //
+  // At the start of each of the group's repeated blocks the walk notes the
+  // room left and the chunks so far. Once the room equals the room c blocks
+  // back (c <= kCycleBlocks), next-fit is in a cycle: each later c blocks
+  // open the same chunks with the same changes, so whole cycles up to the
+  // last block are counted by multiplication (their changes are already in
+  // `least`) and the walk goes on after them.
   static void WalkGroup(const uint64_t* p, size_t n, const Run* run,
-                        const Run* run_end, uint64_t chunk, Evaluation* e) {
+                        const Run* run_end, const RepeatedBlocks& blocks,
+                        uint64_t chunk, Evaluation* e) {
     size_t i = 0;
     while (i < n && p[i + 1] == p[i]) ++i;  // zeros open no chunk
     if (i == n) return;
     uint64_t chunks = 1;
     uint64_t left = chunk - (p[i + 1] - p[i]);
     uint64_t least = e->next_change;
-    for (++i;;) {
+    CycleFinder cycle(blocks, ++i);
+    for (;;) {
       while (run != run_end && run->end <= i) ++run;
-      const size_t stop = run == run_end ? n : std::max(i, run->begin);
+      const size_t run_at = run == run_end ? n : std::max(i, run->begin);
+      const size_t stop = std::min(run_at, cycle.boundary());
       for (; i < stop; ++i) {
         const uint64_t s = p[i + 1] - p[i];
         if (s > left) {
@@ -111,13 +124,82 @@ class ChunkCounter {
           left -= s;
         }
       }
+      if (i == cycle.boundary()) {
+        cycle.AtBoundary(left, &i, &chunks);
+        continue;
+      }
       if (run == run_end) break;
       FillRun(run->size, run->end - i, chunk, &left, &chunks, &least);
       i = run->end;
+      cycle.Resume(i);
     }
     e->chunks += chunks;
     e->next_change = least;
   }
+
+  // The walk's view of one group's repeated blocks: where the next block
+  // starts (kNoBoundary once there is none to note) and the room and chunks
+  // at the last kCycleBlocks block starts.
+  class CycleFinder {
+   public:
+    static constexpr size_t kNoBoundary = SIZE_MAX;
+
+    // For a walk at size index i.
+    CycleFinder(const RepeatedBlocks& blocks, size_t i)
+        : blocks_(blocks),
+          boundary_(blocks.length == 0 ? kNoBoundary : blocks.begin) {
+      Resume(i);
+    }
+
+    size_t boundary() const { return boundary_; }
+
+    // The walk is at boundary() with `left` room and *chunks so far: notes
+    // them, or, on a cycle, moves *i and *chunks past its whole repeats.
+    void AtBoundary(uint64_t left, size_t* i, uint64_t* chunks) {
+      const size_t c_max = std::min(noted_, kCycleBlocks);
+      for (size_t c = 1; c <= c_max; ++c) {
+        const Note& back = notes_[(block_ - c) % kCycleBlocks];
+        if (back.left != left) continue;
+        const size_t cycles = (blocks_.count - block_) / c;
+        *i += cycles * c * blocks_.length;
+        *chunks += cycles * (*chunks - back.chunks);
+        boundary_ = kNoBoundary;
+        return;
+      }
+      notes_[block_ % kCycleBlocks] = {left, *chunks};
+      ++noted_;
+      Advance(block_ + 1);
+    }
+
+    // The walk jumped to index i (a run filled). If that passed the next
+    // block start, the walk goes on to the first one at or after i, with
+    // nothing noted (the notes must be of consecutive blocks).
+    void Resume(size_t i) {
+      if (i <= boundary_) return;  // also once there is none
+      noted_ = 0;
+      Advance((i - blocks_.begin + blocks_.length - 1) / blocks_.length);
+    }
+
+   private:
+    struct Note {
+      uint64_t left;
+      uint64_t chunks;
+    };
+    static constexpr size_t kCycleBlocks = 4;
+
+    void Advance(size_t block) {
+      block_ = block;
+      boundary_ = block > blocks_.count
+                      ? kNoBoundary
+                      : blocks_.begin + block * blocks_.length;
+    }
+
+    const RepeatedBlocks& blocks_;
+    size_t boundary_ = 0;  // the start of block block_, or kNoBoundary
+    size_t block_ = 0;
+    size_t noted_ = 0;  // consecutive blocks noted, up to block_
+    Note notes_[kCycleBlocks];
+  };
 
   // Places m sizes s (0 < s <= chunk) after a chunk with `left` room, as m
   // steps of WalkGroup would, in a few divisions: those that fit; then one
@@ -171,7 +253,8 @@ class ChunkCounter {
   // Inline for up to 3 groups: no allocation for the common requests.
   absl::InlinedVector<size_t, 4> begin_;
   std::vector<Run> runs_;  // every group's long runs, back to back
-  absl::InlinedVector<size_t, 4> run_begin_;  // num_groups + 1 offsets
+  absl::InlinedVector<size_t, 4> run_begin_;       // num_groups + 1 offsets
+  absl::InlinedVector<RepeatedBlocks, 3> blocks_;  // each group's
 };
 
 // Evaluations along the grid, with the stop check between them.
@@ -211,6 +294,29 @@ class GridWalker {
   uint64_t next_check_ = 0;        // the count at which to check next
 };
 
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+// The first index >= lo (or grid.count) whose candidate might have less
+// waste than `best`, or one where the look stopped (after kMaxBands
+// steps): no candidate skipped can. At C, K(C) >= q = ceil(S / C), so the
+// waste K(C) * C - S >= q * C - S, and q stays while C < ceil(S / (q - 1)):
+// where q * C - S >= best, the whole band of q up to there is skipped; with
+// q == 1 the waste only grows with C, so nothing after can improve. (What
+// cannot beat the best so far is no strict improvement: the frontier
+// stays whole.)
+uint64_t FirstIndexThatCanImprove(const CandidateGrid& grid, uint64_t total,
+                                  uint64_t best, uint64_t lo) {
+  constexpr int kMaxBands = 64;
+  for (int band = 0; band < kMaxBands && lo < grid.count; ++band) {
+    const uint64_t chunk = grid.At(lo);
+    const uint64_t q = CeilDiv(total, chunk);
+    if (q * chunk - total < best) return lo;  // q * chunk < total + chunk
+    if (q <= 1) return grid.count;
+    lo = grid.FirstIndexAtLeast(CeilDiv(total, q - 1));
+  }
+  return lo;
+}
+
 }  // namespace
 
 absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
@@ -245,8 +351,8 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     if (current.chunks <= placing_groups) break;
     const uint64_t fewer = current.chunks - 1;
     lo = std::max(lo,
-                  grid.FirstIndexAtLeast(problem.swept_total / fewer +
-                                         (problem.swept_total % fewer != 0)));
+                  grid.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer)));
+    lo = FirstIndexThatCanImprove(grid, problem.swept_total, best.waste, lo);
     if (lo >= grid.count) break;
     // Gallop for an index whose K is below the current plateau's.
     uint64_t hi = grid.count;

@@ -12,15 +12,18 @@
 // first point where K drops (probing that next change first). It skips what
 // cannot drop: K(C) >= ceil(S / C), so no candidate below ceil(S / (K - 1))
 // has fewer chunks, and K never falls below one chunk per group with
-// something to place. Every strict improvement it meets is one of those
-// first points, so the improvements it records are the seed's whole waste
-// frontier.
+// something to place. It also skips what cannot beat the best waste so far:
+// K(C) * C - S >= ceil(S / C) * C - S. Every strict improvement it meets is
+// one of those first points, and nothing it skips is one, so the
+// improvements it records are the seed's whole waste frontier.
 //
 // One evaluation counts each group's chunks by one of two exact methods:
 // galloping over prefix sums (a few mispredicted branches a chunk: for many
 // sizes a chunk) or a walk size by size (for few sizes a chunk), in which a
 // run of 16 or more equal sizes (a mixture-of-experts layer) is placed in a
-// few divisions.
+// few divisions, and, over a model's repeated layers (repeated_blocks.h),
+// the walk stops once next-fit enters a cycle of blocks and counts the
+// remaining cycles by multiplication.
 
 #include "server/planner/engines/sweep_engine.h"
 

@@ -30,12 +30,20 @@ absl::StatusOr<std::vector<GroupDraft>> GroupByDegree(
   std::vector<GroupDraft> drafts;
   absl::flat_hash_map<uint32_t, size_t> draft_of_degree;
   *total = 0;
+  // Degrees come in runs (a layer's experts, then its attention): the map
+  // is asked only where the degree changes.
+  uint32_t last_degree = 0;  // no group has degree 0
+  size_t last_draft = 0;
   for (size_t i = 0; i < request.numels.size(); ++i) {
     const uint32_t degree = DegreeOf(request, i);
-    const auto [slot, inserted] =
-        draft_of_degree.try_emplace(degree, drafts.size());
-    if (inserted) drafts.push_back(GroupDraft{{degree, 0, false}, {}, i});
-    GroupDraft* const it = &drafts[slot->second];
+    if (degree != last_degree) {
+      const auto [slot, inserted] =
+          draft_of_degree.try_emplace(degree, drafts.size());
+      if (inserted) drafts.push_back(GroupDraft{{degree, 0, false}, {}, i});
+      last_degree = degree;
+      last_draft = slot->second;
+    }
+    GroupDraft* const it = &drafts[last_draft];
     const uint64_t numel = request.numels[i];
     if (!CheckedAdd(*total, numel, total) || *total > kMaxElements) {
       return absl::InvalidArgumentError(
