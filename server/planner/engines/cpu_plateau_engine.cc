@@ -38,13 +38,7 @@ class ChunkCounter {
       uint64_t sum = 0;
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
-      for (size_t i = 0; i < sizes.size();) {
-        size_t j = i + 1;
-        while (j < sizes.size() && sizes[j] == sizes[i]) ++j;
-        if (sizes[i] != 0 && j - i >= kLongRun)
-          runs_.push_back({i, j, sizes[i]});
-        i = j;
-      }
+      AddLongRuns(sizes);
     }
     begin_.push_back(prefix_.size());
     run_begin_.push_back(runs_.size());
@@ -86,6 +80,31 @@ class ChunkCounter {
     size_t end;
     uint64_t size;
   };
+
+  // Appends the group's maximal runs of kLongRun or more equal non-zero
+  // sizes, in order. A run that long starting at i has sizes[i] ==
+  // sizes[i + kLongRun - 1], rarely true elsewhere (a well-predicted test
+  // per size); where it holds, the window is checked from its end down, and
+  // a change between k and k + 1 inside it rules out every start up to k.
+  void AddLongRuns(std::span<const uint64_t> sizes) {
+    const size_t n = sizes.size();
+    for (size_t i = 0; i + kLongRun <= n;) {
+      if (sizes[i] != sizes[i + kLongRun - 1]) {
+        ++i;
+        continue;
+      }
+      size_t k = i + kLongRun - 1;
+      while (k > i && sizes[k - 1] == sizes[i]) --k;
+      if (k > i) {  // sizes[k - 1] != sizes[k]: no run starts before k
+        i = k;
+        continue;
+      }
+      size_t end = i + kLongRun;
+      while (end < n && sizes[end] == sizes[i]) ++end;
+      if (sizes[i] != 0) runs_.push_back({i, end, sizes[i]});
+      i = end;
+    }
+  }
 
   // Next-fit over one group with prefix sums p[0..n], size by size, and
   // run by run over its long runs [run, run_end): the same chunks and the
@@ -257,6 +276,8 @@ class ChunkCounter {
   absl::InlinedVector<RepeatedBlocks, 3> blocks_;  // each group's
 };
 
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
 // Evaluations along the grid, with the stop check between them.
 class GridWalker {
  public:
@@ -285,6 +306,32 @@ class GridWalker {
     return std::max(index + 1, index_finder_.FirstIndexAtLeast(e.next_change));
   }
 
+  // The first index >= lo (or grid.count) whose candidate might have less
+  // waste than `best`, or one where the look stopped (after kMaxBands
+  // steps): no candidate skipped can. At C, K(C) >= q = ceil(S / C), so the
+  // waste K(C) * C - S >= q * C - S, and q stays while C < ceil(S / (q -
+  // 1)): where q * C - S >= best, the whole band of q up to there is
+  // skipped; with q == 1 the waste only grows with C, so nothing after can
+  // improve. (What cannot beat the best so far is no strict improvement:
+  // the frontier stays whole.) S is `total`.
+  uint64_t FirstThatCanImprove(uint64_t total, uint64_t best,
+                               uint64_t lo) const {
+    constexpr int kMaxBands = 64;
+    for (int band = 0; band < kMaxBands && lo < grid_.count; ++band) {
+      const uint64_t chunk = grid_.At(lo);
+      const uint64_t q = CeilDiv(total, chunk);
+      if (q * chunk - total < best) return lo;  // q * chunk < total + chunk
+      if (q <= 1) return grid_.count;
+      lo = index_finder_.FirstIndexAtLeast(CeilDiv(total, q - 1));
+    }
+    return lo;
+  }
+
+  // grid.FirstIndexAtLeast(value), without its division.
+  uint64_t FirstIndexAtLeast(uint64_t value) const {
+    return index_finder_.FirstIndexAtLeast(value);
+  }
+
  private:
   ChunkCounter counter_;
   const CandidateGrid& grid_;
@@ -293,29 +340,6 @@ class GridWalker {
   uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
   uint64_t next_check_ = 0;        // the count at which to check next
 };
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-
-// The first index >= lo (or grid.count) whose candidate might have less
-// waste than `best`, or one where the look stopped (after kMaxBands
-// steps): no candidate skipped can. At C, K(C) >= q = ceil(S / C), so the
-// waste K(C) * C - S >= q * C - S, and q stays while C < ceil(S / (q - 1)):
-// where q * C - S >= best, the whole band of q up to there is skipped; with
-// q == 1 the waste only grows with C, so nothing after can improve. (What
-// cannot beat the best so far is no strict improvement: the frontier
-// stays whole.)
-uint64_t FirstIndexThatCanImprove(const CandidateGrid& grid, uint64_t total,
-                                  uint64_t best, uint64_t lo) {
-  constexpr int kMaxBands = 64;
-  for (int band = 0; band < kMaxBands && lo < grid.count; ++band) {
-    const uint64_t chunk = grid.At(lo);
-    const uint64_t q = CeilDiv(total, chunk);
-    if (q * chunk - total < best) return lo;  // q * chunk < total + chunk
-    if (q <= 1) return grid.count;
-    lo = grid.FirstIndexAtLeast(CeilDiv(total, q - 1));
-  }
-  return lo;
-}
 
 }  // namespace
 
@@ -350,9 +374,9 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     // candidates keep the plateau's K, so the walk skips them unseen.
     if (current.chunks <= placing_groups) break;
     const uint64_t fewer = current.chunks - 1;
-    lo = std::max(lo,
-                  grid.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer)));
-    lo = FirstIndexThatCanImprove(grid, problem.swept_total, best.waste, lo);
+    lo = std::max(
+        lo, walker.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer)));
+    lo = walker.FirstThatCanImprove(problem.swept_total, best.waste, lo);
     if (lo >= grid.count) break;
     // Gallop for an index whose K is below the current plateau's.
     uint64_t hi = grid.count;
