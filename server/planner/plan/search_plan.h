@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "server/planner/plan/candidate_grid.h"
 #include "server/planner/search_types.h"
@@ -32,7 +33,8 @@ struct DegreeGroup {
 // where k_g is the number of chunks next-fit opens (so no engine overflows).
 struct SweepProblem {
   std::vector<uint64_t> sizes;
-  std::vector<size_t> group_begin = {0};  // num_groups() + 1 offsets
+  // num_groups() + 1 offsets; inline for up to 3 groups (no allocation)
+  absl::InlinedVector<size_t, 4> group_begin = {0};
   CandidateGrid grid;
   uint64_t swept_total = 0;  // sum of `sizes`
 
@@ -48,7 +50,7 @@ struct SweepProblem {
 };
 
 struct SearchPlan {
-  std::vector<DegreeGroup> groups;  // first-seen order
+  absl::InlinedVector<DegreeGroup, 2> groups;  // first-seen order
   uint64_t total_param_size = 0;
   uint64_t degree_lcm = 1;  // lcm of all group degrees
   SweepProblem sweep;
