@@ -27,41 +27,48 @@ class ChunkCounter {
   explicit ChunkCounter(const SweepProblem& problem) {
     // One allocation per vector (a search's fixed cost is a few of them).
     prefix_.reserve(problem.sizes.size() + problem.num_groups());
-    begin_.reserve(problem.num_groups() + 1);
-    run_begin_.reserve(problem.num_groups() + 1);
-    blocks_.reserve(problem.num_groups());
+    groups_.reserve(problem.num_groups());
     for (size_t g = 0; g < problem.num_groups(); ++g) {
-      begin_.push_back(prefix_.size());
-      run_begin_.push_back(runs_.size());
       const std::span<const uint64_t> sizes = problem.group(g);
-      blocks_.push_back(FindRepeatedBlocks(sizes));
+      Group& group = groups_.emplace_back();
+      group.prefix = prefix_.size();
+      group.n = sizes.size();
+      group.runs = runs_.size();
       uint64_t sum = 0;
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
       AddLongRuns(sizes);
+      group.runs_end = runs_.size();
+      group.blocks = FindRepeatedBlocks(sizes);
+      // Galloping costs a few mispredicted branches per chunk, the walk a
+      // few instructions per size (bench/: LLaMA-2 70B's 723 sizes in 322
+      // chunks walk 3x faster than they gallop; BERT's 56 sizes a chunk
+      // gallop far faster). The walk is taken while n * C <= 16 * (S + C)
+      // ((S + C) / C is about the group's chunks), that is while C * (n -
+      // 16) <= 16 * S: for every C when n <= 16.
+      const uint64_t n = sizes.size();
+      if (n <= kWalkSizesPerChunk) {
+        group.walk_up_to = UINT64_MAX;
+      } else {
+        const unsigned __int128 bound =
+            static_cast<unsigned __int128>(kWalkSizesPerChunk) * sum /
+            (n - kWalkSizesPerChunk);
+        group.walk_up_to =
+            bound > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(bound);
+      }
     }
-    begin_.push_back(prefix_.size());
-    run_begin_.push_back(runs_.size());
   }
 
   Evaluation Evaluate(uint64_t chunk) const {
     Evaluation e{0, kNever};
-    for (size_t g = 0; g + 1 < begin_.size(); ++g) {
-      const uint64_t* p = &prefix_[begin_[g]];
-      const size_t n = begin_[g + 1] - begin_[g] - 1;
-      // Galloping costs a few mispredicted branches per chunk, the walk a
-      // few instructions per size (bench/: LLaMA-2 70B's 723 sizes in 322
-      // chunks walk 3x faster than they gallop; BERT's 56 sizes a chunk
-      // gallop far faster). (p[n] + chunk) / chunk is about the chunks of
-      // this group; compared multiplied out, in 128 bits: no division.
+    for (const Group& g : groups_) {
+      const uint64_t* p = &prefix_[g.prefix];
       // (A chunk of 0 has only sizes of 0 to place: the walk skips them.)
-      using u128 = unsigned __int128;
-      if (static_cast<u128>(n) * chunk <=
-          static_cast<u128>(kWalkSizesPerChunk) * (u128{p[n]} + chunk)) {
-        WalkGroup(p, n, runs_.data() + run_begin_[g],
-                  runs_.data() + run_begin_[g + 1], blocks_[g], chunk, &e);
+      if (chunk <= g.walk_up_to) {
+        WalkGroup(p, g.n, runs_.data() + g.runs, runs_.data() + g.runs_end,
+                  g.blocks, chunk, &e);
       } else {
-        CountGroup(p, n, chunk, &e);
+        CountGroup(p, g.n, chunk, &e);
       }
     }
     return e;
@@ -268,12 +275,20 @@ class ChunkCounter {
     }
   }
 
+  // One group's view of the shared arrays, and how it is counted.
+  struct Group {
+    size_t prefix = 0;  // its prefix sums: prefix_[prefix .. prefix + n]
+    size_t n = 0;       // its sizes
+    size_t runs = 0;    // its long runs: runs_[runs, runs_end)
+    size_t runs_end = 0;
+    RepeatedBlocks blocks;
+    uint64_t walk_up_to = 0;  // the walk counts chunk sizes up to this
+  };
+
   std::vector<uint64_t> prefix_;
-  // Inline for up to 3 groups: no allocation for the common requests.
-  absl::InlinedVector<size_t, 4> begin_;
   std::vector<Run> runs_;  // every group's long runs, back to back
-  absl::InlinedVector<size_t, 4> run_begin_;       // num_groups + 1 offsets
-  absl::InlinedVector<RepeatedBlocks, 3> blocks_;  // each group's
+  // Inline for up to 3 groups: no allocation for the common requests.
+  absl::InlinedVector<Group, 3> groups_;
 };
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -374,8 +389,10 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     // candidates keep the plateau's K, so the walk skips them unseen.
     if (current.chunks <= placing_groups) break;
     const uint64_t fewer = current.chunks - 1;
-    lo = std::max(
-        lo, walker.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer)));
+    if (static_cast<unsigned __int128>(grid.At(lo)) * fewer <
+        problem.swept_total) {  // ceil(S / (K - 1)) is above lo's candidate
+      lo = walker.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer));
+    }
     lo = walker.FirstThatCanImprove(problem.swept_total, best.waste, lo);
     if (lo >= grid.count) break;
     // Gallop for an index whose K is below the current plateau's.
