@@ -41,6 +41,10 @@ TEST(ArgminPrecedes, TiesGoToTheSmallerCandidate) {
   EXPECT_FALSE(ArgminPrecedes(5, 4, 5, 4));
 }
 
+// The least multiple of m (> 0) at or above v: a grid start at or above
+// the largest size.
+uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+
 // A random problem that honours SweepProblem's invariants.
 SweepProblem RandomProblem(std::mt19937_64& rng) {
   SweepProblem p;
@@ -57,8 +61,7 @@ SweepProblem RandomProblem(std::mt19937_64& rng) {
     p.group_begin.push_back(p.sizes.size());
   }
   p.grid.interval = 1 + rng() % 64;
-  p.grid.start =
-      (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.start = RoundUp(max_size, p.grid.interval);
   p.grid.count = 1 + rng() % 3000;
   return p;
 }
@@ -93,6 +96,20 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
   }
 }
 
+// One layer's sizes: 1 to max_parts parts, each 0 one time in zero_in or
+// else 1-5000, repeated (a run) one time in run_in 1 to max_run times.
+std::vector<uint64_t> LayerPattern(std::mt19937_64& rng, int max_parts,
+                                   int zero_in, int run_in, int max_run) {
+  std::vector<uint64_t> pattern;
+  const int parts = 1 + rng() % max_parts;
+  for (int k = 0; k < parts; ++k) {
+    const uint64_t s = rng() % zero_in == 0 ? 0 : 1 + rng() % 5000;
+    const int run = rng() % run_in == 0 ? 1 + rng() % max_run : 1;
+    pattern.insert(pattern.end(), run, s);
+  }
+  return pattern;
+}
+
 // A problem shaped like a model: each group a layer pattern of sizes
 // repeated, with runs of equal sizes (some of kLongRun and more, as a
 // mixture-of-experts layer has) and zeros among them, so that the plateau
@@ -104,13 +121,7 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
   const int groups = 1 + rng() % 3;
   uint64_t max_size = 0;
   for (int g = 0; g < groups; ++g) {
-    std::vector<uint64_t> pattern;
-    const int parts = 1 + rng() % 6;
-    for (int k = 0; k < parts; ++k) {
-      const uint64_t s = rng() % 8 == 0 ? 0 : 1 + rng() % 5000;
-      const int run = rng() % 3 == 0 ? 1 + rng() % 60 : 1;
-      pattern.insert(pattern.end(), run, s);
-    }
+    const std::vector<uint64_t> pattern = LayerPattern(rng, 6, 8, 3, 60);
     const int layers = 1 + rng() % 12;
     for (int l = 0; l < layers; ++l) {
       for (uint64_t s : pattern) {
@@ -125,8 +136,7 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
   const uint64_t scale = 1 + rng() % 100;
   const uint64_t start =
       std::max<uint64_t>(max_size, 1) * (rng() % 2 ? 1 : scale);
-  p.grid.start =
-      (start + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.start = RoundUp(start, p.grid.interval);
   p.grid.count = 1 + rng() % 3000;
   return p;
 }
@@ -179,13 +189,7 @@ SweepProblem ModelProblem(std::mt19937_64& rng) {
   for (int g = 0; g < groups; ++g) {
     const int head = rng() % 4;
     for (int k = 0; k < head; ++k) add(100000 + rng() % 5000);
-    std::vector<uint64_t> pattern;
-    const int parts = 1 + rng() % 10;
-    for (int k = 0; k < parts; ++k) {
-      const uint64_t s = rng() % 10 == 0 ? 0 : 1 + rng() % 5000;
-      const int run = rng() % 6 == 0 ? 1 + rng() % 40 : 1;
-      pattern.insert(pattern.end(), run, s);
-    }
+    const std::vector<uint64_t> pattern = LayerPattern(rng, 10, 10, 6, 40);
     const int layers = 4 + rng() % 60;
     for (int l = 0; l < layers; ++l) {
       for (uint64_t s : pattern) add(s);
@@ -195,8 +199,7 @@ SweepProblem ModelProblem(std::mt19937_64& rng) {
     p.group_begin.push_back(p.sizes.size());
   }
   p.grid.interval = 1 + rng() % 512;
-  p.grid.start =
-      (max_size + p.grid.interval - 1) / p.grid.interval * p.grid.interval;
+  p.grid.start = RoundUp(max_size, p.grid.interval);
   p.grid.count = 1 + rng() % 400;
   return p;
 }
