@@ -15,6 +15,7 @@
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
 #include "server/planner/engines/repeated_blocks.h"
+#include "server/planner/plan/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -41,10 +42,6 @@ TEST(ArgminPrecedes, TiesGoToTheSmallerCandidate) {
   EXPECT_FALSE(ArgminPrecedes(5, 4, 5, 4));
 }
 
-// The least multiple of m (> 0) at or above v: a grid start at or above
-// the largest size.
-uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
-
 // A random problem that honours SweepProblem's invariants.
 SweepProblem RandomProblem(std::mt19937_64& rng) {
   SweepProblem p;
@@ -61,7 +58,7 @@ SweepProblem RandomProblem(std::mt19937_64& rng) {
     p.group_begin.push_back(p.sizes.size());
   }
   p.grid.interval = 1 + rng() % 64;
-  p.grid.start = RoundUp(max_size, p.grid.interval);
+  CheckedRoundUp(max_size, p.grid.interval, &p.grid.start);  // sizes < 2^20
   p.grid.count = 1 + rng() % 3000;
   return p;
 }
@@ -136,7 +133,7 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
   const uint64_t scale = 1 + rng() % 100;
   const uint64_t start =
       std::max<uint64_t>(max_size, 1) * (rng() % 2 ? 1 : scale);
-  p.grid.start = RoundUp(start, p.grid.interval);
+  CheckedRoundUp(start, p.grid.interval, &p.grid.start);  // sizes < 2^20
   p.grid.count = 1 + rng() % 3000;
   return p;
 }
@@ -199,7 +196,7 @@ SweepProblem ModelProblem(std::mt19937_64& rng) {
     p.group_begin.push_back(p.sizes.size());
   }
   p.grid.interval = 1 + rng() % 512;
-  p.grid.start = RoundUp(max_size, p.grid.interval);
+  CheckedRoundUp(max_size, p.grid.interval, &p.grid.start);  // sizes < 2^20
   p.grid.count = 1 + rng() % 400;
   return p;
 }

@@ -39,7 +39,6 @@ class ChunkCounter {
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
       AddLongRuns(sizes);
       group.runs_end = runs_.size();
-      group.blocks = FindRepeatedBlocks(sizes);
       // Galloping costs a few mispredicted branches per chunk, the walk a
       // few instructions per size (bench/: LLaMA-2 70B's 723 sizes in 322
       // chunks walk 3x faster than they gallop; BERT's 56 sizes a chunk
@@ -55,6 +54,11 @@ class ChunkCounter {
             (n - kWalkSizesPerChunk);
         group.walk_up_to =
             bound > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(bound);
+      }
+      // Only the walk uses the blocks: a group galloped at every candidate
+      // (all of them above walk_up_to) is not looked at.
+      if (group.walk_up_to >= problem.grid.start) {
+        group.blocks = FindRepeatedBlocks(sizes);
       }
     }
   }
