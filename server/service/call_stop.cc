@@ -22,24 +22,42 @@ std::chrono::steady_clock::duration Clamped(absl::Duration d) {
           std::clamp(d, absl::ZeroDuration(), absl::Hours(24))));
 }
 
+// `deadline` as a steady_clock time: max() where it is max() (no deadline)
+// or beyond what the steady clock can hold.
+CallStop::Clock::time_point SteadyDeadline(
+    std::chrono::system_clock::time_point deadline) {
+  using System = std::chrono::system_clock;
+  if (deadline == System::time_point::max()) {
+    return CallStop::Clock::time_point::max();
+  }
+  const CallStop::Clock::time_point steady_now = CallStop::Clock::now();
+  const System::time_point system_now = System::now();
+  if (deadline <= system_now) return steady_now;  // already passed
+  const auto left = std::chrono::duration_cast<CallStop::Clock::duration>(
+      deadline - system_now);
+  if (left >= CallStop::Clock::time_point::max() - steady_now) {
+    return CallStop::Clock::time_point::max();
+  }
+  return steady_now + left;
+}
+
 }  // namespace
 
 CallStop::CallStop(const grpc::CallbackServerContext* context,
-                   std::chrono::steady_clock::time_point arrived,
-                   absl::Duration budget)
+                   Clock::time_point arrived, absl::Duration budget)
     : context_(context),
-      deadline_(context->deadline()),
+      deadline_(SteadyDeadline(context->deadline())),
       budget_end_(arrived + Clamped(budget)),
       budget_(budget) {}
 
-absl::Status CallStop::operator()() const {
+absl::Status CallStop::CheckAt(Clock::time_point now) const {
   // The deadline first: gRPC also marks a call cancelled when its deadline
   // passes, and the caller wants to know which of the two happened.
-  if (std::chrono::system_clock::now() >= deadline_) {
+  if (now >= deadline_) {
     return absl::DeadlineExceededError(
         "the call's deadline passed before the search finished");
   }
-  if (std::chrono::steady_clock::now() >= budget_end_) {
+  if (now >= budget_end_) {
     return absl::DeadlineExceededError(absl::StrCat(
         "the search ran past this server's budget of ",
         absl::FormatDuration(budget_),
@@ -52,13 +70,14 @@ absl::Status CallStop::operator()() const {
   return absl::OkStatus();
 }
 
-InlineStop::InlineStop(const CallStop& call, absl::Duration slice)
-    : call_(call),
-      slice_end_(std::chrono::steady_clock::now() + Clamped(slice)) {}
+InlineStop::InlineStop(const CallStop& call, CallStop::Clock::time_point start,
+                       absl::Duration slice)
+    : call_(call), slice_end_(start + Clamped(slice)) {}
 
 absl::Status InlineStop::operator()() const {
-  if (absl::Status s = call_(); !s.ok()) return s;
-  if (std::chrono::steady_clock::now() < slice_end_) return absl::OkStatus();
+  const CallStop::Clock::time_point now = CallStop::Clock::now();
+  if (absl::Status s = call_.CheckAt(now); !s.ok()) return s;
+  if (now < slice_end_) return absl::OkStatus();
   absl::Status moved =
       absl::UnavailableError("the search outgrew the callback thread's slice");
   moved.SetPayload(kMovedToPool, absl::Cord());

@@ -25,35 +25,46 @@ namespace chunkplan::service {
 // has run out); and OK otherwise. Safe to call from several threads.
 // `context` must outlive it (the service asks it only before it finishes
 // the call).
+//
+// Each check reads the steady clock once: the deadline, a system_clock
+// time, is turned into a steady one at construction (two clock reads, none
+// for a call without a deadline), which also keeps a step of the wall
+// clock out of the check.
 class CallStop {
  public:
-  CallStop(const grpc::CallbackServerContext* context,
-           std::chrono::steady_clock::time_point arrived,
-           absl::Duration budget);
+  using Clock = std::chrono::steady_clock;
 
-  absl::Status operator()() const;
+  CallStop(const grpc::CallbackServerContext* context,
+           Clock::time_point arrived, absl::Duration budget);
+
+  absl::Status operator()() const { return CheckAt(Clock::now()); }
+
+  // The check as of `now` (a steady_clock reading the caller has taken).
+  absl::Status CheckAt(Clock::time_point now) const;
 
  private:
   const grpc::CallbackServerContext* context_;
-  std::chrono::system_clock::time_point deadline_;  // max(): none
-  std::chrono::steady_clock::time_point budget_end_;
+  Clock::time_point deadline_;  // max(): none
+  Clock::time_point budget_end_;
   absl::Duration budget_;
 };
 
 // The check of a search run inline on the gRPC callback thread that
 // received it: `call`'s answer while that is not OK; else, once `slice`
-// has passed since construction, a status for which IsMovedToPool holds
-// (the search is to continue on the worker pool, from its start); else OK.
-// The planner passes any such status up unchanged. `call` must outlive it.
+// has passed since `start`, a status for which IsMovedToPool holds (the
+// search is to continue on the worker pool, from its start); else OK. One
+// steady clock read per check serves both. The planner passes any such
+// status up unchanged. `call` must outlive it.
 class InlineStop {
  public:
-  InlineStop(const CallStop& call, absl::Duration slice);
+  InlineStop(const CallStop& call, CallStop::Clock::time_point start,
+             absl::Duration slice);
 
   absl::Status operator()() const;
 
  private:
   const CallStop& call_;
-  std::chrono::steady_clock::time_point slice_end_;
+  CallStop::Clock::time_point slice_end_;
 };
 
 // Whether `status` is InlineStop's "move to the worker pool".

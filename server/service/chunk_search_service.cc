@@ -82,8 +82,8 @@ bool ChunkSearchService::Admit() {
 // wrong. The wire contract is the same; clients use the generated stubs.
 grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     grpc::CallbackServerContext* context, const absl::Status& prepared,
-    Work work, grpc::ByteBuffer* response, CallRecord record,
-    Clock::time_point started, bool run_inline) {
+    WorkHere here, WorkToPool to_pool, grpc::ByteBuffer* response,
+    CallRecord record, Clock::time_point started, bool run_inline) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!prepared.ok()) {
     Finish(context, reactor, std::move(record), prepared, started);
@@ -105,11 +105,10 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
                   record.params);
   }
   if (run_inline) {
-    RunInline(context, reactor, std::move(work), response, std::move(record),
+    RunInline(context, reactor, here, to_pool, response, std::move(record),
               started);
   } else {
-    Submit(context, reactor, std::move(work), response, std::move(record),
-           started);
+    Submit(context, reactor, to_pool(), response, std::move(record), started);
   }
   return reactor;
 }
@@ -125,19 +124,19 @@ void ChunkSearchService::Submit(grpc::CallbackServerContext* context,
 }
 
 void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
-                                   grpc::ServerUnaryReactor* reactor, Work work,
+                                   grpc::ServerUnaryReactor* reactor,
+                                   WorkHere here, WorkToPool to_pool,
                                    grpc::ByteBuffer* response,
                                    CallRecord record,
                                    Clock::time_point started) {
   const CallStop call(context, started, options_.max_search_time);
-  const InlineStop check(call, options_.inline_slice);
+  const InlineStop check(call, started, options_.inline_slice);
   const planner::StopCheck stop = StopCheckOf(check);
   absl::Status status = check();
-  if (status.ok()) status = work(stop, record, response);
+  if (status.ok()) status = here(stop, record, response);
   if (IsMovedToPool(status)) {
     record.moved_to_pool = true;
-    Submit(context, reactor, std::move(work), response, std::move(record),
-           started);
+    Submit(context, reactor, to_pool(), response, std::move(record), started);
     return;
   }
   record.ran_inline = true;
@@ -155,19 +154,31 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
       ParseAndCheck(*request, options_, &record);
   const absl::Status prepared = search.status();
   const bool run_inline = prepared.ok() && RunsInline(*search, options_);
-  Work work = [this, search = std::move(search)](
-                  const planner::StopCheck& stop, CallRecord& record,
-                  grpc::ByteBuffer* bytes) -> absl::Status {
+  const auto run = [this](const planner::SearchRequest& request,
+                          const planner::StopCheck& stop, CallRecord& record,
+                          grpc::ByteBuffer* bytes) -> absl::Status {
     absl::StatusOr<planner::SearchResult> result =
-        planner_.Search(*search, stop);
+        planner_.Search(request, stop);
     if (!result.ok()) return result.status();
     record.candidates = result->candidates;
     record.engine = result->engine;
     record.fallback_reason = std::move(result->fallback_reason);
     return SerializeResponse(ToProto(*result), bytes);
   };
-  return Serve(context, prepared, std::move(work), response, std::move(record),
-               started, run_inline);
+  return Serve(
+      context, prepared,
+      [&](const planner::StopCheck& stop, CallRecord& record,
+          grpc::ByteBuffer* bytes) {
+        return run(*search, stop, record, bytes);
+      },
+      [&]() -> Work {
+        return [run, search = std::move(search)](const planner::StopCheck& stop,
+                                                 CallRecord& record,
+                                                 grpc::ByteBuffer* bytes) {
+          return run(*search, stop, record, bytes);
+        };
+      },
+      response, std::move(record), started, run_inline);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
@@ -191,8 +202,9 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
                   grpc::ByteBuffer* bytes) {
     return run(*layout, stop, record, bytes);
   };
-  return Serve(context, prepared, std::move(work), response, std::move(record),
-               started, /*run_inline=*/false);
+  return Serve(
+      context, prepared, work, [&work]() -> Work { return std::move(work); },
+      response, std::move(record), started, /*run_inline=*/false);
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 
+#include "absl/functional/function_ref.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "common/worker_pool.h"
 #include "grpcpp/server_builder.h"
@@ -101,14 +102,25 @@ class ChunkSearchService final
                                           CallRecord& record,
                                           grpc::ByteBuffer* response)>;
 
+  // Work as the callback thread runs it: borrowed, so that a search served
+  // inline needs no Work (a std::function that holds the request, an
+  // allocation per call).
+  using WorkHere = absl::FunctionRef<absl::Status(
+      const planner::StopCheck& stop, CallRecord& record,
+      grpc::ByteBuffer* response)>;
+  // The owning Work of the same call, for the pool; asked at most once, and
+  // `here` is not run after it.
+  using WorkToPool = absl::FunctionRef<Work()>;
+
   // The one path of every RPC, after its request was prepared (parsed,
   // checked against the limits, converted: request_intake.h) into
   // `prepared`, the status of that: admits the call against
-  // max_concurrent_searches, then runs `work` here when `run_inline`
-  // (RunInline) and queues it on the pool otherwise; answers at once when
-  // preparing failed or no slot is free.
+  // max_concurrent_searches, then runs `here` on this thread when
+  // `run_inline` (RunInline) and queues to_pool() on the pool otherwise;
+  // answers at once when preparing failed or no slot is free.
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
-                                  const absl::Status& prepared, Work work,
+                                  const absl::Status& prepared, WorkHere here,
+                                  WorkToPool to_pool,
                                   grpc::ByteBuffer* response, CallRecord record,
                                   Clock::time_point started, bool run_inline);
 
@@ -118,14 +130,14 @@ class ChunkSearchService final
               grpc::ByteBuffer* response, CallRecord record,
               Clock::time_point started);
 
-  // Runs an admitted call's `work` on this (the callback) thread under the
+  // Runs an admitted call's `here` on this (the callback) thread under the
   // call's StopCheck and options_.inline_slice (InlineStop), then
-  // Finish; a search that outgrows the slice is handed to Submit instead,
-  // its slot kept, and starts again on a worker.
+  // Finish; a search that outgrows the slice is handed to Submit instead
+  // (as to_pool()), its slot kept, and starts again on a worker.
   void RunInline(grpc::CallbackServerContext* context,
-                 grpc::ServerUnaryReactor* reactor, Work work,
-                 grpc::ByteBuffer* response, CallRecord record,
-                 Clock::time_point started);
+                 grpc::ServerUnaryReactor* reactor, WorkHere here,
+                 WorkToPool to_pool, grpc::ByteBuffer* response,
+                 CallRecord record, Clock::time_point started);
 
   // Takes a slot of max_concurrent_searches; false when none is free.
   bool Admit();
