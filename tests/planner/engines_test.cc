@@ -42,24 +42,36 @@ TEST(ArgminPrecedes, TiesGoToTheSmallerCandidate) {
   EXPECT_FALSE(ArgminPrecedes(5, 4, 5, 4));
 }
 
+// The ranges of RandomProblem: 1 to `groups` groups of 0 to `sizes` - 1
+// sizes, each 0 one time in zero_in or else 1 to max_size; an interval of 1
+// to `interval`, 1 to `count` candidates.
+struct ProblemRanges {
+  int groups = 3;
+  int sizes = 40;
+  int zero_in = 4;
+  uint64_t max_size = 5000;
+  uint64_t interval = 64;
+  uint64_t count = 3000;
+};
+
 // A random problem that honours SweepProblem's invariants.
-SweepProblem RandomProblem(std::mt19937_64& rng) {
+SweepProblem RandomProblem(std::mt19937_64& rng, const ProblemRanges& r = {}) {
   SweepProblem p;
-  const int groups = 1 + rng() % 3;
+  const int groups = 1 + rng() % r.groups;
   uint64_t max_size = 0;
   for (int g = 0; g < groups; ++g) {
-    const int n = rng() % 40;
+    const int n = rng() % r.sizes;
     for (int i = 0; i < n; ++i) {
-      const uint64_t s = rng() % 4 == 0 ? 0 : 1 + rng() % 5000;
+      const uint64_t s = rng() % r.zero_in == 0 ? 0 : 1 + rng() % r.max_size;
       p.sizes.push_back(s);
       p.swept_total += s;
       max_size = std::max(max_size, s);
     }
     p.group_begin.push_back(p.sizes.size());
   }
-  p.grid.interval = 1 + rng() % 64;
+  p.grid.interval = 1 + rng() % r.interval;
   CheckedRoundUp(max_size, p.grid.interval, &p.grid.start);  // sizes < 2^20
-  p.grid.count = 1 + rng() % 3000;
+  p.grid.count = 1 + rng() % r.count;
   return p;
 }
 
@@ -83,14 +95,60 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
     const SweepOutcome want = Reference(p);
     for (const SweepEngine* e : {static_cast<const SweepEngine*>(&sweep),
                                  static_cast<const SweepEngine*>(&plateau)}) {
-      const auto got = e->Sweep(p, {});
-      ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(got->best_index, want.best_index)
-          << EngineName(e->kind()) << " round " << round;
-      EXPECT_EQ(got->chunk_size, want.chunk_size);
-      EXPECT_EQ(got->waste, want.waste);
+      for (const auto& got : {e->Sweep(p, {}), e->Best(p, {})}) {
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_EQ(got->best_index, want.best_index)
+            << EngineName(e->kind()) << " round " << round;
+        EXPECT_EQ(got->chunk_size, want.chunk_size);
+        EXPECT_EQ(got->waste, want.waste);
+      }
     }
   }
+}
+
+// The first grid index at which every group of `p` fits in one chunk, or
+// grid.count.
+uint64_t OneChunkPerGroupIndex(const SweepProblem& p) {
+  uint64_t largest = 0;
+  for (size_t g = 0; g < p.num_groups(); ++g) {
+    uint64_t total = 0;
+    for (uint64_t s : p.group(g)) total += s;
+    largest = std::max(largest, total);
+  }
+  return p.grid.FirstIndexAtLeast(largest);
+}
+
+// Best ends its walk where every group fits in one chunk (L), skipping what
+// cannot reach L's waste: on small problems, where the grid often reaches L
+// and a candidate before L often ties with it (and then wins), its answer
+// is the seed's loop's.
+TEST(CpuPlateauEngine, BestStopsAtOneChunkPerGroupAndKeepsEarlierTies) {
+  std::mt19937_64 rng(20261204);
+  const CpuPlateauEngine plateau;
+  int reaching = 0;  // problems whose grid holds L after index 0
+  int ties = 0;      // ... and whose answer is before L with L's waste
+  for (int round = 0; round < 20000; ++round) {
+    const SweepProblem p = RandomProblem(rng, {.groups = 2,
+                                               .sizes = 6,
+                                               .zero_in = 5,
+                                               .max_size = 9,
+                                               .interval = 4,
+                                               .count = 24});
+    const SweepOutcome want = Reference(p);
+    const auto got = plateau.Best(p, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->best_index, want.best_index) << "round " << round;
+    EXPECT_EQ(got->chunk_size, want.chunk_size);
+    EXPECT_EQ(got->waste, want.waste);
+    const uint64_t l = OneChunkPerGroupIndex(p);
+    if (l > 0 && l < p.grid.count && p.swept_total > 0) {
+      ++reaching;
+      ties +=
+          want.best_index < l && want.waste == TotalWasteAt(p, p.grid.At(l));
+    }
+  }
+  EXPECT_GT(reaching, 5000);
+  EXPECT_GT(ties, 500);
 }
 
 // One layer's sizes: 1 to max_parts parts, each 0 one time in zero_in or
@@ -139,7 +197,7 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
 }
 
 // The plateau engine's improvements on `p` are the seed's loop's, every
-// strict improvement kept, in order.
+// strict improvement kept, in order; Best's answer is its last.
 void ExpectTheSeedsWholeFrontier(const SweepProblem& p, int round) {
   std::vector<Improvement> want;
   uint64_t best = UINT64_MAX;
@@ -160,6 +218,11 @@ void ExpectTheSeedsWholeFrontier(const SweepProblem& p, int round) {
   }
   EXPECT_EQ(got->best_index, want.back().index) << "round " << round;
   EXPECT_EQ(got->waste, want.back().waste);
+  // Best, which records no frontier, gives the same answer.
+  const auto answer = CpuPlateauEngine().Best(p, {});
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->best_index, want.back().index) << "round " << round;
+  EXPECT_EQ(answer->waste, want.back().waste);
 }
 
 TEST(CpuPlateauEngine, WalksRunsAndGallopsToTheSeedsWholeFrontier) {
@@ -218,7 +281,8 @@ TEST(Engines, EmptyProblemTakesTheFirstCandidate) {
   p.group_begin = {0, 0};  // one group, emptied by the filter
   p.grid = {.start = 64, .interval = 8, .count = 100};
   for (const auto& e :
-       {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {})}) {
+       {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {}),
+        CpuPlateauEngine().Best(p, {})}) {
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e->best_index, 0u);
     EXPECT_EQ(e->chunk_size, 64u);
@@ -293,6 +357,8 @@ TEST(Engines, EndWithTheStopChecksStatus) {
   EXPECT_EQ(swept.status().code(), absl::StatusCode::kDeadlineExceeded);
   const auto jumped = CpuPlateauEngine().Sweep(p, stop);
   EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);
+  const auto best = CpuPlateauEngine().Best(p, stop);
+  EXPECT_EQ(best.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ class ChunkCounter {
       uint64_t sum = 0;
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
+      placing_groups_ += sum != 0;
+      largest_total_ = std::max(largest_total_, sum);
       AddLongRuns(sizes);
       group.runs_end = runs_.size();
       // Galloping costs a few mispredicted branches per chunk, the walk a
@@ -62,6 +64,12 @@ class ChunkCounter {
       }
     }
   }
+
+  // The groups with something to place: each opens a chunk at any size.
+  uint64_t placing_groups() const { return placing_groups_; }
+  // The largest group total: from this chunk size on, every group fits in
+  // one chunk.
+  uint64_t largest_total() const { return largest_total_; }
 
   Evaluation Evaluate(uint64_t chunk) const {
     Evaluation e{0, kNever};
@@ -291,6 +299,8 @@ class ChunkCounter {
 
   std::vector<uint64_t> prefix_;
   std::vector<Run> runs_;  // every group's long runs, back to back
+  uint64_t placing_groups_ = 0;
+  uint64_t largest_total_ = 0;
   // Inline for up to 3 groups: no allocation for the common requests.
   absl::InlinedVector<Group, 3> groups_;
 };
@@ -305,6 +315,16 @@ class GridWalker {
         grid_(problem.grid),
         index_finder_(problem.grid),
         stop_(stop) {}
+
+  const ChunkCounter& counter() const { return counter_; }
+  const CandidateGrid& grid() const { return grid_; }
+
+  // Walks only the grid's first `count` candidates (1 <= count <=
+  // grid.count) from here on.
+  void Truncate(uint64_t count) {
+    grid_.count = count;
+    index_finder_ = GridIndexFinder(grid_);
+  }
 
   // The stop check runs before the first evaluation and then whenever
   // kChunksPerStopCheck chunks (plus one per evaluation) have been counted.
@@ -353,35 +373,48 @@ class GridWalker {
 
  private:
   ChunkCounter counter_;
-  const CandidateGrid& grid_;
-  const GridIndexFinder index_finder_;
+  CandidateGrid grid_;
+  GridIndexFinder index_finder_;
   const StopCheck& stop_;
   uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
   uint64_t next_check_ = 0;        // the count at which to check next
 };
 
-}  // namespace
-
-absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
-    const SweepProblem& problem, const StopCheck& stop) const {
-  const CandidateGrid& grid = problem.grid;
+// The plateau walk; with `frontier`, every strict improvement is recorded
+// and nothing that could be one is skipped; without, only the answer is
+// kept, and the walk stops at the first candidate L where every group fits
+// in one chunk, skipping whatever cannot beat L's waste.
+absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
+                                  const StopCheck& stop, bool frontier) {
   GridWalker walker(problem, stop);
+  const uint64_t placing_groups = walker.counter().placing_groups();
+  // From L = one chunk per placing group on, K is placing_groups and the
+  // waste placing_groups * C - S rises with C (it fits in 64 bits: the
+  // plan's invariant): the answer is L or before it, and a candidate
+  // before L wins over it only with a waste <= L's.
+  uint64_t at_l = problem.grid.count;
+  uint64_t l_waste = 0;
+  if (!frontier && placing_groups > 0) {
+    const uint64_t l = GridIndexFinder(problem.grid)
+                           .FirstIndexAtLeast(walker.counter().largest_total());
+    if (l > 0 && l < problem.grid.count) {
+      at_l = l;
+      l_waste = placing_groups * problem.grid.At(l) - problem.swept_total;
+      walker.Truncate(l);
+    }
+  }
+  // The walk looks only for a waste below this, besides below its best.
+  const uint64_t improve_below =
+      at_l < problem.grid.count ? l_waste + 1 : UINT64_MAX;
+
+  const CandidateGrid& grid = walker.grid();
   Evaluation current;
   if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
   SweepOutcome best{
       0, grid.At(0), current.chunks * grid.At(0) - problem.swept_total, {}};
-  best.improvements.reserve(16);  // most frontiers have fewer points
-  best.improvements.push_back({0, best.chunk_size, best.waste});
-
-  // Every group with something to place opens a chunk at any size.
-  uint64_t placing_groups = 0;
-  for (size_t g = 0; g < problem.num_groups(); ++g) {
-    for (uint64_t s : problem.group(g)) {
-      if (s != 0) {
-        ++placing_groups;
-        break;
-      }
-    }
+  if (frontier) {
+    best.improvements.reserve(16);  // most frontiers have fewer points
+    best.improvements.push_back({0, best.chunk_size, best.waste});
   }
 
   // K is constant on [plateau, lo); find the first index >= lo where it drops.
@@ -397,7 +430,8 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
         problem.swept_total) {  // ceil(S / (K - 1)) is above lo's candidate
       lo = walker.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer));
     }
-    lo = walker.FirstThatCanImprove(problem.swept_total, best.waste, lo);
+    lo = walker.FirstThatCanImprove(problem.swept_total,
+                                    std::min(best.waste, improve_below), lo);
     if (lo >= grid.count) break;
     // Gallop for an index whose K is below the current plateau's.
     uint64_t hi = grid.count;
@@ -444,11 +478,26 @@ absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
       best.best_index = hi;
       best.chunk_size = chunk;
       best.waste = waste;
-      best.improvements.push_back({hi, chunk, waste});
+      if (frontier) best.improvements.push_back({hi, chunk, waste});
     }
     lo = walker.NextCandidate(same_end, at_same_end);
   }
+  if (at_l < problem.grid.count && best.waste > l_waste) {
+    best = {at_l, problem.grid.At(at_l), l_waste, {}};
+  }
   return best;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
+    const SweepProblem& problem, const StopCheck& stop) const {
+  return Walk(problem, stop, /*frontier=*/true);
+}
+
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Best(
+    const SweepProblem& problem, const StopCheck& stop) const {
+  return Walk(problem, stop, /*frontier=*/false);
 }
 
 }  // namespace chunkplan::planner
