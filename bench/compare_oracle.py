@@ -363,8 +363,9 @@ def print_table(rows, workers, has_cuda, context, loads, args):
           f"{1 if args.smoke else args.repeats} (one run above "
           f"{args.single_run_steps:.0e} steps); engines: chunkplan_bench, "
           "Planner::Search wall time per call, best of "
-          f"{1 if args.smoke else args.repeats} repetitions; steps = candidates × swept "
-          "params; SWEEP steps/s/core from the 1-thread run."
+          f"{1 if args.smoke else args.repeats} repetitions; steps = "
+          "candidates × swept params; SWEEP steps/s/core from the 1-thread "
+          "run."
           + (" ~: extrapolated from two prefixes of the grid "
              f"(--estimate-above {args.estimate_above:.0e})."
              if args.estimate_above is not None else ""))

@@ -395,8 +395,8 @@ absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
   uint64_t at_l = problem.grid.count;
   uint64_t l_waste = 0;
   if (!frontier && placing_groups > 0) {
-    const uint64_t l = GridIndexFinder(problem.grid)
-                           .FirstIndexAtLeast(walker.counter().largest_total());
+    const uint64_t l =
+        walker.FirstIndexAtLeast(walker.counter().largest_total());
     if (l > 0 && l < problem.grid.count) {
       at_l = l;
       l_waste = placing_groups * problem.grid.At(l) - problem.swept_total;
