@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cuda_engine.h"
+#include "testing/model_shapes.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::testing {
@@ -160,17 +161,7 @@ absl::Status FrontiersAgreeWithCpuSweep(const planner::Planner& cuda,
     requests.push_back(std::move(q));
   }
   LayoutRequest llama;  // LLaMA-2 70B's parameter shapes, dp 8
-  llama.search.numels.push_back(uint64_t{32000} * 8192);
-  for (int layer = 0; layer < 80; ++layer) {
-    for (const uint64_t numel :
-         {uint64_t{8192} * 8192, uint64_t{1024} * 8192, uint64_t{1024} * 8192,
-          uint64_t{8192} * 8192, uint64_t{28672} * 8192, uint64_t{28672} * 8192,
-          uint64_t{28672} * 8192, uint64_t{8192}, uint64_t{8192}}) {
-      llama.search.numels.push_back(numel);
-    }
-  }
-  llama.search.numels.push_back(8192);
-  llama.search.numels.push_back(uint64_t{32000} * 8192);
+  llama.search.numels = Llama2_70bNumels();
   llama.search.dp_degrees = {8};
   llama.search.search_range_m = 128;
   llama.search.search_interval = 128;

@@ -13,6 +13,7 @@
 
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/search_types.h"
+#include "testing/model_shapes.h"
 
 namespace chunkplan::planner::problems {
 
@@ -77,23 +78,12 @@ inline SweepProblem BeyondInt32Problem() {
   return p;
 }
 
-// LLaMA-2-70B-like parameters in visit order: the 32000 x 8192 embedding;
-// per layer (80) the q, k, v, o projections (k and v 1024 x 8192 for grouped
-// queries), three 28672 x 8192 MLP matrices and two 8192 norms; the final
-// norm and the 32000 x 8192 head: 723 parameters. Searched as GeminiPlugin
-// would with a 1024 MiB range at interval 128: 8,388,609 candidates.
+// LLaMA-2 70B's 723 parameters (testing/model_shapes.h), searched as
+// GeminiPlugin would with a 1024 MiB range at interval 128: 8,388,609
+// candidates.
 inline SearchRequest Llama2_70bLikeRequest() {
-  const uint64_t d = 8192;
   SearchRequest r;
-  r.numels.push_back(32000 * d);
-  for (int layer = 0; layer < 80; ++layer) {
-    for (uint64_t s : {d * d, 1024 * d, 1024 * d, d * d, 28672 * d, 28672 * d,
-                       28672 * d, d, d}) {
-      r.numels.push_back(s);
-    }
-  }
-  r.numels.push_back(d);
-  r.numels.push_back(32000 * d);
+  r.numels = ::chunkplan::testing::Llama2_70bNumels();
   r.search_range_m = 1024;
   r.search_interval = 128;
   r.min_chunk_size_m = 32;

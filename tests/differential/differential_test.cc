@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
+#include "testing/model_shapes.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_requests.h"
@@ -268,31 +269,11 @@ TEST(DifferentialTest, RandomRequestsMatchTheOracle) {
   EXPECT_GE(coverage.hundred_thousand, 1);
 }
 
-// numel of each parameter of HF GPT2LMHeadModel (n_layer 2, n_embd 128,
-// vocab 50258, n_positions 1024) in model.parameters() order; the tied
-// lm_head is not yielded again.
-std::vector<uint64_t> Gpt2Numels() {
-  constexpr uint64_t kEmbd = 128;
-  std::vector<uint64_t> numels = {50258 * kEmbd, 1024 * kEmbd};
-  for (int layer = 0; layer < 2; ++layer) {
-    for (uint64_t n : {kEmbd, kEmbd,                  // ln_1
-                       kEmbd * 3 * kEmbd, 3 * kEmbd,  // attn.c_attn
-                       kEmbd * kEmbd, kEmbd,          // attn.c_proj
-                       kEmbd, kEmbd,                  // ln_2
-                       kEmbd * 4 * kEmbd, 4 * kEmbd,  // mlp.c_fc
-                       4 * kEmbd * kEmbd, kEmbd}) {   // mlp.c_proj
-      numels.push_back(n);
-    }
-  }
-  numels.push_back(kEmbd);  // ln_f
-  numels.push_back(kEmbd);
-  return numels;
-}
-
+// ColossalAI's GPT-2 test model (tied head) at one degree.
 v1::ChunkSearchRequest Gpt2Request(uint32_t degree, uint64_t interval,
                                    double range_m) {
   v1::ChunkSearchRequest r;
-  for (uint64_t n : Gpt2Numels()) r.add_numels(n);
+  for (uint64_t n : Gpt2TestNumels()) r.add_numels(n);
   r.add_dp_degrees(degree);
   r.set_search_range_m(range_m);
   r.set_search_interval(interval);
@@ -310,7 +291,7 @@ TEST(DifferentialTest, PublishedGpt2ChunkSize) {
       CheckAgainstOracle(requests, "GPT-2", "");
   for (const v1::ChunkSearchResponse& answer : answers) {
     ASSERT_EQ(answer.configs_size(), 1);
-    EXPECT_EQ(answer.configs(0).chunk_size(), 527872u);
+    EXPECT_EQ(answer.configs(0).chunk_size(), kGpt2TestChunkSize);
     EXPECT_FALSE(answer.configs(0).keep_gathered());
   }
 }
