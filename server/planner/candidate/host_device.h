@@ -12,7 +12,7 @@
 
 // CHUNKPLAN_ALWAYS_INLINE marks a small host+device function that must be
 // inlined into its caller: the CPU compiles its callers for several
-// instruction sets (layout/layout_lanes.cc), and an inlined body takes the
+// instruction sets (layout/measure_lanes.cc), and an inlined body takes the
 // caller's.
 #if defined(__CUDACC__)
 #define CHUNKPLAN_ALWAYS_INLINE __forceinline__
