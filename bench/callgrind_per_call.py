@@ -63,6 +63,18 @@ def read_profile(path):
     return callees, total
 
 
+def read_totals(path):
+    """{event: total} from the `events:` and `summary:`/`totals:` lines."""
+    names, values = [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("events:"):
+                names = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")):
+                values = [int(v) for v in line.split()[1:]]
+    return dict(zip(names, values))
+
+
 def matching(callees, pattern):
     """(calls, inclusive Ir, names) summed over the callees whose names
     match the regular expression `pattern`."""

@@ -30,6 +30,7 @@ is the same.
 import argparse
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,12 +59,12 @@ class Settings:
         self.streams, self.threads = streams, threads
 
 
-def start(server, flags, work_dir):
+def start(server, flags, work_dir, valgrind_args):
     """The server under callgrind, its process and address."""
     log_path = os.path.join(work_dir, "server.log")
     log = open(log_path, "w")
     process = subprocess.Popen(
-        ["valgrind", "--tool=callgrind",
+        ["valgrind", "--tool=callgrind", *valgrind_args,
          f"--callgrind-out-file={work_dir}/callgrind.out",
          server, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
          *flags], stdout=log, stderr=subprocess.STDOUT)
@@ -110,6 +111,9 @@ def main():
     parser.add_argument("--append", default="", help="hex bytes appended "
                         "to the serialized Search request")
     parser.add_argument("--server_flag", action="append", default=[])
+    parser.add_argument("--valgrind_arg", action="append", default=[],
+                        help="e.g. --cache-sim=yes: the simulated cache "
+                        "misses per call are printed too")
     parser.add_argument("--fn", action="append", help="functions to report "
                         "per Search call (default: the fast paths)")
     parser.add_argument("--keep", help="keep the profiles in this folder")
@@ -122,7 +126,7 @@ def main():
                                 work_dir)
     process, address = start(
         os.path.join(args.build, "bin", "chunkplan-server"),
-        args.server_flag, work_dir)
+        args.server_flag, work_dir, args.valgrind_arg)
     try:
         for method, path in (("check", drive.CHECK), ("search", drive.SEARCH)):
             drive.h2load(address, path, bodies[method],
@@ -133,7 +137,11 @@ def main():
             profile = measured(process.pid, address, path, bodies[method],
                                args.n, work_dir, method)
             callees, total = callgrind_per_call.read_profile(profile)
-            print(f"{method}: {total / args.n:,.0f} Ir per call ({profile})")
+            print(f"{method}: {total / args.n:,.0f} Ir per call")
+            events = callgrind_per_call.read_totals(profile)
+            if len(events) > 1:
+                print("  " + ", ".join(f"{name} {value / args.n:,.0f}"
+                                       for name, value in events.items()))
             if method != "search":
                 continue
             for pattern in args.fn or DEFAULT_FNS:
@@ -147,6 +155,8 @@ def main():
         process.wait(timeout=300)
     if args.keep:
         print(f"profiles in {work_dir}")
+    else:
+        shutil.rmtree(work_dir, ignore_errors=True)
     return 0
 
 
