@@ -131,13 +131,13 @@ ABSL_FLAG(std::string, metrics_listen, "",
 
 // Transport bounds (docs/deploy.md, "Limits"): what one peer, or many, may
 // make the server hold.
-ABSL_FLAG(uint32_t, max_connections, 4096,
+ABSL_FLAG(uint32_t, max_connections, 1024,
           "Most client connections at once over TCP: a new one is closed at "
           "once while this many descriptors are open. Also bounded by the "
           "descriptor limit (raised to its hard limit at start) less 128.");
-// 100: what gRPC's own clients queue behind; a peer cannot open more
-// half-open streams than this per connection.
-ABSL_FLAG(uint32_t, max_concurrent_streams, 100,
+// 32: a client queues the calls beyond it; with --max_connections, bounds
+// the streams a peer can hold open (about 13 KB each) to 32 Ki.
+ABSL_FLAG(uint32_t, max_concurrent_streams, 32,
           "Most calls in flight on one connection "
           "(SETTINGS_MAX_CONCURRENT_STREAMS); a client queues the rest.");
 ABSL_FLAG(int32_t, max_send_message_size, 64 << 20,
