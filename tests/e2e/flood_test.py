@@ -384,17 +384,21 @@ class MetricsAbuseTest(FloodCase):
 
 
 def heavy_requests():
-    """Frontier and CPU_SWEEP on LLaMA-2 70B's numels with wide grids."""
+    """Frontier and CPU_SWEEP on LLaMA-2 70B's numels with wide grids: the
+    sweep 2^24 + 1 candidates (about 1.2e10 candidate-size steps, within
+    --max_sweep_work), the Frontier 2^30 + 1."""
     pb, _, _ = stubs()
-    search = dict(LLAMA, search_range_m=1024, search_interval=1)
-    sweep = to_message(dict(search, engine="ENGINE_CPU_SWEEP"))
-    frontier = pb.LayoutRequest(search=to_message(search))
+    sweep = to_message(dict(LLAMA, search_range_m=16, search_interval=1,
+                            engine="ENGINE_CPU_SWEEP"))
+    frontier = pb.LayoutRequest(search=to_message(
+        dict(LLAMA, search_range_m=1024, search_interval=1)))
     return [(SEARCH_PATH, sweep), (f"/{SERVICE}/Frontier", frontier)]
 
 
 class HeavyCallersTest(FloodCase):
     CALLERS = 64
-    SECONDS = 20
+    SECONDS = 15
+    CALL_TIMEOUT_S = 10
 
     def test_cheap_calls_are_answered_among_heavy_callers(self):
         requests = heavy_requests()
@@ -408,7 +412,7 @@ class HeavyCallersTest(FloodCase):
                     path, request_serializer=type(message).SerializeToString)
                 while not stop.is_set():
                     try:
-                        call(message, timeout=PATIENCE_S)
+                        call(message, timeout=self.CALL_TIMEOUT_S)
                         heavy_outcomes.append("OK")
                     except grpc.RpcError as error:
                         heavy_outcomes.append(error.code().name)
@@ -421,8 +425,8 @@ class HeavyCallersTest(FloodCase):
         stop.set()
         for t in callers:
             t.join(timeout=2 * PATIENCE_S)
-        print(f"heavy outcomes: { {c: heavy_outcomes.count(c) for c in set(heavy_outcomes)} }",
-              file=sys.stderr)
+        tally = {c: heavy_outcomes.count(c) for c in set(heavy_outcomes)}
+        print(f"heavy callers' outcomes: {tally}", file=sys.stderr)
         self.finish_probe()
 
 
