@@ -6,8 +6,8 @@
 #include "common/request_file.h"
 #include "grpc/impl/codegen/grpc_types.h"
 #include "grpcpp/create_channel.h"
-#include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace chunkplan::cli {
 namespace {
@@ -21,8 +21,10 @@ absl::Status ReadIfGiven(absl::string_view path, std::string& out) {
   return absl::OkStatus();
 }
 
-// docs/deploy.md, "Client configuration": round_robin over every address
-// the target resolves to, and a ChunkSearch call that meets UNAVAILABLE (a
+// docs/deploy.md, "Client configuration", less client-side health checking
+// (a one-shot command would pay a Watch call for it, and `chunkplan health`
+// must reach a NOT_SERVING server): round_robin over every address the
+// target resolves to, and a ChunkSearch call that meets UNAVAILABLE (a
 // replica gone or draining) tried again, up to 5 attempts in all.
 constexpr char kServiceConfig[] = R"json({
   "loadBalancingConfig": [{"round_robin": {}}],
@@ -74,9 +76,8 @@ absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
 
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target) {
   if (!target.tls.has_value()) {
-    return grpc::CreateCustomChannel(target.address,
-                                     grpc::InsecureChannelCredentials(),
-                                     ChannelArguments());
+    return grpc::CreateCustomChannel(
+        target.address, grpc::InsecureChannelCredentials(), ChannelArguments());
   }
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = target.tls->root_certs;

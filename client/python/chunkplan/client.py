@@ -28,10 +28,12 @@ from chunkplan.v1 import chunk_search_pb2_grpc
 DEFAULT_TARGET = "localhost:50051"
 
 # docs/deploy.md, "Client configuration": round_robin over every address the
-# target resolves to, and a ChunkSearch call that meets UNAVAILABLE (a
-# replica gone or draining) tried again, up to 5 attempts in all.
+# target resolves to that reports SERVING for chunkplan.v1.ChunkSearch (a
+# draining replica says NOT_SERVING first), and a ChunkSearch call that
+# meets UNAVAILABLE (a replica gone) tried again, up to 5 attempts in all.
 SERVICE_CONFIG = json.dumps({
     "loadBalancingConfig": [{"round_robin": {}}],
+    "healthCheckConfig": {"serviceName": "chunkplan.v1.ChunkSearch"},
     "methodConfig": [{
         "name": [{"service": "chunkplan.v1.ChunkSearch"}],
         "retryPolicy": {
