@@ -142,7 +142,7 @@ ABSL_FLAG(uint32_t, max_concurrent_streams, 32,
           "(SETTINGS_MAX_CONCURRENT_STREAMS); a client queues the rest.");
 ABSL_FLAG(int32_t, max_send_message_size, 64 << 20,
           "Largest answer in bytes (a Layout of --max_params parameters is "
-          "about 16 MB); beyond it the call ends RESOURCE_EXHAUSTED.");
+          "about 14 MB); beyond it the call ends RESOURCE_EXHAUSTED.");
 // 256 MiB: with the process's own needs, RSS stays under the stated bound
 // of 768 MiB, itself under the Deployment's 1 GiB limit.
 ABSL_FLAG(uint64_t, grpc_memory_quota, uint64_t{256} << 20,

@@ -31,14 +31,12 @@ CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
   /usr/bin/python3 tests/e2e/flood_test.py -v
 """
 
-import json
 import os
 import re
 import resource
 import socket
 import sys
 import threading
-import time
 import unittest
 import urllib.request
 
@@ -160,6 +158,18 @@ class FloodCase(unittest.TestCase):
         return peak
 
 
+def on_streams(conns, per_connection, path, act):
+    """Opens `per_connection` streams to `path` on each of `conns` and calls
+    act(conn, stream id) on each; a connection the server has closed is
+    left at its first error."""
+    for conn in conns:
+        for _ in range(per_connection):
+            try:
+                act(conn, conn.open_stream(path))
+            except OSError:
+                break
+
+
 def low_descriptor_limit():
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
@@ -196,13 +206,8 @@ class HalfOpenStreamTest(FloodCase):
         # the stream limit only from its acknowledgement (docs/deploy.md).
         settings = [conn.first_settings() for conn in conns][0]
         partial = grpc_frame(b"\x0a" * 100, announced=(64 << 20) - 1)
-        for conn in conns:
-            for _ in range(self.STREAMS):
-                try:
-                    sid = conn.open_stream(SEARCH_PATH)
-                    conn.send_data(sid, partial)
-                except OSError:
-                    break
+        on_streams(conns, self.STREAMS, SEARCH_PATH,
+                   lambda conn, sid: conn.send_data(sid, partial))
         for _ in range(20):
             self.light.stopping.wait(0.1)
         for conn in conns:
@@ -231,13 +236,9 @@ class SlowReaderTest(FloodCase):
         request = grpc_frame(layout_bytes(1_000_000))
         conns = [RawConnection((self.host, self.port))
                  for _ in range(self.CONNECTIONS)]
-        for conn in conns:
-            for _ in range(self.CALLS_PER_CONNECTION):
-                try:
-                    sid = conn.open_stream(LAYOUT_PATH)
-                    conn.send_data(sid, request, end_stream=True)
-                except OSError:
-                    break
+        on_streams(conns, self.CALLS_PER_CONNECTION, LAYOUT_PATH,
+                   lambda conn, sid: conn.send_data(sid, request,
+                                                    end_stream=True))
         # Let the server compute and try to send every answer.
         for _ in range(100):
             self.light.stopping.wait(0.1)
@@ -303,14 +304,12 @@ class ResetFloodTest(FloodCase):
         request = grpc_frame(to_message(GPT2).SerializeToString())
         conns = [RawConnection((self.host, self.port))
                  for _ in range(self.CONNECTIONS)]
-        for conn in conns:
-            for _ in range(self.STREAMS):
-                try:
-                    sid = conn.open_stream(SEARCH_PATH)
-                    conn.send_data(sid, request[:len(request) // 2])
-                    conn.reset(sid)
-                except OSError:
-                    break
+
+        def send_half_and_reset(conn, sid):
+            conn.send_data(sid, request[:len(request) // 2])
+            conn.reset(sid)
+
+        on_streams(conns, self.STREAMS, SEARCH_PATH, send_half_and_reset)
         for conn in conns:
             conn.close()
         self.finish_probe()
