@@ -51,6 +51,10 @@ from server_test import (ROOT, SERVICE, Server, load,  # noqa: E402
 
 # docs/deploy.md, "Limits": the Deployment's 1 GiB less 256 MiB of headroom.
 MEMORY_BOUND_BYTES = 768 << 20
+# Under AddressSanitizer (scripts/sanitize.sh exports ASAN_OPTIONS) the
+# shadow memory and the quarantine of freed blocks are not the server's:
+# its memory is printed there, not held to the bound.
+SANITIZED = "ASAN_OPTIONS" in os.environ
 # Bound on each wait of these probes, in seconds.
 PATIENCE_S = 60
 GPT2 = load(os.path.join(ROOT, "examples", "gpt2_colossalai.json"))
@@ -152,7 +156,8 @@ class FloodCase(unittest.TestCase):
               file=sys.stderr)
         self.assertEqual(failures, [], self.server.log()[-4000:])
         self.assertGreater(answered, 0)
-        self.assertLessEqual(peak, MEMORY_BOUND_BYTES)
+        if not SANITIZED:
+            self.assertLessEqual(peak, MEMORY_BOUND_BYTES)
         self.assertTrue(check_health(self.server.address),
                         self.server.log()[-4000:])
         return peak
@@ -379,7 +384,8 @@ class MetricsAbuseTest(FloodCase):
         print(f"POST took {posted >> 20} MiB; RSS {baseline >> 20} -> "
               f"{peak >> 20} MiB", file=sys.stderr)
         self.assertEqual(scrapes, [200] * 5)
-        self.assertLess(peak - baseline, 64 << 20)
+        if not SANITIZED:
+            self.assertLess(peak - baseline, 64 << 20)
 
 
 def heavy_requests():
