@@ -11,7 +11,7 @@ together (selectors, names, ports); the container's flags are flags of
 --metrics_listen are the container ports, the probes' ports, the Services'
 targets and the scrape annotation; the readiness probe asks the health
 service about the service the proto declares; terminationGracePeriodSeconds
-exceeds the preStop sleep plus --shutdown_grace; the pod runs as non-root on
+exceeds the preStop sleep plus --shutdown_delay plus --shutdown_grace; the pod runs as non-root on
 a read-only root file system with requests and limits. The gpu overlay adds
 a GPU limit, a node selector and a toleration.
 
@@ -164,14 +164,18 @@ def check_overlay(name, documents, server_flags, server_defaults,
 
     grace = seconds(args.get("shutdown_grace",
                              server_defaults.get("shutdown_grace", "")))
+    delay = seconds(args.get("shutdown_delay",
+                             server_defaults.get("shutdown_delay", "0s")))
     pre_stop = container.get("lifecycle", {}).get("preStop", {})
     sleep = 0.0
     command = pre_stop.get("exec", {}).get("command", [])
     if command and command[0].endswith("sleep"):
         sleep = float(command[1])
-    check(pod.get("terminationGracePeriodSeconds", 30) > sleep + grace,
+    check(pod.get("terminationGracePeriodSeconds", 30) >
+          sleep + delay + grace,
           f"{name}: terminationGracePeriodSeconds is not above preStop "
-          f"{sleep}s + --shutdown_grace {grace}s")
+          f"{sleep}s + --shutdown_delay {delay}s + --shutdown_grace "
+          f"{grace}s")
 
     services = {s["metadata"]["name"]: s for s in kinds["Service"]}
     headless = [s for s in services.values()

@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   # libraries
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
-  protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev libcpp-httplib-dev
+  protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev openssl yamllint
   nghttp2-client  # h2load and nghttp, for bench/load.sh

@@ -1,6 +1,8 @@
 // chunkplan-server: serves chunkplan.v1.ChunkSearch, the standard health
 // service (grpc.health.v1) and server reflection until SIGTERM or SIGINT,
-// then drains calls in flight for up to --shutdown_grace and exits 0.
+// then drains (docs/deploy.md, "Rolling updates"): health NOT_SERVING,
+// --shutdown_delay of normal service, no new connections, searches in flight
+// finished for up to --shutdown_grace, and exits 0.
 //
 // Once it listens it logs "chunkplan-server listening on HOST:PORT" (the real
 // port when --listen asked for port 0) at info level. With --metrics_listen
@@ -10,13 +12,17 @@
 // --tls_client_ca also requires client certificates signed by that CA.
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -28,8 +34,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -40,6 +48,7 @@
 #include "server/service/chunk_search_service.h"
 #include "server/service/service_options.h"
 #include "server/service/tls_credentials.h"
+#include "server/transport/connection_gate.h"
 #include "spdlog/spdlog.h"
 
 #ifndef CHUNKPLAN_VERSION
@@ -120,9 +129,45 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "HTTP (port 0 picks a free port; the log names it); empty: no "
           "metrics endpoint.");
 
+// Transport bounds (docs/deploy.md, "Limits"): what one peer, or many, may
+// make the server hold.
+ABSL_FLAG(uint32_t, max_connections, 1024,
+          "Most client connections at once over TCP: a new one is closed at "
+          "once while this many descriptors are open. Also bounded by the "
+          "descriptor limit (raised to its hard limit at start) less 128.");
+// 32: a client queues the calls beyond it; with --max_connections, bounds
+// the streams a peer can hold open (about 13 KB each) to 32 Ki.
+ABSL_FLAG(uint32_t, max_concurrent_streams, 32,
+          "Most calls in flight on one connection "
+          "(SETTINGS_MAX_CONCURRENT_STREAMS); a client queues the rest.");
+ABSL_FLAG(int32_t, max_send_message_size, 64 << 20,
+          "Largest answer in bytes (a Layout of --max_params parameters is "
+          "about 14 MB); beyond it the call ends RESOURCE_EXHAUSTED.");
+// 256 MiB: with the process's own needs, RSS stays under the stated bound
+// of 768 MiB, itself under the Deployment's 1 GiB limit.
+ABSL_FLAG(uint64_t, grpc_memory_quota, uint64_t{256} << 20,
+          "Bytes gRPC may hold for connections, streams and their buffers "
+          "(its resource quota); past it, gRPC closes idle connections and "
+          "then cancels streams.");
+// 5 min (+ 40 s): clients that resolved the replicas once reconnect and
+// spread to new ones within minutes; the grace outlasts --max_search_time.
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
+          "A connection older than this is sent GOAWAY so that its client "
+          "reconnects (and spreads over new replicas); 0: never.");
+ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(40),
+          "How long calls on a connection past --max_connection_age may "
+          "take to finish before it is closed.");
+
+// Drain (docs/deploy.md, "Rolling updates").
+ABSL_FLAG(absl::Duration, shutdown_delay, absl::ZeroDuration(),
+          "On SIGTERM/SIGINT, how long the server keeps serving while its "
+          "health service already answers NOT_SERVING, so that readiness "
+          "probes and load balancers see it first.");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
-          "On SIGTERM/SIGINT, how long calls in flight may take to finish "
-          "before they are cancelled.");
+          "After --shutdown_delay, how long searches in flight may take to "
+          "finish before they are cancelled. Calls that are not searches "
+          "(e.g. a stream whose request never completes) are cancelled as "
+          "soon as no search is in flight.");
 
 namespace chunkplan {
 namespace {
@@ -157,6 +202,16 @@ service::ServiceOptions OptionsFromFlags() {
   return options;
 }
 
+bool IsUnixSocket(const std::string& listen) {
+  return absl::StartsWith(listen, "unix:") ||
+         absl::StartsWith(listen, "unix-abstract:");
+}
+
+// 2 for a bad flag (INVALID_ARGUMENT), 1 otherwise.
+int ExitCodeFor(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
 // Keepalive settings from the flags.
 void ApplyKeepalive(grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
@@ -171,13 +226,63 @@ void ApplyKeepalive(grpc::ServerBuilder& builder) {
       absl::GetFlag(FLAGS_keepalive_min_ping_interval_ms));
 }
 
+// Milliseconds for a channel argument, clamped to [1, INT_MAX]; 0 or less
+// stays INT_MAX (gRPC's "never").
+int ChannelArgumentMs(absl::Duration duration) {
+  if (duration <= absl::ZeroDuration()) return INT_MAX;
+  return static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(duration), 1, INT_MAX));
+}
+
+// Streams per connection, answer size, gRPC's memory quota and connection
+// age from the flags. `quota` must outlive the server built.
+void ApplyTransportLimits(grpc::ServerBuilder& builder,
+                          grpc::ResourceQuota& quota) {
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONCURRENT_STREAMS,
+      static_cast<int>(std::min<uint32_t>(
+          absl::GetFlag(FLAGS_max_concurrent_streams), INT_MAX)));
+  builder.SetMaxSendMessageSize(absl::GetFlag(FLAGS_max_send_message_size));
+  quota.Resize(absl::GetFlag(FLAGS_grpc_memory_quota));
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_AGE_MS,
+      ChannelArgumentMs(absl::GetFlag(FLAGS_max_connection_age)));
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+      ChannelArgumentMs(absl::GetFlag(FLAGS_max_connection_age_grace)));
+}
+
+// Descriptors kept free of client connections: the metrics endpoint's, and
+// those gRPC and the process open for themselves.
+constexpr rlim_t kReservedDescriptors = 128;
+
+// Raises the soft RLIMIT_NOFILE to the hard one (logged) and returns the
+// descriptor number from which a new connection is refused.
+int ConnectionDescriptorBound() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlim_t was = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = was;
+  }
+  const rlim_t usable = limit.rlim_cur > 2 * kReservedDescriptors
+                            ? limit.rlim_cur - kReservedDescriptors
+                            : limit.rlim_cur / 2;
+  const rlim_t bound =
+      std::min<rlim_t>(usable, absl::GetFlag(FLAGS_max_connections));
+  spdlog::info(
+      "chunkplan-server descriptor limit {}; connections refused "
+      "from descriptor {}",
+      limit.rlim_cur, bound);
+  return static_cast<int>(std::min<rlim_t>(bound, INT_MAX));
+}
+
 // The address clients reach: `listen` with port 0 replaced by the port the
 // server bound; Unix socket addresses as given.
 std::string ListeningAddress(const std::string& listen, int selected_port) {
-  if (absl::StartsWith(listen, "unix:") ||
-      absl::StartsWith(listen, "unix-abstract:")) {
-    return listen;
-  }
+  if (IsUnixSocket(listen)) return listen;
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
     return absl::StrCat(listen, ":", selected_port);
@@ -201,6 +306,21 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartMetrics(
   return server;
 }
 
+// Feeds `call_metrics` from `service`: searches in flight and engines.
+void ConnectMetrics(metrics::CallMetrics& call_metrics,
+                    const service::ChunkSearchService& service) {
+  call_metrics.SetInFlightSource(
+      [&service] { return service.searches_in_flight(); });
+  call_metrics.SetEngineSource([&service] {
+    metrics::CallMetrics::EngineUsability engines;
+    for (const planner::EngineState& s : service.planner().EngineStates()) {
+      engines.emplace_back(std::string(planner::EngineName(s.engine)),
+                           s.usable.ok());
+    }
+    return engines;
+  });
+}
+
 // Blocks until SIGTERM or SIGINT arrives (they must be blocked in every
 // thread, see main) and returns it.
 int WaitForTerminationSignal(const sigset_t& signals) {
@@ -217,10 +337,116 @@ void SetServing(grpc::Server& server, bool serving) {
   health->SetServingStatus(kServiceName, serving);
 }
 
+// A started gRPC server with what it listens through.
+struct Serving {
+  grpc::ResourceQuota quota{"chunkplan-server"};
+  // TCP: the server's own accept loop; null for a Unix socket.
+  std::unique_ptr<transport::ConnectionGate> gate;
+  std::unique_ptr<grpc::Server> server;  // goes before gate and quota
+  std::string address;                   // as clients reach it
+};
+
+// Builds and starts the gRPC server for `service` on --listen. Errors:
+// INVALID_ARGUMENT for a bad --listen, UNAVAILABLE when it cannot listen.
+absl::StatusOr<std::unique_ptr<Serving>> StartServing(
+    const service::ServiceOptions& options,
+    service::ChunkSearchService& service,
+    const std::shared_ptr<grpc::ServerCredentials>& credentials) {
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  auto serving = std::make_unique<Serving>();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  if (IsUnixSocket(listen)) {
+    builder.AddListeningPort(listen, credentials, &selected_port);
+  } else {
+    absl::StatusOr<std::unique_ptr<transport::ConnectionGate>> gate =
+        transport::ConnectionGate::Listen(listen, ConnectionDescriptorBound());
+    if (!gate.ok()) return gate.status();
+    serving->gate = *std::move(gate);
+    selected_port = serving->gate->port();
+    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        credentials);
+  }
+  builder.RegisterService(&service);
+  service::ApplyServerOptions(options, builder);
+  ApplyKeepalive(builder);
+  ApplyTransportLimits(builder, serving->quota);
+  // A socket another process listens on is an error, not a shared one.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  serving->server = builder.BuildAndStart();
+  if (serving->server == nullptr || selected_port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
+  }
+  if (serving->gate != nullptr) serving->gate->Start(std::move(acceptor));
+  serving->address = ListeningAddress(listen, selected_port);
+  SetServing(*serving->server, true);
+  return serving;
+}
+
+// How long no search may be in flight, once Shutdown has begun, before the
+// calls left (none of them a search) are cancelled; and how often to look.
+constexpr absl::Duration kQuietBeforeCancel = absl::Milliseconds(200);
+constexpr absl::Duration kDrainPoll = absl::Milliseconds(10);
+
+// Refuses new calls, waits up to `grace` for the searches in flight and
+// cancels every call left once none has been in flight for
+// kQuietBeforeCancel: an idle or half-open stream does not hold the drain.
+void ShutDown(grpc::Server& server, const service::ChunkSearchService& service,
+              absl::Duration grace) {
+  std::atomic<bool> stopped{false};
+  std::thread shutdown([&] {
+    server.Shutdown(std::chrono::system_clock::now() +
+                    absl::ToChronoNanoseconds(grace));
+    stopped.store(true);
+  });
+  absl::Time quiet_since = absl::InfiniteFuture();
+  while (!stopped.load()) {
+    absl::SleepFor(kDrainPoll);
+    if (service.searches_in_flight() > 0) {
+      quiet_since = absl::InfiniteFuture();
+    } else if (quiet_since == absl::InfiniteFuture()) {
+      quiet_since = absl::Now();
+    } else if (absl::Now() - quiet_since >= kQuietBeforeCancel) {
+      grpc_server_cancel_all_calls(server.c_server());
+      break;
+    }
+  }
+  shutdown.join();
+}
+
+// The drain on `signal_number`: NOT_SERVING, --shutdown_delay of normal
+// service, no new connections, then ShutDown with --shutdown_grace.
+void Drain(Serving& serving, const service::ChunkSearchService& service,
+           int signal_number) {
+  // Clamped to [0, a day]: absl::InfiniteDuration would overflow the
+  // time_point in ShutDown.
+  const absl::Duration delay =
+      std::clamp(absl::GetFlag(FLAGS_shutdown_delay), absl::ZeroDuration(),
+                 absl::Hours(24));
+  const absl::Duration grace =
+      std::clamp(absl::GetFlag(FLAGS_shutdown_grace), absl::ZeroDuration(),
+                 absl::Hours(24));
+  SetServing(*serving.server, false);
+  spdlog::info("chunkplan-server received {}; NOT_SERVING, serving on for {}",
+               signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+               absl::FormatDuration(delay));
+  absl::SleepFor(delay);
+  spdlog::info(
+      "chunkplan-server received {}; draining {} search(es) for up "
+      "to {}",
+      signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+      service.searches_in_flight(), absl::FormatDuration(grace));
+  if (serving.gate != nullptr) serving.gate->Close();
+  ShutDown(*serving.server, service, grace);
+}
+
 // Serves until SIGTERM/SIGINT; returns the exit code.
 int RunServer(const sigset_t& termination_signals) {
   const service::ServiceOptions options = OptionsFromFlags();
-  const std::string listen = absl::GetFlag(FLAGS_listen);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       service::MakeServerCredentials({absl::GetFlag(FLAGS_tls_cert),
                                       absl::GetFlag(FLAGS_tls_key),
@@ -235,63 +461,27 @@ int RunServer(const sigset_t& termination_signals) {
       options, [&call_metrics](const service::CallRecord& record) {
         call_metrics.Observe(record.method, record);
       });
-  call_metrics.SetInFlightSource(
-      [&service] { return service.searches_in_flight(); });
-  call_metrics.SetEngineSource([&service] {
-    metrics::CallMetrics::EngineUsability engines;
-    for (const planner::EngineState& s : service.planner().EngineStates()) {
-      engines.emplace_back(std::string(planner::EngineName(s.engine)),
-                           s.usable.ok());
-    }
-    return engines;
-  });
+  ConnectMetrics(call_metrics, service);
   // Declared after the service: stops serving before the service goes.
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =
       StartMetrics(call_metrics);
   if (!metrics_server.ok()) {
     spdlog::critical("chunkplan-server: {}",
                      metrics_server.status().ToString());
-    return metrics_server.status().code() == absl::StatusCode::kInvalidArgument
-               ? 2
-               : 1;
+    return ExitCodeFor(metrics_server.status());
   }
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int selected_port = 0;
-  builder.AddListeningPort(listen, *credentials, &selected_port);
-  builder.RegisterService(&service);
-  service::ApplyServerOptions(options, builder);
-  ApplyKeepalive(builder);
-  // A port another process listens on is an error, not a shared port.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || selected_port == 0) {
-    spdlog::critical("chunkplan-server cannot listen on {}", listen);
-    return 1;
+  absl::StatusOr<std::unique_ptr<Serving>> serving =
+      StartServing(options, service, *credentials);
+  if (!serving.ok()) {
+    spdlog::critical("chunkplan-server {}",
+                     std::string(serving.status().message()));
+    return ExitCodeFor(serving.status());
   }
-  SetServing(*server, true);
-  spdlog::info("chunkplan-server listening on {}{}",
-               ListeningAddress(listen, selected_port),
+  spdlog::info("chunkplan-server listening on {}{}", (*serving)->address,
                absl::GetFlag(FLAGS_tls_cert).empty()        ? ""
                : absl::GetFlag(FLAGS_tls_client_ca).empty() ? " (TLS)"
                                                             : " (mutual TLS)");
-
-  const int signal_number = WaitForTerminationSignal(termination_signals);
-  // Clamped to [0, a day]: absl::InfiniteDuration would overflow the
-  // time_point below.
-  const absl::Duration grace =
-      std::clamp(absl::GetFlag(FLAGS_shutdown_grace), absl::ZeroDuration(),
-                 absl::Hours(24));
-  spdlog::info(
-      "chunkplan-server received {}; draining {} search(es) for up to {}",
-      signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
-      service.searches_in_flight(), absl::FormatDuration(grace));
-  SetServing(*server, false);
-  server->Shutdown(std::chrono::system_clock::now() +
-                   absl::ToChronoNanoseconds(grace));
-  server->Wait();
+  Drain(**serving, service, WaitForTerminationSignal(termination_signals));
   spdlog::info("chunkplan-server stopped");
   return 0;
 }

@@ -4,8 +4,10 @@
 
 #include "absl/status/status.h"
 #include "common/request_file.h"
+#include "grpc/impl/codegen/grpc_types.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace chunkplan::cli {
 namespace {
@@ -17,6 +19,39 @@ absl::Status ReadIfGiven(absl::string_view path, std::string& out) {
   if (!content.ok()) return content.status();
   out = *std::move(content);
   return absl::OkStatus();
+}
+
+// docs/deploy.md, "Client configuration", less client-side health checking
+// (a one-shot command would pay a Watch call for it, and `chunkplan health`
+// must reach a NOT_SERVING server): round_robin over every address the
+// target resolves to, and a ChunkSearch call that meets UNAVAILABLE (a
+// replica gone or draining) tried again, up to 5 attempts in all.
+constexpr char kServiceConfig[] = R"json({
+  "loadBalancingConfig": [{"round_robin": {}}],
+  "methodConfig": [{
+    "name": [{"service": "chunkplan.v1.ChunkSearch"}],
+    "retryPolicy": {
+      "maxAttempts": 5,
+      "initialBackoff": "0.1s",
+      "maxBackoff": "1s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }]
+})json";
+
+// The largest answer the server sends by default (--max_send_message_size),
+// and the largest request it takes: a call within them is retried whole.
+constexpr int kMaxMessageBytes = 64 << 20;
+
+grpc::ChannelArguments ChannelArguments() {
+  grpc::ChannelArguments arguments;
+  arguments.SetServiceConfigJSON(kServiceConfig);
+  arguments.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
+  arguments.SetInt(GRPC_ARG_PER_RPC_RETRY_BUFFER_SIZE, kMaxMessageBytes);
+  arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  arguments.SetMaxSendMessageSize(kMaxMessageBytes);
+  return arguments;
 }
 
 }  // namespace
@@ -41,14 +76,15 @@ absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
 
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target) {
   if (!target.tls.has_value()) {
-    return grpc::CreateChannel(target.address,
-                               grpc::InsecureChannelCredentials());
+    return grpc::CreateCustomChannel(
+        target.address, grpc::InsecureChannelCredentials(), ChannelArguments());
   }
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = target.tls->root_certs;
   options.pem_private_key = target.tls->private_key;
   options.pem_cert_chain = target.tls->cert_chain;
-  return grpc::CreateChannel(target.address, grpc::SslCredentials(options));
+  return grpc::CreateCustomChannel(
+      target.address, grpc::SslCredentials(options), ChannelArguments());
 }
 
 void ApplyDeadline(const RemoteTarget& target, grpc::ClientContext* context) {

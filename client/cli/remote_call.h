@@ -43,8 +43,11 @@ absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
                                                    absl::string_view key_path);
 
 // A channel to `target.address`, over TLS when `target.tls` is set, else
-// plaintext. Connects lazily: a server that cannot be reached, or a TLS
-// handshake that fails, shows up as UNAVAILABLE on the first call.
+// plaintext, with the client configuration of docs/deploy.md that fits a
+// one-shot command: round_robin over the target's addresses, a ChunkSearch
+// call that meets UNAVAILABLE tried again (5 attempts in all), messages up
+// to 64 MiB both ways. Connects lazily: a server that cannot be reached, or
+// a TLS handshake that fails, shows up as UNAVAILABLE on the first call.
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target);
 
 // Sets `target.deadline`, counted from now, on `context` (if finite).

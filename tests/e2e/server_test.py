@@ -152,16 +152,17 @@ def run_server_to_exit(*flags):
 
 class Server:
     """chunkplan-server started on 127.0.0.1:0 (or `listen`) with `flags`;
-    its log (standard error) is collected line by line."""
+    its log (standard error) is collected line by line. `preexec_fn` runs in
+    the child before the binary (e.g. to lower its descriptor limit)."""
 
-    def __init__(self, *flags, listen="127.0.0.1:0"):
+    def __init__(self, *flags, listen="127.0.0.1:0", preexec_fn=None):
         binary = os.environ.get("CHUNKPLAN_SERVER", "")
         if not os.access(binary, os.X_OK):
             raise unittest.SkipTest(
                 f"CHUNKPLAN_SERVER={binary!r} is not executable")
         self.process = subprocess.Popen(
             [binary, f"--listen={listen}", *flags], stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
+            stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
         self.lines = []
         self.changed = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)

@@ -12,6 +12,7 @@ allocates for the search's configs (or given ones), rank by rank, and
 Client.frontier how padding and memory move with the chunk size.
 """
 
+import json
 import os
 
 import grpc
@@ -25,6 +26,36 @@ from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2_grpc
 
 DEFAULT_TARGET = "localhost:50051"
+
+# docs/deploy.md, "Client configuration": round_robin over every address the
+# target resolves to that reports SERVING for chunkplan.v1.ChunkSearch (a
+# draining replica says NOT_SERVING first), and a ChunkSearch call that
+# meets UNAVAILABLE (a replica gone) tried again, up to 5 attempts in all.
+SERVICE_CONFIG = json.dumps({
+    "loadBalancingConfig": [{"round_robin": {}}],
+    "healthCheckConfig": {"serviceName": "chunkplan.v1.ChunkSearch"},
+    "methodConfig": [{
+        "name": [{"service": "chunkplan.v1.ChunkSearch"}],
+        "retryPolicy": {
+            "maxAttempts": 5,
+            "initialBackoff": "0.1s",
+            "maxBackoff": "1s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        },
+    }],
+})
+# The largest answer the server sends by default (--max_send_message_size)
+# and the largest request it takes: a call within them is retried whole.
+MAX_MESSAGE_BYTES = 64 << 20
+# The channel arguments every Client starts from; `options` override them.
+DEFAULT_OPTIONS = (
+    ("grpc.service_config", SERVICE_CONFIG),
+    ("grpc.enable_retries", 1),
+    ("grpc.per_rpc_retry_buffer_size", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+)
 
 
 def _pem(value, name):
@@ -50,7 +81,9 @@ class Client:
     a path to a PEM file — or ready-made grpc `credentials`.
     tls_server_name: the name to check the server's certificate against
     where it differs from the target's host. options: extra gRPC channel
-    arguments, a list of (key, value).
+    arguments, a list of (key, value), applied after DEFAULT_OPTIONS (the
+    client configuration of docs/deploy.md: round_robin, UNAVAILABLE
+    retried, 64 MiB messages), so that they override them.
 
     Use as a context manager, or call close().
     """
@@ -60,7 +93,7 @@ class Client:
                  certificate_chain=None, tls_server_name=None,
                  credentials=None, options=None):
         self.target = target
-        channel_options = list(options or [])
+        channel_options = list(DEFAULT_OPTIONS) + list(options or [])
         if tls_server_name is not None:
             channel_options.append(("grpc.ssl_target_name_override",
                                     tls_server_name))
