@@ -187,15 +187,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = method;
-  absl::StatusOr<planner::LayoutRequest> layout;
-  if (absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(*request);
-      !parsed.ok()) {
-    layout = parsed.status();
-  } else {
-    record.params = static_cast<uint64_t>(parsed->search().numels_size());
-    record.engine = static_cast<planner::Engine>(parsed->search().engine());
-    layout = CheckAndConvert(*parsed, options_);
-  }
+  absl::StatusOr<planner::LayoutRequest> layout =
+      ParseAndCheckLayout(*request, options_, &record);
   const absl::Status prepared = layout.status();
   Work work = [layout = std::move(layout), run = std::move(run)](
                   const planner::StopCheck& stop, CallRecord& record,

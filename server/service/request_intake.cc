@@ -2,7 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +11,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
-#include "server/service/search_request_decoder.h"
+#include "server/service/wire_counts.h"
 
 namespace chunkplan::service {
 namespace {
@@ -32,21 +32,27 @@ absl::Status CheckCounts(
 }
 
 // The `Message` serialized in `bytes` (which is left as it was), or
-// INVALID_ARGUMENT saying that the bytes are not a `type_name`.
+// INVALID_ARGUMENT saying that the bytes are not a `type_name`, and why:
+// protobuf's reason where it gives one, else `wire`'s (the wire counter's
+// finding on the same bytes, wire_counts.h).
 template <typename Message>
 absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
-                                     absl::string_view type_name) {
+                                     absl::string_view type_name,
+                                     const absl::Status& wire) {
   // Deserialize consumes its buffer; the copy shares the slices.
   grpc::ByteBuffer copy(bytes);
   Message message;
   const grpc::Status parsed =
       grpc::SerializationTraits<Message>::Deserialize(&copy, &message);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request body (", bytes.Length(), " bytes) is not a valid ",
-        type_name, ": ", parsed.error_message()));
+  if (parsed.ok()) return message;
+  std::string reason = parsed.error_message();
+  if (reason.empty()) {
+    reason = !wire.ok() ? std::string(wire.message())
+                        : "a nested message's field is cut short or malformed";
   }
-  return message;
+  return absl::InvalidArgumentError(
+      absl::StrCat("the request body (", bytes.Length(),
+                   " bytes) is not a valid ", type_name, ": ", reason));
 }
 
 }  // namespace
@@ -62,12 +68,7 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
 absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
     const grpc::ByteBuffer& bytes) {
   return ParseMessage<v1::ChunkSearchRequest>(
-      bytes, "chunkplan.v1.ChunkSearchRequest");
-}
-
-absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
-    const grpc::ByteBuffer& bytes) {
-  return ParseMessage<v1::LayoutRequest>(bytes, "chunkplan.v1.LayoutRequest");
+      bytes, "chunkplan.v1.ChunkSearchRequest", absl::OkStatus());
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
@@ -109,31 +110,32 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  // The body as one contiguous run: usually the one slice it arrived in,
-  // else a copy.
-  grpc::Slice flat;
-  if (!bytes.TrySingleSlice(&flat).ok()) (void)bytes.DumpToSingleSlice(&flat);
-  if (std::optional<planner::SearchRequest> decoded =
-          DecodeSearchRequest(absl::string_view(
-              reinterpret_cast<const char*>(flat.begin()), flat.size()))) {
-    if (record != nullptr) {
-      record->params = decoded->numels.size();
-      record->engine = decoded->engine;
-    }
-    if (absl::Status s =
-            CheckCounts({{"numels", decoded->numels.size()},
-                         {"dp_degrees", decoded->dp_degrees.size()}},
-                        options.max_params);
-        !s.ok()) {
-      return s;
-    }
-    return std::move(*decoded);
-  }
-  absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
+  const absl::Status counted =
+      CheckSearchRequestCounts(bytes, options.max_params);
+  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
+  absl::StatusOr<v1::ChunkSearchRequest> request = ParseMessage<
+      v1::ChunkSearchRequest>(bytes, "chunkplan.v1.ChunkSearchRequest",
+                              counted);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->numels_size());
     record->engine = static_cast<planner::Engine>(request->engine());
+  }
+  return CheckAndConvert(*request, options);
+}
+
+absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record) {
+  const absl::Status counted =
+      CheckLayoutRequestCounts(bytes, options.max_params);
+  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
+  absl::StatusOr<v1::LayoutRequest> request = ParseMessage<v1::LayoutRequest>(
+      bytes, "chunkplan.v1.LayoutRequest", counted);
+  if (!request.ok()) return request.status();
+  if (record != nullptr) {
+    record->params = static_cast<uint64_t>(request->search().numels_size());
+    record->engine = static_cast<planner::Engine>(request->search().engine());
   }
   return CheckAndConvert(*request, options);
 }
