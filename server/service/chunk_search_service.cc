@@ -12,6 +12,7 @@
 #include "server/service/call_stop.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
+#include "server/service/wire_counts.h"
 #include "spdlog/spdlog.h"
 
 namespace chunkplan::service {
@@ -268,7 +269,9 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
 
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder) {
-  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<uint64_t>(
+      static_cast<uint64_t>(options.max_receive_message_bytes),
+      LargestRequestBytes(options.max_params))));
 }
 
 }  // namespace chunkplan::service

@@ -162,8 +162,10 @@ class ChunkSearchService final
   common::WorkerPool pool_;
 };
 
-// Applies the server-wide parts of `options` (the receive message size
-// limit) to `builder`.
+// Applies the server-wide parts of `options` to `builder`: the receive
+// message size limit, max_receive_message_bytes or, where smaller,
+// LargestRequestBytes(max_params) (wire_counts.h: no request within
+// max_params is larger).
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder);
 

@@ -113,9 +113,9 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
   const absl::Status counted =
       CheckSearchRequestCounts(bytes, options.max_params);
   if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
-  absl::StatusOr<v1::ChunkSearchRequest> request = ParseMessage<
-      v1::ChunkSearchRequest>(bytes, "chunkplan.v1.ChunkSearchRequest",
-                              counted);
+  absl::StatusOr<v1::ChunkSearchRequest> request =
+      ParseMessage<v1::ChunkSearchRequest>(
+          bytes, "chunkplan.v1.ChunkSearchRequest", counted);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->numels_size());

@@ -14,8 +14,8 @@
 namespace chunkplan::service {
 namespace {
 
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 // The running counts of one message's counted fields (kept across a
 // message's occurrences, which protobuf merges), named with `prefix`.
@@ -46,10 +46,10 @@ absl::StatusOr<int> ReadLength(CodedInputStream& in) {
 // `limit`.
 absl::Status Add(Tally& tally, size_t i, uint64_t limit) {
   if (++tally.counts[i] <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(
-      tally.prefix, tally.fields[i].name, " has more than ", limit,
-      " entries; this server takes at most ", limit,
-      " parameters per request (--max_params)"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat(tally.prefix, tally.fields[i].name, " has more than ", limit,
+                   " entries; this server takes at most ", limit,
+                   " parameters per request (--max_params)"));
 }
 
 // Counts the varints of one packed run (its length read next from `in`).
@@ -81,9 +81,8 @@ absl::Status CountField(CodedInputStream& in, uint32_t tag, Tally& tally,
   if (varint && type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
     return CountPacked(in, tally, i, limit);
   }
-  const bool entry =
-      varint ? type == WireFormatLite::WIRETYPE_VARINT
-             : type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+  const bool entry = varint ? type == WireFormatLite::WIRETYPE_VARINT
+                            : type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
   if (!WireFormatLite::SkipField(&in, tag)) {
     return Malformed(in, absl::StrCat("field ", tally.prefix,
                                       tally.fields[i].name, " cut short"));
@@ -128,8 +127,8 @@ absl::Status Walk(CodedInputStream& in, Tally& tally, uint64_t limit,
 }
 
 // Walks the message in `bytes` with `top` (and `search`, see Walk).
-absl::Status WalkBody(const grpc::ByteBuffer& bytes, Tally& top,
-                      uint64_t limit, Tally* search) {
+absl::Status WalkBody(const grpc::ByteBuffer& bytes, Tally& top, uint64_t limit,
+                      Tally* search) {
   // The reader takes a mutable buffer; the copy shares the slices.
   grpc::ByteBuffer copy(bytes);
   grpc::ProtoBufferReader reader(&copy);

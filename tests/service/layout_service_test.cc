@@ -107,7 +107,8 @@ TEST_F(LayoutLimitsTest, TooManyParamsConfigsOrFrozenIsResourceExhausted) {
   v1::LayoutResponse response;
   grpc::Status status = CallLayout(*stub_, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("search.numels has more than 100"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("search.numels has more than 100"));
 
   request.mutable_search()->clear_numels();
   request.mutable_search()->add_numels(1000);

@@ -63,10 +63,10 @@ void RepeatedFields(const Descriptor* message, const std::string& prefix,
     const FieldDescriptor* f = message->field(i);
     const std::string name = prefix + f->name();
     if (f->is_repeated()) {
-      out.insert(absl::StrCat(
-          name, "#", f->number(),
-          f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ? ":message"
-                                                            : ":varint"));
+      out.insert(absl::StrCat(name, "#", f->number(),
+                              f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
+                                  ? ":message"
+                                  : ":varint"));
     } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       RepeatedFields(f->message_type(), name + ".", out);
     }
@@ -77,10 +77,9 @@ std::set<std::string> Counted(std::span<const CountedField> fields,
                               const std::string& prefix) {
   std::set<std::string> out;
   for (const CountedField& f : fields) {
-    out.insert(absl::StrCat(prefix, f.name, "#", f.number,
-                            f.kind == CountedField::Kind::kMessage
-                                ? ":message"
-                                : ":varint"));
+    out.insert(absl::StrCat(
+        prefix, f.name, "#", f.number,
+        f.kind == CountedField::Kind::kMessage ? ":message" : ":varint"));
   }
   return out;
 }
@@ -120,8 +119,8 @@ TEST(WireCounts, RefusesOneEntryPastTheLimitInEveryEncoding) {
     EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
     EXPECT_THAT(refused.message(), HasSubstr("numels has more than 4"));
   }
-  const absl::Status dp = CheckSearchRequestCounts(
-      BodyOf(Packed(1, 1) + Unpacked(2, 3, 8)), 2);
+  const absl::Status dp =
+      CheckSearchRequestCounts(BodyOf(Packed(1, 1) + Unpacked(2, 3, 8)), 2);
   EXPECT_THAT(dp.message(), HasSubstr("dp_degrees has more than 2"));
 }
 
@@ -171,11 +170,11 @@ TEST(WireCounts, StopsAtTheLimitWithoutReadingOn) {
 // message ends in it (it ended in an empty reason before).
 TEST(WireCounts, MalformedBytesGetAReason) {
   const std::string cut[] = {
-      std::string("\x08\xff\xff", 3),           // varint cut short
-      Key(1, 2) + Varint(9) + "\x01",           // packed run past the end
-      Key(4, 0),                                // tag without a value
-      std::string("\x00", 1),                   // field number 0
-      Key(9, 7),                                // wire type 7
+      std::string("\x08\xff\xff", 3),  // varint cut short
+      Key(1, 2) + Varint(9) + "\x01",  // packed run past the end
+      Key(4, 0),                       // tag without a value
+      std::string("\x00", 1),          // field number 0
+      Key(9, 7),                       // wire type 7
   };
   for (const std::string& bytes : cut) {
     const absl::Status counted = CheckSearchRequestCounts(BodyOf(bytes), 100);
