@@ -272,6 +272,12 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
                                 grpc::ServerUnaryReactor* reactor,
                                 CallRecord record, absl::Status status,
                                 Clock::time_point started) {
+  // A call its client ended (a reset stream, a deadline passed on the
+  // client's side) is counted and logged as such, whatever the handler
+  // found first (a reset request reads as an empty one).
+  if (!status.ok() && context->IsCancelled()) {
+    status = CallStop(context, started, options_.max_search_time)();
+  }
   record.status = std::move(status);
   record.micros = MicrosSince(started);
   if (CallIsLogged(record)) {

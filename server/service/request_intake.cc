@@ -55,6 +55,14 @@ absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
                    " bytes) is not a valid ", type_name, ": ", reason));
 }
 
+// A call whose stream ended (reset by its client) before its request
+// arrived: gRPC hands the handler no body at all.
+absl::Status NoRequest() {
+  return absl::CancelledError(
+      "the call ended (its client reset the stream) before its request "
+      "arrived");
+}
+
 }  // namespace
 
 planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
@@ -110,6 +118,7 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
+  if (!bytes.Valid()) return NoRequest();
   const absl::Status counted =
       CheckSearchRequestCounts(bytes, options.max_params);
   if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
@@ -127,6 +136,7 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
+  if (!bytes.Valid()) return NoRequest();
   const absl::Status counted =
       CheckLayoutRequestCounts(bytes, options.max_params);
   if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;

@@ -40,7 +40,9 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 // before it is decoded (CheckSearchRequestCounts, wire_counts.h:
 // RESOURCE_EXHAUSTED naming the field), then ParseRequest and
 // CheckAndConvert, with their errors (a body that is no request is
-// INVALID_ARGUMENT saying where it stops being one). `record` (if given)
+// INVALID_ARGUMENT saying where it stops being one; CANCELLED for no body
+// at all, a stream that its client reset before the request arrived).
+// `record` (if given)
 // gets the decoded request's params (numels entries) and engine, also for a
 // request that CheckAndConvert refuses.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
