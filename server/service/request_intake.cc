@@ -63,6 +63,20 @@ absl::Status NoRequest() {
       "arrived");
 }
 
+// The `Message` in `bytes`, refused by its size before it is decoded
+// (`count`, wire_counts.h, against `max_params`), then parsed
+// (ParseMessage); CANCELLED for no body at all (NoRequest).
+template <typename Message>
+absl::StatusOr<Message> CountAndParse(
+    const grpc::ByteBuffer& bytes, uint64_t max_params,
+    absl::Status (*count)(const grpc::ByteBuffer&, uint64_t)) {
+  if (!bytes.Valid()) return NoRequest();
+  const absl::Status counted = count(bytes, max_params);
+  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
+  return ParseMessage<Message>(bytes, Message::descriptor()->full_name(),
+                               counted);
+}
+
 }  // namespace
 
 planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
@@ -76,7 +90,8 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
 absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
     const grpc::ByteBuffer& bytes) {
   return ParseMessage<v1::ChunkSearchRequest>(
-      bytes, "chunkplan.v1.ChunkSearchRequest", absl::OkStatus());
+      bytes, v1::ChunkSearchRequest::descriptor()->full_name(),
+      absl::OkStatus());
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
@@ -118,13 +133,9 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  if (!bytes.Valid()) return NoRequest();
-  const absl::Status counted =
-      CheckSearchRequestCounts(bytes, options.max_params);
-  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
   absl::StatusOr<v1::ChunkSearchRequest> request =
-      ParseMessage<v1::ChunkSearchRequest>(
-          bytes, "chunkplan.v1.ChunkSearchRequest", counted);
+      CountAndParse<v1::ChunkSearchRequest>(bytes, options.max_params,
+                                            CheckSearchRequestCounts);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->numels_size());
@@ -136,12 +147,8 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  if (!bytes.Valid()) return NoRequest();
-  const absl::Status counted =
-      CheckLayoutRequestCounts(bytes, options.max_params);
-  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
-  absl::StatusOr<v1::LayoutRequest> request = ParseMessage<v1::LayoutRequest>(
-      bytes, "chunkplan.v1.LayoutRequest", counted);
+  absl::StatusOr<v1::LayoutRequest> request = CountAndParse<v1::LayoutRequest>(
+      bytes, options.max_params, CheckLayoutRequestCounts);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->search().numels_size());
