@@ -31,14 +31,21 @@ absl::Status CheckCounts(
   return absl::OkStatus();
 }
 
-// The `Message` serialized in `bytes` (which is left as it was), or
-// INVALID_ARGUMENT saying that the bytes are not a `type_name`, and why:
-// protobuf's reason where it gives one, else `wire`'s (the wire counter's
-// finding on the same bytes, wire_counts.h).
+// The counter of `Message`'s repeated fields (wire_counts.h).
+using Counter = absl::Status (*)(const grpc::ByteBuffer&, uint64_t);
 template <typename Message>
-absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
-                                     absl::string_view type_name,
-                                     const absl::Status& wire) {
+constexpr Counter kCounter = nullptr;
+template <>
+constexpr Counter kCounter<v1::ChunkSearchRequest> = CheckSearchRequestCounts;
+template <>
+constexpr Counter kCounter<v1::LayoutRequest> = CheckLayoutRequestCounts;
+
+// The `Message` serialized in `bytes` (which is left as it was), or
+// INVALID_ARGUMENT saying that the bytes are not one, and why: protobuf's
+// reason where it gives one, else where the wire counter (kCounter) finds
+// the bytes stop being protobuf's wire format.
+template <typename Message>
+absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes) {
   // Deserialize consumes its buffer; the copy shares the slices.
   grpc::ByteBuffer copy(bytes);
   Message message;
@@ -47,12 +54,13 @@ absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
   if (parsed.ok()) return message;
   std::string reason = parsed.error_message();
   if (reason.empty()) {
+    const absl::Status wire = kCounter<Message>(bytes, UINT64_MAX);
     reason = !wire.ok() ? std::string(wire.message())
                         : "a nested message's field is cut short or malformed";
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("the request body (", bytes.Length(),
-                   " bytes) is not a valid ", type_name, ": ", reason));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request body (", bytes.Length(), " bytes) is not a valid ",
+      Message::descriptor()->full_name(), ": ", reason));
 }
 
 // A call whose stream ended (reset by its client) before its request
@@ -64,17 +72,18 @@ absl::Status NoRequest() {
 }
 
 // The `Message` in `bytes`, refused by its size before it is decoded
-// (`count`, wire_counts.h, against `max_params`), then parsed
-// (ParseMessage); CANCELLED for no body at all (NoRequest).
+// (kCounter, against `max_params`), then parsed (ParseMessage); CANCELLED
+// for no body at all (NoRequest). A body of at most `max_params` bytes is
+// not counted: each entry of a repeated field takes a byte at least.
 template <typename Message>
-absl::StatusOr<Message> CountAndParse(
-    const grpc::ByteBuffer& bytes, uint64_t max_params,
-    absl::Status (*count)(const grpc::ByteBuffer&, uint64_t)) {
+absl::StatusOr<Message> CountAndParse(const grpc::ByteBuffer& bytes,
+                                      uint64_t max_params) {
   if (!bytes.Valid()) return NoRequest();
-  const absl::Status counted = count(bytes, max_params);
-  if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
-  return ParseMessage<Message>(bytes, Message::descriptor()->full_name(),
-                               counted);
+  if (bytes.Length() > max_params) {
+    const absl::Status counted = kCounter<Message>(bytes, max_params);
+    if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
+  }
+  return ParseMessage<Message>(bytes);
 }
 
 }  // namespace
@@ -89,9 +98,7 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
 
 absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
     const grpc::ByteBuffer& bytes) {
-  return ParseMessage<v1::ChunkSearchRequest>(
-      bytes, v1::ChunkSearchRequest::descriptor()->full_name(),
-      absl::OkStatus());
+  return ParseMessage<v1::ChunkSearchRequest>(bytes);
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
@@ -134,8 +141,7 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
   absl::StatusOr<v1::ChunkSearchRequest> request =
-      CountAndParse<v1::ChunkSearchRequest>(bytes, options.max_params,
-                                            CheckSearchRequestCounts);
+      CountAndParse<v1::ChunkSearchRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->numels_size());
@@ -147,8 +153,8 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  absl::StatusOr<v1::LayoutRequest> request = CountAndParse<v1::LayoutRequest>(
-      bytes, options.max_params, CheckLayoutRequestCounts);
+  absl::StatusOr<v1::LayoutRequest> request =
+      CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->search().numels_size());
