@@ -106,6 +106,10 @@ ABSL_FLAG(absl::Duration, max_search_time, absl::Seconds(30),
 ABSL_FLAG(uint32_t, max_concurrent_searches, 64,
           "Searches running or waiting for a worker at once; beyond it a "
           "call is answered RESOURCE_EXHAUSTED at once.");
+ABSL_FLAG(
+    uint32_t, max_concurrent_light_searches, 64,
+    "Searches that run inline (--max_inline_work) admitted at once, "
+    "apart from --max_concurrent_searches; beyond it RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint64_t, max_inline_work, uint64_t{1} << 24,
           "A plateau-engine Search of at most this many candidates x numels "
           "runs on the gRPC thread that received it instead of a worker; "
@@ -196,6 +200,8 @@ service::ServiceOptions OptionsFromFlags() {
   options.max_search_time = absl::GetFlag(FLAGS_max_search_time);
   options.max_concurrent_searches =
       absl::GetFlag(FLAGS_max_concurrent_searches);
+  options.max_concurrent_light_searches =
+      absl::GetFlag(FLAGS_max_concurrent_light_searches);
   options.search_threads = absl::GetFlag(FLAGS_threads);
   options.max_inline_work = absl::GetFlag(FLAGS_max_inline_work);
   options.inline_slice = absl::GetFlag(FLAGS_inline_slice);

@@ -3,10 +3,13 @@
 
 // What the service records about each finished call, and its one log line.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "server/planner/search_types.h"
 #include "spdlog/common.h"
 
@@ -45,10 +48,39 @@ spdlog::level::level_enum CallLogLevel(const CallRecord& record);
 // Whether spdlog's default logger writes `record`'s line at its level.
 bool CallIsLogged(const CallRecord& record);
 
+// At most `per_second` lines let through in each one-second window (a
+// window starts at the first line after the last one ended); the lines
+// beyond are counted, and the count is handed to the next line let through.
+// Thread-safe.
+class LogRateLimiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit LogRateLimiter(uint32_t per_second) : per_second_(per_second) {}
+
+  // Whether a line at `now` is let through; if so, `*suppressed` gets the
+  // lines held back since the last line let through (else it is left).
+  bool Allow(Clock::time_point now, uint64_t* suppressed);
+
+ private:
+  const uint32_t per_second_;
+  absl::Mutex mu_;
+  Clock::time_point window_end_ ABSL_GUARDED_BY(mu_);
+  uint32_t in_window_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t suppressed_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Lines LogCall writes per second at most: a flood of failing calls (a
+// stream-reset flood makes tens of thousands a second) costs the log a
+// line a second more, not a line a call.
+inline constexpr uint32_t kCallLinesPerSecond = 100;
+
 // Logs `record` as one line at CallLogLevel on spdlog's default logger:
 // "search peer=... params=... candidates=... engine=... micros=...
-// code=... [message="..."] [fallback="..."]" ("layout ..." for Layout).
-// Builds nothing when the logger would drop it.
+// code=... [message="..."] [fallback="..."]" ("layout ..." for Layout),
+// at most kCallLinesPerSecond lines a second; the first line after lines
+// were held back is preceded by a warning that counts them. Builds nothing
+// when the logger would drop it.
 void LogCall(const CallRecord& record);
 
 }  // namespace chunkplan::service

@@ -43,9 +43,25 @@ CallStop::Clock::time_point SteadyDeadline(
 
 }  // namespace
 
+absl::Status CancelledCallStatus(CallStop::Clock::time_point arrived,
+                                 CallStop::Clock::time_point now,
+                                 CallStop::Clock::time_point deadline) {
+  if (deadline != CallStop::Clock::time_point::max()) {
+    const CallStop::Clock::duration slack =
+        std::chrono::milliseconds(20) + (deadline - arrived) / 50;
+    if (now >= deadline - slack) {
+      return absl::DeadlineExceededError(
+          "the call's deadline passed (its client ended it) before it was "
+          "answered");
+    }
+  }
+  return absl::CancelledError("the call was cancelled before it was answered");
+}
+
 CallStop::CallStop(const grpc::CallbackServerContext* context,
                    Clock::time_point arrived, absl::Duration budget)
     : context_(context),
+      arrived_(arrived),
       deadline_(SteadyDeadline(context->deadline())),
       budget_end_(arrived + Clamped(budget)),
       budget_(budget) {}
@@ -64,9 +80,8 @@ absl::Status CallStop::CheckAt(Clock::time_point now) const {
         " per search (--max_search_time); narrow search_range_m, widen "
         "search_interval, or ask the operator for a larger budget"));
   }
-  if (context_->IsCancelled()) {
-    return absl::CancelledError("the call was cancelled mid-search");
-  }
+  if (context_->IsCancelled())
+    return CancelledCallStatus(arrived_, now, deadline_);
   return absl::OkStatus();
 }
 

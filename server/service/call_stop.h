@@ -18,11 +18,24 @@
 
 namespace chunkplan::service {
 
+// The status of a call that arrived at `arrived`, found cancelled at `now`,
+// whose deadline is `deadline` (steady times; max(): none):
+// DEADLINE_EXCEEDED from a slack before the deadline on, CANCELLED before
+// that. The slack, 20 ms and 1/50 of the call's timeout, covers how much
+// earlier its client's deadline passes (the client then resets the stream):
+// the transit of the request, and the rounding up of the timeout on the
+// wire (grpc-timeout: 1% of it at most).
+absl::Status CancelledCallStatus(
+    std::chrono::steady_clock::time_point arrived,
+    std::chrono::steady_clock::time_point now,
+    std::chrono::steady_clock::time_point deadline);
+
 // Answers DEADLINE_EXCEEDED once `context`'s deadline has passed or, where
 // that comes first, once `budget` (the server's --max_search_time) has
-// passed since `arrived`, each with a message naming which; CANCELLED once
-// the call is cancelled (by its client, or by a server shutdown whose grace
-// has run out); and OK otherwise. Safe to call from several threads.
+// passed since `arrived`, each with a message naming which; once the call
+// is cancelled (by its client, or by a server shutdown whose grace has run
+// out), CancelledCallStatus; and OK otherwise. Safe to call from several
+// threads.
 // `context` must outlive it (the service asks it only before it finishes
 // the call).
 //
@@ -44,6 +57,7 @@ class CallStop {
 
  private:
   const grpc::CallbackServerContext* context_;
+  Clock::time_point arrived_;
   Clock::time_point deadline_;  // max(): none
   Clock::time_point budget_end_;
   absl::Duration budget_;

@@ -12,6 +12,7 @@
 #include "server/service/call_stop.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
+#include "server/service/wire_counts.h"
 #include "spdlog/spdlog.h"
 
 namespace chunkplan::service {
@@ -49,15 +50,22 @@ ChunkSearchService::ChunkSearchService(ServiceOptions options,
 
 ChunkSearchService::~ChunkSearchService() = default;
 
-bool ChunkSearchService::Admit() {
-  const int limit = static_cast<int>(
-      std::max(1u, std::min(options_.max_concurrent_searches, 1u << 30)));
-  int current = in_flight_.load(std::memory_order_relaxed);
+bool ChunkSearchService::Admit(bool light) {
+  std::atomic<int>& in_flight = light ? light_in_flight_ : heavy_in_flight_;
+  const unsigned flag = light ? options_.max_concurrent_light_searches
+                              : options_.max_concurrent_searches;
+  const int limit = static_cast<int>(std::max(1u, std::min(flag, 1u << 30)));
+  int current = in_flight.load(std::memory_order_relaxed);
   do {
     if (current >= limit) return false;
-  } while (!in_flight_.compare_exchange_weak(current, current + 1,
-                                             std::memory_order_acq_rel));
+  } while (!in_flight.compare_exchange_weak(current, current + 1,
+                                            std::memory_order_acq_rel));
   return true;
+}
+
+void ChunkSearchService::Release(bool light) {
+  (light ? light_in_flight_ : heavy_in_flight_)
+      .fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // Why a worker pool, and when not: the callback API runs handlers on a few
@@ -66,13 +74,15 @@ bool ChunkSearchService::Admit() {
 // them. The handler therefore checks and converts the request (microseconds
 // to a few milliseconds for a million parameters), admits it against
 // max_concurrent_searches with an atomic counter, and queues it on a fixed
-// pool of search_threads workers; the queue never holds more than
-// max_concurrent_searches searches, and a search beyond that is answered
+// pool of search_threads workers; the queue never holds more than the two
+// limits together, and a search beyond its limit is answered
 // RESOURCE_EXHAUSTED at once. A cheap plateau-engine Search (RunsInline:
 // every model at GeminiPlugin's defaults) is the exception: the hop to a
 // worker (a wake-up and two context switches) costs more than the search,
 // so it runs on the callback thread, for at most inline_slice before it
-// moves to the pool after all.
+// moves to the pool after all. It is admitted by its estimated work, against
+// a limit of its own (max_concurrent_light_searches), so that heavy callers
+// holding every heavy slot cannot starve it.
 //
 // Why the raw callback method (ChunkSearch::WithRawCallbackMethod_Search)
 // and not ChunkSearch::CallbackService: the typed callback handler of gRPC
@@ -89,13 +99,19 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     Finish(context, reactor, std::move(record), prepared, started);
     return reactor;
   }
-  if (!Admit()) {
+  if (!Admit(run_inline)) {
     Finish(context, reactor, std::move(record),
-           absl::ResourceExhaustedError(absl::StrCat(
-               "this server already runs its limit of ",
-               options_.max_concurrent_searches,
-               " concurrent searches (--max_concurrent_searches); retry "
-               "later")),
+           absl::ResourceExhaustedError(
+               run_inline
+                   ? absl::StrCat("this server already runs its limit of ",
+                                  options_.max_concurrent_light_searches,
+                                  " concurrent light searches "
+                                  "(--max_concurrent_light_searches); retry "
+                                  "later")
+                   : absl::StrCat("this server already runs its limit of ",
+                                  options_.max_concurrent_searches,
+                                  " concurrent searches "
+                                  "(--max_concurrent_searches); retry later")),
            started);
     return reactor;
   }
@@ -140,7 +156,7 @@ void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
     return;
   }
   record.ran_inline = true;
-  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  Release(/*light=*/true);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }
 
@@ -187,15 +203,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = method;
-  absl::StatusOr<planner::LayoutRequest> layout;
-  if (absl::StatusOr<v1::LayoutRequest> parsed = ParseLayoutRequest(*request);
-      !parsed.ok()) {
-    layout = parsed.status();
-  } else {
-    record.params = static_cast<uint64_t>(parsed->search().numels_size());
-    record.engine = static_cast<planner::Engine>(parsed->search().engine());
-    layout = CheckAndConvert(*parsed, options_);
-  }
+  absl::StatusOr<planner::LayoutRequest> layout =
+      ParseAndCheckLayout(*request, options_, &record);
   const absl::Status prepared = layout.status();
   Work work = [layout = std::move(layout), run = std::move(run)](
                   const planner::StopCheck& stop, CallRecord& record,
@@ -255,7 +264,7 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
   if (status.ok()) status = work(stop, record, response);
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
-  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  Release(/*light=*/record.moved_to_pool);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }
 
@@ -263,6 +272,12 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
                                 grpc::ServerUnaryReactor* reactor,
                                 CallRecord record, absl::Status status,
                                 Clock::time_point started) {
+  // A call its client ended (a reset stream, a deadline passed on the
+  // client's side) is counted and logged as such, whatever the handler
+  // found first (a reset request reads as an empty one).
+  if (!status.ok() && context->IsCancelled()) {
+    status = CallStop(context, started, options_.max_search_time)();
+  }
   record.status = std::move(status);
   record.micros = MicrosSince(started);
   if (CallIsLogged(record)) {
@@ -275,7 +290,9 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
 
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder) {
-  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<uint64_t>(
+      static_cast<uint64_t>(options.max_receive_message_bytes),
+      LargestRequestBytes(options.max_params))));
 }
 
 }  // namespace chunkplan::service

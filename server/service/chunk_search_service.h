@@ -49,9 +49,10 @@ class ChunkSearchService final
   // CPU_SWEEP work beyond max_sweep_work, FAILED_PRECONDITION for an engine
   // this server cannot run): INVALID_ARGUMENT for bytes that are not a
   // ChunkSearchRequest; RESOURCE_EXHAUSTED when numels or dp_degrees has
-  // more than max_params entries or max_concurrent_searches searches are
-  // already admitted; DEADLINE_EXCEEDED / CANCELLED when the call's deadline
-  // passes or it is cancelled before the search ends.
+  // more than max_params entries or the call's admission limit
+  // (max_concurrent_searches, or max_concurrent_light_searches for a Search
+  // that runs inline) is reached; DEADLINE_EXCEEDED / CANCELLED when the call's
+  // deadline passes or it is cancelled before the search ends.
   grpc::ServerUnaryReactor* Search(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
@@ -73,9 +74,10 @@ class ChunkSearchService final
                                      const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) override;
 
-  // Searches admitted and not yet answered.
+  // Calls admitted and not yet answered, heavy and light together.
   int searches_in_flight() const {
-    return in_flight_.load(std::memory_order_acquire);
+    return heavy_in_flight_.load(std::memory_order_acquire) +
+           light_in_flight_.load(std::memory_order_acquire);
   }
 
   const planner::Planner& planner() const { return planner_; }
@@ -114,10 +116,11 @@ class ChunkSearchService final
 
   // The one path of every RPC, after its request was prepared (parsed,
   // checked against the limits, converted: request_intake.h) into
-  // `prepared`, the status of that: admits the call against
-  // max_concurrent_searches, then runs `here` on this thread when
-  // `run_inline` (RunInline) and queues to_pool() on the pool otherwise;
-  // answers at once when preparing failed or no slot is free.
+  // `prepared`, the status of that: admits the call, light when
+  // `run_inline` (against max_concurrent_light_searches) and heavy
+  // otherwise (max_concurrent_searches), then runs `here` on this thread
+  // when `run_inline` (RunInline) and queues to_pool() on the pool
+  // otherwise; answers at once when preparing failed or no slot is free.
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
                                   const absl::Status& prepared, WorkHere here,
                                   WorkToPool to_pool,
@@ -139,8 +142,14 @@ class ChunkSearchService final
                  WorkToPool to_pool, grpc::ByteBuffer* response,
                  CallRecord record, Clock::time_point started);
 
-  // Takes a slot of max_concurrent_searches; false when none is free.
-  bool Admit();
+  // Takes a light slot (max_concurrent_light_searches) or a heavy one
+  // (max_concurrent_searches); false when none is free.
+  bool Admit(bool light);
+
+  // Gives back the slot Admit took. A call on the pool holds a light slot
+  // exactly when it moved there from the callback thread
+  // (CallRecord::moved_to_pool).
+  void Release(bool light);
 
   // Runs on a worker: `work` under the call's StopCheck, then Finish.
   void RunWork(grpc::CallbackServerContext* context,
@@ -157,13 +166,16 @@ class ChunkSearchService final
   const ServiceOptions options_;
   const planner::Planner planner_;
   const CallObserver observer_;
-  std::atomic<int> in_flight_{0};
+  std::atomic<int> heavy_in_flight_{0};
+  std::atomic<int> light_in_flight_{0};
   // Last, so that it is destroyed (and its workers joined) first.
   common::WorkerPool pool_;
 };
 
-// Applies the server-wide parts of `options` (the receive message size
-// limit) to `builder`.
+// Applies the server-wide parts of `options` to `builder`: the receive
+// message size limit, max_receive_message_bytes or, where smaller,
+// LargestRequestBytes(max_params) (wire_counts.h: no request within
+// max_params is larger).
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder);
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +11,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
-#include "server/service/search_request_decoder.h"
+#include "server/service/wire_counts.h"
 
 namespace chunkplan::service {
 namespace {
@@ -31,22 +31,59 @@ absl::Status CheckCounts(
   return absl::OkStatus();
 }
 
-// The `Message` serialized in `bytes` (which is left as it was), or
-// INVALID_ARGUMENT saying that the bytes are not a `type_name`.
+// The counter of `Message`'s repeated fields (wire_counts.h).
+using Counter = absl::Status (*)(const grpc::ByteBuffer&, uint64_t);
 template <typename Message>
-absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes,
-                                     absl::string_view type_name) {
+constexpr Counter kCounter = nullptr;
+template <>
+constexpr Counter kCounter<v1::ChunkSearchRequest> = CheckSearchRequestCounts;
+template <>
+constexpr Counter kCounter<v1::LayoutRequest> = CheckLayoutRequestCounts;
+
+// The `Message` serialized in `bytes` (which is left as it was), or
+// INVALID_ARGUMENT saying that the bytes are not one, and why: protobuf's
+// reason where it gives one, else where the wire counter (kCounter) finds
+// the bytes stop being protobuf's wire format.
+template <typename Message>
+absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes) {
   // Deserialize consumes its buffer; the copy shares the slices.
   grpc::ByteBuffer copy(bytes);
   Message message;
   const grpc::Status parsed =
       grpc::SerializationTraits<Message>::Deserialize(&copy, &message);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request body (", bytes.Length(), " bytes) is not a valid ",
-        type_name, ": ", parsed.error_message()));
+  if (parsed.ok()) return message;
+  std::string reason = parsed.error_message();
+  if (reason.empty()) {
+    const absl::Status wire = kCounter<Message>(bytes, UINT64_MAX);
+    reason = !wire.ok() ? std::string(wire.message())
+                        : "a nested message's field is cut short or malformed";
   }
-  return message;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request body (", bytes.Length(), " bytes) is not a valid ",
+      Message::descriptor()->full_name(), ": ", reason));
+}
+
+// A call whose stream ended (reset by its client) before its request
+// arrived: gRPC hands the handler no body at all.
+absl::Status NoRequest() {
+  return absl::CancelledError(
+      "the call ended (its client reset the stream) before its request "
+      "arrived");
+}
+
+// The `Message` in `bytes`, refused by its size before it is decoded
+// (kCounter, against `max_params`), then parsed (ParseMessage); CANCELLED
+// for no body at all (NoRequest). A body of at most `max_params` bytes is
+// not counted: each entry of a repeated field takes a byte at least.
+template <typename Message>
+absl::StatusOr<Message> CountAndParse(const grpc::ByteBuffer& bytes,
+                                      uint64_t max_params) {
+  if (!bytes.Valid()) return NoRequest();
+  if (bytes.Length() > max_params) {
+    const absl::Status counted = kCounter<Message>(bytes, max_params);
+    if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
+  }
+  return ParseMessage<Message>(bytes);
 }
 
 }  // namespace
@@ -61,13 +98,7 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
 
 absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
     const grpc::ByteBuffer& bytes) {
-  return ParseMessage<v1::ChunkSearchRequest>(
-      bytes, "chunkplan.v1.ChunkSearchRequest");
-}
-
-absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
-    const grpc::ByteBuffer& bytes) {
-  return ParseMessage<v1::LayoutRequest>(bytes, "chunkplan.v1.LayoutRequest");
+  return ParseMessage<v1::ChunkSearchRequest>(bytes);
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
@@ -109,31 +140,25 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  // The body as one contiguous run: usually the one slice it arrived in,
-  // else a copy.
-  grpc::Slice flat;
-  if (!bytes.TrySingleSlice(&flat).ok()) (void)bytes.DumpToSingleSlice(&flat);
-  if (std::optional<planner::SearchRequest> decoded =
-          DecodeSearchRequest(absl::string_view(
-              reinterpret_cast<const char*>(flat.begin()), flat.size()))) {
-    if (record != nullptr) {
-      record->params = decoded->numels.size();
-      record->engine = decoded->engine;
-    }
-    if (absl::Status s =
-            CheckCounts({{"numels", decoded->numels.size()},
-                         {"dp_degrees", decoded->dp_degrees.size()}},
-                        options.max_params);
-        !s.ok()) {
-      return s;
-    }
-    return std::move(*decoded);
-  }
-  absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
+  absl::StatusOr<v1::ChunkSearchRequest> request =
+      CountAndParse<v1::ChunkSearchRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
   if (record != nullptr) {
     record->params = static_cast<uint64_t>(request->numels_size());
     record->engine = static_cast<planner::Engine>(request->engine());
+  }
+  return CheckAndConvert(*request, options);
+}
+
+absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record) {
+  absl::StatusOr<v1::LayoutRequest> request =
+      CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
+  if (!request.ok()) return request.status();
+  if (record != nullptr) {
+    record->params = static_cast<uint64_t>(request->search().numels_size());
+    record->engine = static_cast<planner::Engine>(request->search().engine());
   }
   return CheckAndConvert(*request, options);
 }

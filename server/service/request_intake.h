@@ -36,13 +36,15 @@ absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
     const v1::ChunkSearchRequest& request, const ServiceOptions& options);
 
-// ParseRequest, then CheckAndConvert: the planner's request for the request
-// body `bytes`, with the errors of both. The bytes are first offered to
-// DecodeSearchRequest (search_request_decoder.h), which decodes the common
-// encodings straight into the planner's request; what it declines takes
-// protobuf's path. Either way the answer is the same. When the bytes are a
-// request, `record` (if given) gets its params (numels entries) and engine,
-// also for a request refused for its limits.
+// The planner's request for the request body `bytes`: refused by size
+// before it is decoded (CheckSearchRequestCounts, wire_counts.h:
+// RESOURCE_EXHAUSTED naming the field), then ParseRequest and
+// CheckAndConvert, with their errors (a body that is no request is
+// INVALID_ARGUMENT saying where it stops being one; CANCELLED for no body
+// at all, a stream that its client reset before the request arrived).
+// `record` (if given)
+// gets the decoded request's params (numels entries) and engine, also for a
+// request that CheckAndConvert refuses.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);
@@ -54,17 +56,20 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 bool RunsInline(const planner::SearchRequest& request,
                 const ServiceOptions& options);
 
-// The chunkplan.v1.LayoutRequest serialized in `bytes`, or INVALID_ARGUMENT
-// saying that the bytes are not one.
-absl::StatusOr<v1::LayoutRequest> ParseLayoutRequest(
-    const grpc::ByteBuffer& bytes);
-
 // The planner's Layout request for `request` within `options`' limits:
 // RESOURCE_EXHAUSTED when search.numels, search.dp_degrees, configs or
 // frozen has more than options.max_params entries, naming the field; the
 // errors of FromProto.
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
     const v1::LayoutRequest& request, const ServiceOptions& options);
+
+// ParseAndCheck for a LayoutRequest body (Layout and Frontier): refused by
+// size before it is decoded (CheckLayoutRequestCounts: search.numels,
+// search.dp_degrees, configs, frozen), then parsed and CheckAndConvert;
+// `record` gets search's params and engine.
+absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record = nullptr);
 
 }  // namespace chunkplan::service
 

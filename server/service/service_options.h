@@ -42,10 +42,18 @@ struct ServiceOptions {
   // search's own worker; 0: one per core.
   unsigned sweep_threads = 0;
 
-  // Searches admitted at once (running or waiting for a worker). A search
-  // beyond it is answered RESOURCE_EXHAUSTED at once: there is no unbounded
-  // queue. At least 1.
+  // Heavy calls admitted at once (running or waiting for a worker): every
+  // Layout and Frontier, and every Search that does not run inline (see
+  // max_inline_work). A call beyond it is answered RESOURCE_EXHAUSTED at
+  // once: there is no unbounded queue. At least 1.
   unsigned max_concurrent_searches = 64;
+
+  // Light calls admitted at once, apart from the heavy ones: Searches that
+  // run inline (max_inline_work), whose work is bounded by that estimate and
+  // by inline_slice, so that heavy callers holding every heavy slot cannot
+  // starve them. One that outgrows its slice keeps its light slot on the
+  // pool. Beyond it: RESOURCE_EXHAUSTED at once. At least 1.
+  unsigned max_concurrent_light_searches = 64;
 
   // Worker threads that run searches; 0: one per core.
   unsigned search_threads = 0;

@@ -145,27 +145,53 @@ TEST_P(InlineBudgetTest, SearchPastTheBudgetEnds) {
 INSTANTIATE_TEST_SUITE_P(BothPaths, InlineBudgetTest, ::testing::Bool(),
                          PathName);
 
-// The concurrency limit on both paths: a slow search holds the one slot,
-// and a cheap search (inline-eligible, or not) is refused at once.
+// Admission by estimated work, on both paths: one heavy slot and one light
+// slot. A cheap search is light where it runs inline, heavy where it does
+// not (max_inline_work 0).
 class InlineLimitTest : public InlinePathTest {
  protected:
   service::ServiceOptions BaseOptions() const override {
     service::ServiceOptions options;
     options.max_concurrent_searches = 1;
+    options.max_concurrent_light_searches = 1;
     return options;
   }
 };
 
-TEST_P(InlineLimitTest, SearchBeyondTheLimitIsRefused) {
-  // The slow one runs on the pool (a sweep), leaving the callback threads
-  // free to take the second call.
+// A slow sweep (heavy: it runs on the pool) holds the one heavy slot: a
+// cheap search is still answered where it runs inline, and refused at once
+// where it would take a heavy slot.
+TEST_P(InlineLimitTest, CheapSearchIsAnsweredWhileTheHeavySlotsAreTaken) {
   std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   ASSERT_EQ(Inline(Gpt2ColossalAiRequest(), Options()), GetParam());
   v1::ChunkSearchResponse response;
+  const grpc::Status cheap = Search(Gpt2ColossalAiRequest(), &response);
+  if (GetParam()) {
+    ASSERT_TRUE(cheap.ok()) << cheap.error_message();
+    EXPECT_EQ(response.configs(0).chunk_size(), kGpt2ColossalAiChunkSize);
+  } else {
+    EXPECT_EQ(cheap.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(cheap.error_message(),
+                HasSubstr("concurrent searches (--max_concurrent_searches)"));
+  }
+  slow->context.TryCancel();
+  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
+  ExpectServing();
+}
+
+// A slow plateau search holds the slot of its class (light where it runs
+// inline): a cheap search of the same class is refused at once.
+TEST_P(InlineLimitTest, SearchBeyondItsClassLimitIsRefused) {
+  std::unique_ptr<PendingCall> slow = StartSearch(SlowPlateauRequest());
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
+  v1::ChunkSearchResponse response;
   const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(refused.error_message(), HasSubstr("concurrent searches"));
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr(GetParam() ? "--max_concurrent_light_searches"
+                                   : "--max_concurrent_searches"));
   slow->context.TryCancel();
   ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));

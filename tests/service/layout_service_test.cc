@@ -107,14 +107,15 @@ TEST_F(LayoutLimitsTest, TooManyParamsConfigsOrFrozenIsResourceExhausted) {
   v1::LayoutResponse response;
   grpc::Status status = CallLayout(*stub_, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("search.numels has 101"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("search.numels has more than 100"));
 
   request.mutable_search()->clear_numels();
   request.mutable_search()->add_numels(1000);
   for (int i = 0; i < 101; ++i) request.add_frozen(false);
   status = CallLayout(*stub_, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("frozen has 101"));
+  EXPECT_THAT(status.error_message(), HasSubstr("frozen has more than 100"));
 }
 
 class LayoutSlotTest : public ServiceTest {

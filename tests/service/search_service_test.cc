@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "server/service/wire_counts.h"
 #include "testing/oracle_runner.h"
 #include "tests/service/service_fixture.h"
 
@@ -178,6 +179,8 @@ TEST_F(ServiceTest, BytesThatAreNoRequestAreInvalidArgument) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
               HasSubstr("not a valid chunkplan.v1.ChunkSearchRequest"));
+  // With a reason, not ": " and nothing.
+  EXPECT_THAT(status.error_message(), HasSubstr("cut short at byte"));
   ExpectServing();
   // A message whose field 1 has the wrong wire type (fixed32): parsed as an
   // unknown field, so numels is empty.
@@ -248,7 +251,7 @@ TEST_F(LimitsTest, TooManyParamsIsResourceExhausted) {
   v1::ChunkSearchResponse response;
   grpc::Status status = Search(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("numels has 101"));
+  EXPECT_THAT(status.error_message(), HasSubstr("numels has more than 100"));
   EXPECT_THAT(status.error_message(), HasSubstr("at most 100"));
 
   request.clear_numels();
@@ -256,7 +259,8 @@ TEST_F(LimitsTest, TooManyParamsIsResourceExhausted) {
   for (int i = 0; i < 101; ++i) request.add_dp_degrees(1);
   status = Search(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("dp_degrees has 101"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("dp_degrees has more than 100"));
 
   // At the limit: served.
   request.clear_dp_degrees();
@@ -265,6 +269,24 @@ TEST_F(LimitsTest, TooManyParamsIsResourceExhausted) {
   request.set_min_chunk_size_m(0);
   status = Search(request, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+// The receive limit follows max_params: a body larger than any request of
+// 100 parameters is refused by gRPC before the service sees it (here an
+// unknown field that the service would have answered "numels is empty").
+TEST_F(LimitsTest, BodyLargerThanAnyRequestWithinMaxParamsIsRefused) {
+  const uint64_t largest = service::LargestRequestBytes(100);
+  std::string body = "\xca\x06";     // field 105, length-delimited
+  const uint64_t payload = largest;  // body is then larger than `largest`
+  for (uint64_t v = payload;; v >>= 7) {
+    body += static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (v < 0x80) break;
+  }
+  body += std::string(payload, 'x');
+  const grpc::Status status = SendRawBytes(channel_, body);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << status.error_message();
+  ExpectServing();
 }
 
 TEST_F(LimitsTest, SweepWorkOverTheLimitIsResourceExhausted) {
