@@ -87,7 +87,8 @@ Planner::Planner(PlannerOptions options)
       sweep_pool_(common::ThreadsOrCores(options.cpu_sweep.threads)) {
   engines_.push_back(
       std::make_unique<CpuSweepEngine>(options.cpu_sweep, &sweep_pool_));
-  engines_.push_back(std::make_unique<CpuPlateauEngine>());
+  engines_.push_back(
+      std::make_unique<CpuPlateauEngine>(options.max_plateau_work));
 #if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
   engines_.push_back(std::make_unique<CudaEngine>(options.cuda));
 #endif

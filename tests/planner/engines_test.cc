@@ -1,6 +1,7 @@
 // The engines: the shared next-fit function against the seed's definition
 // worked by hand, the tie rule, and CPU_SWEEP and CPU_PLATEAU against each
 // other on random problems (the oracle comparison is the differential test's).
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -14,8 +15,11 @@
 #include "server/planner/candidate/next_fit.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
 #include "server/planner/plan/checked_math.h"
+#include "server/planner/plan/search_plan.h"
+#include "testing/test_problems.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -359,6 +363,109 @@ TEST(Engines, EndWithTheStopChecksStatus) {
   EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);
   const auto best = CpuPlateauEngine().Best(p, stop);
   EXPECT_EQ(best.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+// The walk's own tally on `p`, with and without the frontier, never passes
+// the parts of BoundPlateauWork (the steps are evaluations x (sizes +
+// chunks) by the walk's construction). Returns the largest share of a part
+// reached, so that callers can ask the bound to be nearly reached.
+double ExpectWithinTheWorkBound(const SweepProblem& p,
+                                const std::string& what) {
+  const PlateauWork bound = BoundPlateauWork(p);
+  double reached = 0;
+  for (bool frontier : {true, false}) {
+    PlateauWalkTally tally;
+    const auto got = WalkPlateaus(p, {}, frontier, &tally);
+    EXPECT_TRUE(got.ok()) << got.status();
+    EXPECT_LE(tally.evaluations, bound.evaluations) << what;
+    EXPECT_LE(tally.max_chunks, bound.max_chunks) << what;
+    EXPECT_LE(tally.searches, bound.plateaus) << what;
+    reached = std::max(
+        {reached, static_cast<double>(tally.max_chunks) / bound.max_chunks,
+         static_cast<double>(tally.searches) / bound.plateaus});
+  }
+  return reached;
+}
+
+TEST(PlateauWork, BoundsTheWalkOnRandomAndModelShapedProblems) {
+  std::mt19937_64 rng(20261205);
+  double reached = 0;
+  for (int round = 0; round < 300; ++round) {
+    const std::string at = "round " + std::to_string(round);
+    reached = std::max(
+        reached, ExpectWithinTheWorkBound(RandomProblem(rng), "random " + at));
+    ExpectWithinTheWorkBound(LayeredProblem(rng), "layered " + at);
+    ExpectWithinTheWorkBound(ModelProblem(rng), "model " + at);
+    // Tiny grids walked to their end: the count may drop at every candidate.
+    reached = std::max(
+        reached, ExpectWithinTheWorkBound(RandomProblem(rng, {.groups = 2,
+                                                              .sizes = 8,
+                                                              .zero_in = 5,
+                                                              .max_size = 16,
+                                                              .interval = 2,
+                                                              .count = 40}),
+                                          "tiny " + at));
+  }
+  // Some problem reaches a part of the bound exactly: it is no looser than
+  // it must be there.
+  EXPECT_EQ(reached, 1.0);
+  const absl::StatusOr<SearchPlan> llama =
+      BuildSearchPlan(problems::Llama2_70bLikeRequest());
+  ASSERT_TRUE(llama.ok()) << llama.status();
+  ExpectWithinTheWorkBound(llama->sweep, "LLaMA-2-70B-like");
+}
+
+// Next-fit's worst case: sizes just over half a chunk open one chunk each,
+// 2 ceil(S / C) - 1 of them.
+TEST(PlateauWork, ChunksReachTwiceTheSumOverTheChunkSize) {
+  SweepProblem p;
+  problems::AddGroup(p, std::vector<uint64_t>(9, 51));
+  p.grid = {.start = 100, .interval = 1, .count = 1};
+  // S = 459, ceil(459 / 100) = 5: at most 9 chunks, and next-fit opens 9.
+  EXPECT_EQ(BoundPlateauWork(p).max_chunks, 9u);
+  PlateauWalkTally tally;
+  ASSERT_TRUE(WalkPlateaus(p, {}, true, &tally).ok());
+  EXPECT_EQ(tally.max_chunks, 9u);
+}
+
+// Finding 6 of the hostile-traffic issue: 100,000 sizes at interval 1 from
+// a start of 1000 ran for seconds to hours. The limit refuses it before any
+// evaluation; a limit at the bound admits it.
+TEST(CpuPlateauEngine, RefusesWorkAboveItsLimit) {
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> sizes(100000);
+  for (uint64_t& s : sizes) s = 1 + rng() % 1000;
+  SweepProblem p;
+  problems::AddGroup(p, sizes);
+  p.grid = {.start = 1000, .interval = 1, .count = 200 << 20};
+  const PlateauWork work = BoundPlateauWork(p);
+  EXPECT_GT(work.steps, kDefaultMaxPlateauWork);
+  for (const auto& got :
+       {CpuPlateauEngine().Sweep(p, {}), CpuPlateauEngine().Best(p, {})}) {
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
+        << got.status();
+    EXPECT_THAT(std::string(got.status().message()),
+                testing::HasSubstr("--max_plateau_work"));
+  }
+  // At the bound it runs (here until the stop check ends it).
+  int checks = 0;
+  const StopCheck stop = [&checks] {
+    return ++checks < 3 ? absl::OkStatus()
+                        : absl::DeadlineExceededError("enough");
+  };
+  EXPECT_EQ(CpuPlateauEngine(work.steps).Sweep(p, stop).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(CpuPlateauEngine(work.steps - 1).Sweep(p, stop).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+// The default admits the stress sweep (LLaMA-2 70B, 8,388,609 candidates).
+TEST(CpuPlateauEngine, DefaultLimitAdmitsTheStressSweep) {
+  const absl::StatusOr<SearchPlan> plan =
+      BuildSearchPlan(problems::Llama2_70bLikeRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_LT(BoundPlateauWork(plan->sweep).steps, kDefaultMaxPlateauWork / 16);
+  EXPECT_TRUE(CpuPlateauEngine().Sweep(plan->sweep, {}).ok());
 }
 
 }  // namespace

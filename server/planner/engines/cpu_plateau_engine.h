@@ -33,12 +33,19 @@
 // wins); on a small model (the ColossalAI GPT-2 test, where L's waste is 0)
 // that leaves a few evaluations.
 
+#include <cstdint>
+
+#include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/sweep_engine.h"
 
 namespace chunkplan::planner {
 
 class CpuPlateauEngine final : public SweepEngine {
  public:
+  // Refuses a problem whose BoundPlateauWork(problem).steps exceeds
+  // max_work with RESOURCE_EXHAUSTED naming --max_plateau_work.
+  explicit CpuPlateauEngine(uint64_t max_work = kDefaultMaxPlateauWork);
+
   Engine kind() const override { return Engine::kCpuPlateau; }
 
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
@@ -46,7 +53,23 @@ class CpuPlateauEngine final : public SweepEngine {
 
   absl::StatusOr<SweepOutcome> Best(const SweepProblem& problem,
                                     const StopCheck& stop) const override;
+
+ private:
+  uint64_t max_work_;
 };
+
+// What one walk did: tests hold it to BoundPlateauWork.
+struct PlateauWalkTally {
+  uint64_t evaluations = 0;
+  uint64_t max_chunks = 0;  // the most chunks one evaluation counted
+  uint64_t searches = 0;    // searches for a new plateau that evaluated
+};
+
+// The engine's walk without its work limit: Sweep's answer with `frontier`,
+// Best's without; fills *tally where it is not null.
+absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
+                                          const StopCheck& stop, bool frontier,
+                                          PlateauWalkTally* tally);
 
 }  // namespace chunkplan::planner
 
