@@ -184,7 +184,7 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
   CHUNKPLAN_ASSIGN_OR_RETURN(const SweepEngine* engine,
                              Choose(request.engine, plan.sweep));
   SearchResult result;
-  absl::StatusOr<SweepOutcome> swept = engine->Best(plan.sweep, stop);
+  absl::StatusOr<SweepOutcome> swept = engine->Sweep(plan.sweep, stop);
   if (IsCudaFailure(swept.status())) {
     // The device failed (not a limit, not a stop): every engine gives the
     // same answer, so the plateau engine gives it. A sticky failure keeps
@@ -195,7 +195,7 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
         absl::StatusCodeToString(swept.status().code()), ": ",
         swept.status().message());
     engine = Find(Engine::kCpuPlateau);
-    swept = engine->Best(plan.sweep, stop);
+    swept = engine->Sweep(plan.sweep, stop);
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(const SweepOutcome outcome, std::move(swept));
 

@@ -99,38 +99,22 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
     const SweepOutcome want = Reference(p);
     for (const SweepEngine* e : {static_cast<const SweepEngine*>(&sweep),
                                  static_cast<const SweepEngine*>(&plateau)}) {
-      for (const auto& got : {e->Sweep(p, {}), e->Best(p, {})}) {
-        ASSERT_TRUE(got.ok()) << got.status();
-        EXPECT_EQ(got->best_index, want.best_index)
-            << EngineName(e->kind()) << " round " << round;
-        EXPECT_EQ(got->chunk_size, want.chunk_size);
-        EXPECT_EQ(got->waste, want.waste);
-      }
+      const auto got = e->Sweep(p, {});
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(got->best_index, want.best_index)
+          << EngineName(e->kind()) << " round " << round;
+      EXPECT_EQ(got->chunk_size, want.chunk_size);
+      EXPECT_EQ(got->waste, want.waste);
     }
   }
 }
 
-// The first grid index at which every group of `p` fits in one chunk, or
-// grid.count.
-uint64_t OneChunkPerGroupIndex(const SweepProblem& p) {
-  uint64_t largest = 0;
-  for (size_t g = 0; g < p.num_groups(); ++g) {
-    uint64_t total = 0;
-    for (uint64_t s : p.group(g)) total += s;
-    largest = std::max(largest, total);
-  }
-  return p.grid.FirstIndexAtLeast(largest);
-}
-
-// Best ends its walk where every group fits in one chunk (L), skipping what
-// cannot reach L's waste: on small problems, where the grid often reaches L
-// and a candidate before L often ties with it (and then wins), its answer
-// is the seed's loop's.
-TEST(CpuPlateauEngine, BestStopsAtOneChunkPerGroupAndKeepsEarlierTies) {
+// On tiny problems, where a later candidate often ties with the answer
+// (and the earlier one must win), the walk's answer is the seed's loop's.
+TEST(CpuPlateauEngine, KeepsTheFirstOfTiedCandidates) {
   std::mt19937_64 rng(20261204);
   const CpuPlateauEngine plateau;
-  int reaching = 0;  // problems whose grid holds L after index 0
-  int ties = 0;      // ... and whose answer is before L with L's waste
+  int ties = 0;  // problems with a later candidate of the least waste
   for (int round = 0; round < 20000; ++round) {
     const SweepProblem p = RandomProblem(rng, {.groups = 2,
                                                .sizes = 6,
@@ -139,19 +123,18 @@ TEST(CpuPlateauEngine, BestStopsAtOneChunkPerGroupAndKeepsEarlierTies) {
                                                .interval = 4,
                                                .count = 24});
     const SweepOutcome want = Reference(p);
-    const auto got = plateau.Best(p, {});
+    const auto got = plateau.Sweep(p, {});
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(got->best_index, want.best_index) << "round " << round;
     EXPECT_EQ(got->chunk_size, want.chunk_size);
     EXPECT_EQ(got->waste, want.waste);
-    const uint64_t l = OneChunkPerGroupIndex(p);
-    if (l > 0 && l < p.grid.count && p.swept_total > 0) {
-      ++reaching;
-      ties +=
-          want.best_index < l && want.waste == TotalWasteAt(p, p.grid.At(l));
+    for (uint64_t i = want.best_index + 1; i < p.grid.count; ++i) {
+      if (TotalWasteAt(p, p.grid.At(i)) == want.waste) {
+        ++ties;
+        break;
+      }
     }
   }
-  EXPECT_GT(reaching, 5000);
   EXPECT_GT(ties, 500);
 }
 
@@ -201,7 +184,7 @@ SweepProblem LayeredProblem(std::mt19937_64& rng) {
 }
 
 // The plateau engine's improvements on `p` are the seed's loop's, every
-// strict improvement kept, in order; Best's answer is its last.
+// strict improvement kept, in order; its answer is the last.
 void ExpectTheSeedsWholeFrontier(const SweepProblem& p, int round) {
   std::vector<Improvement> want;
   uint64_t best = UINT64_MAX;
@@ -222,11 +205,6 @@ void ExpectTheSeedsWholeFrontier(const SweepProblem& p, int round) {
   }
   EXPECT_EQ(got->best_index, want.back().index) << "round " << round;
   EXPECT_EQ(got->waste, want.back().waste);
-  // Best, which records no frontier, gives the same answer.
-  const auto answer = CpuPlateauEngine().Best(p, {});
-  ASSERT_TRUE(answer.ok()) << answer.status();
-  EXPECT_EQ(answer->best_index, want.back().index) << "round " << round;
-  EXPECT_EQ(answer->waste, want.back().waste);
 }
 
 TEST(CpuPlateauEngine, WalksRunsAndGallopsToTheSeedsWholeFrontier) {
@@ -285,8 +263,7 @@ TEST(Engines, EmptyProblemTakesTheFirstCandidate) {
   p.group_begin = {0, 0};  // one group, emptied by the filter
   p.grid = {.start = 64, .interval = 8, .count = 100};
   for (const auto& e :
-       {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {}),
-        CpuPlateauEngine().Best(p, {})}) {
+       {CpuSweepEngine().Sweep(p, {}), CpuPlateauEngine().Sweep(p, {})}) {
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e->best_index, 0u);
     EXPECT_EQ(e->chunk_size, 64u);
@@ -361,30 +338,24 @@ TEST(Engines, EndWithTheStopChecksStatus) {
   EXPECT_EQ(swept.status().code(), absl::StatusCode::kDeadlineExceeded);
   const auto jumped = CpuPlateauEngine().Sweep(p, stop);
   EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);
-  const auto best = CpuPlateauEngine().Best(p, stop);
-  EXPECT_EQ(best.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
-// The walk's own tally on `p`, with and without the frontier, never passes
-// the parts of BoundPlateauWork (the steps are evaluations x (sizes +
-// chunks) by the walk's construction). Returns the largest share of a part
-// reached, so that callers can ask the bound to be nearly reached.
+// The walk's own tally on `p` never passes the parts of BoundPlateauWork (the
+// steps are evaluations x (sizes + chunks) by the walk's construction). Returns
+// the largest share of a part reached, so that callers can ask the bound to be
+// nearly reached.
 double ExpectWithinTheWorkBound(const SweepProblem& p,
                                 const std::string& what) {
   const PlateauWork bound = BoundPlateauWork(p);
-  double reached = 0;
-  for (bool frontier : {true, false}) {
-    PlateauWalkTally tally;
-    const auto got = WalkPlateaus(p, {}, frontier, &tally);
-    EXPECT_TRUE(got.ok()) << got.status();
-    EXPECT_LE(tally.evaluations, bound.evaluations) << what;
-    EXPECT_LE(tally.max_chunks, bound.max_chunks) << what;
-    EXPECT_LE(tally.searches, bound.plateaus) << what;
-    reached = std::max(
-        {reached, static_cast<double>(tally.max_chunks) / bound.max_chunks,
-         static_cast<double>(tally.searches) / bound.plateaus});
-  }
-  return reached;
+  PlateauWalkTally tally;
+  const auto got = WalkPlateaus(p, {}, &tally);
+  EXPECT_TRUE(got.ok()) << got.status();
+  EXPECT_LE(tally.evaluations, bound.evaluations) << what;
+  EXPECT_LE(tally.max_chunks, bound.max_chunks) << what;
+  EXPECT_LE(tally.searches, bound.plateaus) << what;
+  return std::max(static_cast<double>(tally.max_chunks) /
+                      std::max<uint64_t>(1, bound.max_chunks),
+                  static_cast<double>(tally.searches) / bound.plateaus);
 }
 
 TEST(PlateauWork, BoundsTheWalkOnRandomAndModelShapedProblems) {
@@ -424,7 +395,7 @@ TEST(PlateauWork, ChunksReachTwiceTheSumOverTheChunkSize) {
   // S = 459, ceil(459 / 100) = 5: at most 9 chunks, and next-fit opens 9.
   EXPECT_EQ(BoundPlateauWork(p).max_chunks, 9u);
   PlateauWalkTally tally;
-  ASSERT_TRUE(WalkPlateaus(p, {}, true, &tally).ok());
+  ASSERT_TRUE(WalkPlateaus(p, {}, &tally).ok());
   EXPECT_EQ(tally.max_chunks, 9u);
 }
 
@@ -440,13 +411,11 @@ TEST(CpuPlateauEngine, RefusesWorkAboveItsLimit) {
   p.grid = {.start = 1000, .interval = 1, .count = 200 << 20};
   const PlateauWork work = BoundPlateauWork(p);
   EXPECT_GT(work.steps, kDefaultMaxPlateauWork);
-  for (const auto& got :
-       {CpuPlateauEngine().Sweep(p, {}), CpuPlateauEngine().Best(p, {})}) {
-    EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
-        << got.status();
-    EXPECT_THAT(std::string(got.status().message()),
-                testing::HasSubstr("--max_plateau_work"));
-  }
+  const auto got = CpuPlateauEngine().Sweep(p, {});
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
+      << got.status();
+  EXPECT_THAT(std::string(got.status().message()),
+              testing::HasSubstr("--max_plateau_work"));
   // At the bound it runs (here until the stop check ends it).
   int checks = 0;
   const StopCheck stop = [&checks] {

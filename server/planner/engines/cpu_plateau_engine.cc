@@ -42,7 +42,6 @@ class ChunkCounter {
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
       placing_groups_ += sum != 0;
-      largest_total_ = std::max(largest_total_, sum);
       AddLongRuns(sizes);
       group.runs_end = runs_.size();
       // Galloping costs a few mispredicted branches per chunk, the walk a
@@ -71,9 +70,6 @@ class ChunkCounter {
 
   // The groups with something to place: each opens a chunk at any size.
   uint64_t placing_groups() const { return placing_groups_; }
-  // The largest group total: from this chunk size on, every group fits in
-  // one chunk.
-  uint64_t largest_total() const { return largest_total_; }
 
   Evaluation Evaluate(uint64_t chunk) const {
     Evaluation e{0, kNever};
@@ -304,7 +300,6 @@ class ChunkCounter {
   std::vector<uint64_t> prefix_;
   std::vector<Run> runs_;  // every group's long runs, back to back
   uint64_t placing_groups_ = 0;
-  uint64_t largest_total_ = 0;
   // Inline for up to 3 groups: no allocation for the common requests.
   absl::InlinedVector<Group, 3> groups_;
 };
@@ -323,13 +318,6 @@ class GridWalker {
   const ChunkCounter& counter() const { return counter_; }
   const CandidateGrid& grid() const { return grid_; }
   const PlateauWalkTally& tally() const { return tally_; }
-
-  // Walks only the grid's first `count` candidates (1 <= count <=
-  // grid.count) from here on.
-  void Truncate(uint64_t count) {
-    grid_.count = count;
-    index_finder_ = GridIndexFinder(grid_);
-  }
 
   // Counts one search for a new plateau (tests hold it to the bound).
   void StartSearch() { ++tally_.searches; }
@@ -467,53 +455,24 @@ absl::Status Bisect(GridWalker& walker, uint64_t chunks, uint64_t lo,
   return absl::OkStatus();
 }
 
-// Best's cut: from L, the first candidate where every group fits in one
-// chunk, K is placing_groups and the waste placing_groups * C - S rises with
-// C (it fits in 64 bits: the plan's invariant), so the answer is L or before
-// it, and a candidate before L wins over it only with a waste <= L's. Cuts
-// the walker's grid at L and returns L and its waste; {grid.count, 0} where
-// there is no such L inside the grid (or it is the first candidate).
-struct Cut {
-  uint64_t at = 0;
-  uint64_t waste = 0;
-};
-
-Cut CutAtOneChunkPerGroup(const SweepProblem& problem, GridWalker& walker) {
-  const uint64_t placing_groups = walker.counter().placing_groups();
-  if (placing_groups == 0) return {problem.grid.count, 0};
-  const uint64_t l = walker.FirstIndexAtLeast(walker.counter().largest_total());
-  if (l == 0 || l >= problem.grid.count) return {problem.grid.count, 0};
-  walker.Truncate(l);
-  return {l, placing_groups * problem.grid.At(l) - problem.swept_total};
-}
-
-// The plateau walk; with `frontier`, every strict improvement is recorded
-// and nothing that could be one is skipped; without, only the answer is
-// kept, and the walk stops at L (CutAtOneChunkPerGroup), skipping whatever
-// cannot beat L's waste. K is constant on [plateau, lo); each round finds
+// The plateau walk: every strict improvement is recorded and nothing that
+// could be one is skipped. K is constant on [plateau, lo); each round finds
 // the first index >= lo where it drops.
 absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
-                                  const StopCheck& stop, bool frontier,
+                                  const StopCheck& stop,
                                   PlateauWalkTally* tally) {
   GridWalker walker(problem, stop);
-  const Cut cut = frontier ? Cut{problem.grid.count, 0}
-                           : CutAtOneChunkPerGroup(problem, walker);
-  // The walk looks only for a waste below this, besides below its best.
-  const uint64_t beat_cut =
-      cut.at < problem.grid.count ? cut.waste + 1 : UINT64_MAX;
   const CandidateGrid& grid = walker.grid();
   const uint64_t total = problem.swept_total;
 
   Evaluation current;
   CHUNKPLAN_RETURN_IF_ERROR(walker.EvaluateAt(0, &current));
   SweepOutcome best{0, grid.At(0), current.chunks * grid.At(0) - total, {}};
-  if (frontier) {
-    best.improvements.reserve(16);  // most frontiers have fewer points
-    best.improvements.push_back({0, best.chunk_size, best.waste});
-  }
+  best.improvements.reserve(16);  // most frontiers have fewer points
+  best.improvements.push_back({0, best.chunk_size, best.waste});
   uint64_t lo = walker.NextCandidate(0, current);
   while (best.waste > 0) {
-    lo = NextLook(walker, total, current, std::min(best.waste, beat_cut), lo);
+    lo = NextLook(walker, total, current, best.waste, lo);
     if (lo >= grid.count) break;
     walker.StartSearch();
     Drop drop;
@@ -528,12 +487,9 @@ absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
       best.best_index = drop.index;
       best.chunk_size = chunk;
       best.waste = waste;
-      if (frontier) best.improvements.push_back({drop.index, chunk, waste});
+      best.improvements.push_back({drop.index, chunk, waste});
     }
     lo = walker.NextCandidate(drop.same_end, drop.at_same_end);
-  }
-  if (cut.at < problem.grid.count && best.waste > cut.waste) {
-    best = {cut.at, problem.grid.At(cut.at), cut.waste, {}};
   }
   if (tally != nullptr) *tally = walker.tally();
   return best;
@@ -557,9 +513,9 @@ absl::Status CheckWork(const SweepProblem& problem, uint64_t max_work) {
 }  // namespace
 
 absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
-                                          const StopCheck& stop, bool frontier,
+                                          const StopCheck& stop,
                                           PlateauWalkTally* tally) {
-  return Walk(problem, stop, frontier, tally);
+  return Walk(problem, stop, tally);
 }
 
 CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
@@ -567,13 +523,7 @@ CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
 absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     const SweepProblem& problem, const StopCheck& stop) const {
   CHUNKPLAN_RETURN_IF_ERROR(CheckWork(problem, max_work_));
-  return Walk(problem, stop, /*frontier=*/true, nullptr);
-}
-
-absl::StatusOr<SweepOutcome> CpuPlateauEngine::Best(
-    const SweepProblem& problem, const StopCheck& stop) const {
-  CHUNKPLAN_RETURN_IF_ERROR(CheckWork(problem, max_work_));
-  return Walk(problem, stop, /*frontier=*/false, nullptr);
+  return Walk(problem, stop, nullptr);
 }
 
 }  // namespace chunkplan::planner

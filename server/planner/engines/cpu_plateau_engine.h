@@ -24,14 +24,6 @@
 // few divisions, and, over a model's repeated layers (repeated_blocks.h),
 // the walk stops once next-fit enters a cycle of blocks and counts the
 // remaining cycles by multiplication.
-//
-// Best, which records no frontier, also skips what cannot beat the first
-// candidate L at which every group fits in one chunk: from there on K is
-// the number of groups with something to place, so the waste rises with C
-// and is known without an evaluation. The walk ends at L and skips every
-// candidate before it whose bound exceeds L's waste (a tie before L still
-// wins); on a small model (the ColossalAI GPT-2 test, where L's waste is 0)
-// that leaves a few evaluations.
 
 #include <cstdint>
 
@@ -51,9 +43,6 @@ class CpuPlateauEngine final : public SweepEngine {
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
                                      const StopCheck& stop) const override;
 
-  absl::StatusOr<SweepOutcome> Best(const SweepProblem& problem,
-                                    const StopCheck& stop) const override;
-
  private:
   uint64_t max_work_;
 };
@@ -65,10 +54,9 @@ struct PlateauWalkTally {
   uint64_t searches = 0;    // searches for a new plateau that evaluated
 };
 
-// The engine's walk without its work limit: Sweep's answer with `frontier`,
-// Best's without; fills *tally where it is not null.
+// Sweep's walk without the work limit; fills *tally where it is not null.
 absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
-                                          const StopCheck& stop, bool frontier,
+                                          const StopCheck& stop,
                                           PlateauWalkTally* tally);
 
 }  // namespace chunkplan::planner
