@@ -30,7 +30,7 @@ struct ServiceOptions {
   // (PlannerOptions.max_plateau_work; engines/plateau_work.h), for Search
   // and the seed's Frontier with ENGINE_AUTO or CPU_PLATEAU; beyond it
   // RESOURCE_EXHAUSTED. The default admits every bench/ workload.
-  uint64_t max_plateau_work = uint64_t{1} << 31;
+  uint64_t max_plateau_work = uint64_t{1} << 34;
 
   // Most sweep work one ENGINE_CUDA search may take
   // (PlannerOptions.cuda.max_work), where this binary has the engine;
