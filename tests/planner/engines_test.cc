@@ -399,6 +399,22 @@ TEST(PlateauWork, ChunksReachTwiceTheSumOverTheChunkSize) {
   EXPECT_EQ(tally.max_chunks, 9u);
 }
 
+// The bound's parts worked by hand from plateau_work.cc's proof, on 9 sizes
+// of 51 over candidates 100 to 1099: 9 chunks at most, ceil(459 / 1099) = 1
+// at least, so 8 plateaus to find plus one search that finds none; L =
+// ceil(log2(ceil(1000 / 8))) = 7, B = ceil(log2(1000)) = 10; evaluations 8
+// x (2 x 7 + 4) + 10 + 2 = 156, each of at most 9 sizes + 9 chunks.
+TEST(PlateauWork, PartsOfAWorkedExample) {
+  SweepProblem p;
+  problems::AddGroup(p, std::vector<uint64_t>(9, 51));
+  p.grid = {.start = 100, .interval = 1, .count = 1000};
+  const PlateauWork work = BoundPlateauWork(p);
+  EXPECT_EQ(work.max_chunks, 9u);
+  EXPECT_EQ(work.plateaus, 9u);
+  EXPECT_EQ(work.evaluations, 156u);
+  EXPECT_EQ(work.steps, 156u * 18);
+}
+
 // Finding 6 of the hostile-traffic issue: 100,000 sizes at interval 1 from
 // a start of 1000 ran for seconds to hours. The limit refuses it before any
 // evaluation; a limit at the bound admits it.
