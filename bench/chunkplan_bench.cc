@@ -130,7 +130,7 @@ void RunSearch(benchmark::State& state, const Workload& w, Engine engine,
 }
 
 // CPU_PLATEAU's two stages on `w`, apart: BuildSearchPlan, or (`sweep`) the
-// plateau engine on the plan built once, as a Search runs it (Best).
+// plateau engine on the plan built once, as a Search runs it.
 void RunStage(benchmark::State& state, const Workload& w, bool sweep) {
   const absl::StatusOr<planner::SearchPlan> plan =
       planner::BuildSearchPlan(w.request);
@@ -142,7 +142,7 @@ void RunStage(benchmark::State& state, const Workload& w, bool sweep) {
   for (auto _ : state) {
     if (sweep) {
       absl::StatusOr<planner::SweepOutcome> outcome =
-          engine.Best(plan->sweep, {});
+          engine.Sweep(plan->sweep, {});
       benchmark::DoNotOptimize(outcome);
     } else {
       absl::StatusOr<planner::SearchPlan> built =

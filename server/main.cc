@@ -91,6 +91,9 @@ ABSL_FLAG(int32_t, max_receive_message_size, 64 << 20,
 ABSL_FLAG(uint64_t, max_sweep_work, uint64_t{16} << 30,
           "Most candidates x swept sizes of one ENGINE_CPU_SWEEP search; "
           "beyond it: RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, max_plateau_work, uint64_t{1} << 34,
+          "Most steps the work bound of one CPU_PLATEAU walk (Search, the "
+          "seed's Frontier) may reach; beyond it: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint64_t, max_cuda_work, uint64_t{1} << 44,
           "Most candidates x swept sizes of one ENGINE_CUDA search, where "
           "this binary has the engine; beyond it: RESOURCE_EXHAUSTED.");
@@ -196,6 +199,7 @@ service::ServiceOptions OptionsFromFlags() {
       absl::GetFlag(FLAGS_max_receive_message_size);
   options.max_sweep_work = absl::GetFlag(FLAGS_max_sweep_work);
   options.max_cuda_work = absl::GetFlag(FLAGS_max_cuda_work);
+  options.max_plateau_work = absl::GetFlag(FLAGS_max_plateau_work);
   options.sweep_threads = absl::GetFlag(FLAGS_sweep_threads);
   options.max_search_time = absl::GetFlag(FLAGS_max_search_time);
   options.max_concurrent_searches =

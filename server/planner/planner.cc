@@ -87,7 +87,8 @@ Planner::Planner(PlannerOptions options)
       sweep_pool_(common::ThreadsOrCores(options.cpu_sweep.threads)) {
   engines_.push_back(
       std::make_unique<CpuSweepEngine>(options.cpu_sweep, &sweep_pool_));
-  engines_.push_back(std::make_unique<CpuPlateauEngine>());
+  engines_.push_back(
+      std::make_unique<CpuPlateauEngine>(options.max_plateau_work));
 #if defined(CHUNKPLAN_HAVE_CUDA_ENGINE)
   engines_.push_back(std::make_unique<CudaEngine>(options.cuda));
 #endif
@@ -183,7 +184,7 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
   CHUNKPLAN_ASSIGN_OR_RETURN(const SweepEngine* engine,
                              Choose(request.engine, plan.sweep));
   SearchResult result;
-  absl::StatusOr<SweepOutcome> swept = engine->Best(plan.sweep, stop);
+  absl::StatusOr<SweepOutcome> swept = engine->Sweep(plan.sweep, stop);
   if (IsCudaFailure(swept.status())) {
     // The device failed (not a limit, not a stop): every engine gives the
     // same answer, so the plateau engine gives it. A sticky failure keeps
@@ -194,7 +195,7 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
         absl::StatusCodeToString(swept.status().code()), ": ",
         swept.status().message());
     engine = Find(Engine::kCpuPlateau);
-    swept = engine->Best(plan.sweep, stop);
+    swept = engine->Sweep(plan.sweep, stop);
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(const SweepOutcome outcome, std::move(swept));
 

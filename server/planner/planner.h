@@ -25,6 +25,8 @@ struct PlannerOptions {
   CpuSweepOptions cpu_sweep;
   // Limits of CUDA (where this binary has it).
   CudaEngineOptions cuda;
+  // CPU_PLATEAU's limit on its walk's work bound (engines/plateau_work.h).
+  uint64_t max_plateau_work = uint64_t{1} << 34;
 };
 
 // An engine built into a Planner and whether it can run now.

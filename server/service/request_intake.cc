@@ -93,6 +93,7 @@ planner::PlannerOptions PlannerOptionsFor(const ServiceOptions& options) {
   out.cpu_sweep.max_work = options.max_sweep_work;
   out.cpu_sweep.threads = options.sweep_threads;
   out.cuda.max_work = options.max_cuda_work;
+  out.max_plateau_work = options.max_plateau_work;
   return out;
 }
 

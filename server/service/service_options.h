@@ -26,6 +26,12 @@ struct ServiceOptions {
   // answers RESOURCE_EXHAUSTED. The default is a few seconds of one core.
   uint64_t max_sweep_work = uint64_t{16} << 30;
 
+  // Most steps the bound of one CPU_PLATEAU walk may reach
+  // (PlannerOptions.max_plateau_work; engines/plateau_work.h), for Search
+  // and the seed's Frontier with ENGINE_AUTO or CPU_PLATEAU; beyond it
+  // RESOURCE_EXHAUSTED. The default admits every bench/ workload.
+  uint64_t max_plateau_work = uint64_t{1} << 34;
+
   // Most sweep work one ENGINE_CUDA search may take
   // (PlannerOptions.cuda.max_work), where this binary has the engine;
   // beyond it RESOURCE_EXHAUSTED. The default is tens of seconds of an H200.

@@ -17,7 +17,10 @@ The requests are the hardening issue's findings: zero sizes with a minimum
 chunk of 0 (a divide by zero in AUTO's cost model killed CUDA builds), every
 group kept gathered with a huge range (work counted as 0), a million sizes
 at interval 1 from a minimum chunk of 0 (CPU_PLATEAU ran for hours,
-unbounded), a huge range at interval 1, each through every engine by name.
+unbounded), a huge range at interval 1, each through every engine by name;
+and the hostile-traffic issue's finding 6: 100,000 sizes at interval 1 (the
+plateau walk ran 14 s). CPU_PLATEAU refuses both large ones at once by its
+work bound (--max_plateau_work).
 
 Environment: CHUNKPLAN_SERVER (required), CHUNKPLAN_PROTOC and
 CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
@@ -51,9 +54,9 @@ ENGINES = ("ENGINE_AUTO", "ENGINE_CPU_SWEEP", "ENGINE_CPU_PLATEAU",
            "ENGINE_CUDA")
 
 
-def million_sizes():
+def random_sizes(count):
     rng = random.Random(20261202)
-    return [rng.randint(1, 1000) for _ in range(1_000_000)]
+    return [rng.randint(1, 1000) for _ in range(count)]
 
 
 def hostile_requests():
@@ -93,19 +96,27 @@ def hostile_requests():
                           to_message(dict(request, engine=engine)), expect))
         # min_chunk_size_m 0: the grid starts at 1000, where next-fit
         # opens some 650,000 chunks and their count drops at almost every
-        # candidate (hours of CPU_PLATEAU).
-        million = pb.ChunkSearchRequest(search_range_m=200, search_interval=1,
-                                        min_chunk_size_m=0,
-                                        engine=pb.Engine.Value(engine))
-        million.numels.extend(million_sizes())
-        expect = {
-            "ENGINE_AUTO": {DEADLINE_EXCEEDED: "--max_search_time"},
-            "ENGINE_CPU_PLATEAU": {DEADLINE_EXCEEDED: "--max_search_time"},
-            "ENGINE_CPU_SWEEP": {RESOURCE_EXHAUSTED: "--max_sweep_work"},
-            "ENGINE_CUDA": cuda,
-        }[engine]
-        cases.append((f"a million sizes at interval 1, {engine}", million,
-                      expect))
+        # candidate (hours of CPU_PLATEAU); with 100,000 sizes over 2^20
+        # candidates, 14 s. Both bounds are far beyond --max_plateau_work.
+        plateau_refused = {RESOURCE_EXHAUSTED: "--max_plateau_work"}
+        for name, count, range_m in (("a million sizes", 1_000_000, 200),
+                                     ("100,000 sizes", 100_000, 1)):
+            request = pb.ChunkSearchRequest(
+                search_range_m=range_m, search_interval=1,
+                min_chunk_size_m=0, engine=pb.Engine.Value(engine))
+            request.numels.extend(random_sizes(count))
+            # With a device, AUTO may sweep the smaller one on CUDA.
+            auto = dict(plateau_refused)
+            if count < 1_000_000:
+                auto[OK] = ""
+            expect = {
+                "ENGINE_AUTO": auto,
+                "ENGINE_CPU_PLATEAU": plateau_refused,
+                "ENGINE_CPU_SWEEP": {RESOURCE_EXHAUSTED: "--max_sweep_work"},
+                "ENGINE_CUDA": cuda,
+            }[engine]
+            cases.append((f"{name} at interval 1, {engine}", request,
+                          expect))
     return cases
 
 

@@ -61,12 +61,17 @@ TEST(CudaCostModel, EstimatesGrowWithTheGrid) {
   EXPECT_GT(small.plateau_seconds, 0);
 }
 
+// A problem with nothing to place, on a grid large enough to pass
+// kCudaMinWork: the plateau engine has one evaluation to make, so the model
+// must keep it on the CPU by its estimates, not by the work guard.
 TEST(CudaCostModel, EmptyProblemIsCheap) {
   SweepProblem p;
   problems::AddGroup(p, {});
-  p.grid = {.start = 64, .interval = 1, .count = 1000};
+  p.grid = {.start = 64, .interval = 1, .count = kCudaMinWork};
+  ASSERT_GE(p.SweepWork(), kCudaMinWork);
   const SweepCostEstimate e = EstimateSweepCosts(p);
   EXPECT_GE(e.plateau_seconds, 0);
+  EXPECT_LT(e.plateau_seconds, e.cuda_seconds);
   EXPECT_FALSE(AutoPrefersCuda(p, kNoLimit));
 }
 
@@ -86,7 +91,8 @@ TEST(CudaCostModel, IsTotalOverEveryValidPlan) {
   const SweepCostEstimate e = EstimateSweepCosts(plan->sweep);
   EXPECT_GE(e.plateau_seconds, 0);
   EXPECT_GE(e.cuda_seconds, 0);
-  AutoPrefersCuda(plan->sweep, kNoLimit);  // must return, not trap
+  // It returns (no trap), and nothing to place stays on the CPU.
+  EXPECT_FALSE(AutoPrefersCuda(plan->sweep, kNoLimit));
 
   // Nothing swept, one candidate, and 2^62 candidates.
   SweepProblem nothing;
@@ -94,7 +100,8 @@ TEST(CudaCostModel, IsTotalOverEveryValidPlan) {
     nothing.grid = {.start = 0, .interval = 1, .count = count};
     const SweepCostEstimate n = EstimateSweepCosts(nothing);
     EXPECT_TRUE(n.plateau_seconds >= 0 && n.cuda_seconds >= 0) << count;
-    AutoPrefersCuda(nothing, kNoLimit);
+    EXPECT_LT(n.plateau_seconds, n.cuda_seconds) << count;
+    EXPECT_FALSE(AutoPrefersCuda(nothing, kNoLimit)) << count;
   }
 }
 

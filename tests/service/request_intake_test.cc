@@ -109,10 +109,12 @@ TEST(PlannerOptionsFor, CarriesTheSweepLimitsAndThreads) {
   options.max_sweep_work = 12345;
   options.max_cuda_work = 678;
   options.sweep_threads = 3;
+  options.max_plateau_work = 91011;
   const planner::PlannerOptions out = PlannerOptionsFor(options);
   EXPECT_EQ(out.cpu_sweep.max_work, 12345u);
   EXPECT_EQ(out.cpu_sweep.threads, 3u);
   EXPECT_EQ(out.cuda.max_work, 678u);
+  EXPECT_EQ(out.max_plateau_work, 91011u);
 }
 
 }  // namespace

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
 
 namespace chunkplan::planner {
@@ -38,7 +42,6 @@ class ChunkCounter {
       prefix_.push_back(0);
       for (uint64_t s : sizes) prefix_.push_back(sum += s);
       placing_groups_ += sum != 0;
-      largest_total_ = std::max(largest_total_, sum);
       AddLongRuns(sizes);
       group.runs_end = runs_.size();
       // Galloping costs a few mispredicted branches per chunk, the walk a
@@ -67,9 +70,6 @@ class ChunkCounter {
 
   // The groups with something to place: each opens a chunk at any size.
   uint64_t placing_groups() const { return placing_groups_; }
-  // The largest group total: from this chunk size on, every group fits in
-  // one chunk.
-  uint64_t largest_total() const { return largest_total_; }
 
   Evaluation Evaluate(uint64_t chunk) const {
     Evaluation e{0, kNever};
@@ -300,14 +300,13 @@ class ChunkCounter {
   std::vector<uint64_t> prefix_;
   std::vector<Run> runs_;  // every group's long runs, back to back
   uint64_t placing_groups_ = 0;
-  uint64_t largest_total_ = 0;
   // Inline for up to 3 groups: no allocation for the common requests.
   absl::InlinedVector<Group, 3> groups_;
 };
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-// Evaluations along the grid, with the stop check between them.
+// Evaluations along the grid, with the stop check between them, tallied.
 class GridWalker {
  public:
   GridWalker(const SweepProblem& problem, const StopCheck& stop)
@@ -318,13 +317,10 @@ class GridWalker {
 
   const ChunkCounter& counter() const { return counter_; }
   const CandidateGrid& grid() const { return grid_; }
+  const PlateauWalkTally& tally() const { return tally_; }
 
-  // Walks only the grid's first `count` candidates (1 <= count <=
-  // grid.count) from here on.
-  void Truncate(uint64_t count) {
-    grid_.count = count;
-    index_finder_ = GridIndexFinder(grid_);
-  }
+  // Counts one search for a new plateau (tests hold it to the bound).
+  void StartSearch() { ++tally_.searches; }
 
   // The stop check runs before the first evaluation and then whenever
   // kChunksPerStopCheck chunks (plus one per evaluation) have been counted.
@@ -335,6 +331,8 @@ class GridWalker {
     }
     *out = counter_.Evaluate(grid_.At(index));
     unchecked_chunks_ += out->chunks + 1;
+    ++tally_.evaluations;
+    tally_.max_chunks = std::max(tally_.max_chunks, out->chunks);
     return absl::OkStatus();
   }
 
@@ -378,126 +376,154 @@ class GridWalker {
   const StopCheck& stop_;
   uint64_t unchecked_chunks_ = 0;  // chunks counted so far, plus evaluations
   uint64_t next_check_ = 0;        // the count at which to check next
+  PlateauWalkTally tally_;
 };
 
-// The plateau walk; with `frontier`, every strict improvement is recorded
-// and nothing that could be one is skipped; without, only the answer is
-// kept, and the walk stops at the first candidate L where every group fits
-// in one chunk, skipping whatever cannot beat L's waste.
-absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
-                                  const StopCheck& stop, bool frontier) {
-  GridWalker walker(problem, stop);
-  const uint64_t placing_groups = walker.counter().placing_groups();
-  // From L = one chunk per placing group on, K is placing_groups and the
-  // waste placing_groups * C - S rises with C (it fits in 64 bits: the
-  // plan's invariant): the answer is L or before it, and a candidate
-  // before L wins over it only with a waste <= L's.
-  uint64_t at_l = problem.grid.count;
-  uint64_t l_waste = 0;
-  if (!frontier && placing_groups > 0) {
-    const uint64_t l =
-        walker.FirstIndexAtLeast(walker.counter().largest_total());
-    if (l > 0 && l < problem.grid.count) {
-      at_l = l;
-      l_waste = placing_groups * problem.grid.At(l) - problem.swept_total;
-      walker.Truncate(l);
-    }
-  }
-  // The walk looks only for a waste below this, besides below its best.
-  const uint64_t improve_below =
-      at_l < problem.grid.count ? l_waste + 1 : UINT64_MAX;
+// The first grid point of the plateau after the current one: its index
+// (grid.count when K keeps to the end) and evaluation, and the last index
+// known to share that K (same_end) with its evaluation: the walk goes on
+// after it.
+struct Drop {
+  uint64_t index = 0;
+  Evaluation at;
+  uint64_t same_end = 0;
+  Evaluation at_same_end;
+};
 
+// Where the walk looks next for a K below current.chunks, from lo: lo, or
+// past the candidates that keep the plateau's K or cannot have a waste
+// below `beat`; grid.count when none is left. No chunk holds more than C,
+// so K(C) >= sum of ceil(S_g / C) >= ceil(S / C): K cannot drop once it
+// counts one chunk per placing group, nor anywhere below the first
+// candidate >= ceil(S / (K - 1)).
+uint64_t NextLook(const GridWalker& walker, uint64_t total,
+                  const Evaluation& current, uint64_t beat, uint64_t lo) {
   const CandidateGrid& grid = walker.grid();
-  Evaluation current;
-  if (absl::Status s = walker.EvaluateAt(0, &current); !s.ok()) return s;
-  SweepOutcome best{
-      0, grid.At(0), current.chunks * grid.At(0) - problem.swept_total, {}};
-  if (frontier) {
-    best.improvements.reserve(16);  // most frontiers have fewer points
-    best.improvements.push_back({0, best.chunk_size, best.waste});
+  if (lo >= grid.count) return grid.count;
+  if (current.chunks <= walker.counter().placing_groups()) return grid.count;
+  const uint64_t fewer = current.chunks - 1;
+  if (static_cast<unsigned __int128>(grid.At(lo)) * fewer < total) {
+    lo = walker.FirstIndexAtLeast(CeilDiv(total, fewer));
   }
+  return walker.FirstThatCanImprove(total, beat, lo);
+}
 
-  // K is constant on [plateau, lo); find the first index >= lo where it drops.
+// Gallops from *lo (< grid.count) for an index whose K is below `chunks`,
+// probing lo, lo + 1, lo + 3, ...: drop->index is the first probe that
+// drops (grid.count if none does), *lo the least index not known to keep K.
+absl::Status Gallop(GridWalker& walker, uint64_t chunks, uint64_t* lo,
+                    Drop* drop) {
+  const uint64_t count = walker.grid().count;
+  drop->index = count;
+  for (uint64_t step = 1; *lo < count; step *= 2) {
+    const uint64_t probe = std::min(count - 1, *lo + step - 1);
+    Evaluation e;
+    CHUNKPLAN_RETURN_IF_ERROR(walker.EvaluateAt(probe, &e));
+    if (e.chunks < chunks) {
+      drop->index = probe;
+      drop->at = e;
+      break;
+    }
+    *lo = walker.NextCandidate(probe, e);
+  }
+  drop->same_end = drop->index;
+  drop->at_same_end = drop->at;
+  return absl::OkStatus();
+}
+
+// Bisects [lo, drop->index] for the first index whose K is below `chunks`:
+// drop->index drops, everything below lo does not. lo, the next point where
+// the partition changes at all, is probed first: there K most often drops
+// (a chunk takes in the size that opened the next one).
+absl::Status Bisect(GridWalker& walker, uint64_t chunks, uint64_t lo,
+                    Drop* drop) {
+  for (bool first = true; lo < drop->index; first = false) {
+    const uint64_t mid = first ? lo : lo + (drop->index - lo) / 2;
+    Evaluation e;
+    CHUNKPLAN_RETURN_IF_ERROR(walker.EvaluateAt(mid, &e));
+    if (e.chunks < chunks) {
+      if (e.chunks != drop->at.chunks) {
+        drop->same_end = mid;
+        drop->at_same_end = e;
+      }
+      drop->index = mid;
+      drop->at = e;
+    } else {
+      lo = walker.NextCandidate(mid, e);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The plateau walk: every strict improvement is recorded and nothing that
+// could be one is skipped. K is constant on [plateau, lo); each round finds
+// the first index >= lo where it drops.
+absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
+                                  const StopCheck& stop,
+                                  PlateauWalkTally* tally) {
+  GridWalker walker(problem, stop);
+  const CandidateGrid& grid = walker.grid();
+  const uint64_t total = problem.swept_total;
+
+  Evaluation current;
+  CHUNKPLAN_RETURN_IF_ERROR(walker.EvaluateAt(0, &current));
+  SweepOutcome best{0, grid.At(0), current.chunks * grid.At(0) - total, {}};
+  best.improvements.reserve(16);  // most frontiers have fewer points
+  best.improvements.push_back({0, best.chunk_size, best.waste});
   uint64_t lo = walker.NextCandidate(0, current);
-  while (best.waste > 0 && lo < grid.count) {
-    // No chunk holds more than C, so K(C) >= sum of ceil(S_g / C) >=
-    // ceil(S / C): K cannot drop once it counts one chunk per placing group,
-    // nor anywhere below the first candidate >= ceil(S / (K - 1)). Such
-    // candidates keep the plateau's K, so the walk skips them unseen.
-    if (current.chunks <= placing_groups) break;
-    const uint64_t fewer = current.chunks - 1;
-    if (static_cast<unsigned __int128>(grid.At(lo)) * fewer <
-        problem.swept_total) {  // ceil(S / (K - 1)) is above lo's candidate
-      lo = walker.FirstIndexAtLeast(CeilDiv(problem.swept_total, fewer));
-    }
-    lo = walker.FirstThatCanImprove(problem.swept_total,
-                                    std::min(best.waste, improve_below), lo);
+  while (best.waste > 0) {
+    lo = NextLook(walker, total, current, best.waste, lo);
     if (lo >= grid.count) break;
-    // Gallop for an index whose K is below the current plateau's.
-    uint64_t hi = grid.count;
-    Evaluation at_hi;
-    for (uint64_t step = 1; lo < grid.count; step *= 2) {
-      const uint64_t probe = std::min(grid.count - 1, lo + step - 1);
-      Evaluation e;
-      if (absl::Status s = walker.EvaluateAt(probe, &e); !s.ok()) return s;
-      if (e.chunks < current.chunks) {
-        hi = probe;
-        at_hi = e;
-        break;
-      }
-      lo = walker.NextCandidate(probe, e);
-    }
-    if (hi == grid.count) break;  // K stays constant to the end of the grid
-    // Bisect [lo, hi] for the first drop: hi drops, everything below lo not.
-    // lo, the next point where the partition changes at all, is probed
-    // first: there K most often drops (a chunk takes in the size that opened
-    // the next one). same_end is the last index known to share hi's K: the
-    // new plateau runs at least to it, so the walk goes on past it.
-    uint64_t same_end = hi;
-    Evaluation at_same_end = at_hi;
-    for (bool first = true; lo < hi; first = false) {
-      const uint64_t mid = first ? lo : lo + (hi - lo) / 2;
-      Evaluation e;
-      if (absl::Status s = walker.EvaluateAt(mid, &e); !s.ok()) return s;
-      if (e.chunks < current.chunks) {
-        if (e.chunks != at_hi.chunks) {
-          same_end = mid;
-          at_same_end = e;
-        }
-        hi = mid;
-        at_hi = e;
-      } else {
-        lo = walker.NextCandidate(mid, e);
-      }
-    }
-    // hi is the first grid point of a new plateau.
-    current = at_hi;
-    const uint64_t chunk = grid.At(hi);
-    const uint64_t waste = current.chunks * chunk - problem.swept_total;
+    walker.StartSearch();
+    Drop drop;
+    CHUNKPLAN_RETURN_IF_ERROR(Gallop(walker, current.chunks, &lo, &drop));
+    if (drop.index == grid.count) break;  // K keeps to the end of the grid
+    CHUNKPLAN_RETURN_IF_ERROR(Bisect(walker, current.chunks, lo, &drop));
+    // drop.index is the first grid point of a new plateau.
+    current = drop.at;
+    const uint64_t chunk = grid.At(drop.index);
+    const uint64_t waste = current.chunks * chunk - total;
     if (waste < best.waste) {
-      best.best_index = hi;
+      best.best_index = drop.index;
       best.chunk_size = chunk;
       best.waste = waste;
-      if (frontier) best.improvements.push_back({hi, chunk, waste});
+      best.improvements.push_back({drop.index, chunk, waste});
     }
-    lo = walker.NextCandidate(same_end, at_same_end);
+    lo = walker.NextCandidate(drop.same_end, drop.at_same_end);
   }
-  if (at_l < problem.grid.count && best.waste > l_waste) {
-    best = {at_l, problem.grid.At(at_l), l_waste, {}};
-  }
+  if (tally != nullptr) *tally = walker.tally();
   return best;
+}
+
+// RESOURCE_EXHAUSTED where the bound of the walk's work exceeds max_work.
+absl::Status CheckWork(const SweepProblem& problem, uint64_t max_work) {
+  const PlateauWork work = BoundPlateauWork(problem);
+  if (work.steps <= max_work) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "CPU_PLATEAU: the walk over ", problem.grid.count,
+      " candidates may take ", work.evaluations, " evaluations of up to ",
+      problem.sizes.size() + work.max_chunks, " sizes and chunks each (",
+      work.steps == UINT64_MAX ? std::string("over 2^64")
+                               : absl::StrCat(work.steps),
+      " steps), above this engine's limit of ", max_work,
+      " (--max_plateau_work); a coarser search_interval or a larger "
+      "min_chunk_size_m shortens it"));
 }
 
 }  // namespace
 
-absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
-    const SweepProblem& problem, const StopCheck& stop) const {
-  return Walk(problem, stop, /*frontier=*/true);
+absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
+                                          const StopCheck& stop,
+                                          PlateauWalkTally* tally) {
+  return Walk(problem, stop, tally);
 }
 
-absl::StatusOr<SweepOutcome> CpuPlateauEngine::Best(
+CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
+
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     const SweepProblem& problem, const StopCheck& stop) const {
-  return Walk(problem, stop, /*frontier=*/false);
+  CHUNKPLAN_RETURN_IF_ERROR(CheckWork(problem, max_work_));
+  return Walk(problem, stop, nullptr);
 }
 
 }  // namespace chunkplan::planner

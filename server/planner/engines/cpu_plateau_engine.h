@@ -24,29 +24,40 @@
 // few divisions, and, over a model's repeated layers (repeated_blocks.h),
 // the walk stops once next-fit enters a cycle of blocks and counts the
 // remaining cycles by multiplication.
-//
-// Best, which records no frontier, also skips what cannot beat the first
-// candidate L at which every group fits in one chunk: from there on K is
-// the number of groups with something to place, so the waste rises with C
-// and is known without an evaluation. The walk ends at L and skips every
-// candidate before it whose bound exceeds L's waste (a tie before L still
-// wins); on a small model (the ColossalAI GPT-2 test, where L's waste is 0)
-// that leaves a few evaluations.
 
+#include <cstdint>
+
+#include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/sweep_engine.h"
 
 namespace chunkplan::planner {
 
 class CpuPlateauEngine final : public SweepEngine {
  public:
+  // Refuses a problem whose BoundPlateauWork(problem).steps exceeds
+  // max_work with RESOURCE_EXHAUSTED naming --max_plateau_work.
+  explicit CpuPlateauEngine(uint64_t max_work = kDefaultMaxPlateauWork);
+
   Engine kind() const override { return Engine::kCpuPlateau; }
 
   absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
                                      const StopCheck& stop) const override;
 
-  absl::StatusOr<SweepOutcome> Best(const SweepProblem& problem,
-                                    const StopCheck& stop) const override;
+ private:
+  uint64_t max_work_;
 };
+
+// What one walk did: tests hold it to BoundPlateauWork.
+struct PlateauWalkTally {
+  uint64_t evaluations = 0;
+  uint64_t max_chunks = 0;  // the most chunks one evaluation counted
+  uint64_t searches = 0;    // searches for a new plateau that evaluated
+};
+
+// Sweep's walk without the work limit; fills *tally where it is not null.
+absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
+                                          const StopCheck& stop,
+                                          PlateauWalkTally* tally);
 
 }  // namespace chunkplan::planner
 

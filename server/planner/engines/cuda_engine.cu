@@ -116,66 +116,79 @@ absl::Status NoUsableDevice(cudaError_t error, const char* call) {
       CudaStatus(error, what.c_str()).message());
 }
 
-absl::StatusOr<CudaDeviceInfo> ProbeDevice() {
+// OK, or NoUsableDevice(error, call).
+absl::Status DeviceCall(cudaError_t error, const char* call) {
+  return error == cudaSuccess ? absl::OkStatus() : NoUsableDevice(error, call);
+}
+
+// Makes device 0 current, where there is one.
+absl::Status SelectFirstDevice() {
   int count = 0;  // left untouched when the call fails
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaGetDeviceCount");
-  }
+  CHUNKPLAN_RETURN_IF_ERROR(
+      DeviceCall(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
   if (count == 0) {
     return absl::FailedPreconditionError(
         "CUDA engine: no usable device: cudaGetDeviceCount found none");
   }
-  const int device = 0;
-  if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaSetDevice");
-  }
+  return DeviceCall(cudaSetDevice(0), "cudaSetDevice");
+}
+
+// The name, compute capability, multiprocessors, clock and memory pools of
+// `device` into *info.
+absl::Status ReadProperties(int device, CudaDeviceInfo* info) {
   cudaDeviceProp prop;
-  if (cudaError_t e = cudaGetDeviceProperties(&prop, device);
-      e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaGetDeviceProperties");
-  }
-  CudaDeviceInfo info;
-  info.name = prop.name;
-  info.compute_major = prop.major;
-  info.compute_minor = prop.minor;
-  info.multiprocessors = prop.multiProcessorCount;
-  info.threads_per_block = kThreadsPerBlock;
+  CHUNKPLAN_RETURN_IF_ERROR(DeviceCall(cudaGetDeviceProperties(&prop, device),
+                                       "cudaGetDeviceProperties"));
+  info->name = prop.name;
+  info->compute_major = prop.major;
+  info->compute_minor = prop.minor;
+  info->multiprocessors = prop.multiProcessorCount;
+  CHUNKPLAN_RETURN_IF_ERROR(DeviceCall(
+      cudaDeviceGetAttribute(&info->clock_khz, cudaDevAttrClockRate, device),
+      "cudaDeviceGetAttribute(ClockRate)"));
   int pools = 0;
-  if (cudaError_t e =
-          cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, device);
-      e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaDeviceGetAttribute(ClockRate)");
-  }
-  if (cudaError_t e = cudaDeviceGetAttribute(
-          &pools, cudaDevAttrMemoryPoolsSupported, device);
-      e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaDeviceGetAttribute(MemoryPoolsSupported)");
-  }
-  info.memory_pools = pools != 0;
-  // Fails with cudaErrorNoKernelImageForDevice where our binary has no code
-  // for this GPU.
+  CHUNKPLAN_RETURN_IF_ERROR(DeviceCall(
+      cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device),
+      "cudaDeviceGetAttribute(MemoryPoolsSupported)"));
+  info->memory_pools = pools != 0;
+  return absl::OkStatus();
+}
+
+// OK when every kernel has code for the device: cudaFuncGetAttributes fails
+// with cudaErrorNoKernelImageForDevice where our binary has none.
+absl::Status CheckKernelsLoad() {
   cudaFuncAttributes attributes;
   for (const void* kernel : {reinterpret_cast<const void*>(&SweepSlice),
                              reinterpret_cast<const void*>(&MergeBlocks),
                              reinterpret_cast<const void*>(&MeasureSlice)}) {
-    if (cudaError_t e = cudaFuncGetAttributes(&attributes, kernel);
-        e != cudaSuccess) {
-      return NoUsableDevice(e, "cudaFuncGetAttributes");
-    }
+    CHUNKPLAN_RETURN_IF_ERROR(DeviceCall(
+        cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes"));
   }
+  return absl::OkStatus();
+}
+
+// The blocks of `kernel` resident on the whole device at once.
+template <typename Kernel>
+absl::StatusOr<int> ResidentBlocks(Kernel kernel, int multiprocessors) {
   int per_multiprocessor = 0;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_multiprocessor, SweepSlice, kThreadsPerBlock, 0);
-      e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  }
-  info.resident_blocks = per_multiprocessor * info.multiprocessors;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_multiprocessor, MeasureSlice, kThreadsPerBlock, 0);
-      e != cudaSuccess) {
-    return NoUsableDevice(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  }
-  info.layout_resident_blocks = per_multiprocessor * info.multiprocessors;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      DeviceCall(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &per_multiprocessor, kernel, kThreadsPerBlock, 0),
+                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+  return per_multiprocessor * multiprocessors;
+}
+
+absl::StatusOr<CudaDeviceInfo> ProbeDevice() {
+  CHUNKPLAN_RETURN_IF_ERROR(SelectFirstDevice());
+  CudaDeviceInfo info;
+  info.threads_per_block = kThreadsPerBlock;
+  CHUNKPLAN_RETURN_IF_ERROR(ReadProperties(0, &info));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckKernelsLoad());
+  CHUNKPLAN_ASSIGN_OR_RETURN(info.resident_blocks,
+                             ResidentBlocks(SweepSlice, info.multiprocessors));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      info.layout_resident_blocks,
+      ResidentBlocks(MeasureSlice, info.multiprocessors));
   if (info.resident_blocks <= 0 || info.layout_resident_blocks <= 0) {
     return absl::FailedPreconditionError(
         "CUDA engine: no usable device: a kernel fits no block");

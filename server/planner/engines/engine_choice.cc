@@ -6,19 +6,24 @@
 namespace chunkplan::planner {
 namespace {
 
-// The plateau engine's time per evaluation per chunk counted (prefix-sum
-// galloping, cache misses included), and its evaluations per plateau
-// (gallop then bisect), fitted on ten random problems (200 to 100,000 sizes,
-// 20,000 to 8.4M candidates) on this project's x86-64 development machine:
-// the estimate is within 0.7x to 2.6x of the measured time on all ten.
-constexpr double kPlateauSecondsPerChunk = 2.5e-9;
+// The plateau engine's time per evaluation per chunk counted, and its
+// evaluations per plateau (gallop then bisect). Re-fitted 2026-12-04 from
+// `build/bin/gpu_check --seed N` (its cost-model table, CPU parts; figures
+// in docs/performance.md): on its six random problems (200 to 20,000 sizes,
+// 100K to 2M candidates) the best of two runs measured 0.48x to 1.5x the
+// estimate at the old 2.5e-9 s, geometric mean 0.805, hence 2.0e-9. On
+// model-shaped problems (the LLaMA-2-70B-like stress sweep) the walk counts
+// repeated layers by multiplication and runs 30x to 50x faster than this
+// estimate: AUTO overrates the CPU there, yet keeps it (30 us measured, 1.4
+// ms estimated, against CUDA's 30 ms estimate).
+constexpr double kPlateauSecondsPerChunk = 2.0e-9;
 constexpr double kEvaluationsPerLog2 = 0.6;
 
-// PROVISIONAL until bench/gpu_check.sh measures them on an H200: the sweep
-// kernel's rate in candidates x swept sizes per second (an eighth of the
-// H200's integer ceiling of about 1.7e12, half a T4's; docs/cuda-engine.md),
-// and its fixed cost per request (stream, allocation, two uploads, launches,
-// synchronisations, tens of microseconds each).
+// UNMEASURED: no device run has measured these yet (bench/gpu_check.sh on a
+// GPU machine replaces them). Assumed: the sweep kernel's rate in candidates
+// x swept sizes per second (an eighth of the H200's integer ceiling of about
+// 1.7e12), and its fixed cost per request (stream, allocation, two uploads,
+// launches, synchronisations, tens of microseconds each).
 constexpr double kCudaStepsPerSecond = 2e11;
 constexpr double kCudaFixedSeconds = 2e-4;
 

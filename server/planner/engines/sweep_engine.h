@@ -49,14 +49,6 @@ class SweepEngine {
   // configured limits; FAILED_PRECONDITION when the engine cannot run here.
   virtual absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
                                              const StopCheck& stop) const = 0;
-
-  // Sweep's answer (best_index, chunk_size and waste, the same in every
-  // case) without the improvements, which may be left empty: an engine may
-  // then skip what only the frontier needs. By default, Sweep.
-  virtual absl::StatusOr<SweepOutcome> Best(const SweepProblem& problem,
-                                            const StopCheck& stop) const {
-    return Sweep(problem, stop);
-  }
 };
 
 }  // namespace chunkplan::planner

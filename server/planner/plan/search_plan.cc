@@ -137,6 +137,87 @@ absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
   return grid;
 }
 
+// Sum, sum of squares and largest of a request's numels. 128 bits cannot
+// overflow for any vector of 64-bit values; the sum of squares may wrap, and
+// ExlargeLimitBand uses it only where it cannot.
+struct NumelMoments {
+  unsigned __int128 sum = 0;
+  unsigned __int128 sum_of_squares = 0;
+  uint64_t largest = 0;
+};
+
+NumelMoments MomentsOf(const std::vector<uint64_t>& numels) {
+  NumelMoments m;
+  for (uint64_t numel : numels) {
+    m.sum += numel;
+    m.sum_of_squares += static_cast<unsigned __int128>(numel) * numel;
+    m.largest = std::max(m.largest, numel);
+  }
+  return m;
+}
+
+// Writes into `sweep` the sizes of `numels` that `keep` keeps, in order,
+// and their total; returns the largest kept (0 when none is). Written
+// through a pointer, a slot per size, the count advanced by the decision.
+template <typename Keep>
+uint64_t KeepSizes(const std::vector<uint64_t>& numels, Keep keep,
+                   SweepProblem* sweep) {
+  sweep->sizes.resize(numels.size());
+  uint64_t* out = sweep->sizes.data();
+  size_t kept = 0;
+  uint64_t swept_total = 0;
+  uint64_t max_swept = 0;
+  for (uint64_t s : numels) {
+    const bool k = keep(s);
+    out[kept] = s;
+    kept += k;
+    swept_total += k ? s : 0;  // <= the numels' total
+    max_swept = k && s > max_swept ? s : max_swept;
+  }
+  sweep->sizes.resize(kept);
+  sweep->swept_total = swept_total;
+  return max_swept;
+}
+
+// The seed's _filter_exlarge_params over one group's `numels` (the filter
+// on, or off when `filter` is false) into `sweep`; returns the largest
+// swept size. The band of ExlargeLimitBand decides every size in one pass;
+// a size inside it (rare) sends the whole filter to numpy's own arithmetic.
+uint64_t FilterOneGroup(const std::vector<uint64_t>& numels, bool filter,
+                        const NumelMoments& m, uint64_t total,
+                        SweepProblem* sweep) {
+  const ExlargeBand band =
+      filter
+          ? ExlargeLimitBand(numels.size(), m.sum, m.sum_of_squares, m.largest)
+          : ExlargeBand{true, std::numeric_limits<double>::infinity(),
+                        std::numeric_limits<double>::infinity()};
+  if (band.known && static_cast<double>(m.largest) <= band.below) {
+    // The filter keeps every size (or is off): no pass to decide.
+    sweep->sizes = numels;
+    sweep->swept_total = total;
+    return m.largest;
+  }
+  bool in_band = !band.known;
+  uint64_t max_swept = 0;
+  if (!in_band) {
+    max_swept = KeepSizes(
+        numels,
+        [&band, &in_band](uint64_t s) {
+          const double v = static_cast<double>(s);
+          in_band |= v > band.below && v <= band.above;
+          return v <= band.below;
+        },
+        sweep);
+  }
+  if (in_band) {
+    const double limit = NumpyExlargeLimit(numels);
+    max_swept = KeepSizes(
+        numels, [limit](uint64_t s) { return WithinExlargeLimit(s, limit); },
+        sweep);
+  }
+  return max_swept;
+}
+
 // The plan of a request with one degree for every parameter (dp_degrees
 // of 0 or 1 entries), written straight into `plan` without the per-group
 // drafts: the computation of the general path below for its one group.
@@ -154,19 +235,10 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
   const absl::StatusOr<uint64_t> min_chunk_size =
       RoundedMebiElements(request.min_chunk_size_m, "min_chunk_size_m");
   if (!search_range.ok() || !min_chunk_size.ok()) return false;
-  // 128 bits cannot overflow for any vector of 64-bit values. The sum of
-  // squares may wrap; ExlargeLimitBand uses it only where it cannot.
-  unsigned __int128 sum = 0;
-  unsigned __int128 sum_of_squares = 0;
-  uint64_t max_size = 0;
-  for (uint64_t numel : numels) {
-    sum += numel;
-    sum_of_squares += static_cast<unsigned __int128>(numel) * numel;
-    max_size = std::max(max_size, numel);
-  }
+  const NumelMoments moments = MomentsOf(numels);
   // Every numel <= total, so each is within range too.
-  if (sum > kMaxElements) return false;
-  const uint64_t total = static_cast<uint64_t>(sum);
+  if (moments.sum > kMaxElements) return false;
+  const uint64_t total = static_cast<uint64_t>(moments.sum);
   plan->total_param_size = total;
   plan->degree_lcm = degree;
   const bool gathered = total < *min_chunk_size;
@@ -174,50 +246,8 @@ bool BuildOneDegreePlan(const SearchRequest& request, SearchPlan* plan) {
   SweepProblem& sweep = plan->sweep;
   uint64_t max_swept = 0;
   if (!gathered) {
-    const ExlargeBand band =
-        request.filter_exlarge_params
-            ? ExlargeLimitBand(numels.size(), sum, sum_of_squares, max_size)
-            : ExlargeBand{true, std::numeric_limits<double>::infinity(),
-                          std::numeric_limits<double>::infinity()};
-    if (band.known && static_cast<double>(max_size) <= band.below) {
-      // The filter keeps every size (or is off): no pass to decide.
-      sweep.sizes = numels;
-      sweep.swept_total = total;
-      max_swept = max_size;
-    } else {
-      // Written through a pointer, a slot per size, the count advanced by
-      // the filter's decision.
-      const auto filter = [&](auto keep) {
-        sweep.sizes.resize(numels.size());
-        uint64_t* out = sweep.sizes.data();
-        size_t kept = 0;
-        uint64_t swept_total = 0;
-        max_swept = 0;
-        for (uint64_t s : numels) {
-          const bool k = keep(s);
-          out[kept] = s;
-          kept += k;
-          swept_total += k ? s : 0;  // <= total
-          max_swept = k && s > max_swept ? s : max_swept;
-        }
-        sweep.sizes.resize(kept);
-        sweep.swept_total = swept_total;
-      };
-      // The band decides every size in one pass; a size inside it (rare)
-      // sends the whole filter to numpy's own arithmetic.
-      bool in_band = !band.known;
-      if (!in_band) {
-        filter([&band, &in_band](uint64_t s) {
-          const double v = static_cast<double>(s);
-          in_band |= v > band.below && v <= band.above;
-          return v <= band.below;
-        });
-      }
-      if (in_band) {
-        const double limit = NumpyExlargeLimit(numels);
-        filter([limit](uint64_t s) { return WithinExlargeLimit(s, limit); });
-      }
-    }
+    max_swept = FilterOneGroup(numels, request.filter_exlarge_params, moments,
+                               total, &sweep);
     sweep.group_begin = {0, sweep.sizes.size()};
   }
   absl::StatusOr<CandidateGrid> grid =

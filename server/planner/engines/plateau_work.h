@@ -1,0 +1,42 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_PLATEAU_WORK_H_
+#define CHUNKPLAN_SERVER_PLANNER_ENGINES_PLATEAU_WORK_H_
+
+// An upper bound on CPU_PLATEAU's work for a problem, from the plan alone
+// (no evaluation), so that a request beyond the engine's limit is refused
+// before it runs. Each part's proof is beside its code (plateau_work.cc).
+
+#include <cstdint>
+
+#include "server/planner/plan/search_plan.h"
+
+namespace chunkplan::planner {
+
+// The default of --max_plateau_work: 2^34 steps. Walks measured at 0.06 to
+// 0.11 ns per step of their bound (random sizes at interval 1: 20,000 sizes,
+// bound 1.3e10, 1.4 s, admitted; 30,000, 2.9e10, 2.2 s, and 100,000, 2.4e11,
+// 14 s, refused); every bench/ workload's bound, the stress sweep's
+// included, is below 2^25.
+inline constexpr uint64_t kDefaultMaxPlateauWork = uint64_t{1} << 34;
+
+struct PlateauWork {
+  // Upper bound of the chunks next-fit opens at any candidate (at the first,
+  // where the count is largest): sum over groups of 2 ceil(S_g / C_0) - 1.
+  uint64_t max_chunks = 0;
+  // Upper bound of the plateaus the walk looks for: the chunk count's
+  // possible values from the first candidate to the last, plus the search
+  // that finds no drop; at most the candidates.
+  uint64_t plateaus = 0;
+  // Upper bound of the evaluations: a gallop then a bisection per plateau,
+  // about 2 log2(candidates / plateaus) + 4 each (plateau_work.cc).
+  uint64_t evaluations = 0;
+  // evaluations x (swept sizes + max_chunks): each evaluation walks each
+  // size at most once or counts each chunk once. UINT64_MAX on overflow.
+  uint64_t steps = 0;
+};
+
+// The bound for `problem` (a plan's sweep: every size <= grid.start).
+PlateauWork BoundPlateauWork(const SweepProblem& problem);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_ENGINES_PLATEAU_WORK_H_
