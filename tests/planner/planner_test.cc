@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/device_health.h"
 
 namespace chunkplan::planner {
@@ -132,8 +133,8 @@ class FailingDeviceEngine final : public SweepEngine {
   explicit FailingDeviceEngine(std::string error, int* sweeps)
       : error_(std::move(error)), sweeps_(sweeps) {}
   Engine kind() const override { return Engine::kCuda; }
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem&,
-                                     const StopCheck&) const override {
+  absl::StatusOr<SweepOutcome> Run(const SweepTask&,
+                                   const StopCheck&) const override {
     ++*sweeps_;
     absl::Status failed =
         absl::InternalError(absl::StrCat("CUDA engine: SweepSlice: ", error_));

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "common/status_macros.h"
+#include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/repeated_blocks.h"
 
 namespace chunkplan::planner {
@@ -489,6 +491,13 @@ absl::StatusOr<SweepOutcome> Walk(const SweepProblem& problem,
 }
 
 }  // namespace
+
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Run(
+    const SweepTask& task, const StopCheck& stop) const {
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  return task.want == Want::kFrontier ? Sweep(*task.sweep, stop)
+                                      : Best(*task.sweep, stop);
+}
 
 absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
     const SweepProblem& problem, const StopCheck& stop) const {

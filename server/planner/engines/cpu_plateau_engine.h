@@ -41,11 +41,18 @@ class CpuPlateauEngine final : public SweepEngine {
  public:
   Engine kind() const override { return Engine::kCpuPlateau; }
 
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
-                                     const StopCheck& stop) const override;
+  // The seed's waste (EngineServes refuses the layout objectives): Sweep
+  // for kFrontier, Best for kBest.
+  absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
+                                   const StopCheck& stop) const override;
 
+  // The seed's best candidate and its whole frontier (the improvements).
+  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
+                                     const StopCheck& stop) const;
+
+  // Sweep's best without the improvements.
   absl::StatusOr<SweepOutcome> Best(const SweepProblem& problem,
-                                    const StopCheck& stop) const override;
+                                    const StopCheck& stop) const;
 };
 
 }  // namespace chunkplan::planner
