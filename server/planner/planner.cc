@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/worker_pool.h"
@@ -70,12 +71,22 @@ std::vector<std::unique_ptr<SweepEngine>> BuiltInEngines(
   return engines;
 }
 
-// `states` in enum order, as DescribeBuiltInEngines words them.
-std::string Describe(std::vector<EngineState> states) {
+// Each engine of `engines` and whether `runnable` says it can run, in enum
+// order.
+std::vector<EngineState> StatesOf(
+    const std::vector<std::unique_ptr<SweepEngine>>& engines,
+    absl::FunctionRef<absl::Status(const SweepEngine&)> runnable) {
+  std::vector<EngineState> states;
+  for (const auto& e : engines) states.push_back({e->kind(), runnable(*e)});
   std::sort(states.begin(), states.end(),
             [](const EngineState& a, const EngineState& b) {
               return a.engine < b.engine;
             });
+  return states;
+}
+
+// `states` as DescribeBuiltInEngines words them.
+std::string Describe(const std::vector<EngineState>& states) {
   std::string text;
   for (const EngineState& s : states) {
     absl::StrAppend(&text, text.empty() ? "" : " ", EngineName(s.engine));
@@ -97,11 +108,9 @@ struct Ran {
 }  // namespace
 
 std::string DescribeBuiltInEngines() {
-  std::vector<EngineState> states;
-  for (const auto& e : BuiltInEngines(PlannerOptions{}, nullptr)) {
-    states.push_back({e->kind(), e->Usable()});
-  }
-  return Describe(std::move(states));
+  // No pool: the engines are only asked whether they can run.
+  return Describe(StatesOf(BuiltInEngines(PlannerOptions{}, nullptr),
+                           [](const SweepEngine& e) { return e.Usable(); }));
 }
 
 class Planner::Impl {
@@ -116,13 +125,8 @@ class Planner::Impl {
   }
 
   std::vector<EngineState> EngineStates() const {
-    std::vector<EngineState> states;
-    for (const auto& e : engines_) states.push_back({e->kind(), Runnable(*e)});
-    std::sort(states.begin(), states.end(),
-              [](const EngineState& a, const EngineState& b) {
-                return a.engine < b.engine;
-              });
-    return states;
+    return StatesOf(engines_,
+                    [this](const SweepEngine& e) { return Runnable(e); });
   }
 
   // The seed's search on `plan` (one request's), timed from `started`.
@@ -160,7 +164,8 @@ class Planner::Impl {
     CHUNKPLAN_ASSIGN_OR_RETURN(const Ran ran,
                                Run(request.search.engine, task, stop));
     FrontierResult result;
-    CHUNKPLAN_ASSIGN_OR_RETURN(result.points, FrontierPoints(task, ran.outcome));
+    CHUNKPLAN_ASSIGN_OR_RETURN(result.points,
+                               FrontierPoints(task, ran.outcome));
     result.engine = ran.engine->kind();
     result.candidates = plan.sweep.grid.count;
     result.search_nanos = NanosSince(started);
@@ -298,8 +303,9 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   std::span<const ChunkConfig> configs = request.configs;
   if (configs.empty() && request.objective != Objective::kSeedWaste) {
     // The objective's best candidate: the frontier's last point.
-    CHUNKPLAN_ASSIGN_OR_RETURN(const FrontierResult frontier,
-                               impl_->FrontierOn(request, *plan, started, stop));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const FrontierResult frontier,
+        impl_->FrontierOn(request, *plan, started, stop));
     const FrontierPoint& best = frontier.points.back();
     result.search = SearchResult{};
     result.search->configs = Configs(*plan, best.chunk_size);

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/worker_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,6 +15,7 @@
 #include "server/planner/candidate/next_fit.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/repeated_blocks.h"
 #include "server/planner/plan/checked_math.h"
 
@@ -363,6 +365,68 @@ TEST(Engines, EndWithTheStopChecksStatus) {
   EXPECT_EQ(jumped.status().code(), absl::StatusCode::kDeadlineExceeded);
   const auto best = CpuPlateauEngine().Best(p, stop);
   EXPECT_EQ(best.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+// What each engine serves, said in one place whether or not the engine is
+// built in (the messages are the ones clients see).
+TEST(EngineServes, RefusesWhatAnEngineHasNoMethodFor) {
+  for (const Engine e :
+       {Engine::kAuto, Engine::kCpuSweep, Engine::kCpuPlateau, Engine::kCuda}) {
+    EXPECT_TRUE(EngineServes(e, Objective::kSeedWaste, Want::kBest).ok());
+  }
+  for (const Objective o :
+       {Objective::kLayoutPadding, Objective::kPeakRankBytes}) {
+    for (const Want w : {Want::kBest, Want::kFrontier}) {
+      EXPECT_TRUE(EngineServes(Engine::kAuto, o, w).ok());
+      EXPECT_TRUE(EngineServes(Engine::kCpuSweep, o, w).ok());
+      EXPECT_TRUE(EngineServes(Engine::kCuda, o, w).ok());
+      const absl::Status plateau = EngineServes(Engine::kCpuPlateau, o, w);
+      EXPECT_EQ(plateau.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(
+          std::string(plateau.message()),
+          testing::HasSubstr(absl::StrCat("objective: ", ObjectiveName(o))));
+    }
+  }
+  const absl::Status cuda =
+      EngineServes(Engine::kCuda, Objective::kSeedWaste, Want::kFrontier);
+  EXPECT_THAT(
+      std::string(cuda.message()),
+      testing::HasSubstr("search.engine: CUDA serves the layout objectives"));
+  EXPECT_EQ(CpuEngineFor(Objective::kSeedWaste), Engine::kCpuPlateau);
+  EXPECT_EQ(CpuEngineFor(Objective::kPeakRankBytes), Engine::kCpuSweep);
+}
+
+// AUTO's pick: CUDA only for a task it serves, worth a launch and within
+// its limit, and the device is asked last; a named engine is taken as named.
+TEST(PickEngine, AsksTheDeviceOnlyForATaskWorthIt) {
+  int asked = 0;
+  const auto usable = [&asked] {
+    ++asked;
+    return true;
+  };
+  // A layout objective: candidates x placed parameters against kCudaMinWork.
+  ObjectiveProblem layout;
+  layout.tensors.resize(1024);
+  SweepProblem sweep;
+  sweep.grid = {.start = 1, .interval = 1, .count = (uint64_t{1} << 20) - 1};
+  SweepTask task{&sweep, &layout, Objective::kPeakRankBytes, Want::kFrontier};
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuSweep);
+  EXPECT_EQ(asked, 0);  // below kCudaMinWork: the device is not touched
+  sweep.grid.count = uint64_t{1} << 20;
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable), Engine::kCuda);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, kCudaMinWork - 1, usable),
+            Engine::kCpuSweep);  // beyond --max_cuda_work
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, [] { return false; }),
+            Engine::kCpuSweep);
+  // The seed's frontier: CUDA does not serve it, however large.
+  task.objective = Objective::kSeedWaste;
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuPlateau);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(PickEngine(Engine::kCpuSweep, task, UINT64_MAX, usable),
+            Engine::kCpuSweep);
 }
 
 }  // namespace

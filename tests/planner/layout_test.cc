@@ -102,9 +102,66 @@ TEST(RankMemory, SettingsChangeEachPart) {
   EXPECT_EQ(*bytes, (RankMemory{14, 0, 14, 16, 10, 54, 0}));
   settings.optimizer = Optimizer::kNone;
   settings.pin_memory = false;
-  EXPECT_EQ(RankBytes(groups, 5, ByteModelOf(settings), RankOfGroup::kLast, "least")
-                ->optimizer_bytes,
-            0u);
+  EXPECT_EQ(
+      RankBytes(groups, 5, ByteModelOf(settings), RankOfGroup::kLast, "least")
+          ->optimizer_bytes,
+      0u);
+}
+
+// The byte model's rates, read from GeminiPlugin's rules (docs/layout.md):
+// fp16 params 2, fp32 master 4 with master weights, gradients their own 2
+// without master weights or with gradient accumulation, Adam's two states
+// of the master's width, pinned copies of everything a shard holds.
+TEST(ByteModel, RatesFollowTheSettings) {
+  GeminiSettings s;
+  EXPECT_EQ(ByteModelOf(s).held(), 6u);
+  EXPECT_EQ(ByteModelOf(s).optimizer, 8u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 6u);
+  EXPECT_EQ(ByteModelOf(s).frozen, 2u);
+  EXPECT_EQ(ByteModelOf(s).gathered, 2u);
+  s.gradient_accumulation = true;
+  EXPECT_EQ(ByteModelOf(s).grad, 2u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 8u);
+  s.master_weights = false;
+  EXPECT_EQ(ByteModelOf(s).held(), 4u);
+  EXPECT_EQ(ByteModelOf(s).optimizer, 4u);
+  s.optimizer = Optimizer::kNone;
+  s.pin_memory = false;
+  EXPECT_EQ(ByteModelOf(s).optimizer, 0u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 0u);
+}
+
+// Layout and the peak objective count with the same byte model: at every
+// point of the frontier, the objective's peak is Layout's most loaded rank
+// on the device plus the gathered chunk, under each setting.
+TEST(ByteModel, LayoutAndThePeakObjectiveAgree) {
+  const Planner planner;
+  LayoutRequest r;
+  r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000, 9}, {2});
+  r.search.search_range_m = 0.25;
+  r.search.search_interval = 1024;
+  r.search.min_chunk_size_m = 0;
+  r.frozen = {false, false, true, false, false, false, false, true};
+  r.objective = Objective::kPeakRankBytes;
+  for (int bits = 0; bits < 16; ++bits) {
+    r.gemini.master_weights = bits & 1;
+    r.gemini.gradient_accumulation = bits & 2;
+    r.gemini.pin_memory = bits & 4;
+    r.gemini.optimizer = bits & 8 ? Optimizer::kNone : Optimizer::kAdam;
+    const auto frontier = planner.Frontier(r);
+    ASSERT_TRUE(frontier.ok()) << frontier.status();
+    for (const FrontierPoint& p : frontier->points) {
+      LayoutRequest given = r;
+      given.objective = Objective::kSeedWaste;
+      given.configs = {{2, p.chunk_size, false}};
+      const auto layout = planner.Layout(given);
+      ASSERT_TRUE(layout.ok()) << layout.status();
+      EXPECT_EQ(p.peak_rank_bytes, layout->most_loaded_rank.device_bytes +
+                                       layout->gathered_chunk_bytes)
+          << bits << " at " << p.chunk_size;
+      EXPECT_EQ(p.layout_padding, layout->layout_padding);
+    }
+  }
 }
 
 TEST(PlannerLayout, RefusesConfigsColossalAiWouldRefuse) {
@@ -257,9 +314,10 @@ TEST(FrontierMerge, SlicesOfValuesGiveTheSweepsFrontier) {
       EXPECT_EQ(*merged(slice), *want) << slice;
     }
     FrontierMerge overflowed(task.keep());
-    EXPECT_THAT(
-        overflowed.OfferSlice(grid, 0, {values.data(), 10}, 7).status().message(),
-        HasSubstr("candidate 7"));
+    EXPECT_THAT(overflowed.OfferSlice(grid, 0, {values.data(), 10}, 7)
+                    .status()
+                    .message(),
+                HasSubstr("candidate 7"));
     values[0] += 1;  // the device and the host disagree at a point
     EXPECT_EQ(merged(grid.count).status().code(), absl::StatusCode::kInternal);
   }

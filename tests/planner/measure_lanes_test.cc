@@ -61,10 +61,9 @@ LayoutValues Reference(const Problem& p, uint64_t chunk) {
     if (open) close();
   }
   const ByteModel& b = p.bytes;
-  const u128 peak = held * (b.param + b.master + b.grad) +
-                    optimized * b.optimizer +
-                    u128{p.fixed.frozen_elements} * b.frozen +
-                    largest * b.gathered;
+  const u128 peak =
+      held * (b.param + b.master + b.grad) + optimized * b.optimizer +
+      u128{p.fixed.frozen_elements} * b.frozen + largest * b.gathered;
   LayoutValues v;
   v.overflow = padding > UINT64_MAX || peak > UINT64_MAX;
   v.layout_padding = static_cast<uint64_t>(padding);
@@ -107,12 +106,20 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
   p.fixed.frozen_elements = rng() % 100;
   // Without master weights, Adam; or with master weights, separate
   // gradients and Adam (layout/byte_model.h's cases).
-  p.bytes = rng() % 2 ? ByteModel{.param = 2, .master = 0, .grad = 2,
-                                  .optimizer = 4, .frozen = 2,
-                                  .gathered = 2, .pinned = 0}
-                      : ByteModel{.param = 2, .master = 4, .grad = 2,
-                                  .optimizer = 8, .frozen = 2,
-                                  .gathered = 2, .pinned = 8};
+  p.bytes = rng() % 2 ? ByteModel{.param = 2,
+                                  .master = 0,
+                                  .grad = 2,
+                                  .optimizer = 4,
+                                  .frozen = 2,
+                                  .gathered = 2,
+                                  .pinned = 0}
+                      : ByteModel{.param = 2,
+                                  .master = 4,
+                                  .grad = 2,
+                                  .optimizer = 8,
+                                  .frozen = 2,
+                                  .gathered = 2,
+                                  .pinned = 8};
   return p;
 }
 

@@ -126,6 +126,14 @@ TEST(Planner, GatheredConfigsComeFirst) {
   EXPECT_EQ(result->min_chunk_waste, 8192u);
 }
 
+// --version's engine list, without a Planner: the same words as a fresh
+// Planner's, the CPU engines first.
+TEST(Planner, DescribesTheBuiltInEnginesWithoutAPlanner) {
+  const std::string built_in = DescribeBuiltInEngines();
+  EXPECT_EQ(built_in, Planner().DescribeEngines());
+  EXPECT_THAT(built_in, ::testing::StartsWith("CPU_SWEEP CPU_PLATEAU"));
+}
+
 // A CUDA engine whose device fails every sweep with the given CUDA error,
 // counting its sweeps.
 class FailingDeviceEngine final : public SweepEngine {

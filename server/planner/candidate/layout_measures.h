@@ -215,8 +215,8 @@ struct LayoutSums {
     uint64_t peak = MulOrFlag(all_held, bytes.held(), &over);
     peak = AddOrFlag(peak, MulOrFlag(all_optimized, bytes.optimizer, &over),
                      &over);
-    peak = AddOrFlag(peak, MulOrFlag(fixed.frozen_elements, bytes.frozen, &over),
-                     &over);
+    peak = AddOrFlag(
+        peak, MulOrFlag(fixed.frozen_elements, bytes.frozen, &over), &over);
     peak = AddOrFlag(peak, MulOrFlag(largest, bytes.gathered, &over), &over);
     v.peak_rank_bytes = peak;
     v.overflow = over;

@@ -90,8 +90,9 @@ absl::StatusOr<SweepOutcome> SweepFrontier(const SweepTask& task,
   const CandidateGrid& grid = task.sweep->grid;
   const uint64_t count = grid.count;
   const uint64_t steps_per_candidate =
-      1 + (task.objective == Objective::kSeedWaste ? task.sweep->sizes.size()
-                                                   : task.layout->tensors.size());
+      1 + (task.objective == Objective::kSeedWaste
+               ? task.sweep->sizes.size()
+               : task.layout->tensors.size());
   const uint64_t ranges = RangeCount(
       pool, count,
       count / std::max<uint64_t>(1, kStopEverySteps / steps_per_candidate),

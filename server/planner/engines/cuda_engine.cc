@@ -2,9 +2,10 @@
 // cuda_engine.cu): the seed's best from the device's argmin, a layout
 // objective's frontier merged on the host from the device's values.
 
+#include "server/planner/engines/cuda_engine.h"
+
 #include "absl/status/status.h"
 #include "common/status_macros.h"
-#include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/frontier_merge.h"
 

@@ -96,8 +96,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 __global__ void __launch_bounds__(kThreadsPerBlock)
     MeasureSlice(LayoutArrays arrays, CandidateGrid grid, uint64_t lcm,
                  Objective objective, uint64_t begin, uint64_t end,
-                 uint64_t* values,
-                 unsigned long long* overflow_at) {
+                 uint64_t* values, unsigned long long* overflow_at) {
   const uint64_t stride = uint64_t{gridDim.x} * kThreadsPerBlock;
   for (uint64_t i =
            begin + uint64_t{blockIdx.x} * kThreadsPerBlock + threadIdx.x;
@@ -434,8 +433,8 @@ absl::StatusOr<CudaDeviceInfo> CudaEngine::Device() {
 
 absl::Status CudaEngine::Usable() const { return Device().status(); }
 
-absl::StatusOr<SweepOutcome> CudaEngine::SeedBest(
-    const SweepProblem& problem, const StopCheck& stop) const {
+absl::StatusOr<SweepOutcome> CudaEngine::SeedBest(const SweepProblem& problem,
+                                                  const StopCheck& stop) const {
   absl::StatusOr<SweepOutcome> outcome = SweepOnDevice(problem, stop);
   if (outcome.ok()) return outcome;
   return MarkLostContext(outcome.status());

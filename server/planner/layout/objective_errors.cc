@@ -18,10 +18,9 @@ absl::Status TooManyPointsError(uint64_t max_points) {
 
 absl::Status MeasureMismatchError(uint64_t candidate, uint64_t engine_value,
                                   uint64_t host_value) {
-  return absl::InternalError(absl::StrCat("candidate ", candidate,
-                                          ": the engine measured ",
-                                          engine_value, ", the host ",
-                                          host_value));
+  return absl::InternalError(
+      absl::StrCat("candidate ", candidate, ": the engine measured ",
+                   engine_value, ", the host ", host_value));
 }
 
 }  // namespace chunkplan::planner

@@ -71,8 +71,8 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
   return m;
 }
 
-absl::StatusOr<uint64_t> GatheredChunkBytes(
-    std::span<const GroupLayout> groups, const ByteModel& bytes) {
+absl::StatusOr<uint64_t> GatheredChunkBytes(std::span<const GroupLayout> groups,
+                                            const ByteModel& bytes) {
   uint64_t largest = 0;
   for (const GroupLayout& g : groups) {
     if (g.config.keep_gathered) continue;
