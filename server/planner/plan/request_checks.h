@@ -33,8 +33,11 @@
 //   INVALID_ARGUMENT    Layout: a padding or byte      planner/layout/
 //                       count beyond 64 bits           chunk_placement,
 //                                                      rank_memory
+//   INVALID_ARGUMENT    Frontier, Layout: an engine    planner/engines/
+//                       that does not serve the        engine_choice
+//                       objective                      (EngineServes)
 //   FAILED_PRECONDITION an engine this binary or       planner/planner.cc
-//                       machine cannot run (CUDA       (Planner::Search),
+//                       machine cannot run (CUDA       (Planner's Choose),
 //                       without a usable device)       engines/device_health
 //   RESOURCE_EXHAUSTED  sweep work beyond              planner/engines/
 //                       --max_sweep_work or            cpu_sweep_engine,
