@@ -182,8 +182,8 @@ namespace {
 constexpr char kServiceName[] = "chunkplan.v1.ChunkSearch";
 
 // The engines built into this binary, each one that cannot run here with
-// why (Planner::DescribeEngines).
-std::string EngineList() { return planner::Planner().DescribeEngines(); }
+// why (planner::DescribeBuiltInEngines).
+std::string EngineList() { return planner::DescribeBuiltInEngines(); }
 
 // The text of --version: "chunkplan-server X.Y.Z" and the engines this
 // binary has.

@@ -3,22 +3,21 @@
 
 // The planner: one call answers one chunk search, exactly as the seed's
 // search_chunk_configuration would, with the engine the request names (or the
-// one AUTO picks).
+// one AUTO picks); or lays out a configuration, or scores every candidate by
+// an objective. How a request travels: docs/architecture.md.
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/worker_pool.h"
-#include "server/planner/engines/cpu_sweep_engine.h"
-#include "server/planner/engines/cuda_engine.h"
-#include "server/planner/engines/device_health.h"
-#include "server/planner/engines/sweep_engine.h"
+#include "server/planner/engines/engine_options.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {
+
+class SweepEngine;
 
 struct PlannerOptions {
   // Limits and threads of CPU_SWEEP.
@@ -35,7 +34,13 @@ struct EngineState {
   absl::Status usable;  // OK, or FAILED_PRECONDITION and why not
 };
 
-// Thread-safe: one Planner serves concurrent searches.
+// Every engine built into this binary, space-separated, each one that cannot
+// run here followed by why, e.g. "CPU_SWEEP CPU_PLATEAU CUDA (not usable
+// here: CUDA engine: no usable device: ...)". For --version: builds no
+// Planner and no thread pool (the device is probed once per process).
+std::string DescribeBuiltInEngines();
+
+// Thread-safe: one Planner serves concurrent calls.
 class Planner {
  public:
   // The engines of this binary: CPU_SWEEP (on a pool of
@@ -44,7 +49,8 @@ class Planner {
   explicit Planner(PlannerOptions options = {});
 
   // The given engines instead (tests: engines that fail on purpose). The
-  // CPU_PLATEAU among them answers for an engine whose device fails.
+  // CPU engine for an objective (engine_choice.h) answers for an engine
+  // whose device fails.
   Planner(PlannerOptions options,
           std::vector<std::unique_ptr<SweepEngine>> engines);
 
@@ -55,7 +61,7 @@ class Planner {
   // (engines/engine_choice.h), else CPU_PLATEAU. When CUDA fails on its device
   // mid-search, CPU_PLATEAU answers and the result says why; a sticky
   // failure (device_health.h) also makes the device unusable for every
-  // later search of this Planner.
+  // later call of this Planner.
   //
   // Errors: INVALID_ARGUMENT for a malformed request (BuildSearchPlan lists
   // them); RESOURCE_EXHAUSTED when the chosen engine's limits are exceeded;
@@ -72,11 +78,11 @@ class Planner {
   // With an objective other than kSeedWaste the configs are its best
   // candidate's (Frontier's last point), `search` describing that candidate.
   //
-  // Errors: those of Search (the search part is checked as Search checks
-  // it, even with given configs; an INVALID_ARGUMENT names the field as
-  // "search.<field>"); INVALID_ARGUMENT for frozen of the wrong
-  // length, given configs ColossalAI would refuse (CheckGivenConfigs), and
-  // a padding or byte count beyond 64 bits.
+  // Errors: those of Search and Frontier (the search part is checked as
+  // Search checks it, even with given configs; an INVALID_ARGUMENT names the
+  // field as "search.<field>"); INVALID_ARGUMENT for frozen of the wrong
+  // length, given configs ColossalAI would refuse (CheckGivenConfigs) or
+  // with an objective, and a padding or byte count beyond 64 bits.
   absl::StatusOr<LayoutResult> Layout(const LayoutRequest& request,
                                       const StopCheck& stop = {}) const;
 
@@ -87,21 +93,19 @@ class Planner {
   // (the seed's waste at C, or the layout's real padding or rank 0's peak
   // bytes at C' = C rounded up to the lcm) and the frontier of those
   // scores: each candidate whose value is a new strict minimum, in grid
-  // order, with all three measures (layout/objective_problem.h). The seed's
-  // objective is walked by CPU_PLATEAU (AUTO, or by name), which meets every
-  // improvement without visiting every candidate; the layout objectives
-  // visit every candidate: on CUDA by name, or with AUTO where the device is
-  // usable and the work (candidates x placed parameters) is at least
-  // kCudaMinWork and within --max_cuda_work; else, and when the device
-  // fails mid-sweep, on the CPU threads (CPU_SWEEP).
+  // order, with all three measures. The engine is the one named, or AUTO's
+  // pick (engines/engine_choice.h: CPU_PLATEAU walks the seed's objective;
+  // the layout objectives visit every candidate, on CUDA where it is usable
+  // and worth a launch, else on CPU_SWEEP, which also answers when the
+  // device fails mid-sweep).
   //
   // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
-  // for given configs, CUDA with the seed's objective, CPU_PLATEAU with a
-  // layout objective, or a measure beyond 64 bits (at any candidate for a
+  // for given configs, an engine that does not serve the objective
+  // (EngineServes), or a measure beyond 64 bits (at any candidate for a
   // layout objective, at a point for the seed's); FAILED_PRECONDITION for
-  // CUDA by name without a usable device; RESOURCE_EXHAUSTED beyond the
-  // engine's work limit (candidates x placed parameters: --max_sweep_work,
-  // --max_cuda_work) or kMaxFrontierPoints points; the stop check's status.
+  // an engine this binary or machine cannot run; RESOURCE_EXHAUSTED beyond
+  // the engine's work limit (--max_sweep_work, --max_cuda_work) or
+  // kMaxFrontierPoints points; the stop check's status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
 
@@ -111,32 +115,12 @@ class Planner {
   // Every engine built in, in enum order, with whether it can run now.
   std::vector<EngineState> EngineStates() const;
 
-  // Every engine built into this binary, space-separated, each one that
-  // cannot run here followed by why, e.g. "CPU_SWEEP CPU_PLATEAU CUDA (not
-  // usable here: CUDA engine: no usable device: ...)". For --version.
+  // DescribeBuiltInEngines, with this Planner's engines and their health.
   std::string DescribeEngines() const;
 
  private:
-  // The engine for `requested` on `problem`, or FAILED_PRECONDITION.
-  absl::StatusOr<const SweepEngine*> Choose(Engine requested,
-                                            const SweepProblem& problem) const;
-
-  // The engine of that kind in this binary, or nullptr.
-  const SweepEngine* Find(Engine kind) const;
-
-  // The health record of `engine`, which must be one of engines_.
-  DeviceHealth& HealthOf(const SweepEngine& engine) const;
-
-  // OK when `engine` can run now: its own Usable(), and no sticky failure.
-  absl::Status Runnable(const SweepEngine& engine) const;
-
-  PlannerOptions options_;
-  // Before the engines, which use it; destroyed after them.
-  // Mutable: a thread-safe pool that const searches lend work to.
-  mutable common::WorkerPool sweep_pool_;
-  std::vector<std::unique_ptr<SweepEngine>> engines_;
-  // One per engine, same order.
-  std::vector<std::unique_ptr<DeviceHealth>> health_;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace chunkplan::planner

@@ -33,6 +33,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 #include "server/service/chunk_search_service.h"
 #include "server/service/proto_convert.h"

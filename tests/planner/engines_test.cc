@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/worker_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -15,6 +16,7 @@
 #include "server/planner/candidate/next_fit.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
 #include "server/planner/plan/checked_math.h"
@@ -99,12 +101,17 @@ TEST(Engines, AgreeWithTheSeedsLoopOnRandomProblems) {
     const SweepOutcome want = Reference(p);
     for (const SweepEngine* e : {static_cast<const SweepEngine*>(&sweep),
                                  static_cast<const SweepEngine*>(&plateau)}) {
-      const auto got = e->Sweep(p, {});
-      ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(got->best_index, want.best_index)
-          << EngineName(e->kind()) << " round " << round;
-      EXPECT_EQ(got->chunk_size, want.chunk_size);
-      EXPECT_EQ(got->waste, want.waste);
+      // CPU_SWEEP's frontier needs the layout's problem: kBest alone.
+      for (const Want asked : {Want::kBest, Want::kFrontier}) {
+        if (asked == Want::kFrontier && e == &sweep) continue;
+        const auto got =
+            e->Run({&p, nullptr, Objective::kSeedWaste, asked}, {});
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_EQ(got->best_index, want.best_index)
+            << EngineName(e->kind()) << " round " << round;
+        EXPECT_EQ(got->chunk_size, want.chunk_size);
+        EXPECT_EQ(got->waste, want.waste);
+      }
     }
   }
 }
@@ -295,7 +302,7 @@ TEST(CpuSweepEngine, CountsACandidateWithNothingToPlaceAsOneStep) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
       << got.status();
   EXPECT_THAT(std::string(got.status().message()),
-              testing::HasSubstr("--max_sweep_work"));
+              ::testing::HasSubstr("--max_sweep_work"));
   p.grid.count = 1000;
   const auto small =
       CpuSweepEngine(CpuSweepOptions{.max_work = 1000}).Sweep(p, {});
@@ -431,7 +438,7 @@ TEST(CpuPlateauEngine, RefusesWorkAboveItsLimit) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
       << got.status();
   EXPECT_THAT(std::string(got.status().message()),
-              testing::HasSubstr("--max_plateau_work"));
+              ::testing::HasSubstr("--max_plateau_work"));
   // At the bound it runs (here until the stop check ends it).
   int checks = 0;
   const StopCheck stop = [&checks] {
@@ -451,6 +458,68 @@ TEST(CpuPlateauEngine, DefaultLimitAdmitsTheStressSweep) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_LT(BoundPlateauWork(plan->sweep).steps, kDefaultMaxPlateauWork / 16);
   EXPECT_TRUE(CpuPlateauEngine().Sweep(plan->sweep, {}).ok());
+}
+
+// What each engine serves, said in one place whether or not the engine is
+// built in (the messages are the ones clients see).
+TEST(EngineServes, RefusesWhatAnEngineHasNoMethodFor) {
+  for (const Engine e :
+       {Engine::kAuto, Engine::kCpuSweep, Engine::kCpuPlateau, Engine::kCuda}) {
+    EXPECT_TRUE(EngineServes(e, Objective::kSeedWaste, Want::kBest).ok());
+  }
+  for (const Objective o :
+       {Objective::kLayoutPadding, Objective::kPeakRankBytes}) {
+    for (const Want w : {Want::kBest, Want::kFrontier}) {
+      EXPECT_TRUE(EngineServes(Engine::kAuto, o, w).ok());
+      EXPECT_TRUE(EngineServes(Engine::kCpuSweep, o, w).ok());
+      EXPECT_TRUE(EngineServes(Engine::kCuda, o, w).ok());
+      const absl::Status plateau = EngineServes(Engine::kCpuPlateau, o, w);
+      EXPECT_EQ(plateau.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(
+          std::string(plateau.message()),
+          ::testing::HasSubstr(absl::StrCat("objective: ", ObjectiveName(o))));
+    }
+  }
+  const absl::Status cuda =
+      EngineServes(Engine::kCuda, Objective::kSeedWaste, Want::kFrontier);
+  EXPECT_THAT(
+      std::string(cuda.message()),
+      ::testing::HasSubstr("search.engine: CUDA serves the layout objectives"));
+  EXPECT_EQ(CpuEngineFor(Objective::kSeedWaste), Engine::kCpuPlateau);
+  EXPECT_EQ(CpuEngineFor(Objective::kPeakRankBytes), Engine::kCpuSweep);
+}
+
+// AUTO's pick: CUDA only for a task it serves, worth a launch and within
+// its limit, and the device is asked last; a named engine is taken as named.
+TEST(PickEngine, AsksTheDeviceOnlyForATaskWorthIt) {
+  int asked = 0;
+  const auto usable = [&asked] {
+    ++asked;
+    return true;
+  };
+  // A layout objective: candidates x placed parameters against kCudaMinWork.
+  ObjectiveProblem layout;
+  layout.tensors.resize(1024);
+  SweepProblem sweep;
+  sweep.grid = {.start = 1, .interval = 1, .count = (uint64_t{1} << 20) - 1};
+  SweepTask task{&sweep, &layout, Objective::kPeakRankBytes, Want::kFrontier};
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuSweep);
+  EXPECT_EQ(asked, 0);  // below kCudaMinWork: the device is not touched
+  sweep.grid.count = uint64_t{1} << 20;
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable), Engine::kCuda);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, kCudaMinWork - 1, usable),
+            Engine::kCpuSweep);  // beyond --max_cuda_work
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, [] { return false; }),
+            Engine::kCpuSweep);
+  // The seed's frontier: CUDA does not serve it, however large.
+  task.objective = Objective::kSeedWaste;
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuPlateau);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(PickEngine(Engine::kCpuSweep, task, UINT64_MAX, usable),
+            Engine::kCpuSweep);
 }
 
 }  // namespace

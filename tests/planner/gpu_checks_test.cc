@@ -24,9 +24,10 @@ using ::testing::HasSubstr;
 class OffByOneEngine final : public planner::SweepEngine {
  public:
   planner::Engine kind() const override { return planner::Engine::kCpuSweep; }
-  absl::StatusOr<SweepOutcome> Sweep(
-      const SweepProblem& problem,
+  absl::StatusOr<SweepOutcome> Run(
+      const planner::SweepTask& task,
       const planner::StopCheck& stop) const override {
+    const SweepProblem& problem = *task.sweep;
     absl::StatusOr<SweepOutcome> got =
         planner::CpuPlateauEngine().Sweep(problem, stop);
     if (got.ok() && got->best_index + 1 < problem.grid.count) {
@@ -41,8 +42,9 @@ class OffByOneEngine final : public planner::SweepEngine {
 class StopsAtOnceEngine final : public planner::SweepEngine {
  public:
   planner::Engine kind() const override { return planner::Engine::kCuda; }
-  absl::StatusOr<SweepOutcome> Sweep(
-      const SweepProblem&, const planner::StopCheck& stop) const override {
+  absl::StatusOr<SweepOutcome> Run(
+      const planner::SweepTask&,
+      const planner::StopCheck& stop) const override {
     if (absl::Status s = stop(); !s.ok()) return s;
     return SweepOutcome{};
   }

@@ -9,6 +9,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/candidate/next_fit.h"
+#include "server/planner/engines/cpu_sweep_engine.h"
+#include "server/planner/engines/frontier_merge.h"
+#include "server/planner/engines/frontier_points.h"
+#include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/rank_memory.h"
@@ -76,9 +80,9 @@ TEST(RankMemory, PaddingSitsOnTheHighestRanks) {
   GroupLayout group{{4, 4, false}, {ChunkLayout{12, 10, 0, 2}}, 2};
   const std::vector<GroupLayout> groups = {group};
   const auto most =
-      RankBytes(groups, 0, GeminiSettings{}, RankOfGroup::kFirst, "most");
+      RankBytes(groups, 0, ByteModelOf({}), RankOfGroup::kFirst, "most");
   const auto least =
-      RankBytes(groups, 0, GeminiSettings{}, RankOfGroup::kLast, "least");
+      RankBytes(groups, 0, ByteModelOf({}), RankOfGroup::kLast, "least");
   ASSERT_TRUE(most.ok() && least.ok());
   EXPECT_EQ(*most, (RankMemory{6, 12, 0, 24, 0, 42, 18}));
   EXPECT_EQ(*least, (RankMemory{6, 12, 0, 8, 0, 26, 18}));
@@ -93,14 +97,71 @@ TEST(RankMemory, SettingsChangeEachPart) {
   GeminiSettings settings;
   settings.master_weights = false;
   const auto bytes =
-      RankBytes(groups, 5, settings, RankOfGroup::kLast, "least");
+      RankBytes(groups, 5, ByteModelOf(settings), RankOfGroup::kLast, "least");
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(*bytes, (RankMemory{14, 0, 14, 16, 10, 54, 0}));
   settings.optimizer = Optimizer::kNone;
   settings.pin_memory = false;
-  EXPECT_EQ(RankBytes(groups, 5, settings, RankOfGroup::kLast, "least")
-                ->optimizer_bytes,
-            0u);
+  EXPECT_EQ(
+      RankBytes(groups, 5, ByteModelOf(settings), RankOfGroup::kLast, "least")
+          ->optimizer_bytes,
+      0u);
+}
+
+// The byte model's rates, read from GeminiPlugin's rules (docs/layout.md):
+// fp16 params 2, fp32 master 4 with master weights, gradients their own 2
+// without master weights or with gradient accumulation, Adam's two states
+// of the master's width, pinned copies of everything a shard holds.
+TEST(ByteModel, RatesFollowTheSettings) {
+  GeminiSettings s;
+  EXPECT_EQ(ByteModelOf(s).held(), 6u);
+  EXPECT_EQ(ByteModelOf(s).optimizer, 8u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 6u);
+  EXPECT_EQ(ByteModelOf(s).frozen, 2u);
+  EXPECT_EQ(ByteModelOf(s).gathered, 2u);
+  s.gradient_accumulation = true;
+  EXPECT_EQ(ByteModelOf(s).grad, 2u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 8u);
+  s.master_weights = false;
+  EXPECT_EQ(ByteModelOf(s).held(), 4u);
+  EXPECT_EQ(ByteModelOf(s).optimizer, 4u);
+  s.optimizer = Optimizer::kNone;
+  s.pin_memory = false;
+  EXPECT_EQ(ByteModelOf(s).optimizer, 0u);
+  EXPECT_EQ(ByteModelOf(s).pinned, 0u);
+}
+
+// Layout and the peak objective count with the same byte model: at every
+// point of the frontier, the objective's peak is Layout's most loaded rank
+// on the device plus the gathered chunk, under each setting.
+TEST(ByteModel, LayoutAndThePeakObjectiveAgree) {
+  const Planner planner;
+  LayoutRequest r;
+  r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000, 9}, {2});
+  r.search.search_range_m = 0.25;
+  r.search.search_interval = 1024;
+  r.search.min_chunk_size_m = 0;
+  r.frozen = {false, false, true, false, false, false, false, true};
+  r.objective = Objective::kPeakRankBytes;
+  for (int bits = 0; bits < 16; ++bits) {
+    r.gemini.master_weights = bits & 1;
+    r.gemini.gradient_accumulation = bits & 2;
+    r.gemini.pin_memory = bits & 4;
+    r.gemini.optimizer = bits & 8 ? Optimizer::kNone : Optimizer::kAdam;
+    const auto frontier = planner.Frontier(r);
+    ASSERT_TRUE(frontier.ok()) << frontier.status();
+    for (const FrontierPoint& p : frontier->points) {
+      LayoutRequest given = r;
+      given.objective = Objective::kSeedWaste;
+      given.configs = {{2, p.chunk_size, false}};
+      const auto layout = planner.Layout(given);
+      ASSERT_TRUE(layout.ok()) << layout.status();
+      EXPECT_EQ(p.peak_rank_bytes, layout->most_loaded_rank.device_bytes +
+                                       layout->gathered_chunk_bytes)
+          << bits << " at " << p.chunk_size;
+      EXPECT_EQ(p.layout_padding, layout->layout_padding);
+    }
+  }
 }
 
 TEST(PlannerLayout, RefusesConfigsColossalAiWouldRefuse) {
@@ -161,10 +222,23 @@ TEST(PlannerFrontier, EndsWithTheStopChecksStatusAndRefusesWhatItCannotServe) {
   EXPECT_THAT(planner.Layout(r).status().message(), HasSubstr("objective"));
 }
 
+// CPU_SWEEP's frontier of `objective` for `r` (on `pool`) with every
+// point's measures.
+absl::StatusOr<std::vector<FrontierPoint>> CpuSweepFrontier(
+    const SearchPlan& plan, const ObjectiveProblem& problem,
+    Objective objective, common::WorkerPool* pool) {
+  const SweepTask task{&plan.sweep, &problem, objective, Want::kFrontier,
+                       1 << 20};
+  const CpuSweepEngine engine(CpuSweepOptions{.max_work = UINT64_MAX}, pool);
+  const absl::StatusOr<SweepOutcome> outcome = engine.Run(task, {});
+  if (!outcome.ok()) return outcome.status();
+  return FrontierPoints(task, *outcome);
+}
+
 // The frontier merged from many ranges on a pool equals the frontier of
 // one plain loop over every candidate (the differential test's requests are
 // too small to be split).
-TEST(SweepFrontier, RangesOnAPoolMergeToTheOneLoopFrontier) {
+TEST(CpuSweepFrontier, RangesOnAPoolMergeToTheOneLoopFrontier) {
   LayoutRequest r;
   r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000}, {2});
   r.search.search_range_m = 1;  // 2^20 + 1 candidates: many ranges
@@ -195,18 +269,17 @@ TEST(SweepFrontier, RangesOnAPoolMergeToTheOneLoopFrontier) {
       expected.push_back({i, problem.Rounded(chunk), value, waste,
                           v.layout_padding, v.peak_rank_bytes});
     }
-    const auto got = SweepFrontier(*plan, problem, objective,
-                                   /*max_points=*/1 << 20, {}, &pool);
+    const auto got = CpuSweepFrontier(*plan, problem, objective, &pool);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, expected) << static_cast<int>(objective);
     EXPECT_GT(expected.size(), 1u);
   }
 }
 
-// The scan that takes the device's values slice by slice gives
-// SweepFrontier's frontier, whatever the slicing; an overflow or a value
-// that is not the host's ends it.
-TEST(LayoutFrontierScan, SlicesOfValuesGiveTheSweepsFrontier) {
+// The merge that takes a device's values slice by slice gives CPU_SWEEP's
+// frontier, whatever the slicing; an overflow ends it, and a value that is
+// not the host's fails the points.
+TEST(FrontierMerge, SlicesOfValuesGiveTheSweepsFrontier) {
   LayoutRequest r;
   r.search = Params({70001, 3, 1023, 65536, 77777, 5, 40000}, {2});
   r.search.search_range_m = 1;
@@ -214,33 +287,39 @@ TEST(LayoutFrontierScan, SlicesOfValuesGiveTheSweepsFrontier) {
   const auto plan = BuildSearchPlan(r.search);
   ASSERT_TRUE(plan.ok()) << plan.status();
   const ObjectiveProblem problem = BuildObjectiveProblem(r, *plan);
-  const uint64_t count = plan->sweep.grid.count;
+  const CandidateGrid& grid = plan->sweep.grid;
   for (const Objective objective :
        {Objective::kLayoutPadding, Objective::kPeakRankBytes}) {
+    const SweepTask task{&plan->sweep, &problem, objective, Want::kFrontier,
+                         1 << 20};
     std::vector<uint64_t> values;
-    for (uint64_t i = 0; i < count; ++i) {
-      const LayoutValues v = problem.At(plan->sweep.grid.At(i));
+    for (uint64_t i = 0; i < grid.count; ++i) {
+      const LayoutValues v = problem.At(grid.At(i));
       values.push_back(objective == Objective::kLayoutPadding
                            ? v.layout_padding
                            : v.peak_rank_bytes);
     }
-    const auto want = SweepFrontier(*plan, problem, objective, 1 << 20, {});
+    const auto want = CpuSweepFrontier(*plan, problem, objective, nullptr);
     ASSERT_TRUE(want.ok()) << want.status();
-    for (const uint64_t slice : {uint64_t{1000}, uint64_t{77777}, count}) {
-      LayoutFrontierScan scan(*plan, problem, objective, 1 << 20);
-      for (uint64_t first = 0; first < count; first += slice) {
-        const uint64_t n = std::min(slice, count - first);
-        ASSERT_TRUE(scan.Add(first, {values.data() + first, n}, {}).ok());
+    const auto merged = [&](uint64_t slice) {
+      FrontierMerge merge(task.keep());
+      for (uint64_t first = 0; first < grid.count; first += slice) {
+        const uint64_t n = std::min(slice, grid.count - first);
+        EXPECT_TRUE(*merge.OfferSlice(grid, first, {values.data() + first, n},
+                                      std::nullopt));
       }
-      EXPECT_EQ(scan.Take(), *want) << slice;
+      return FrontierPoints(task, merge.Take());
+    };
+    for (const uint64_t slice : {uint64_t{1000}, uint64_t{77777}, grid.count}) {
+      EXPECT_EQ(*merged(slice), *want) << slice;
     }
-    LayoutFrontierScan overflowed(*plan, problem, objective, 1 << 20);
-    EXPECT_THAT(overflowed.Add(0, {values.data(), 10}, 7).message(),
+    FrontierMerge overflowed(task.keep());
+    EXPECT_THAT(overflowed.OfferSlice(grid, 0, {values.data(), 10}, 7)
+                    .status()
+                    .message(),
                 HasSubstr("candidate 7"));
     values[0] += 1;  // the device and the host disagree at a point
-    LayoutFrontierScan wrong(*plan, problem, objective, 1 << 20);
-    EXPECT_EQ(wrong.Add(0, {values.data(), 10}, {}).code(),
-              absl::StatusCode::kInternal);
+    EXPECT_EQ(merged(grid.count).status().code(), absl::StatusCode::kInternal);
   }
 }
 

@@ -24,11 +24,11 @@ struct Problem {
   std::vector<uint32_t> degrees;
   std::vector<std::vector<uint64_t>> numels;  // per group
   FixedTotals fixed;
-  ByteRates rates;
+  ByteModel bytes;
 
   LayoutArrays arrays() const {
     return {tensors.data(), begin.data(), degrees.data(),
-            degrees.size(), fixed,        rates};
+            degrees.size(), fixed,        bytes};
   }
 };
 
@@ -60,9 +60,10 @@ LayoutValues Reference(const Problem& p, uint64_t chunk) {
     }
     if (open) close();
   }
-  const u128 peak = held * p.rates.held_bytes +
-                    optimized * p.rates.state_bytes + p.fixed.frozen_bytes +
-                    2 * largest;
+  const ByteModel& b = p.bytes;
+  const u128 peak =
+      held * (b.param + b.master + b.grad) + optimized * b.optimizer +
+      u128{p.fixed.frozen_elements} * b.frozen + largest * b.gathered;
   LayoutValues v;
   v.overflow = padding > UINT64_MAX || peak > UINT64_MAX;
   v.layout_padding = static_cast<uint64_t>(padding);
@@ -102,8 +103,23 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
     p.fixed.gathered_used = p.fixed.gathered_elements - 5;
     p.fixed.gathered_padding = 5;
   }
-  p.fixed.frozen_bytes = 2 * (rng() % 100);
-  p.rates = rng() % 2 ? ByteRates{2, 8} : ByteRates{8, 16};
+  p.fixed.frozen_elements = rng() % 100;
+  // Without master weights, Adam; or with master weights, separate
+  // gradients and Adam (layout/byte_model.h's cases).
+  p.bytes = rng() % 2 ? ByteModel{.param = 2,
+                                  .master = 0,
+                                  .grad = 2,
+                                  .optimizer = 4,
+                                  .frozen = 2,
+                                  .gathered = 2,
+                                  .pinned = 0}
+                      : ByteModel{.param = 2,
+                                  .master = 4,
+                                  .grad = 2,
+                                  .optimizer = 8,
+                                  .frozen = 2,
+                                  .gathered = 2,
+                                  .pinned = 8};
   return p;
 }
 

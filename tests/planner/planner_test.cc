@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/device_health.h"
 
 namespace chunkplan::planner {
@@ -125,6 +126,14 @@ TEST(Planner, GatheredConfigsComeFirst) {
   EXPECT_EQ(result->min_chunk_waste, 8192u);
 }
 
+// --version's engine list, without a Planner: the same words as a fresh
+// Planner's, the CPU engines first.
+TEST(Planner, DescribesTheBuiltInEnginesWithoutAPlanner) {
+  const std::string built_in = DescribeBuiltInEngines();
+  EXPECT_EQ(built_in, Planner().DescribeEngines());
+  EXPECT_THAT(built_in, ::testing::StartsWith("CPU_SWEEP CPU_PLATEAU"));
+}
+
 // A CUDA engine whose device fails every sweep with the given CUDA error,
 // counting its sweeps.
 class FailingDeviceEngine final : public SweepEngine {
@@ -132,8 +141,8 @@ class FailingDeviceEngine final : public SweepEngine {
   explicit FailingDeviceEngine(std::string error, int* sweeps)
       : error_(std::move(error)), sweeps_(sweeps) {}
   Engine kind() const override { return Engine::kCuda; }
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem&,
-                                     const StopCheck&) const override {
+  absl::StatusOr<SweepOutcome> Run(const SweepTask&,
+                                   const StopCheck&) const override {
     ++*sweeps_;
     absl::Status failed =
         absl::InternalError(absl::StrCat("CUDA engine: SweepSlice: ", error_));

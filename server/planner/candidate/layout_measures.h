@@ -26,7 +26,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "server/planner/candidate/byte_model.h"
 #include "server/planner/candidate/host_device.h"
+#include "server/planner/candidate/round_up.h"
+#include "server/planner/objective.h"
 
 namespace chunkplan::planner {
 
@@ -58,7 +61,7 @@ struct PlacedTensor {
 // degree to fit 64 bits (BuildSearchPlan's limits: numel < 2^63).
 CHUNKPLAN_HOST_DEVICE inline PlacedTensor Placed(uint64_t numel,
                                                  uint32_t degree) {
-  const uint64_t oversize = numel + (degree - numel % degree) % degree;
+  const uint64_t oversize = RoundUp(numel, degree);
   return {numel, oversize, oversize / degree};
 }
 
@@ -138,22 +141,13 @@ CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE uint64_t LaneOf(const V& v,
   return lanes[l];
 }
 
-// Bytes per element of each part under the request's Gemini settings
-// (layout/rank_memory.h): held elements (shards and gathered chunks) cost
-// `held_bytes` (params + master + separate grads), optimized elements
-// (rank 0's real ones and gathered used ones) `state_bytes`.
-struct ByteRates {
-  uint64_t held_bytes = 2;
-  uint64_t state_bytes = 8;
-};
-
 // What does not depend on the candidate: the kept-gathered groups and the
 // frozen parameters.
 struct FixedTotals {
   uint64_t gathered_elements = 0;  // sum of gathered chunk sizes
   uint64_t gathered_used = 0;      // their used elements
   uint64_t gathered_padding = 0;
-  uint64_t frozen_bytes = 0;  // 2 x the frozen numels
+  uint64_t frozen_elements = 0;  // the frozen numels
 };
 
 // The non-gathered groups as flat arrays: group g's placed tensors are
@@ -164,7 +158,7 @@ struct LayoutArrays {
   const uint32_t* degrees = nullptr;
   uint64_t groups = 0;
   FixedTotals fixed;
-  ByteRates rates;
+  ByteModel bytes;
 };
 
 // The two layout objectives of one candidate.
@@ -173,6 +167,21 @@ struct LayoutValues {
   uint64_t peak_rank_bytes = 0;
   bool overflow = false;  // a value passed 2^64-1: no answer
 };
+
+// The value of `objective` at a candidate whose seed waste is `seed_waste`
+// and whose layout measures are `layout`.
+CHUNKPLAN_HOST_DEVICE inline uint64_t ObjectiveValue(
+    Objective objective, uint64_t seed_waste, const LayoutValues& layout) {
+  switch (objective) {
+    case Objective::kLayoutPadding:
+      return layout.layout_padding;
+    case Objective::kPeakRankBytes:
+      return layout.peak_rank_bytes;
+    case Objective::kSeedWaste:
+      break;
+  }
+  return seed_waste;
+}
 
 // One candidate's sums over the non-gathered groups.
 struct LayoutSums {
@@ -196,18 +205,19 @@ struct LayoutSums {
 
   // The objectives, with the problem's constants.
   CHUNKPLAN_HOST_DEVICE LayoutValues Values(const FixedTotals& fixed,
-                                            const ByteRates& rates) const {
+                                            const ByteModel& bytes) const {
     LayoutValues v;
     bool over = overflow;
     v.layout_padding = AddOrFlag(padding, fixed.gathered_padding, &over);
     const uint64_t all_held = AddOrFlag(held, fixed.gathered_elements, &over);
     const uint64_t all_optimized =
         AddOrFlag(optimized, fixed.gathered_used, &over);
-    uint64_t peak = MulOrFlag(all_held, rates.held_bytes, &over);
-    peak = AddOrFlag(peak, MulOrFlag(all_optimized, rates.state_bytes, &over),
+    uint64_t peak = MulOrFlag(all_held, bytes.held(), &over);
+    peak = AddOrFlag(peak, MulOrFlag(all_optimized, bytes.optimizer, &over),
                      &over);
-    peak = AddOrFlag(peak, fixed.frozen_bytes, &over);
-    peak = AddOrFlag(peak, MulOrFlag(largest, 2, &over), &over);
+    peak = AddOrFlag(
+        peak, MulOrFlag(fixed.frozen_elements, bytes.frozen, &over), &over);
+    peak = AddOrFlag(peak, MulOrFlag(largest, bytes.gathered, &over), &over);
     v.peak_rank_bytes = peak;
     v.overflow = over;
     return v;
@@ -235,7 +245,7 @@ CHUNKPLAN_ALWAYS_INLINE CHUNKPLAN_HOST_DEVICE void MeasureLayout(
     walk.Finish();
     for (int l = 0; l < kLanes; ++l) sums[l].Add(walk, l);
   }
-  for (int l = 0; l < kLanes; ++l) out[l] = sums[l].Values(a.fixed, a.rates);
+  for (int l = 0; l < kLanes; ++l) out[l] = sums[l].Values(a.fixed, a.bytes);
 }
 
 }  // namespace chunkplan::planner

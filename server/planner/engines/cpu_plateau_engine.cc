@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
 
@@ -520,10 +521,11 @@ absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
 
 CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
 
-absl::StatusOr<SweepOutcome> CpuPlateauEngine::Sweep(
-    const SweepProblem& problem, const StopCheck& stop) const {
-  CHUNKPLAN_RETURN_IF_ERROR(CheckWork(problem, max_work_));
-  return Walk(problem, stop, nullptr);
+absl::StatusOr<SweepOutcome> CpuPlateauEngine::Run(
+    const SweepTask& task, const StopCheck& stop) const {
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckWork(*task.sweep, max_work_));
+  return Walk(*task.sweep, stop, nullptr);
 }
 
 }  // namespace chunkplan::planner

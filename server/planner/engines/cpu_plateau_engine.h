@@ -40,8 +40,11 @@ class CpuPlateauEngine final : public SweepEngine {
 
   Engine kind() const override { return Engine::kCpuPlateau; }
 
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
-                                     const StopCheck& stop) const override;
+  // The seed's waste (EngineServes refuses the layout objectives): the
+  // best candidate and the whole frontier (the improvements) for either
+  // want; RESOURCE_EXHAUSTED beyond max_work.
+  absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
+                                   const StopCheck& stop) const override;
 
  private:
   uint64_t max_work_;

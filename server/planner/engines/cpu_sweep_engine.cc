@@ -4,8 +4,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/planner/candidate/argmin.h"
-#include "server/planner/candidate/next_fit.h"
+#include "server/planner/engines/cpu_sweep_frontier.h"
+#include "server/planner/engines/engine_choice.h"
+#include "server/planner/engines/range_split.h"
 #include "server/planner/engines/sweep_stop.h"
 
 namespace chunkplan::planner {
@@ -37,20 +40,28 @@ SweepOutcome SweepRange(const SweepProblem& problem, uint64_t begin,
 
 }  // namespace
 
-uint64_t TotalWasteAt(const SweepProblem& problem, uint64_t chunk) {
-  uint64_t waste = 0;
-  for (size_t g = 0; g < problem.num_groups(); ++g) {
-    const auto sizes = problem.group(g);
-    waste += NextFitWaste(sizes.data(), sizes.size(), chunk);
-  }
-  return waste;
-}
-
 CpuSweepEngine::CpuSweepEngine(CpuSweepOptions options,
                                common::WorkerPool* pool)
     : options_(options), pool_(pool) {}
 
-absl::StatusOr<SweepOutcome> CpuSweepEngine::Sweep(
+absl::StatusOr<SweepOutcome> CpuSweepEngine::Run(const SweepTask& task,
+                                                 const StopCheck& stop) const {
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  if (task.objective == Objective::kSeedWaste && task.want == Want::kBest) {
+    return SeedBest(*task.sweep, stop);
+  }
+  const uint64_t work = task.layout->LayoutWork(task.sweep->grid);
+  if (work == UINT64_MAX || work > options_.max_work) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the frontier visits ", task.sweep->grid.count, " candidates x ",
+        task.layout->tensors.size(),
+        " parameters, above this server's limit of ", options_.max_work,
+        " steps (CPU_SWEEP's --max_sweep_work)"));
+  }
+  return SweepFrontier(task, stop, pool_);
+}
+
+absl::StatusOr<SweepOutcome> CpuSweepEngine::SeedBest(
     const SweepProblem& problem, const StopCheck& stop) const {
   const uint64_t work = problem.SweepWork();
   const uint64_t per_candidate = std::max<uint64_t>(1, problem.sizes.size());
@@ -64,20 +75,14 @@ absl::StatusOr<SweepOutcome> CpuSweepEngine::Sweep(
   }
   const uint64_t count = problem.grid.count;
   const uint64_t slice = std::max<uint64_t>(1, kStepsPerSlice / per_candidate);
-  const unsigned helpers = pool_ == nullptr ? 0 : pool_->size();
-  // Several ranges per thread, so that a thread that started late or runs
-  // slower still finds work; contiguous, so that range r's candidates all
+  // Several ranges per thread, contiguous, so that range r's candidates all
   // precede range r+1's.
-  const uint64_t ranges = std::clamp<uint64_t>(
-      work / kStepsPerRange, 1,
-      std::min<uint64_t>(count, uint64_t{kRangesPerThread} * (helpers + 1)));
-
+  const uint64_t ranges =
+      RangeCount(pool_, count, work / kStepsPerRange, kRangesPerThread);
   SweepStop sweep_stop(stop);
   std::vector<SweepOutcome> partial(ranges);
-  common::ParallelFor(pool_, helpers, ranges, [&](uint64_t r) {
-    const uint64_t begin = count / ranges * r + std::min(r, count % ranges);
-    const uint64_t end = begin + count / ranges + (r < count % ranges ? 1 : 0);
-    partial[r] = SweepRange(problem, begin, end, slice, sweep_stop);
+  ForEachRange(pool_, count, ranges, [&](uint64_t r, uint64_t b, uint64_t e) {
+    partial[r] = SweepRange(problem, b, e, slice, sweep_stop);
   });
   if (absl::Status status = sweep_stop.status(); !status.ok()) return status;
 

@@ -1,31 +1,19 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_SWEEP_ENGINE_H_
 #define CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_SWEEP_ENGINE_H_
 
-// CPU_SWEEP: every candidate of the grid through NextFitWaste, the grid split
-// into contiguous ranges that the calling thread and a shared pool's workers
-// take in turn. Exact, and the reference for the CUDA kernel.
+// CPU_SWEEP: every candidate of the grid valued by the objective, the grid
+// split into contiguous ranges that the calling thread and a shared pool's
+// workers take in turn. Exact for every objective, and the reference for
+// the CUDA kernels.
 
 #include <cstdint>
 
 #include "common/worker_pool.h"
+#include "server/planner/engines/engine_options.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/plan/seed_waste.h"
 
 namespace chunkplan::planner {
-
-struct CpuSweepOptions {
-  // Most candidates x max(1, swept sizes) one sweep may take; beyond it Sweep
-  // answers RESOURCE_EXHAUSTED rather than run for minutes. 2^34 steps: 5 to
-  // 10 s on one core, under the server's 30 s budget on two; the frontier's
-  // layout sweep (candidates x placed parameters) is held to it too.
-  uint64_t max_work = uint64_t{16} << 30;
-  // Threads of the pool that every CPU_SWEEP of one Planner shares; 0 means
-  // std::thread::hardware_concurrency(). One sweep uses at most this many
-  // threads besides its caller, and all sweeps together never more.
-  unsigned threads = 0;
-};
-
-// Sum over the problem's groups of NextFitWaste at chunk size `chunk`.
-uint64_t TotalWasteAt(const SweepProblem& problem, uint64_t chunk);
 
 class CpuSweepEngine final : public SweepEngine {
  public:
@@ -36,11 +24,18 @@ class CpuSweepEngine final : public SweepEngine {
 
   Engine kind() const override { return Engine::kCpuSweep; }
 
-  // Errors: RESOURCE_EXHAUSTED when problem.SweepWork() > max_work.
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
-                                     const StopCheck& stop) const override;
+  // Every task. Errors: RESOURCE_EXHAUSTED beyond options.max_work steps:
+  // the seed's best counts candidates x max(1, swept sizes)
+  // (SweepProblem::SweepWork), a frontier candidates x max(1, placed
+  // parameters) (ObjectiveProblem::LayoutWork).
+  absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
+                                   const StopCheck& stop) const override;
 
  private:
+  // The seed's best candidate.
+  absl::StatusOr<SweepOutcome> SeedBest(const SweepProblem& problem,
+                                        const StopCheck& stop) const;
+
   CpuSweepOptions options_;
   common::WorkerPool* pool_;
 };

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/planner/candidate/argmin.h"
+#include "server/planner/candidate/round_up.h"
 #include "server/planner/candidate/tiled_waste.h"
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/cuda_status.h"
@@ -94,18 +95,17 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 // reads the same tensor at the same step: the loads are broadcasts.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     MeasureSlice(LayoutArrays arrays, CandidateGrid grid, uint64_t lcm,
-                 bool peak, uint64_t begin, uint64_t end, uint64_t* values,
-                 unsigned long long* overflow_at) {
+                 Objective objective, uint64_t begin, uint64_t end,
+                 uint64_t* values, unsigned long long* overflow_at) {
   const uint64_t stride = uint64_t{gridDim.x} * kThreadsPerBlock;
   for (uint64_t i =
            begin + uint64_t{blockIdx.x} * kThreadsPerBlock + threadIdx.x;
        i < end; i += stride) {
-    const uint64_t chunk = grid.At(i);
-    const uint64_t rounded = chunk + (lcm - chunk % lcm) % lcm;
+    const uint64_t rounded = RoundUp(grid.At(i), lcm);
     LayoutValues v;
     MeasureLayout<uint64_t>(arrays, &rounded, &v);
     if (v.overflow) atomicMin(overflow_at, static_cast<unsigned long long>(i));
-    values[i - begin] = peak ? v.peak_rank_bytes : v.layout_padding;
+    values[i - begin] = ObjectiveValue(objective, 0, v);
   }
 }
 
@@ -371,7 +371,7 @@ class DeviceLayouts {
   // Measures grid indices [begin, end) (at most the slice) and returns when
   // their values are back on the host.
   absl::StatusOr<LayoutSlice> RunSlice(const CandidateGrid& grid, uint64_t lcm,
-                                       bool peak, uint64_t begin,
+                                       Objective objective, uint64_t begin,
                                        uint64_t end) {
     const uint64_t none = UINT64_MAX;
     CHUNKPLAN_RETURN_IF_ERROR(
@@ -380,7 +380,8 @@ class DeviceLayouts {
         LaunchBlocks(end - begin, device_.layout_resident_blocks);
     uint64_t* words = buffer_.words();
     MeasureSlice<<<blocks, kThreadsPerBlock, 0, buffer_.stream()>>>(
-        device_arrays_, grid, lcm, peak, begin, end, words + overflow_at_ + 1,
+        device_arrays_, grid, lcm, objective, begin, end,
+        words + overflow_at_ + 1,
         reinterpret_cast<unsigned long long*>(words + overflow_at_));
     CHUNKPLAN_RETURN_IF_ERROR(LaunchStatus("MeasureSlice launch"));
     uint64_t overflow = none;
@@ -445,8 +446,8 @@ absl::StatusOr<CudaDeviceInfo> CudaEngine::Device() {
 
 absl::Status CudaEngine::Usable() const { return Device().status(); }
 
-absl::StatusOr<SweepOutcome> CudaEngine::Sweep(const SweepProblem& problem,
-                                               const StopCheck& stop) const {
+absl::StatusOr<SweepOutcome> CudaEngine::SeedBest(const SweepProblem& problem,
+                                                  const StopCheck& stop) const {
   absl::StatusOr<SweepOutcome> outcome = SweepOnDevice(problem, stop);
   if (outcome.ok()) return outcome;
   return MarkLostContext(outcome.status());
@@ -454,16 +455,18 @@ absl::StatusOr<SweepOutcome> CudaEngine::Sweep(const SweepProblem& problem,
 
 absl::Status CudaEngine::MeasureLayouts(const LayoutArrays& arrays,
                                         const CandidateGrid& grid,
-                                        uint64_t degree_lcm, bool peak,
+                                        uint64_t degree_lcm,
+                                        Objective objective,
                                         const StopCheck& stop,
                                         const LayoutSliceSink& sink) const {
   return MarkLostContext(
-      MeasureOnDevice(arrays, grid, degree_lcm, peak, stop, sink));
+      MeasureOnDevice(arrays, grid, degree_lcm, objective, stop, sink));
 }
 
 absl::Status CudaEngine::MeasureOnDevice(const LayoutArrays& arrays,
                                          const CandidateGrid& grid,
-                                         uint64_t degree_lcm, bool peak,
+                                         uint64_t degree_lcm,
+                                         Objective objective,
                                          const StopCheck& stop,
                                          const LayoutSliceSink& sink) const {
   const uint64_t tensors = arrays.begin[arrays.groups];
@@ -486,7 +489,7 @@ absl::Status CudaEngine::MeasureOnDevice(const LayoutArrays& arrays,
         grid.count - begin <= slice ? grid.count : begin + slice;
     CHUNKPLAN_ASSIGN_OR_RETURN(
         const LayoutSlice measured,
-        layouts.RunSlice(grid, degree_lcm, peak, begin, end));
+        layouts.RunSlice(grid, degree_lcm, objective, begin, end));
     CHUNKPLAN_RETURN_IF_ERROR(sink(measured));
     begin = end;
   }

@@ -4,8 +4,8 @@
 // CUDA: one GPU thread per candidate chunk size. Plain C++ types only: this
 // header never includes the CUDA runtime, and builds without it. The
 // definitions live in cuda_engine.cu and cuda_status.cu, which are compiled
-// only where CMake found nvcc (CHUNKPLAN_HAVE_CUDA_ENGINE); CudaEngineOptions
-// and IsCudaFailure are usable everywhere.
+// only where CMake found nvcc (CHUNKPLAN_HAVE_CUDA_ENGINE), with the
+// interface's Run in cuda_engine.cc; IsCudaFailure is usable everywhere.
 
 #include <cstdint>
 #include <functional>
@@ -17,19 +17,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/planner/candidate/layout_measures.h"
+#include "server/planner/engines/engine_options.h"
 #include "server/planner/engines/sweep_engine.h"
 
 namespace chunkplan::planner {
-
-struct CudaEngineOptions {
-  // Most candidates x swept sizes one sweep may take; beyond it Sweep answers
-  // RESOURCE_EXHAUSTED. 2**44 steps is tens of seconds on an H100/H200.
-  uint64_t max_work = uint64_t{1} << 44;
-  // Steps per kernel launch (at least one resident grid of candidates). The
-  // stop check runs between launches: 2**32 steps is a few milliseconds on an
-  // H200 and tens of milliseconds on a T4. Tests lower it to force many.
-  uint64_t steps_per_slice = uint64_t{1} << 32;
-};
 
 // The GPU the engine runs on (device 0).
 struct CudaDeviceInfo {
@@ -68,39 +59,43 @@ class CudaEngine final : public SweepEngine {
   // Device().status().
   absl::Status Usable() const override;
 
-  // The same answer as every engine. One upload of the sizes and group
-  // offsets per call; the grid is swept in slices of at most
-  // options.steps_per_slice steps, `stop` asked before each. Errors, in this
-  // order: RESOURCE_EXHAUSTED when problem.SweepWork() > max_work;
+  // The seed's best candidate (kBest), or a layout objective's best or
+  // frontier; the seed's frontier is refused (EngineServes). The seed's
+  // waste: one upload of the sizes and group offsets per call, the grid
+  // swept in slices of at most options.steps_per_slice steps. A layout
+  // objective: one thread per candidate running MeasureLayout<uint64_t>
+  // (the arithmetic the CPU tests run), the values brought back in slices of
+  // about options.steps_per_slice steps (candidates x placed tensors) and
+  // merged on the host. `stop` is asked before each slice. Errors, in this
+  // order: RESOURCE_EXHAUSTED beyond options.max_work steps;
   // FAILED_PRECONDITION without a usable device (see Device); a CUDA call
   // that fails mid-sweep gives a status IsCudaFailure recognises (with
   // kCudaContextLostPayload when the context did not survive it,
   // device_health.h); `stop`'s status when it stops the sweep.
-  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
-                                     const StopCheck& stop) const override;
-
-  // A layout objective of every candidate of `grid` (rank 0's peak bytes
-  // when `peak`, else the real padding), candidate i laid out by `arrays` at
-  // grid.At(i) rounded up to `degree_lcm`, one thread per candidate running
-  // MeasureLayout<uint64_t> (the arithmetic the CPU tests run). The values
-  // come back in slices of about options.steps_per_slice steps (candidates
-  // x placed tensors), handed to `sink` in grid order; `stop` is asked
-  // before each slice, and an error from either ends the sweep with it.
-  // Errors otherwise as Sweep's, max_work counting candidates x placed
-  // tensors.
-  absl::Status MeasureLayouts(const LayoutArrays& arrays,
-                              const CandidateGrid& grid, uint64_t degree_lcm,
-                              bool peak, const StopCheck& stop,
-                              const LayoutSliceSink& sink) const;
+  absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
+                                   const StopCheck& stop) const override;
 
  private:
+  // The seed's best candidate of `problem` (cuda_engine.cu).
+  absl::StatusOr<SweepOutcome> SeedBest(const SweepProblem& problem,
+                                        const StopCheck& stop) const;
+
+  // `objective` (a layout objective) at every candidate of `grid`,
+  // candidate i laid out by `arrays` at grid.At(i) rounded up to
+  // `degree_lcm`, handed to `sink` slice by slice in grid order; an error
+  // from `sink` ends the sweep with it (cuda_engine.cu).
+  absl::Status MeasureLayouts(const LayoutArrays& arrays,
+                              const CandidateGrid& grid, uint64_t degree_lcm,
+                              Objective objective, const StopCheck& stop,
+                              const LayoutSliceSink& sink) const;
+
   // MeasureLayouts, without the check of the context after a failure.
   absl::Status MeasureOnDevice(const LayoutArrays& arrays,
                                const CandidateGrid& grid, uint64_t degree_lcm,
-                               bool peak, const StopCheck& stop,
+                               Objective objective, const StopCheck& stop,
                                const LayoutSliceSink& sink) const;
 
-  // Sweep, without the check of the context after a failure.
+  // SeedBest, without the check of the context after a failure.
   absl::StatusOr<SweepOutcome> SweepOnDevice(const SweepProblem& problem,
                                              const StopCheck& stop) const;
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+
 namespace chunkplan::planner {
 namespace {
 
@@ -67,6 +69,46 @@ bool AutoPrefersCuda(const SweepProblem& problem, uint64_t cuda_max_work) {
   if (work < kCudaMinWork || work > cuda_max_work) return false;
   const SweepCostEstimate estimate = EstimateSweepCosts(problem);
   return estimate.cuda_seconds < estimate.plateau_seconds;
+}
+
+bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work) {
+  if (task.objective == Objective::kSeedWaste) {
+    return AutoPrefersCuda(*task.sweep, cuda_max_work);
+  }
+  const uint64_t work = task.layout->LayoutWork(task.sweep->grid);
+  return work != UINT64_MAX && work >= kCudaMinWork && work <= cuda_max_work;
+}
+
+absl::Status EngineServes(Engine kind, Objective objective, Want want) {
+  const bool seed = objective == Objective::kSeedWaste;
+  if (kind == Engine::kCpuPlateau && !seed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "objective: ", ObjectiveName(objective),
+        " has no plateau method known to be exact, so CPU_PLATEAU cannot "
+        "serve it; use AUTO or CPU_SWEEP"));
+  }
+  if (kind == Engine::kCuda && seed && want == Want::kFrontier) {
+    return absl::InvalidArgumentError(
+        "search.engine: CUDA serves the layout objectives' frontier; the "
+        "seed's is walked by CPU_PLATEAU (AUTO) or CPU_SWEEP");
+  }
+  return absl::OkStatus();
+}
+
+Engine CpuEngineFor(Objective objective) {
+  return objective == Objective::kSeedWaste ? Engine::kCpuPlateau
+                                            : Engine::kCpuSweep;
+}
+
+Engine PickEngine(Engine requested, const SweepTask& task,
+                  uint64_t cuda_max_work,
+                  absl::FunctionRef<bool()> cuda_usable) {
+  if (requested != Engine::kAuto) return requested;
+  if (EngineServes(Engine::kCuda, task.objective, task.want).ok() &&
+      AutoPrefersCuda(task, cuda_max_work) && cuda_usable()) {
+    return Engine::kCuda;
+  }
+  return CpuEngineFor(task.objective);
 }
 
 }  // namespace chunkplan::planner

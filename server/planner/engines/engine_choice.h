@@ -1,14 +1,19 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_CHOICE_H_
 #define CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_CHOICE_H_
 
-// AUTO's choice between CPU_PLATEAU and CUDA: a rough time for each engine on
-// a problem, from its shape alone (no sweep). Plain C++; it decides before
+// Which engine answers a task: what each engine serves, AUTO's pick and the
+// CPU engine that answers when the device fails. AUTO's choice between
+// CPU_PLATEAU and CUDA takes a rough time for each engine on a problem, from
+// its shape alone (no sweep). Plain C++; it decides before
 // the CUDA runtime is touched, so small requests never initialise it. The
 // numbers and how bench/gpu_check.sh measures them are in
 // docs/cuda-engine.md; the CUDA ones are provisional until measured there.
 
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "server/planner/engines/sweep_engine.h"
 #include "server/planner/plan/search_plan.h"
 
 namespace chunkplan::planner {
@@ -37,6 +42,29 @@ SweepCostEstimate EstimateSweepCosts(const SweepProblem& problem);
 // least kCudaMinWork steps, at most `cuda_max_work`, and a lower estimate
 // than CPU_PLATEAU's.
 bool AutoPrefersCuda(const SweepProblem& problem, uint64_t cuda_max_work);
+
+// AutoPrefersCuda for `task`: for the seed's waste as above; for a layout
+// objective, when its layout work (candidates x placed parameters) is at
+// least kCudaMinWork and at most `cuda_max_work`.
+bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work);
+
+// OK when engine `kind` answers `objective` for `want`; else
+// INVALID_ARGUMENT saying which engines do. AUTO serves every task. Known
+// whether or not the engine is built into this binary.
+absl::Status EngineServes(Engine kind, Objective objective, Want want);
+
+// The exact CPU engine for `objective`, which also answers when the device
+// fails mid-sweep: CPU_PLATEAU for the seed's waste, CPU_SWEEP for a layout
+// objective.
+Engine CpuEngineFor(Objective objective);
+
+// The engine that answers `task` for `requested`: that engine, or for AUTO
+// CUDA where it serves the task, AutoPrefersCuda(task, cuda_max_work) and
+// `cuda_usable()` (asked last, so small requests never initialise the CUDA
+// runtime), else CpuEngineFor(task.objective).
+Engine PickEngine(Engine requested, const SweepTask& task,
+                  uint64_t cuda_max_work,
+                  absl::FunctionRef<bool()> cuda_usable);
 
 }  // namespace chunkplan::planner
 

@@ -1,33 +1,67 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_SWEEP_ENGINE_H_
 #define CHUNKPLAN_SERVER_PLANNER_ENGINES_SWEEP_ENGINE_H_
 
-// The interface every engine implements: find the first candidate of a
-// SweepProblem's grid with the least total next-fit padding.
+// The one interface every engine implements, for every objective it serves:
+// score the candidates of one request's grid by an objective and answer its
+// best candidate or its whole frontier. Which engine serves what, and AUTO's
+// pick, are engine_choice.h's; docs/architecture.md walks a request through.
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/planner/layout/objective_problem.h"
+#include "server/planner/objective.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {
 
-// An engine's answer. Room to grow: later objectives and the waste frontier
-// add fields here, not new interfaces.
-// A candidate whose waste is a new strict minimum of the grid so far.
+// What the caller needs of the scores.
+enum class Want {
+  kBest,      // the first candidate with the least value (Search)
+  kFrontier,  // every strict improvement in grid order (Frontier)
+};
+
+// One request's question to an engine. The pointees are not owned and must
+// outlive the call.
+struct SweepTask {
+  const SweepProblem* sweep = nullptr;  // the grid and the swept sizes
+  // The placed parameters and their bytes: required unless the objective is
+  // kSeedWaste and kBest is wanted.
+  const ObjectiveProblem* layout = nullptr;
+  Objective objective = Objective::kSeedWaste;
+  Want want = Want::kBest;
+  // kFrontier: an engine may stop once it holds max_points + 1 points (the
+  // caller then refuses the frontier as too long).
+  uint64_t max_points = UINT64_MAX;
+
+  // The most points an engine need keep: max_points + 1.
+  uint64_t keep() const {
+    return max_points == UINT64_MAX ? max_points : max_points + 1;
+  }
+
+  // The seed's best candidate of `problem` (a Search).
+  static SweepTask SeedBest(const SweepProblem& problem) {
+    return {&problem, nullptr, Objective::kSeedWaste, Want::kBest};
+  }
+};
+
+// A candidate whose value is a new strict minimum of the grid so far.
 struct Improvement {
   uint64_t index = 0;       // into the grid
   uint64_t chunk_size = 0;  // grid.At(index)
-  uint64_t waste = 0;
+  uint64_t waste = 0;       // the objective's value there
 };
 
+// An engine's answer.
 struct SweepOutcome {
   uint64_t best_index = 0;  // into the grid
   uint64_t chunk_size = 0;  // grid.At(best_index)
-  uint64_t waste = 0;       // total padding there
-  // CPU_PLATEAU: every strict improvement in grid order, the best last (the
-  // seed's waste frontier). The other engines leave it empty.
+  uint64_t waste = 0;       // the objective's value there
+  // Every strict improvement in grid order, the best last: always for
+  // kFrontier (at most max_points + 1 of them, the first ones), and where an
+  // engine meets them anyway (CPU_PLATEAU); else empty.
   std::vector<Improvement> improvements;
 };
 
@@ -42,13 +76,21 @@ class SweepEngine {
   // why. Only an engine that needs a device can fail it (CUDA without one).
   virtual absl::Status Usable() const { return absl::OkStatus(); }
 
-  // The first grid index with the least waste (ties go to the smaller
-  // candidate), exactly as the seed's strict `<` loop finds it. Calls `stop`
-  // between slices of work and ends with its status when it is not OK.
-  // Errors: RESOURCE_EXHAUSTED when the problem is beyond the engine's
-  // configured limits; FAILED_PRECONDITION when the engine cannot run here.
-  virtual absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
-                                             const StopCheck& stop) const = 0;
+  // `task`'s answer: ties go to the smaller candidate, exactly as the seed's
+  // strict `<` loop finds them. Calls `stop` between slices of work and ends
+  // with its status when it is not OK. Errors: INVALID_ARGUMENT for a task
+  // the engine does not serve (EngineServes) or a layout measure beyond
+  // 2^64-1 at a candidate (naming the lowest); RESOURCE_EXHAUSTED when the
+  // task is beyond the engine's configured limits; FAILED_PRECONDITION when
+  // the engine cannot run here.
+  virtual absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
+                                           const StopCheck& stop) const = 0;
+
+  // Run(SweepTask::SeedBest(problem), stop): the seed's best candidate.
+  absl::StatusOr<SweepOutcome> Sweep(const SweepProblem& problem,
+                                     const StopCheck& stop) const {
+    return Run(SweepTask::SeedBest(problem), stop);
+  }
 };
 
 }  // namespace chunkplan::planner

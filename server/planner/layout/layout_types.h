@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/planner/objective.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {
@@ -28,13 +29,6 @@ struct GeminiSettings {
   bool gradient_accumulation = false;
   bool pin_memory = true;
   Optimizer optimizer = Optimizer::kAdam;
-};
-
-// What a candidate is scored by. Values equal chunkplan.v1's.
-enum class Objective : int {
-  kSeedWaste = 0,      // the seed's waste at the candidate C
-  kLayoutPadding = 1,  // the layout's real padding at C' (C up to the lcm)
-  kPeakRankBytes = 2,  // rank 0's device bytes at C' + the gathered buffer
 };
 
 struct LayoutRequest {

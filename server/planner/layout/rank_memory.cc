@@ -9,10 +9,6 @@
 namespace chunkplan::planner {
 namespace {
 
-// Bytes per element of the fp16/bf16 chunks and of the fp32 master copies.
-constexpr unsigned kHalfBytes = 2;
-constexpr unsigned kMasterBytes = 4;
-
 using Wide = unsigned __int128;
 
 // `value` as a uint64, or INVALID_ARGUMENT naming it `name`.
@@ -29,8 +25,7 @@ absl::Status Narrow(Wide value, absl::string_view name, uint64_t* out) {
 
 absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
                                      uint64_t frozen_elements,
-                                     const GeminiSettings& settings,
-                                     RankOfGroup rank,
+                                     const ByteModel& bytes, RankOfGroup rank,
                                      absl::string_view field) {
   Wide shard_elements = 0;     // sum of size / P over non-gathered chunks
   Wide gathered_elements = 0;  // sum of gathered chunk sizes
@@ -51,22 +46,13 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
       optimized += c.used <= begin ? 0 : std::min(c.used - begin, shard);
     }
   }
-  const bool master = settings.master_weights;
-  const bool separate_grads = !master || settings.gradient_accumulation;
   const Wide held = shard_elements + gathered_elements;
-  const Wide params = kHalfBytes * held;
-  const Wide masters = master ? kMasterBytes * held : 0;
-  const Wide grads = separate_grads ? kHalfBytes * held : 0;
-  const Wide states =
-      settings.optimizer == Optimizer::kNone
-          ? 0
-          : 2 * (master ? kMasterBytes : kHalfBytes) * optimized;
-  const Wide frozen = Wide{kHalfBytes} * frozen_elements;
-  const Wide pinned = settings.pin_memory
-                          ? (kHalfBytes + (master ? kMasterBytes : 0) +
-                             (separate_grads ? kHalfBytes : 0)) *
-                                shard_elements
-                          : 0;
+  const Wide params = bytes.param * held;
+  const Wide masters = bytes.master * held;
+  const Wide grads = bytes.grad * held;
+  const Wide states = bytes.optimizer * optimized;
+  const Wide frozen = Wide{bytes.frozen} * frozen_elements;
+  const Wide pinned = bytes.pinned * shard_elements;
   RankMemory m;
   for (const auto& [value, part, out] :
        {std::tuple{params, "param_bytes", &m.param_bytes},
@@ -85,20 +71,20 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
   return m;
 }
 
-absl::StatusOr<uint64_t> GatheredChunkBytes(
-    std::span<const GroupLayout> groups) {
+absl::StatusOr<uint64_t> GatheredChunkBytes(std::span<const GroupLayout> groups,
+                                            const ByteModel& bytes) {
   uint64_t largest = 0;
   for (const GroupLayout& g : groups) {
     if (g.config.keep_gathered) continue;
     for (const ChunkLayout& c : g.chunks) largest = std::max(largest, c.size);
   }
-  uint64_t bytes = 0;
-  if (absl::Status s =
-          Narrow(Wide{kHalfBytes} * largest, "gathered_chunk_bytes", &bytes);
+  uint64_t gathered = 0;
+  if (absl::Status s = Narrow(Wide{bytes.gathered} * largest,
+                              "gathered_chunk_bytes", &gathered);
       !s.ok()) {
     return s;
   }
-  return bytes;
+  return gathered;
 }
 
 }  // namespace chunkplan::planner

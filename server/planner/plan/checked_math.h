@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <numeric>
 
+#include "server/planner/candidate/round_up.h"
+
 namespace chunkplan::planner {
 
 inline bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* out) {
@@ -25,8 +27,7 @@ inline bool CheckedLcm(uint64_t a, uint64_t b, uint64_t* out) {
 // The least multiple of `m` (>= 1) that is >= `x`: Python's
 // `x + (-x % m)`.
 inline bool CheckedRoundUp(uint64_t x, uint64_t m, uint64_t* out) {
-  const uint64_t rem = x % m;
-  return CheckedAdd(x, rem == 0 ? 0 : m - rem, out);
+  return CheckedAdd(x, RoundUpPadding(x, m), out);
 }
 
 }  // namespace chunkplan::planner

@@ -25,16 +25,19 @@
 //   INVALID_ARGUMENT    sums, lcms, the start size,    planner/plan/
 //                       the last candidate or padding  search_plan
 //                       sums beyond 64 bits            (BuildSearchPlan)
-//   INVALID_ARGUMENT    Layout: frozen of the wrong    planner/plan/
-//                       length; given configs for an   request_checks (here:
-//                       absent degree, a degree with   CheckFrozen,
+//   INVALID_ARGUMENT    Layout: frozen of the wrong    planner/layout/
+//                       length; given configs for an   layout_checks
+//                       absent degree, a degree with   (CheckFrozen,
 //                       none or two, a chunk size of   CheckGivenConfigs)
 //                       0 or not a multiple of P
 //   INVALID_ARGUMENT    Layout: a padding or byte      planner/layout/
 //                       count beyond 64 bits           chunk_placement,
 //                                                      rank_memory
+//   INVALID_ARGUMENT    Frontier, Layout: an engine    planner/engines/
+//                       that does not serve the        engine_choice
+//                       objective                      (EngineServes)
 //   FAILED_PRECONDITION an engine this binary or       planner/planner.cc
-//                       machine cannot run (CUDA       (Planner::Search),
+//                       machine cannot run (CUDA       (Planner's Choose),
 //                       without a usable device)       engines/device_health
 //   RESOURCE_EXHAUSTED  sweep work beyond              planner/engines/
 //                       --max_sweep_work or            cpu_sweep_engine,
@@ -54,7 +57,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
 
 namespace chunkplan::planner {
@@ -70,17 +72,6 @@ absl::Status CheckShape(const SearchRequest& request);
 // The degree of parameter i under the dp_degrees rule (empty: 1; one value:
 // shared). Requires CheckShape to have passed.
 uint32_t DegreeOf(const SearchRequest& request, size_t i);
-
-// Layout's frozen flags: none, or one per numel.
-absl::Status CheckFrozen(const LayoutRequest& request);
-
-// Layout's given configs (request.configs non-empty), as GeminiDDP's
-// chunk_config_dict must be: each for a degree that some parameter has, no
-// degree twice, every degree present covered, no chunk size of 0, and a
-// non-gathered chunk size a multiple of its degree (ColossalAI asserts it:
-// the chunk is split into dp_degree shards). Requires CheckShape to have
-// passed on request.search.
-absl::Status CheckGivenConfigs(const LayoutRequest& request);
 
 // Python's round(value * 1024**2) as an element count, for the field named
 // `field`: finite, and rounding to a value in [0, kMaxElements].

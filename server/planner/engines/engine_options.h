@@ -1,0 +1,36 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_OPTIONS_H_
+#define CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_OPTIONS_H_
+
+// The engines' limits, as the server's flags set them. Plain values: every
+// build has them, with or without the CUDA engine.
+
+#include <cstdint>
+
+namespace chunkplan::planner {
+
+struct CpuSweepOptions {
+  // Most candidates x max(1, swept sizes) one sweep may take; beyond it
+  // CPU_SWEEP answers RESOURCE_EXHAUSTED rather than run for minutes. 2^34
+  // steps: 5 to 10 s on one core, under the server's 30 s budget on two; its
+  // frontiers (candidates x placed parameters) are held to it too.
+  uint64_t max_work = uint64_t{16} << 30;
+  // Threads of the pool that every CPU_SWEEP of one Planner shares; 0 means
+  // std::thread::hardware_concurrency(). One sweep uses at most this many
+  // threads besides its caller, and all sweeps together never more.
+  unsigned threads = 0;
+};
+
+struct CudaEngineOptions {
+  // Most candidates x swept sizes (candidates x placed parameters for a
+  // layout objective) one sweep may take; beyond it CUDA answers
+  // RESOURCE_EXHAUSTED. 2**44 steps is tens of seconds on an H100/H200.
+  uint64_t max_work = uint64_t{1} << 44;
+  // Steps per kernel launch (at least one resident grid of candidates). The
+  // stop check runs between launches: 2**32 steps is a few milliseconds on an
+  // H200 and tens of milliseconds on a T4. Tests lower it to force many.
+  uint64_t steps_per_slice = uint64_t{1} << 32;
+};
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_ENGINES_ENGINE_OPTIONS_H_

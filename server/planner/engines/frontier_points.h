@@ -1,0 +1,27 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_FRONTIER_POINTS_H_
+#define CHUNKPLAN_SERVER_PLANNER_ENGINES_FRONTIER_POINTS_H_
+
+// An engine's frontier as the answer gives it: every point with all three
+// measures, taken on the host whichever engine found the points.
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/planner/engines/sweep_engine.h"
+#include "server/planner/layout/layout_types.h"
+
+namespace chunkplan::planner {
+
+// The points of `outcome`, the answer to `task` (kFrontier, with
+// task.layout): each improvement with the seed's waste at its candidate C
+// and the layout's measures at C'. Errors, at the first point in grid order
+// that has one: INVALID_ARGUMENT when its layout measures exceed 2^64-1
+// (the seed's objective measures the layout only at its points); INTERNAL
+// when its value is not the host's (an engine that measured wrong);
+// RESOURCE_EXHAUSTED beyond task.max_points points.
+absl::StatusOr<std::vector<FrontierPoint>> FrontierPoints(
+    const SweepTask& task, const SweepOutcome& outcome);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_ENGINES_FRONTIER_POINTS_H_
