@@ -98,8 +98,7 @@ mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
 // "engines: CPU_SWEEP CPU_PLATEAU".
 std::string VersionText() {
   return absl::StrCat("chunkplan ", CHUNKPLAN_VERSION,
-                      "\nengines: ", planner::Planner().DescribeEngines(),
-                      "\n");
+                      "\nengines: ", planner::DescribeBuiltInEngines(), "\n");
 }
 
 // Prints `status` as "CODE: message" on stderr and returns `exit_code`.

@@ -56,17 +56,12 @@ class Planner {
 
   ~Planner();
 
-  // The search. `stop` is asked between slices of the engine's work. AUTO
-  // picks CUDA where a device is usable and the cost model prefers it
-  // (engines/engine_choice.h), else CPU_PLATEAU. When CUDA fails on its device
-  // mid-search, CPU_PLATEAU answers and the result says why; a sticky
-  // failure (device_health.h) also makes the device unusable for every
-  // later call of this Planner.
-  //
-  // Errors: INVALID_ARGUMENT for a malformed request (BuildSearchPlan lists
-  // them); RESOURCE_EXHAUSTED when the chosen engine's limits are exceeded;
-  // FAILED_PRECONDITION for an engine this binary or machine cannot run;
-  // whatever `stop` returns when it stops the search.
+  // The search, exactly as the seed's. `stop` is asked between slices of the
+  // engine's work. AUTO's pick and the fallback when a device fails:
+  // engines/engine_choice.h. Errors: INVALID_ARGUMENT for a malformed request
+  // (BuildSearchPlan lists them); RESOURCE_EXHAUSTED beyond the chosen
+  // engine's limits; FAILED_PRECONDITION for an engine this binary or
+  // machine cannot run; whatever `stop` returns when it stops the search.
   absl::StatusOr<SearchResult> Search(const SearchRequest& request,
                                       const StopCheck& stop = {}) const;
 
@@ -89,23 +84,19 @@ class Planner {
   // The most points a frontier may have.
   static constexpr uint64_t kMaxFrontierPoints = 100000;
 
-  // Every candidate of the search's grid scored by `request.objective`
-  // (the seed's waste at C, or the layout's real padding or rank 0's peak
-  // bytes at C' = C rounded up to the lcm) and the frontier of those
-  // scores: each candidate whose value is a new strict minimum, in grid
-  // order, with all three measures. The engine is the one named, or AUTO's
-  // pick (engines/engine_choice.h: CPU_PLATEAU walks the seed's objective;
-  // the layout objectives visit every candidate, on CUDA where it is usable
-  // and worth a launch, else on CPU_SWEEP, which also answers when the
-  // device fails mid-sweep).
+  // Every candidate of the search's grid scored by `request.objective` (the
+  // seed's waste at C, or the layout's padding or rank 0's peak bytes at C
+  // rounded up to the lcm), and the frontier of those scores: each candidate
+  // whose value is a new strict minimum, in grid order, with all three
+  // measures. The engine: as named, or AUTO's pick (engines/engine_choice.h;
+  // docs/architecture.md, "The planner's three calls, in full").
   //
   // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
   // for given configs, an engine that does not serve the objective
-  // (EngineServes), or a measure beyond 64 bits (at any candidate for a
-  // layout objective, at a point for the seed's); FAILED_PRECONDITION for
-  // an engine this binary or machine cannot run; RESOURCE_EXHAUSTED beyond
-  // the engine's work limit (--max_sweep_work, --max_cuda_work) or
-  // kMaxFrontierPoints points; the stop check's status.
+  // (EngineServes), or a measure beyond 64 bits; FAILED_PRECONDITION for an
+  // engine this binary or machine cannot run; RESOURCE_EXHAUSTED beyond the
+  // engine's work limit or kMaxFrontierPoints points; the stop check's
+  // status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
 

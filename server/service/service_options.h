@@ -34,7 +34,8 @@ struct ServiceOptions {
 
   // Most sweep work one ENGINE_CUDA search may take
   // (PlannerOptions.cuda.max_work), where this binary has the engine;
-  // beyond it RESOURCE_EXHAUSTED. The default is tens of seconds of an H200.
+  // beyond it RESOURCE_EXHAUSTED. The default is estimated (no device run has
+  // measured it) at tens of seconds of an H200.
   uint64_t max_cuda_work = uint64_t{1} << 44;
 
   // The server's budget for one search, from the moment its call arrives

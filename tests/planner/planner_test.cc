@@ -14,6 +14,7 @@
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/device_health.h"
+#include "testing/model_shapes.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -21,28 +22,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// GPT2LMHeadModel(n_layer=2, n_head=4, n_embd=128, vocab_size=50258,
-// n_positions=1024), tied embeddings: numels in model.parameters() order.
-std::vector<uint64_t> Gpt2TinyNumels() {
-  const uint64_t e = 128;
-  std::vector<uint64_t> n = {50258 * e, 1024 * e};
-  for (int layer = 0; layer < 2; ++layer) {
-    const std::vector<uint64_t> block = {e,         e,      // ln_1
-                                         e * 3 * e, 3 * e,  // attn.c_attn
-                                         e * e,     e,      // attn.c_proj
-                                         e,         e,      // ln_2
-                                         e * 4 * e, 4 * e,  // mlp.c_fc
-                                         4 * e * e, e};     // mlp.c_proj
-    n.insert(n.end(), block.begin(), block.end());
-  }
-  n.push_back(e);  // ln_f
-  n.push_back(e);
-  return n;
-}
-
 SearchRequest ColossalAiGpt2Case(uint32_t dp_degree) {
   SearchRequest r;
-  r.numels = Gpt2TinyNumels();
+  r.numels = testing::Gpt2TestNumels();
   r.dp_degrees = {dp_degree};
   r.search_range_m = 1;
   r.search_interval = 128;
@@ -61,7 +43,7 @@ TEST(Planner, ColossalAiGpt2CaseOnEveryCpuEngine) {
       r.engine = engine;
       const auto result = planner.Search(r);
       ASSERT_TRUE(result.ok()) << result.status();
-      EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{dp, 527872, false}))
+      EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{dp, testing::kGpt2TestChunkSize, false}))
           << "dp " << dp << " engine " << EngineName(engine);
       EXPECT_EQ(result->total_param_size, 6960896u);  // 50258*128 + 527872
       EXPECT_NE(result->engine, Engine::kAuto);

@@ -1,8 +1,9 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_CANDIDATE_ROUND_UP_H_
 #define CHUNKPLAN_SERVER_PLANNER_CANDIDATE_ROUND_UP_H_
 
-// Rounding up to a multiple, written once for the host and the CUDA kernel:
-// a candidate to the lcm of the degrees, a tensor to its group's degree.
+// Rounding up (to a multiple, and a quotient), written once for the host and
+// the CUDA kernel: a candidate to the lcm of the degrees, a tensor to its
+// group's degree.
 
 #include <cstdint>
 
@@ -21,6 +22,11 @@ CHUNKPLAN_HOST_DEVICE constexpr uint64_t RoundUpPadding(uint64_t x,
 // bits (plan/checked_math.h's CheckedRoundUp checks it).
 CHUNKPLAN_HOST_DEVICE constexpr uint64_t RoundUp(uint64_t x, uint64_t m) {
   return x + RoundUpPadding(x, m);
+}
+
+// ceil(a / b) for b >= 1, without the overflow of (a + b - 1) / b.
+CHUNKPLAN_HOST_DEVICE constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) {
+  return a / b + (a % b != 0);
 }
 
 }  // namespace chunkplan::planner

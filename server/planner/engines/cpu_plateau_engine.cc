@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/planner/candidate/round_up.h"
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
@@ -304,8 +305,6 @@ class ChunkCounter {
   // Inline for up to 3 groups: no allocation for the common requests.
   absl::InlinedVector<Group, 3> groups_;
 };
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 // Evaluations along the grid, with the stop check between them, tallied.
 class GridWalker {

@@ -1,29 +1,10 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_PLATEAU_ENGINE_H_
 #define CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_PLATEAU_ENGINE_H_
 
-// CPU_PLATEAU: the exact answer without visiting every candidate.
-//
-// With every size <= C, a group's padding is k(C) * C - S, k(C) being the
-// chunks next-fit opens; k never grows with C. So along a plateau of
-// K = sum of k the total padding rises with C, and the first least-waste
-// candidate is the first grid point of some plateau. The engine walks from
-// plateau to plateau: it knows from each evaluation the smallest C at which
-// the partition can change at all, and gallops then bisects the grid for the
-// first point where K drops (probing that next change first). It skips what
-// cannot drop: K(C) >= ceil(S / C), so no candidate below ceil(S / (K - 1))
-// has fewer chunks, and K never falls below one chunk per group with
-// something to place. It also skips what cannot beat the best waste so far:
-// K(C) * C - S >= ceil(S / C) * C - S. Every strict improvement it meets is
-// one of those first points, and nothing it skips is one, so the
-// improvements it records are the seed's whole waste frontier.
-//
-// One evaluation counts each group's chunks by one of two exact methods:
-// galloping over prefix sums (a few mispredicted branches a chunk: for many
-// sizes a chunk) or a walk size by size (for few sizes a chunk), in which a
-// run of 16 or more equal sizes (a mixture-of-experts layer) is placed in a
-// few divisions, and, over a model's repeated layers (repeated_blocks.h),
-// the walk stops once next-fit enters a cycle of blocks and counts the
-// remaining cycles by multiplication.
+// CPU_PLATEAU: the seed's exact answer and waste frontier without visiting
+// every candidate: it jumps between plateaus of the total chunk count, where
+// alone the waste can reach a new low. How and why it is exact:
+// docs/architecture.md, "The plateau engine".
 
 #include <cstdint>
 

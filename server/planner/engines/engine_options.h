@@ -23,11 +23,12 @@ struct CpuSweepOptions {
 struct CudaEngineOptions {
   // Most candidates x swept sizes (candidates x placed parameters for a
   // layout objective) one sweep may take; beyond it CUDA answers
-  // RESOURCE_EXHAUSTED. 2**44 steps is tens of seconds on an H100/H200.
+  // RESOURCE_EXHAUSTED. Unmeasured: 2**44 steps is estimated (from data-sheet
+  // integer rates, docs/cuda-engine.md) at tens of seconds of an H200.
   uint64_t max_work = uint64_t{1} << 44;
   // Steps per kernel launch (at least one resident grid of candidates). The
-  // stop check runs between launches: 2**32 steps is a few milliseconds on an
-  // H200 and tens of milliseconds on a T4. Tests lower it to force many.
+  // stop check runs between launches: 2**32 steps is estimated (unmeasured)
+  // at milliseconds of an H200. Tests lower it to force many.
   uint64_t steps_per_slice = uint64_t{1} << 32;
 };
 

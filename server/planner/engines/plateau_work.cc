@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <bit>
 
+#include "server/planner/candidate/round_up.h"
 #include "server/planner/plan/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 // Next-fit's chunks for a group of sum S > 0 at chunk size C (every size <=
 // C): two consecutive chunks hold more than C together (the second's first
