@@ -17,10 +17,10 @@
 //                           placed parameters
 //   INTAKE/W                the request's serialized body to the planner's
 //                           request as the server takes it (ParseAndCheck:
-//                           the wire count, then protobuf's message)
-//   INTAKE_PROTOBUF/W       the same without the wire count (protobuf's
-//                           message and FromProto): INTAKE/W less it is
-//                           what bounding a body before decoding costs
+//                           the fast decoder; the wire count skips a body
+//                           of at most --max_params bytes, as these are)
+//   INTAKE_PROTOBUF/W       the same through protobuf's message and
+//                           FromProto: the baseline for INTAKE/W
 //   PLAN/W                  BuildSearchPlan alone: the checks, the filter
 //                           and the grid, CPU_PLATEAU/W's first stage
 //   PLATEAU_SWEEP/W         CpuPlateauEngine::Sweep alone, on W's plan:
@@ -212,8 +212,9 @@ void RunFrontier(benchmark::State& state, const Workload& w,
 }
 
 // A Search request body to the planner's request, as the server takes it:
-// ParseAndCheck (the wire count, then protobuf's path), or, with `protobuf`,
-// protobuf's path alone (ParseRequest, then CheckAndConvert).
+// ParseAndCheck (the fast decoder, protobuf's path where it declines), or,
+// with `protobuf`, protobuf's path alone (ParseRequest, then
+// CheckAndConvert) -- the baseline the decoder is measured against.
 void RunIntake(benchmark::State& state, const Workload& w, bool protobuf) {
   grpc::Slice slice(w.wire);
   const grpc::ByteBuffer body(&slice, 1);

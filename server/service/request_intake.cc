@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/service/proto_convert.h"
+#include "server/service/search_request_decoder.h"
 #include "server/service/wire_counts.h"
 
 namespace chunkplan::service {
@@ -71,19 +73,54 @@ absl::Status NoRequest() {
       "arrived");
 }
 
-// The `Message` in `bytes`, refused by its size before it is decoded
-// (kCounter, against `max_params`), then parsed (ParseMessage); CANCELLED
-// for no body at all (NoRequest). A body of at most `max_params` bytes is
-// not counted: each entry of a repeated field takes a byte at least.
+// What a body meets before it is decoded: CANCELLED for no body at all
+// (NoRequest); RESOURCE_EXHAUSTED for a repeated field past `max_params`
+// (kCounter); else OK. A body of at most `max_params` bytes is not counted:
+// each entry of a repeated field takes a byte at least.
 template <typename Message>
-absl::StatusOr<Message> CountAndParse(const grpc::ByteBuffer& bytes,
-                                      uint64_t max_params) {
+absl::Status CheckBeforeDecoding(const grpc::ByteBuffer& bytes,
+                                 uint64_t max_params) {
   if (!bytes.Valid()) return NoRequest();
   if (bytes.Length() > max_params) {
     const absl::Status counted = kCounter<Message>(bytes, max_params);
     if (counted.code() == absl::StatusCode::kResourceExhausted) return counted;
   }
+  return absl::OkStatus();
+}
+
+// The `Message` in `bytes`: CheckBeforeDecoding, then ParseMessage.
+template <typename Message>
+absl::StatusOr<Message> CountAndParse(const grpc::ByteBuffer& bytes,
+                                      uint64_t max_params) {
+  if (absl::Status s = CheckBeforeDecoding<Message>(bytes, max_params);
+      !s.ok()) {
+    return s;
+  }
   return ParseMessage<Message>(bytes);
+}
+
+// CheckCounts for a Search request's repeated fields.
+absl::Status CheckSearchCounts(uint64_t numels, uint64_t dp_degrees,
+                               uint64_t limit) {
+  return CheckCounts({{"numels", numels}, {"dp_degrees", dp_degrees}}, limit);
+}
+
+// The request that DecodeSearchRequest reads from `bytes` (a valid body),
+// or nullopt where it declines them. The body is decoded as one contiguous
+// run: usually the one slice it arrived in, else a copy.
+std::optional<planner::SearchRequest> Decode(const grpc::ByteBuffer& bytes) {
+  grpc::Slice flat;
+  if (!bytes.TrySingleSlice(&flat).ok()) (void)bytes.DumpToSingleSlice(&flat);
+  return DecodeSearchRequest(absl::string_view(
+      reinterpret_cast<const char*>(flat.begin()), flat.size()));
+}
+
+// Writes a decoded request's `params` (numels entries) and `engine` into
+// `record`, if given.
+void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
+  if (record == nullptr) return;
+  record->params = params;
+  record->engine = engine;
 }
 
 }  // namespace
@@ -104,9 +141,8 @@ absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
     const v1::ChunkSearchRequest& request, const ServiceOptions& options) {
-  if (absl::Status s = CheckCounts({{"numels", request.numels_size()},
-                                    {"dp_degrees", request.dp_degrees_size()}},
-                                   options.max_params);
+  if (absl::Status s = CheckSearchCounts(
+          request.numels_size(), request.dp_degrees_size(), options.max_params);
       !s.ok()) {
     return s;
   }
@@ -141,13 +177,25 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record) {
-  absl::StatusOr<v1::ChunkSearchRequest> request =
-      CountAndParse<v1::ChunkSearchRequest>(bytes, options.max_params);
-  if (!request.ok()) return request.status();
-  if (record != nullptr) {
-    record->params = static_cast<uint64_t>(request->numels_size());
-    record->engine = static_cast<planner::Engine>(request->engine());
+  if (absl::Status s = CheckBeforeDecoding<v1::ChunkSearchRequest>(
+          bytes, options.max_params);
+      !s.ok()) {
+    return s;
   }
+  if (std::optional<planner::SearchRequest> decoded = Decode(bytes)) {
+    Record(decoded->numels.size(), decoded->engine, record);
+    if (absl::Status s =
+            CheckSearchCounts(decoded->numels.size(),
+                              decoded->dp_degrees.size(), options.max_params);
+        !s.ok()) {
+      return s;
+    }
+    return std::move(*decoded);
+  }
+  absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
+  if (!request.ok()) return request.status();
+  Record(static_cast<uint64_t>(request->numels_size()),
+         static_cast<planner::Engine>(request->engine()), record);
   return CheckAndConvert(*request, options);
 }
 
@@ -157,10 +205,8 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
   absl::StatusOr<v1::LayoutRequest> request =
       CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
-  if (record != nullptr) {
-    record->params = static_cast<uint64_t>(request->search().numels_size());
-    record->engine = static_cast<planner::Engine>(request->search().engine());
-  }
+  Record(static_cast<uint64_t>(request->search().numels_size()),
+         static_cast<planner::Engine>(request->search().engine()), record);
   return CheckAndConvert(*request, options);
 }
 

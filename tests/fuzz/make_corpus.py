@@ -166,16 +166,21 @@ SEEDS = {
     "truncated": request(MODEL[:4], range_m=1, interval=1)[:-3],
     "wrong_wire_type": key(NUMELS, 5) + b"\x01\x02\x03\x04" +
                        uint(SEARCH_INTERVAL, 1),
-    # Encodings the wire count (server/service/wire_counts.h) must read as
-    # protobuf does: numels split into packed and unpacked pieces, a scalar
-    # twice, unknown fields of every wire type, a group, an overlong tag, a
-    # tenth varint byte above 1.
+    # The fast decoder's edges (server/service/search_request_decoder.h),
+    # which the wire count (server/service/wire_counts.h) must also read as
+    # protobuf does: what the decoder takes (numels split into packed and
+    # unpacked pieces, a scalar twice) and what it leaves to protobuf (a
+    # field it is not taught, of every wire type; a group, an overlong tag,
+    # a tenth varint byte above 1).
     "decoder_pieces": packed(NUMELS, [3000, 0]) + unpacked(NUMELS, [5000]) +
                       packed(NUMELS, [7000]) + uint(SEARCH_INTERVAL, 7) +
                       uint(SEARCH_INTERVAL, 16) + double(SEARCH_RANGE_M, 0.01)
-                      + double(MIN_CHUNK_SIZE_M, 0) + uint(99, 5) +
-                      key(100, 1) + b"\0" * 8 + key(101, 2) + varint(2) +
-                      b"ab" + key(102, 5) + b"\0" * 4,
+                      + double(MIN_CHUNK_SIZE_M, 0),
+    "decoder_untaught_fields": request([3000, 5000, 7000], range_m=0.01,
+                                       interval=16, min_m=0) +
+                               uint(8, 5) + key(99, 1) + b"\0" * 8 +
+                               key(15, 2) + varint(2) + b"ab" + key(102, 5) +
+                               b"\0" * 4,
     "decoder_group": key(50, 3) + uint(1, 9) + key(50, 4) +
                      request([5, 6], range_m=0.001, interval=1, min_m=0),
     "decoder_overlong_tag": b"\x88\x80\x80\x80\x80\x00" + varint(1) +
