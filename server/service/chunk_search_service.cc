@@ -165,8 +165,8 @@ void ChunkSearchService::Submit(grpc::CallbackServerContext* context,
 }
 
 void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
-                                   AnswerReactor* reactor,
-                                   WorkHere here, WorkToPool to_pool,
+                                   AnswerReactor* reactor, WorkHere here,
+                                   WorkToPool to_pool,
                                    grpc::ByteBuffer* response,
                                    CallRecord record,
                                    Clock::time_point started) {
@@ -281,8 +281,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
 
 void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
                                  AnswerReactor* reactor, const Work& work,
-                                 grpc::ByteBuffer* response,
-                                 CallRecord record, Clock::time_point started) {
+                                 grpc::ByteBuffer* response, CallRecord record,
+                                 Clock::time_point started) {
   const CallStop check(context, started, options_.max_search_time);
   const planner::StopCheck stop = StopCheckOf(check);
   // A call that waited for a worker past its deadline does not start.
@@ -305,11 +305,11 @@ absl::Status ChunkSearchService::HoldAnswer(AnswerReactor* reactor,
   do {
     if (held > limit || bytes > limit - held) {
       response->Clear();
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "this server already holds ", held,
-          " bytes of answers not yet sent, and this answer of ", bytes,
-          " bytes would pass its limit of ", limit,
-          " (--max_unsent_answer_bytes); retry later"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("this server already holds ", held,
+                       " bytes of answers not yet sent, and this answer of ",
+                       bytes, " bytes would pass its limit of ", limit,
+                       " (--max_unsent_answer_bytes); retry later"));
     }
   } while (!unsent_answer_bytes_.compare_exchange_weak(
       held, held + bytes, std::memory_order_acq_rel));

@@ -142,17 +142,15 @@ class ChunkSearchService final
 
   // Queues an admitted call's `work` on the pool (RunWork).
   void Submit(grpc::CallbackServerContext* context, AnswerReactor* reactor,
-              Work work,
-              grpc::ByteBuffer* response, CallRecord record,
+              Work work, grpc::ByteBuffer* response, CallRecord record,
               Clock::time_point started);
 
   // Runs an admitted call's `here` on this (the callback) thread under the
   // call's StopCheck and options_.inline_slice (InlineStop), then
   // Finish; a search that outgrows the slice is handed to Submit instead
   // (as to_pool()), its slot kept, and starts again on a worker.
-  void RunInline(grpc::CallbackServerContext* context,
-                 AnswerReactor* reactor, WorkHere here,
-                 WorkToPool to_pool, grpc::ByteBuffer* response,
+  void RunInline(grpc::CallbackServerContext* context, AnswerReactor* reactor,
+                 WorkHere here, WorkToPool to_pool, grpc::ByteBuffer* response,
                  CallRecord record, Clock::time_point started);
 
   // Takes a light slot (max_concurrent_light_searches) or a heavy one
@@ -166,8 +164,7 @@ class ChunkSearchService final
 
   // Runs on a worker: `work` under the call's StopCheck, then Finish.
   void RunWork(grpc::CallbackServerContext* context, AnswerReactor* reactor,
-               const Work& work,
-               grpc::ByteBuffer* response, CallRecord record,
+               const Work& work, grpc::ByteBuffer* response, CallRecord record,
                Clock::time_point started);
 
   // `status` when it is not OK; otherwise OK once the answer in `response`

@@ -73,8 +73,8 @@ TEST_F(AnswerBudgetTest, BytesAreGivenBackWhenEachCallIsDone) {
   for (int call = 0; call < 1000 && answered <= 2 * kBudget; ++call) {
     v1::LayoutResponse response;
     const grpc::Status status = Layout(OneChunkPerParam(1'000), &response);
-    ASSERT_TRUE(status.ok()) << "call " << call << ": "
-                             << status.error_message();
+    ASSERT_TRUE(status.ok())
+        << "call " << call << ": " << status.error_message();
     ASSERT_EQ(response.groups(0).chunks_size(), 1'000);
     answered += response.ByteSizeLong();
     ASSERT_TRUE(NothingHeld()) << "call " << call;
