@@ -120,6 +120,9 @@ ABSL_FLAG(uint64_t, max_inline_work, uint64_t{1} << 24,
 ABSL_FLAG(absl::Duration, inline_slice, absl::Microseconds(500),
           "How long a search may run on the gRPC thread before it moves to "
           "a worker (where it starts again).");
+ABSL_FLAG(uint64_t, max_unsent_answer_bytes, uint64_t{128} << 20,
+          "Most bytes of answers held for clients that have not read them "
+          "yet; an answer that would pass it ends RESOURCE_EXHAUSTED.");
 // Transport security. Kubernetes' native gRPC probes speak plaintext only:
 // probe a TLS server with an exec probe (`chunkplan health --tls_ca ...`).
 ABSL_FLAG(std::string, tls_cert, "",
@@ -209,6 +212,8 @@ service::ServiceOptions OptionsFromFlags() {
   options.search_threads = absl::GetFlag(FLAGS_threads);
   options.max_inline_work = absl::GetFlag(FLAGS_max_inline_work);
   options.inline_slice = absl::GetFlag(FLAGS_inline_slice);
+  options.max_unsent_answer_bytes =
+      absl::GetFlag(FLAGS_max_unsent_answer_bytes);
   return options;
 }
 

@@ -41,6 +41,29 @@ uint64_t MicrosSince(Clock::time_point start) {
 
 }  // namespace
 
+// Why a reactor of our own: a call's slot is freed once its answer is
+// ready, but gRPC holds the answer until the client has read it, which a
+// client need never do. The answer's bytes are counted from then until
+// OnDone, when gRPC is done with the call (sent, cancelled or its
+// connection closed), so that max_unsent_answer_bytes bounds them.
+class ChunkSearchService::AnswerReactor final
+    : public grpc::ServerUnaryReactor {
+ public:
+  explicit AnswerReactor(std::atomic<uint64_t>& unsent) : unsent_(unsent) {}
+
+  // Counts `bytes`, already added to unsent_, as this call's until OnDone.
+  void Hold(uint64_t bytes) { held_ = bytes; }
+
+  void OnDone() override {
+    if (held_ != 0) unsent_.fetch_sub(held_, std::memory_order_acq_rel);
+    delete this;
+  }
+
+ private:
+  std::atomic<uint64_t>& unsent_;
+  uint64_t held_ = 0;
+};
+
 ChunkSearchService::ChunkSearchService(ServiceOptions options,
                                        CallObserver observer)
     : options_(options),
@@ -94,13 +117,14 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     grpc::CallbackServerContext* context, const absl::Status& prepared,
     WorkHere here, WorkToPool to_pool, grpc::ByteBuffer* response,
     CallRecord record, Clock::time_point started, bool run_inline) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // A call answered before admission has no answer to hold.
+  grpc::ServerUnaryReactor* refused = context->DefaultReactor();
   if (!prepared.ok()) {
-    Finish(context, reactor, std::move(record), prepared, started);
-    return reactor;
+    Finish(context, refused, std::move(record), prepared, started);
+    return refused;
   }
   if (!Admit(run_inline)) {
-    Finish(context, reactor, std::move(record),
+    Finish(context, refused, std::move(record),
            absl::ResourceExhaustedError(
                run_inline
                    ? absl::StrCat("this server already runs its limit of ",
@@ -113,8 +137,9 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
                                   " concurrent searches "
                                   "(--max_concurrent_searches); retry later")),
            started);
-    return reactor;
+    return refused;
   }
+  auto* reactor = new AnswerReactor(unsent_answer_bytes_);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} admitted peer={} params={}",
                   absl::AsciiStrToLower(record.method), context->peer(),
@@ -130,7 +155,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
 }
 
 void ChunkSearchService::Submit(grpc::CallbackServerContext* context,
-                                grpc::ServerUnaryReactor* reactor, Work work,
+                                AnswerReactor* reactor, Work work,
                                 grpc::ByteBuffer* response, CallRecord record,
                                 Clock::time_point started) {
   pool_.Submit([this, context, reactor, response, started,
@@ -140,8 +165,8 @@ void ChunkSearchService::Submit(grpc::CallbackServerContext* context,
 }
 
 void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
-                                   grpc::ServerUnaryReactor* reactor,
-                                   WorkHere here, WorkToPool to_pool,
+                                   AnswerReactor* reactor, WorkHere here,
+                                   WorkToPool to_pool,
                                    grpc::ByteBuffer* response,
                                    CallRecord record,
                                    Clock::time_point started) {
@@ -157,6 +182,7 @@ void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
   }
   record.ran_inline = true;
   Release(/*light=*/true);
+  status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }
 
@@ -254,9 +280,9 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
 }
 
 void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
-                                 grpc::ServerUnaryReactor* reactor,
-                                 const Work& work, grpc::ByteBuffer* response,
-                                 CallRecord record, Clock::time_point started) {
+                                 AnswerReactor* reactor, const Work& work,
+                                 grpc::ByteBuffer* response, CallRecord record,
+                                 Clock::time_point started) {
   const CallStop check(context, started, options_.max_search_time);
   const planner::StopCheck stop = StopCheckOf(check);
   // A call that waited for a worker past its deadline does not start.
@@ -265,7 +291,30 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
   Release(/*light=*/record.moved_to_pool);
+  status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
+}
+
+absl::Status ChunkSearchService::HoldAnswer(AnswerReactor* reactor,
+                                            absl::Status status,
+                                            grpc::ByteBuffer* response) {
+  if (!status.ok()) return status;
+  const uint64_t bytes = response->Length();
+  const uint64_t limit = options_.max_unsent_answer_bytes;
+  uint64_t held = unsent_answer_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (held > limit || bytes > limit - held) {
+      response->Clear();
+      return absl::ResourceExhaustedError(
+          absl::StrCat("this server already holds ", held,
+                       " bytes of answers not yet sent, and this answer of ",
+                       bytes, " bytes would pass its limit of ", limit,
+                       " (--max_unsent_answer_bytes); retry later"));
+    }
+  } while (!unsent_answer_bytes_.compare_exchange_weak(
+      held, held + bytes, std::memory_order_acq_rel));
+  reactor->Hold(bytes);
+  return absl::OkStatus();
 }
 
 void ChunkSearchService::Finish(grpc::CallbackServerContext* context,

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 
 #include "absl/functional/function_ref.h"
@@ -51,7 +52,8 @@ class ChunkSearchService final
   // ChunkSearchRequest; RESOURCE_EXHAUSTED when numels or dp_degrees has
   // more than max_params entries or the call's admission limit
   // (max_concurrent_searches, or max_concurrent_light_searches for a Search
-  // that runs inline) is reached; DEADLINE_EXCEEDED / CANCELLED when the call's
+  // that runs inline) is reached, or when the answer would pass
+  // max_unsent_answer_bytes; DEADLINE_EXCEEDED / CANCELLED when the call's
   // deadline passes or it is cancelled before the search ends.
   grpc::ServerUnaryReactor* Search(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
@@ -80,10 +82,21 @@ class ChunkSearchService final
            light_in_flight_.load(std::memory_order_acquire);
   }
 
+  // Bytes of answers ready and not yet done with by gRPC (sent, or the
+  // call ended): what max_unsent_answer_bytes bounds.
+  uint64_t unsent_answer_bytes() const {
+    return unsent_answer_bytes_.load(std::memory_order_acquire);
+  }
+
   const planner::Planner& planner() const { return planner_; }
   const ServiceOptions& options() const { return options_; }
 
  private:
+  // The reactor of an admitted call: holds the bytes of its answer against
+  // unsent_answer_bytes_ until gRPC is done with the call, then deletes
+  // itself (chunk_search_service.cc).
+  class AnswerReactor;
+
   // What Layout and Frontier run on a worker for one checked request.
   using LayoutWork = std::function<absl::Status(
       const planner::LayoutRequest& request, const planner::StopCheck& stop,
@@ -128,18 +141,16 @@ class ChunkSearchService final
                                   Clock::time_point started, bool run_inline);
 
   // Queues an admitted call's `work` on the pool (RunWork).
-  void Submit(grpc::CallbackServerContext* context,
-              grpc::ServerUnaryReactor* reactor, Work work,
-              grpc::ByteBuffer* response, CallRecord record,
+  void Submit(grpc::CallbackServerContext* context, AnswerReactor* reactor,
+              Work work, grpc::ByteBuffer* response, CallRecord record,
               Clock::time_point started);
 
   // Runs an admitted call's `here` on this (the callback) thread under the
   // call's StopCheck and options_.inline_slice (InlineStop), then
   // Finish; a search that outgrows the slice is handed to Submit instead
   // (as to_pool()), its slot kept, and starts again on a worker.
-  void RunInline(grpc::CallbackServerContext* context,
-                 grpc::ServerUnaryReactor* reactor, WorkHere here,
-                 WorkToPool to_pool, grpc::ByteBuffer* response,
+  void RunInline(grpc::CallbackServerContext* context, AnswerReactor* reactor,
+                 WorkHere here, WorkToPool to_pool, grpc::ByteBuffer* response,
                  CallRecord record, Clock::time_point started);
 
   // Takes a light slot (max_concurrent_light_searches) or a heavy one
@@ -152,10 +163,15 @@ class ChunkSearchService final
   void Release(bool light);
 
   // Runs on a worker: `work` under the call's StopCheck, then Finish.
-  void RunWork(grpc::CallbackServerContext* context,
-               grpc::ServerUnaryReactor* reactor, const Work& work,
-               grpc::ByteBuffer* response, CallRecord record,
+  void RunWork(grpc::CallbackServerContext* context, AnswerReactor* reactor,
+               const Work& work, grpc::ByteBuffer* response, CallRecord record,
                Clock::time_point started);
+
+  // `status` when it is not OK; otherwise OK once the answer in `response`
+  // is held by `reactor` against max_unsent_answer_bytes, or
+  // RESOURCE_EXHAUSTED (the answer dropped) when it would pass the limit.
+  absl::Status HoldAnswer(AnswerReactor* reactor, absl::Status status,
+                          grpc::ByteBuffer* response);
 
   // Records and logs the call (timed from `started`), then answers it with
   // `status`.
@@ -168,6 +184,7 @@ class ChunkSearchService final
   const CallObserver observer_;
   std::atomic<int> heavy_in_flight_{0};
   std::atomic<int> light_in_flight_{0};
+  std::atomic<uint64_t> unsent_answer_bytes_{0};
   // Last, so that it is destroyed (and its workers joined) first.
   common::WorkerPool pool_;
 };

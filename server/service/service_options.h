@@ -79,6 +79,16 @@ struct ServiceOptions {
   // callback thread, whatever the work bound estimated. The plateau engine
   // asks its StopCheck every 2^15 chunks counted, about 0.2 ms here.
   absl::Duration inline_slice = absl::Microseconds(500);
+
+  // Most bytes of serialized answers the server holds at once for calls
+  // that gRPC has not finished sending (a slot is freed when the answer is
+  // ready, not when it has left: a client that never reads would otherwise
+  // make the server hold every answer it asked for). An answer that would
+  // pass it is answered RESOURCE_EXHAUSTED instead, naming the flag; its
+  // bytes are counted from the moment it is ready until the call is done.
+  // The default holds 8 of the largest answers (a Layout of 10^6
+  // parameters, about 16 MB) and keeps RSS under docs/deploy.md's bound.
+  uint64_t max_unsent_answer_bytes = uint64_t{128} << 20;
 };
 
 }  // namespace chunkplan::service
