@@ -43,7 +43,8 @@ TEST(Planner, ColossalAiGpt2CaseOnEveryCpuEngine) {
       r.engine = engine;
       const auto result = planner.Search(r);
       ASSERT_TRUE(result.ok()) << result.status();
-      EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{dp, testing::kGpt2TestChunkSize, false}))
+      EXPECT_THAT(result->configs, ElementsAre(ChunkConfig{
+                                       dp, testing::kGpt2TestChunkSize, false}))
           << "dp " << dp << " engine " << EngineName(engine);
       EXPECT_EQ(result->total_param_size, 6960896u);  // 50258*128 + 527872
       EXPECT_NE(result->engine, Engine::kAuto);

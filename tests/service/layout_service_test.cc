@@ -38,7 +38,8 @@ TEST_F(ServiceTest, LayoutLaysOutTheSearchsAnswerAndIsLoggedAsLayout) {
   // ColossalAI's published chunk size for its GPT-2 test, laid out: every
   // parameter placed once, the padding the sum of the chunks' slack.
   ASSERT_EQ(response.search().configs_size(), 1);
-  EXPECT_EQ(response.search().configs(0).chunk_size(), 527872u);
+  EXPECT_EQ(response.search().configs(0).chunk_size(),
+            kGpt2ColossalAiChunkSize);
   ASSERT_EQ(response.groups_size(), 1);
   uint64_t used = 0, slack = 0, params = 0;
   for (const v1::ChunkLayout& c : response.groups(0).chunks()) {

@@ -88,23 +88,10 @@ void ServiceTest::ExpectServing() {
 }
 
 v1::ChunkSearchRequest Gpt2ColossalAiRequest() {
-  constexpr uint64_t d = 128;           // n_embd
-  constexpr uint64_t vocab = 50258;     // vocab_size
-  constexpr uint64_t positions = 1024;  // n_positions (GPT2Config default)
   v1::ChunkSearchRequest request;
-  auto add = [&request](uint64_t n) { request.add_numels(n); };
-  add(vocab * d);      // transformer.wte.weight
-  add(positions * d);  // transformer.wpe.weight
-  for (int layer = 0; layer < 2; ++layer) {
-    add(d), add(d);              // ln_1 weight, bias
-    add(d * 3 * d), add(3 * d);  // attn.c_attn (Conv1D) weight, bias
-    add(d * d), add(d);          // attn.c_proj weight, bias
-    add(d), add(d);              // ln_2 weight, bias
-    add(d * 4 * d), add(4 * d);  // mlp.c_fc weight, bias
-    add(4 * d * d), add(d);      // mlp.c_proj weight, bias
+  for (const uint64_t n : Gpt2TestNumels(LmHead::kUntied)) {
+    request.add_numels(n);
   }
-  add(d), add(d);  // transformer.ln_f weight, bias
-  add(vocab * d);  // lm_head.weight (not tied)
   request.set_search_range_m(1);
   request.set_search_interval(128);
   request.set_min_chunk_size_m(0);

@@ -17,6 +17,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/service/chunk_search_service.h"
+#include "testing/model_shapes.h"
 
 namespace chunkplan::testing {
 
@@ -90,7 +91,7 @@ class ServiceTest : public ::testing::Test {
 // published chunk size is the same for both.)
 v1::ChunkSearchRequest Gpt2ColossalAiRequest();
 // The chunk size ColossalAI's test asserts for it.
-inline constexpr uint64_t kGpt2ColossalAiChunkSize = 527872;
+inline constexpr uint64_t kGpt2ColossalAiChunkSize = kGpt2TestChunkSize;
 
 // A CPU_SWEEP that takes seconds: about a million candidates times 4,000
 // parameters (within the default max_sweep_work).
