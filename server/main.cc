@@ -113,6 +113,10 @@ ABSL_FLAG(
     uint32_t, max_concurrent_light_searches, 64,
     "Searches that run inline (--max_inline_work) admitted at once, "
     "apart from --max_concurrent_searches; beyond it RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, max_params_in_flight, uint64_t{4} << 20,
+          "Numels that the heavy calls admitted at once (running or waiting "
+          "for a worker) may hold in all; beyond it RESOURCE_EXHAUSTED, "
+          "except for a call admitted when no other holds any.");
 ABSL_FLAG(uint64_t, max_inline_work, uint64_t{1} << 24,
           "A plateau-engine Search of at most this many candidates x numels "
           "runs on the gRPC thread that received it instead of a worker; "
@@ -209,6 +213,7 @@ service::ServiceOptions OptionsFromFlags() {
       absl::GetFlag(FLAGS_max_concurrent_searches);
   options.max_concurrent_light_searches =
       absl::GetFlag(FLAGS_max_concurrent_light_searches);
+  options.max_params_in_flight = absl::GetFlag(FLAGS_max_params_in_flight);
   options.search_threads = absl::GetFlag(FLAGS_threads);
   options.max_inline_work = absl::GetFlag(FLAGS_max_inline_work);
   options.inline_slice = absl::GetFlag(FLAGS_inline_slice);

@@ -73,22 +73,47 @@ ChunkSearchService::ChunkSearchService(ServiceOptions options,
 
 ChunkSearchService::~ChunkSearchService() = default;
 
-bool ChunkSearchService::Admit(bool light) {
+absl::Status ChunkSearchService::Admit(bool light, uint64_t params) {
   std::atomic<int>& in_flight = light ? light_in_flight_ : heavy_in_flight_;
   const unsigned flag = light ? options_.max_concurrent_light_searches
                               : options_.max_concurrent_searches;
   const int limit = static_cast<int>(std::max(1u, std::min(flag, 1u << 30)));
   int current = in_flight.load(std::memory_order_relaxed);
   do {
-    if (current >= limit) return false;
+    if (current >= limit) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "this server already runs its limit of ", flag,
+          light ? " concurrent light searches (--max_concurrent_light_searches)"
+                : " concurrent searches (--max_concurrent_searches)",
+          "; retry later"));
+    }
   } while (!in_flight.compare_exchange_weak(current, current + 1,
                                             std::memory_order_acq_rel));
-  return true;
+  if (light) return absl::OkStatus();
+  uint64_t held = heavy_params_in_flight_.load(std::memory_order_relaxed);
+  do {
+    if (held != 0 &&
+        params > options_.max_params_in_flight -
+                     std::min(held, options_.max_params_in_flight)) {
+      in_flight.fetch_sub(1, std::memory_order_acq_rel);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the searches this server runs already hold ", held, " of its ",
+          options_.max_params_in_flight,
+          " parameters in flight (--max_params_in_flight), and this one has ",
+          params, "; retry later"));
+    }
+  } while (!heavy_params_in_flight_.compare_exchange_weak(
+      held, held + params, std::memory_order_acq_rel));
+  return absl::OkStatus();
 }
 
-void ChunkSearchService::Release(bool light) {
-  (light ? light_in_flight_ : heavy_in_flight_)
-      .fetch_sub(1, std::memory_order_acq_rel);
+void ChunkSearchService::Release(bool light, uint64_t params) {
+  if (light) {
+    light_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    return;
+  }
+  heavy_params_in_flight_.fetch_sub(params, std::memory_order_acq_rel);
+  heavy_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // Why a worker pool, and when not: the callback API runs handlers on a few
@@ -123,20 +148,9 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     Finish(context, refused, std::move(record), prepared, started);
     return refused;
   }
-  if (!Admit(run_inline)) {
-    Finish(context, refused, std::move(record),
-           absl::ResourceExhaustedError(
-               run_inline
-                   ? absl::StrCat("this server already runs its limit of ",
-                                  options_.max_concurrent_light_searches,
-                                  " concurrent light searches "
-                                  "(--max_concurrent_light_searches); retry "
-                                  "later")
-                   : absl::StrCat("this server already runs its limit of ",
-                                  options_.max_concurrent_searches,
-                                  " concurrent searches "
-                                  "(--max_concurrent_searches); retry later")),
-           started);
+  if (absl::Status admitted = Admit(run_inline, record.params);
+      !admitted.ok()) {
+    Finish(context, refused, std::move(record), std::move(admitted), started);
     return refused;
   }
   auto* reactor = new AnswerReactor(unsent_answer_bytes_);
@@ -181,7 +195,7 @@ void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
     return;
   }
   record.ran_inline = true;
-  Release(/*light=*/true);
+  Release(/*light=*/true, record.params);
   status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }
@@ -290,7 +304,7 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
   if (status.ok()) status = work(stop, record, response);
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
-  Release(/*light=*/record.moved_to_pool);
+  Release(/*light=*/record.moved_to_pool, record.params);
   status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }

@@ -154,13 +154,14 @@ class ChunkSearchService final
                  CallRecord record, Clock::time_point started);
 
   // Takes a light slot (max_concurrent_light_searches) or a heavy one
-  // (max_concurrent_searches); false when none is free.
-  bool Admit(bool light);
+  // (max_concurrent_searches) with `params` of max_params_in_flight; else
+  // RESOURCE_EXHAUSTED naming the limit, and nothing is taken.
+  absl::Status Admit(bool light, uint64_t params);
 
-  // Gives back the slot Admit took. A call on the pool holds a light slot
+  // Gives back what Admit took. A call on the pool holds a light slot
   // exactly when it moved there from the callback thread
-  // (CallRecord::moved_to_pool).
-  void Release(bool light);
+  // (CallRecord::moved_to_pool); a heavy call gives back its `params`.
+  void Release(bool light, uint64_t params);
 
   // Runs on a worker: `work` under the call's StopCheck, then Finish.
   void RunWork(grpc::CallbackServerContext* context, AnswerReactor* reactor,
@@ -184,6 +185,7 @@ class ChunkSearchService final
   const CallObserver observer_;
   std::atomic<int> heavy_in_flight_{0};
   std::atomic<int> light_in_flight_{0};
+  std::atomic<uint64_t> heavy_params_in_flight_{0};
   std::atomic<uint64_t> unsent_answer_bytes_{0};
   // Last, so that it is destroyed (and its workers joined) first.
   common::WorkerPool pool_;

@@ -62,6 +62,14 @@ struct ServiceOptions {
   // pool. Beyond it: RESOURCE_EXHAUSTED at once. At least 1.
   unsigned max_concurrent_light_searches = 64;
 
+  // Request entries (numels) that heavy calls admitted at once, running or
+  // waiting for a worker, may hold in all: each holds its decoded request
+  // (about 10 MiB at 10^6 numels) until it ends, so this bounds that memory
+  // whatever max_concurrent_searches allows. A heavy call that would pass it
+  // is answered RESOURCE_EXHAUSTED at once, except when no other heavy call
+  // holds any: a request within max_params is never refused for good.
+  uint64_t max_params_in_flight = uint64_t{4} << 20;
+
   // Worker threads that run searches; 0: one per core.
   unsigned search_threads = 0;
 

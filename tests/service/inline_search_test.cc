@@ -201,6 +201,36 @@ TEST_P(InlineLimitTest, SearchBeyondItsClassLimitIsRefused) {
 INSTANTIATE_TEST_SUITE_P(BothPaths, InlineLimitTest, ::testing::Bool(),
                          PathName);
 
+// Heavy calls hold their numels against max_params_in_flight (their decoded
+// requests' memory): 20 here, below both requests, so a call is admitted
+// only while no other heavy call holds any.
+class ParamsInFlightTest : public ServiceTest {
+ protected:
+  service::ServiceOptions Options() const override {
+    service::ServiceOptions options;
+    options.max_inline_work = 0;  // every search is heavy
+    options.max_params_in_flight = 20;
+    return options;
+  }
+};
+
+TEST_F(ParamsInFlightTest, HeavyCallsShareTheParametersInFlight) {
+  ASSERT_GT(Gpt2ColossalAiRequest().numels_size(), 20);
+  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
+  v1::ChunkSearchResponse response;
+  const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("--max_params_in_flight"));
+  slow->context.TryCancel();
+  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
+  // Nothing held: a call beyond the limit alone is admitted, and what the
+  // cancelled call held was given back.
+  ExpectServing();
+  ExpectServing();
+}
+
 // A search that outgrows the inline slice moves to the pool and is served
 // there (here: until its deadline).
 class InlineSliceTest : public ServiceTest {
