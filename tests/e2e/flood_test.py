@@ -282,20 +282,9 @@ class OversizeBodyTest(FloodCase):
         self.assertEqual(outcomes, ["RESOURCE_EXHAUSTED"] * self.PARALLEL)
 
 
-class ResetFloodTest(FloodCase):
-    CONNECTIONS = 4
-    STREAMS = 5000
-
-    def invalid_argument_count(self):
-        metrics = self.server_metrics()
-        return sum(int(float(m.group(1))) for m in re.finditer(
-            r'chunkplan_calls_total\{[^}]*code="INVALID_ARGUMENT"[^}]*\} (\S+)',
-            metrics))
-
-    def server_metrics(self):
-        url = f"http://{self.metrics_address}/metrics"
-        with urllib.request.urlopen(url, timeout=PATIENCE_S) as answer:
-            return answer.read().decode()
+class MetricsFloodCase(FloodCase):
+    """A probe against a server that also serves /metrics on loopback:
+    self.metrics is its (host, port)."""
 
     def setUp(self):
         self.SERVER_FLAGS = FloodCase.SERVER_FLAGS + (
@@ -303,7 +292,24 @@ class ResetFloodTest(FloodCase):
         super().setUp()
         match = re.search(r"metrics on http://(\S+)/metrics",
                           self.server.log())
-        self.metrics_address = match.group(1)
+        host, port = match.group(1).rsplit(":", 1)
+        self.metrics = (host, int(port))
+
+    def scrape(self):
+        url = f"http://{self.metrics[0]}:{self.metrics[1]}/metrics"
+        with urllib.request.urlopen(url, timeout=PATIENCE_S) as answer:
+            return answer.status, answer.read()
+
+
+class ResetFloodTest(MetricsFloodCase):
+    CONNECTIONS = 4
+    STREAMS = 5000
+
+    def invalid_argument_count(self):
+        metrics = self.scrape()[1].decode()
+        return sum(int(float(m.group(1))) for m in re.finditer(
+            r'chunkplan_calls_total\{[^}]*code="INVALID_ARGUMENT"[^}]*\} (\S+)',
+            metrics))
 
     def test_reset_streams_are_not_bad_requests(self):
         request = grpc_frame(to_message(GPT2).SerializeToString())
@@ -321,23 +327,9 @@ class ResetFloodTest(FloodCase):
         self.assertEqual(self.invalid_argument_count(), 0)
 
 
-class MetricsAbuseTest(FloodCase):
+class MetricsAbuseTest(MetricsFloodCase):
     SLOW_LORIS = 20
     POST_BYTES = 256 << 20
-
-    def setUp(self):
-        self.SERVER_FLAGS = FloodCase.SERVER_FLAGS + (
-            "--metrics_listen=127.0.0.1:0",)
-        super().setUp()
-        match = re.search(r"metrics on http://(\S+)/metrics",
-                          self.server.log())
-        host, port = match.group(1).rsplit(":", 1)
-        self.metrics = (host, int(port))
-
-    def scrape(self):
-        url = f"http://{self.metrics[0]}:{self.metrics[1]}/metrics"
-        with urllib.request.urlopen(url, timeout=PATIENCE_S) as answer:
-            return answer.status, answer.read()
 
     def big_post(self):
         """Sends up to POST_BYTES of a body; returns the bytes the server
