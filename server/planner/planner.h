@@ -25,7 +25,7 @@ struct PlannerOptions {
   // Limits of CUDA (where this binary has it).
   CudaEngineOptions cuda;
   // CPU_PLATEAU's limit on its walk's work bound (engines/plateau_work.h).
-  uint64_t max_plateau_work = uint64_t{1} << 34;
+  uint64_t max_plateau_work = kDefaultMaxPlateauWork;
 };
 
 // An engine built into a Planner and whether it can run now.

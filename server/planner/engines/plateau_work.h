@@ -7,16 +7,10 @@
 
 #include <cstdint>
 
+#include "server/planner/engines/engine_options.h"
 #include "server/planner/plan/search_plan.h"
 
 namespace chunkplan::planner {
-
-// The default of --max_plateau_work: 2^34 steps. Walks measured at 0.06 to
-// 0.11 ns per step of their bound (random sizes at interval 1: 20,000 sizes,
-// bound 1.3e10, 1.4 s, admitted; 30,000, 2.9e10, 2.2 s, and 100,000, 2.4e11,
-// 14 s, refused); every bench/ workload's bound, the stress sweep's
-// included, is below 2^25.
-inline constexpr uint64_t kDefaultMaxPlateauWork = uint64_t{1} << 34;
 
 struct PlateauWork {
   // Upper bound of the chunks next-fit opens at any candidate (at the first,
