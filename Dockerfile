@@ -7,7 +7,9 @@
 # The build stage installs with scripts/install-deps.sh and builds and tests
 # with scripts/test.sh, the commands CI runs, so the image cannot drift from
 # what CI tests; CTEST_ARGS picks the tests run here (default: the server's
-# end-to-end tests; empty: all). The runtime stage holds only the two
+# end-to-end tests; empty: all) and BUILD_TARGETS what is built for them
+# (default: the two binaries and the Python client those tests drive, about
+# half the compile of the whole tree; empty: everything). The runtime stage holds only the two
 # binaries and the shared libraries they load, and runs as a non-root user.
 # deploy/podman-build.sh builds the CPU variant without a Docker engine.
 
@@ -29,7 +31,9 @@ COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 ARG CTEST_ARGS="-L server"
-RUN BUILD_DIR=/build CTEST_ARGS="${CTEST_ARGS}" scripts/test.sh
+ARG BUILD_TARGETS="chunkplan-server chunkplan chunkplan_python"
+RUN BUILD_DIR=/build CTEST_ARGS="${CTEST_ARGS}" \
+    BUILD_TARGETS="${BUILD_TARGETS}" scripts/test.sh
 # The binaries and every shared library they load, under the name they are
 # loaded by, in the real directory (/lib is a link to /usr/lib: copying it
 # as a directory would hide the base's C library), except the C library's

@@ -10,8 +10,8 @@
 #   deploy/podman-build.sh [TAG]        # default TAG: localhost/chunkplan:0.1.0-cpu
 #
 # Environment: CHUNKPLAN_ROOTFS_CACHE (default /var/tmp/chunkplan-debian12)
-# keeps the debootstrap tree between runs; CTEST_ARGS is passed to the
-# image's scripts/test.sh. Needs root and Debian's package mirror; installs
+# keeps the debootstrap tree between runs; CTEST_ARGS and BUILD_TARGETS are
+# passed to the image's scripts/test.sh. Needs root and Debian's package mirror; installs
 # podman and debootstrap with apt-get where they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,9 +49,11 @@ build_args=(--build-arg VARIANT=cpu
             # Not used by the cpu variant; local so that nothing is pulled.
             --build-arg "CUDA_IMAGE=$base"
             --build-arg "CUDA_RUNTIME_IMAGE=$base")
-if [ -n "${CTEST_ARGS+set}" ]; then
-  build_args+=(--build-arg "CTEST_ARGS=$CTEST_ARGS")
-fi
+for arg in CTEST_ARGS BUILD_TARGETS; do
+  if [ -n "${!arg+set}" ]; then
+    build_args+=(--build-arg "$arg=${!arg}")
+  fi
+done
 podman build --isolation=chroot --network=host "${build_args[@]}" \
   -t "$tag" -f Dockerfile .
 echo "== built in $((SECONDS - start)) s"

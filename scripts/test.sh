@@ -5,6 +5,8 @@
 #   scripts/test.sh              # build dir: build/
 #   BUILD_DIR=out scripts/test.sh
 #   CTEST_ARGS="-R planner" scripts/test.sh
+#   BUILD_TARGETS="chunkplan-server chunkplan" scripts/test.sh  # only these
+#       (and what they need); the tests run must need nothing else
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,8 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 
 cmake "${cmake_args[@]}"
-cmake --build "$build_dir" -j "$jobs"
+# shellcheck disable=SC2086
+cmake --build "$build_dir" -j "$jobs" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
 # shellcheck disable=SC2086
 ctest --test-dir "$build_dir" --no-tests=error --output-on-failure --timeout 900 \
   -j "$jobs" ${CTEST_ARGS:-}
