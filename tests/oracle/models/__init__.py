@@ -14,7 +14,8 @@ fused expert tensors of 5.0), never from chunkplan's C++. Stdlib only.
 import dataclasses
 from typing import List
 
-from . import bert, gpt2, llama, mistral, opt
+from . import (bert, gemma, gpt2, gpt_neox, llama, mistral, opt, phi3,
+               qwen2, qwen2_moe)
 from .hf_config import HfConfig, load_config
 from .published import PUBLISHED
 
@@ -23,7 +24,8 @@ __all__ = ["Description", "FAMILIES", "MODEL_TYPES", "PUBLISHED", "describe",
 
 _BY_MODEL_TYPE = {f.model_type: f for f in (
     gpt2.FAMILY, bert.FAMILY, opt.FAMILY, llama.FAMILY, mistral.MISTRAL,
-    mistral.MIXTRAL)}
+    mistral.MIXTRAL, qwen2.FAMILY, gemma.GEMMA, gemma.GEMMA2, phi3.FAMILY,
+    gpt_neox.FAMILY, qwen2_moe.FAMILY)}
 
 # model_type -> the architectures supported, the default first.
 MODEL_TYPES = {t: f.architectures for t, f in _BY_MODEL_TYPE.items()}
@@ -36,6 +38,9 @@ _RANDOM = {
     "mistral": mistral.random_mistral_config,
     "mixtral": mistral.random_mixtral_config,
     "llama3": llama.random_llama3_config,
+    "qwen2": qwen2.random_config, "gemma": gemma.random_gemma_config,
+    "gemma2": gemma.random_gemma2_config, "phi3": phi3.random_config,
+    "gpt_neox": gpt_neox.random_config, "qwen2_moe": qwen2_moe.random_config,
 }
 FAMILIES = list(_RANDOM)
 

@@ -53,6 +53,25 @@ class HfConfig:
                              f"got {value!r}")
         return value
 
+    def count(self, key):
+        """A non-negative integer: a count that may be zero."""
+        value = self._value(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"config {key}: expected a non-negative "
+                             f"integer, got {value!r}")
+        return value
+
+    def int_list(self, key):
+        """A list of integers (null: empty)."""
+        value = self._value(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or any(
+                isinstance(v, bool) or not isinstance(v, int) for v in value):
+            raise ValueError(f"config {key}: expected a list of integers, "
+                             f"got {value!r}")
+        return value
+
     def optional_size(self, key):
         """A positive integer, or None where the config and the defaults
         leave it unset."""

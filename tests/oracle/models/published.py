@@ -51,11 +51,13 @@ _ENTRIES = [
     # and 80 * 64 = 5,120 values that are not parameters.
     ("llama-2-13b", "llama-2-13b.json", "LlamaForCausalLM",
      13_015_866_880 - 40 * 64,
-     _HF_API % ("meta-llama/Llama-2-13b-hf", "13,015,866,880") +
+     _HF_API % ("meta-llama/Llama-2-13b-hf", "13,015,866,880 (revision "
+                "5c31dfb671ce7cfe2d7bb7c04375e44c55e815b1)") +
      " less the 40 layers' rotary inv_freq buffers (40 * 64)"),
     ("llama-2-70b", "llama-2-70b.json", "LlamaForCausalLM",
      68_976_653_312 - 80 * 64,
-     _HF_API % ("meta-llama/Llama-2-70b-hf", "68,976,653,312") +
+     _HF_API % ("meta-llama/Llama-2-70b-hf", "68,976,653,312 (revision "
+                "3aba440b59558f995867ba6e1f58f21d0336b5bb)") +
      " less the 80 layers' rotary inv_freq buffers (80 * 64)"),
     ("mistral-7b-v0.1", "mistral-7b-v0.1.json", "MistralForCausalLM",
      7_241_732_096,
@@ -65,6 +67,57 @@ _ENTRIES = [
      46_702_792_704,
      _KERAS % ("keras_hub/src/models/mixtral/mixtral_presets.py",
                "mixtral_8_7b_en (params 46702792704)")),
+    ("Meta-Llama-3-8B", "meta-llama-3-8b.json", "LlamaForCausalLM",
+     8_030_261_248,
+     _KERAS % ("keras_hub/src/models/llama3/llama3_presets.py",
+               "llama3_8b_en (params 8030261248)")
+     + "; also " + _HF_API % ("meta-llama/Llama-3.1-8B", "8,030,261,248")),
+    # LLaMA-3.2 1B and 3B tie lm_head to embed_tokens; their checkpoints
+    # store the tied weight once.
+    ("Llama-3.2-1B", "llama-3.2-1b.json", "LlamaForCausalLM", 1_235_814_400,
+     _HF_API % ("meta-llama/Llama-3.2-1B", "1,235,814,400")),
+    ("Llama-3.2-3B", "llama-3.2-3b.json", "LlamaForCausalLM", 3_212_749_824,
+     _HF_API % ("meta-llama/Llama-3.2-3B", "3,212,749,824")),
+    ("Qwen2.5-7B", "qwen2.5-7b.json", "Qwen2ForCausalLM", 7_615_616_512,
+     _HF_API % ("Qwen/Qwen2.5-7B", "7,615,616,512") + "; also "
+     + _KERAS % ("keras_hub/src/models/qwen/qwen_presets.py",
+                 "qwen2.5_math_7b_en (params 7615616512; Qwen2.5-Math-7B "
+                 "has Qwen2.5-7B's shape)")),
+    ("Qwen2.5-0.5B", "qwen2.5-0.5b.json", "Qwen2ForCausalLM", 494_032_768,
+     _KERAS % ("keras_hub/src/models/qwen/qwen_presets.py",
+               "qwen2.5_0.5b_en (params 494032768; lm_head tied)")),
+    ("gemma-7b", "gemma-7b.json", "GemmaForCausalLM", 8_537_680_896,
+     _KERAS % ("keras_hub/src/models/gemma/gemma_presets.py",
+               "gemma_7b_en (params 8537680896; lm_head tied)")),
+    ("gemma-2b", "gemma-2b.json", "GemmaForCausalLM", 2_506_172_416,
+     _KERAS % ("keras_hub/src/models/gemma/gemma_presets.py",
+               "gemma_2b_en (params 2506172416)")),
+    ("gemma-2-9b", "gemma-2-9b.json", "Gemma2ForCausalLM", 9_241_705_984,
+     _KERAS % ("keras_hub/src/models/gemma/gemma_presets.py",
+               "gemma2_9b_en (params 9241705984)")),
+    ("gemma-2-2b", "gemma-2-2b.json", "Gemma2ForCausalLM", 2_614_341_888,
+     _KERAS % ("keras_hub/src/models/gemma/gemma_presets.py",
+               "gemma2_2b_en (params 2614341888)")),
+    ("Phi-3-mini-4k-instruct", "phi-3-mini-4k-instruct.json",
+     "Phi3ForCausalLM", 3_821_079_552,
+     _KERAS % ("keras_hub/src/models/phi3/phi3_presets.py",
+               "phi3_mini_4k_instruct_en (params 3821079552)")),
+    ("gpt-neox-20b", "gpt-neox-20b.json", "GPTNeoXForCausalLM",
+     20_554_567_680,
+     "EleutherAI/gpt-neox-20b model card (Hugging Face), model details "
+     "table: n_parameters 20554567680"),
+    # Derived: the Pythia paper publishes the non-embedding count; embed_in
+    # and embed_out (untied) add 2 * 50304 * 768 = 77,266,944.
+    ("pythia-160m", "pythia-160m.json", "GPTNeoXForCausalLM",
+     85_056_000 + 2 * 50_304 * 768,
+     "Pythia paper (Biderman et al. 2023, arXiv:2304.01373), Table 1: "
+     "Pythia-160M non-embedding parameters 85,056,000, plus embed_in and "
+     "embed_out 2 * 50304 * 768"),
+    ("Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b.json", "Qwen2MoeForCausalLM",
+     14_315_784_192,
+     _KERAS % ("keras_hub/src/models/qwen_moe/qwen_moe_presets.py",
+               "qwen1.5_moe_2.7b_en (params 14315784192); the model card "
+               "(Qwen/Qwen1.5-MoE-A2.7B) rounds it to 14.3B")),
 ]
 
 
