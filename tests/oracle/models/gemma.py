@@ -25,6 +25,10 @@ def _layer(cfg, *layer_norms):
     norms."""
     h = cfg.size("hidden_size")
     bias = cfg.flag("attention_bias")
+    # Gemma's config classes take null for these as None, which their
+    # attention cannot size (no fallback to the heads or the width).
+    cfg.size("num_key_value_heads")
+    cfg.size("head_dim")
     return (attention(cfg, h, bias, bias)
             + scoped("mlp", gated_mlp(h, cfg.size("intermediate_size")))
             + norms(h, *layer_norms))
