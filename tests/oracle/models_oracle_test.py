@@ -5,7 +5,8 @@ parameter counts and orders written out by hand.
 Every expected figure is a published count (cited in models/published.py)
 or written out here from the layer shapes, never read back from the oracle.
 
-Run: /usr/bin/python3 tests/oracle/models_test.py  (ctest: models_oracle_test)
+Run: /usr/bin/python3 tests/oracle/models_oracle_test.py
+     (ctest: models_oracle_test)
 """
 
 import json
