@@ -13,7 +13,7 @@ import pytest
 
 from chunkplan import models
 from oracle_cases import HF_CONFIGS, random_seed
-import models as oracle  # tests/oracle/models (oracle_cases puts it on the path)
+import models as oracle  # tests/oracle/models, on the path via oracle_cases
 
 # The oracle's random families whose model types the client supports.
 CLIENT_FAMILIES = ["gpt2", "bert", "opt", "llama", "llama3", "mistral",
