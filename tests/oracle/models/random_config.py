@@ -25,8 +25,8 @@ def leave_out(rng, config, key):
 def decoder_shape(rng, model_type, head_dim="either"):
     """A small LLaMA-like shape: grouped-query heads (kv heads dividing the
     heads), layers, intermediate size, vocabulary, and the width: heads *
-    head_dim with no head_dim key ("derived"), a head_dim key with a free
-    width ("explicit", as Gemma and LLaMA-3.2 publish), or either."""
+    head_dim with no head_dim key ("derived"), a head_dim key apart from
+    the width ("explicit", as Gemma publishes), or either."""
     kv_heads = rng.randint(1, 4)
     heads = kv_heads * rng.randint(1, 3)
     width = rng.randint(1, 8)
@@ -37,7 +37,8 @@ def decoder_shape(rng, model_type, head_dim="either"):
               "vocab_size": rng.randint(1, 300)}
     if head_dim == "explicit" or (head_dim == "either"
                                   and rng.random() < 0.5):
-        config.update(hidden_size=rng.randint(1, 40), head_dim=width)
+        # Still a multiple of the heads, which transformers 5 checks.
+        config.update(hidden_size=heads * rng.randint(1, 8), head_dim=width)
     else:
         config["hidden_size"] = heads * width
     return config
