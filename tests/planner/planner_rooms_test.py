@@ -1,6 +1,6 @@
 """The planner's rooms include one way (docs/architecture.md): each of
-candidate/, plan/, layout/ and engines/ includes only from itself, the rooms
-before it in that order, and the front's plain types (search_types.h,
+candidate/, plan/, layout/, engines/ and fit/ includes only from itself, the
+rooms before it in that order, and the front's plain types (search_types.h,
 objective.h); those types include no room. Fails naming every include that
 points the other way."""
 
@@ -8,7 +8,7 @@ import pathlib
 import re
 import sys
 
-ORDER = ["candidate", "plan", "layout", "engines"]
+ORDER = ["candidate", "plan", "layout", "engines", "fit"]
 TYPES = {"search_types.h", "objective.h"}
 INCLUDE = re.compile(r'#include "server/planner/([^"]+)"')
 
