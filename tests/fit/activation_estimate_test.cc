@@ -8,6 +8,7 @@
 #include "server/planner/fit/activation_estimate.h"
 
 #include <cstdint>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
