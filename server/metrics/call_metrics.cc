@@ -59,8 +59,7 @@ void CallMetrics::SetInFlightSource(std::function<int()> in_flight) {
   in_flight_ = std::move(in_flight);
 }
 
-void CallMetrics::SetStreamLimitClosesSource(
-    std::function<uint64_t()> closes) {
+void CallMetrics::SetStreamLimitClosesSource(std::function<uint64_t()> closes) {
   stream_limit_closes_ = std::move(closes);
 }
 

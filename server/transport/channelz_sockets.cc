@@ -24,8 +24,8 @@ absl::StatusOr<Struct> ParseJson(absl::string_view json) {
   Struct parsed;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(
-           std::string(json), &parsed, options)
+  if (!google::protobuf::util::JsonStringToMessage(std::string(json), &parsed,
+                                                   options)
            .ok()) {
     return absl::InvalidArgumentError("channelz answer is not JSON");
   }
@@ -80,8 +80,8 @@ int64_t Integer(const Struct& object, const std::string& key) {
 }
 
 absl::StatusOr<ChannelzPage> ParsePage(absl::string_view json,
-                                       const std::string& list,
-                                       const char* ref, const char* id_key) {
+                                       const std::string& list, const char* ref,
+                                       const char* id_key) {
   absl::StatusOr<Struct> parsed = ParseJson(json);
   if (!parsed.ok()) return parsed.status();
   ChannelzPage page;
@@ -108,8 +108,7 @@ using ChannelzText = std::unique_ptr<char, decltype(&gpr_free)>;
 ChannelzText Take(char* text) { return ChannelzText(text, &gpr_free); }
 
 // Appends the connections of server `server_id` to `out`.
-absl::Status ReadSocketsOf(int64_t server_id,
-                           std::vector<SocketStreams>& out) {
+absl::Status ReadSocketsOf(int64_t server_id, std::vector<SocketStreams>& out) {
   int64_t start = 0;
   for (;;) {
     ChannelzText text = Take(grpc_channelz_get_server_sockets(

@@ -1,6 +1,7 @@
 #include "server/transport/connection_gate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -92,8 +93,8 @@ void ConnectionGate::Record(int fd, std::string peer) {
     peer_of_fd_.resize(fd + 1);
   }
   std::string& held = peer_of_fd_[fd];
-  if (auto it = fd_of_peer_.find(held); it != fd_of_peer_.end() &&
-                                        it->second == fd) {
+  if (auto it = fd_of_peer_.find(held);
+      it != fd_of_peer_.end() && it->second == fd) {
     fd_of_peer_.erase(it);
   }
   held = std::move(peer);
@@ -107,8 +108,25 @@ bool ConnectionGate::ShutDownPeer(const std::string& peer) {
   // Under the lock: the descriptor cannot be recorded for a new peer
   // meanwhile (gRPC may still close it; then getpeername fails or, should
   // the number be reused at once, names another peer).
-  if (PeerAddressOf(it->second) != peer) return false;
-  return shutdown(it->second, SHUT_RDWR) == 0;
+  const int fd = it->second;
+  fd_of_peer_.erase(it);  // once: gRPC may take a while to close it
+  // A descriptor of our own for the socket now behind `fd`: gRPC may close
+  // `fd` and the number be reused meanwhile, but not this socket's.
+  const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return false;
+  bool done = false;
+  if (PeerAddressOf(own) == peer) {
+    // connect(AF_UNSPEC) aborts a TCP connection (RFC 793's ABORT): it
+    // resets it, drops the bytes received and not yet read, and wakes gRPC
+    // with ECONNRESET. shutdown() would let gRPC first read, and so open,
+    // every stream still in the socket's buffer.
+    sockaddr unspecified{};
+    unspecified.sa_family = AF_UNSPEC;
+    done = connect(own, &unspecified, sizeof(unspecified)) == 0 ||
+           shutdown(own, SHUT_RDWR) == 0;
+  }
+  close(own);
+  return done;
 }
 
 }  // namespace chunkplan::transport

@@ -59,10 +59,12 @@ class ConnectionGate {
   // Connections closed at once because the descriptor bound was reached.
   uint64_t refused() const { return refused_.load(); }
 
-  // Shuts down (both ways; gRPC then closes it) the connection handed over
-  // from `peer` (a PeerAddress), if its descriptor still belongs to that
-  // peer: gRPC closes connections without telling the gate, and their
-  // numbers are reused. Returns whether it did. Thread-safe.
+  // Aborts (resets; gRPC then closes it and frees its streams) the
+  // connection handed over from `peer` (a PeerAddress), if its descriptor
+  // still belongs to that peer: gRPC closes connections without telling the
+  // gate, and their numbers are reused. Bytes it has received that gRPC has
+  // not read are dropped. Returns whether it did, once per connection.
+  // Thread-safe.
   bool ShutDownPeer(const std::string& peer);
 
  private:

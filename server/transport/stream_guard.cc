@@ -69,25 +69,29 @@ void StreamGuard::Watch() {
         now - scanned < options_.rescan) {
       continue;
     }
-    Scan();
+    const size_t closed = Scan();
     const absl::Time done = absl::Now();
-    // Scans under a flood take at most a fifth of one core.
-    pause = std::max(options_.poll, 4 * (done - now));
+    // Scans take at most a fifth of one core, except while they find
+    // connections to close: then the next one follows a poll later.
+    if (closed == 0) pause = std::max(options_.poll, 4 * (done - now));
     resident_at_scan = ResidentBytes();
     scanned = done;
   }
 }
 
-void StreamGuard::Scan() {
+size_t StreamGuard::Scan() {
   absl::StatusOr<std::vector<SocketStreams>> sockets = ReadServerSockets();
-  if (!sockets.ok()) return;
+  if (!sockets.ok()) return 0;
+  size_t closed = 0;
   for (const size_t i : PickOverLimit(*sockets, options_.max_streams,
                                       options_.excess_budget)) {
     const SocketStreams& socket = (*sockets)[i];
     if (!gate_.ShutDownPeer(socket.peer)) continue;
+    ++closed;
     closed_.fetch_add(1);
     if (on_close_) on_close_(socket);
   }
+  return closed;
 }
 
 }  // namespace chunkplan::transport

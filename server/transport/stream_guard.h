@@ -34,10 +34,10 @@ struct StreamGuardOptions {
   // so only the largest excesses are closed, until the rest fit.
   int64_t excess_budget = 1024;
   // How often resident memory is read.
-  absl::Duration poll = absl::Milliseconds(20);
+  absl::Duration poll = absl::Milliseconds(10);
   // Connections are read when resident memory has grown this much since
   // the last reading of them, and at least every `rescan`.
-  int64_t growth_bytes = int64_t{16} << 20;
+  int64_t growth_bytes = int64_t{2} << 20;
   absl::Duration rescan = absl::Seconds(1);
 };
 
@@ -70,8 +70,9 @@ class StreamGuard {
 
  private:
   void Watch();
-  // Reads every connection and shuts down those PickOverLimit names.
-  void Scan();
+  // Reads every connection and aborts those PickOverLimit names; returns
+  // how many it aborted.
+  size_t Scan();
 
   ConnectionGate& gate_;
   const StreamGuardOptions options_;
