@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
@@ -32,12 +33,8 @@ absl::StatusOr<Struct> ParseJson(absl::string_view json) {
   return parsed;
 }
 
-// The member `key` of `object`, or null. gRPC 1.51 spells some members in
-// snake case ("tcpip_address"), proto3 JSON in lower camel case
-// ("tcpipAddress"): `key` is given in camel case and both are looked for.
-const Value* Member(const Struct& object, const std::string& key) {
-  auto it = object.fields().find(key);
-  if (it != object.fields().end()) return &it->second;
+// `key` in snake case: "tcpipAddress" -> "tcpip_address".
+std::string SnakeCase(absl::string_view key) {
   std::string snake;
   for (const char c : key) {
     if (c >= 'A' && c <= 'Z') {
@@ -47,7 +44,12 @@ const Value* Member(const Struct& object, const std::string& key) {
       snake += c;
     }
   }
-  it = object.fields().find(snake);
+  return snake;
+}
+
+// The member `key` of `object`, or null.
+const Value* Member(const Struct& object, const std::string& key) {
+  auto it = object.fields().find(key);
   return it == object.fields().end() ? nullptr : &it->second;
 }
 
@@ -77,6 +79,54 @@ int64_t Integer(const Struct& object, const std::string& key) {
     return static_cast<int64_t>(value->number_value());
   }
   return -1;
+}
+
+// The text after `"key":` in `json` (camel-case `key`, or its snake-case
+// spelling, which gRPC 1.51 uses for some members); empty when absent.
+// channelz's answers are machine-written: no spaces, no escapes in these
+// members' names or values.
+absl::string_view ValueAt(absl::string_view json, absl::string_view key) {
+  for (const std::string& name : {std::string(key), SnakeCase(key)}) {
+    const std::string quoted = absl::StrCat("\"", name, "\":");
+    const size_t at = json.find(quoted);
+    if (at != absl::string_view::npos) return json.substr(at + quoted.size());
+  }
+  return {};
+}
+
+// The object `"key":{...}` in `json`, braces included; empty when absent.
+absl::string_view ObjectAt(absl::string_view json, absl::string_view key) {
+  const absl::string_view value = ValueAt(json, key);
+  if (value.empty() || value[0] != '{') return {};
+  int depth = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '{') ++depth;
+    if (value[i] == '}' && --depth == 0) return value.substr(0, i + 1);
+  }
+  return {};
+}
+
+// The string `"key":"..."` in `json`; empty when absent.
+absl::string_view StringIn(absl::string_view json, absl::string_view key) {
+  const absl::string_view value = ValueAt(json, key);
+  if (value.empty() || value[0] != '"') return {};
+  const size_t end = value.find('"', 1);
+  return end == absl::string_view::npos ? absl::string_view()
+                                        : value.substr(1, end - 1);
+}
+
+// The integer `"key":N` or `"key":"N"` in `json`: 0 when absent (proto3
+// JSON leaves zeros out), -1 when unreadable.
+int64_t CounterIn(absl::string_view json, absl::string_view key) {
+  absl::string_view value = ValueAt(json, key);
+  if (value.empty()) return 0;
+  if (value[0] == '"') {
+    value = StringIn(json, key);
+  } else {
+    value = value.substr(0, value.find_first_not_of("0123456789"));
+  }
+  int64_t out = -1;
+  return absl::SimpleAtoi(value, &out) && out >= 0 ? out : -1;
 }
 
 absl::StatusOr<ChannelzPage> ParsePage(absl::string_view json,
@@ -132,29 +182,25 @@ absl::Status ReadSocketsOf(int64_t server_id, std::vector<SocketStreams>& out) {
 }  // namespace
 
 absl::StatusOr<SocketStreams> ParseSocket(absl::string_view json) {
-  absl::StatusOr<Struct> parsed = ParseJson(json);
-  if (!parsed.ok()) return parsed.status();
-  const Struct* socket = Object(*parsed, {"socket"});
-  if (socket == nullptr) {
+  // Read by hand, not through Struct: protobuf's JSON parser takes ten
+  // times as long as channelz takes to render the answer (docs/deploy.md).
+  if (!absl::StartsWith(json, "{\"socket\":{")) {
     return absl::InvalidArgumentError("channelz answer without a socket");
   }
   SocketStreams out;
-  if (const Struct* data = Object(*socket, {"data"}); data != nullptr) {
-    const int64_t started = Integer(*data, "streamsStarted");
-    const int64_t succeeded = Integer(*data, "streamsSucceeded");
-    const int64_t failed = Integer(*data, "streamsFailed");
-    if (started < 0 || succeeded < 0 || failed < 0) {
-      return absl::InvalidArgumentError("channelz stream counts unreadable");
-    }
-    out.open_streams = started - succeeded - failed;
+  const absl::string_view data = ObjectAt(json, "data");
+  const int64_t started = CounterIn(data, "streamsStarted");
+  const int64_t succeeded = CounterIn(data, "streamsSucceeded");
+  const int64_t failed = CounterIn(data, "streamsFailed");
+  if (started < 0 || succeeded < 0 || failed < 0) {
+    return absl::InvalidArgumentError("channelz stream counts unreadable");
   }
-  const Struct* tcp = Object(*socket, {"remote", "tcpipAddress"});
-  if (tcp != nullptr) {
-    const Value* ip = Member(*tcp, "ipAddress");
-    std::string bytes;
-    if (ip != nullptr && absl::Base64Unescape(ip->string_value(), &bytes)) {
-      out.peer = PeerAddress(bytes, static_cast<int>(Integer(*tcp, "port")));
-    }
+  out.open_streams = started - succeeded - failed;
+  const absl::string_view tcp =
+      ObjectAt(ObjectAt(json, "remote"), "tcpipAddress");
+  std::string bytes;
+  if (absl::Base64Unescape(StringIn(tcp, "ipAddress"), &bytes)) {
+    out.peer = PeerAddress(bytes, static_cast<int>(CounterIn(tcp, "port")));
   }
   return out;
 }

@@ -61,19 +61,22 @@ void StreamGuard::Watch() {
   int64_t resident_at_scan = ResidentBytes();
   absl::Time scanned = absl::Now();
   absl::Duration pause = options_.poll;
+  absl::Duration rescan = options_.rescan;
   while (!stop_.WaitForNotificationWithTimeout(pause)) {
     const int64_t resident = ResidentBytes();
     const absl::Time now = absl::Now();
     pause = options_.poll;
     if (resident - resident_at_scan < options_.growth_bytes &&
-        now - scanned < options_.rescan) {
+        now - scanned < rescan) {
       continue;
     }
     const size_t closed = Scan();
     const absl::Time done = absl::Now();
-    // Scans take at most a fifth of one core, except while they find
-    // connections to close: then the next one follows a poll later.
+    // While scans find connections to close, the next follows a poll
+    // later; otherwise growth-triggered scans take at most a fifth of one
+    // core, and periodic ones a fiftieth.
     if (closed == 0) pause = std::max(options_.poll, 4 * (done - now));
+    rescan = std::max(options_.rescan, 50 * (done - now));
     resident_at_scan = ResidentBytes();
     scanned = done;
   }
@@ -83,8 +86,8 @@ size_t StreamGuard::Scan() {
   absl::StatusOr<std::vector<SocketStreams>> sockets = ReadServerSockets();
   if (!sockets.ok()) return 0;
   size_t closed = 0;
-  for (const size_t i : PickOverLimit(*sockets, options_.max_streams,
-                                      options_.excess_budget)) {
+  for (const size_t i :
+       PickOverLimit(*sockets, options_.max_streams, options_.excess_budget)) {
     const SocketStreams& socket = (*sockets)[i];
     if (!gate_.ShutDownPeer(socket.peer)) continue;
     ++closed;

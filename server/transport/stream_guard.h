@@ -36,7 +36,9 @@ struct StreamGuardOptions {
   // How often resident memory is read.
   absl::Duration poll = absl::Milliseconds(10);
   // Connections are read when resident memory has grown this much since
-  // the last reading of them, and at least every `rescan`.
+  // the last reading of them (at most a fifth of one core's time goes to
+  // these readings, except while they find connections to close), and
+  // every `rescan` or 50 readings' time, whichever is longer.
   int64_t growth_bytes = int64_t{2} << 20;
   absl::Duration rescan = absl::Seconds(1);
 };

@@ -27,9 +27,9 @@ TEST(ParseSocketTest, OpenStreamsAreStartedLessEnded) {
 
 TEST(ParseSocketTest, CamelCaseAndEmptyDataAreRead) {
   // ::1 is fifteen zero bytes and a one: base64 "AAAAAAAAAAAAAAAAAAAAAQ==".
-  absl::StatusOr<SocketStreams> socket = ParseSocket(
-      R"({"socket":{"data":{},"remote":{"tcpipAddress":)"
-      R"({"ipAddress":"AAAAAAAAAAAAAAAAAAAAAQ==","port":9}}}})");
+  absl::StatusOr<SocketStreams> socket =
+      ParseSocket(R"({"socket":{"data":{},"remote":{"tcpipAddress":)"
+                  R"({"ipAddress":"AAAAAAAAAAAAAAAAAAAAAQ==","port":9}}}})");
   ASSERT_TRUE(socket.ok()) << socket.status();
   EXPECT_EQ(socket->open_streams, 0);
   EXPECT_EQ(socket->peer, "[::1]:9");
@@ -43,9 +43,9 @@ TEST(ParseSocketTest, SomethingElseIsInvalid) {
 }
 
 TEST(ParsePageTest, IdsAndTheEnd) {
-  absl::StatusOr<ChannelzPage> servers = ParseServerPage(
-      R"({"end":true,"server":[{"ref":{"serverId":"1"}},)"
-      R"({"ref":{"serverId":"12"}}]})");
+  absl::StatusOr<ChannelzPage> servers =
+      ParseServerPage(R"({"end":true,"server":[{"ref":{"serverId":"1"}},)"
+                      R"({"ref":{"serverId":"12"}}]})");
   ASSERT_TRUE(servers.ok()) << servers.status();
   EXPECT_EQ(servers->ids, (std::vector<int64_t>{1, 12}));
   EXPECT_TRUE(servers->end);

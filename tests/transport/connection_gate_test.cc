@@ -53,8 +53,7 @@ class ConnectionGateTest : public ::testing::Test {
     address.sin_port = htons(static_cast<uint16_t>(gate_->port()));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     EXPECT_EQ(
-        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-        0);
+        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     timeval patience{30, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
     sockaddr_storage local{};
