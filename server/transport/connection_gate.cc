@@ -105,15 +105,12 @@ bool ConnectionGate::ShutDownPeer(const std::string& peer) {
   absl::MutexLock lock(&peers_mu_);
   auto it = fd_of_peer_.find(peer);
   if (peer.empty() || it == fd_of_peer_.end()) return false;
-  // Under the lock: the descriptor cannot be recorded for a new peer
-  // meanwhile (gRPC may still close it; then getpeername fails or, should
-  // the number be reused at once, names another peer).
-  const int fd = it->second;
-  fd_of_peer_.erase(it);  // once: gRPC may take a while to close it
-  // A descriptor of our own for the socket now behind `fd`: gRPC may close
-  // `fd` and the number be reused meanwhile, but not this socket's.
-  const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  // A descriptor of our own for the socket now behind the recorded one:
+  // gRPC may close that and the number be reused meanwhile, but not this
+  // socket's.
+  const int own = fcntl(it->second, F_DUPFD_CLOEXEC, 0);
   if (own < 0) return false;
+  fd_of_peer_.erase(it);  // once: gRPC may take a while to close it
   bool done = false;
   if (PeerAddressOf(own) == peer) {
     // connect(AF_UNSPEC) aborts a TCP connection (RFC 793's ABORT): it

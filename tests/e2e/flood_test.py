@@ -19,6 +19,10 @@ keeps calling, and asserts:
                         connections that never grant flow-control window
   OversizeBodyTest      four 64 MiB - 1 bodies of packed numels at once
   ResetFloodTest        20,000 HEADERS+DATA+RST_STREAM
+  NoAckStreamTest       100,000 half-open streams on 20 connections that
+                        never acknowledge the server's SETTINGS (so gRPC
+                        1.51 does not apply the stream limit): the server
+                        aborts every one of them (the stream guard)
   MetricsAbuseTest      a 256 MiB POST and 20 slow-loris connections on
                         /metrics, while Prometheus-style scrapes go on
   HeavyCallersTest      64 callers of Frontier and CPU_SWEEP on LLaMA-2 70B
