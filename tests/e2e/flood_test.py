@@ -380,7 +380,7 @@ class NoAckStreamTest(MetricsFloodCase):
         on_streams(conns, self.STREAMS, SEARCH_PATH,
                    lambda conn, sid: conn.sock.sendall(
                        frame(DATA, 0, sid, partial)))
-        closed = closed_by_server(conns, self.CONNECTIONS, PATIENCE_S / 2)
+        closed = closed_by_server(conns, self.CONNECTIONS, PATIENCE_S)
         for conn in conns:
             conn.close()
         self.finish_probe()
