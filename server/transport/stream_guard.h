@@ -7,9 +7,9 @@
 // acknowledges can make the server hold any number of streams. A watch
 // thread reads the process's resident memory every few milliseconds and,
 // when it has grown or at a low rate, each connection's streams from
-// channelz; it shuts down the descriptors of the connections over the
-// limit (gRPC then closes them and frees their streams). docs/deploy.md,
-// "Limits", gives the bound and the costs.
+// channelz; it aborts the connections over the limit through the gate
+// (ConnectionGate::ShutDownPeer; gRPC then closes them and frees their
+// streams). docs/deploy.md, "Limits", gives what it bounds and its costs.
 
 #include <atomic>
 #include <cstdint>
