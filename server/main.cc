@@ -45,10 +45,12 @@
 #include "server/metrics/call_metrics.h"
 #include "server/metrics/metrics_http_server.h"
 #include "server/planner/planner.h"
+#include "server/service/call_log.h"
 #include "server/service/chunk_search_service.h"
 #include "server/service/service_options.h"
 #include "server/service/tls_credentials.h"
 #include "server/transport/connection_gate.h"
+#include "server/transport/stream_guard.h"
 #include "spdlog/spdlog.h"
 
 #ifndef CHUNKPLAN_VERSION
@@ -363,15 +365,52 @@ struct Serving {
   // TCP: the server's own accept loop; null for a Unix socket.
   std::unique_ptr<transport::ConnectionGate> gate;
   std::unique_ptr<grpc::Server> server;  // goes before gate and quota
-  std::string address;                   // as clients reach it
+  // Closes connections over --max_concurrent_streams (TCP only); goes
+  // before the gate it shuts connections down through.
+  std::unique_ptr<transport::StreamGuard> guard;
+  std::string address;  // as clients reach it
 };
 
-// Builds and starts the gRPC server for `service` on --listen. Errors:
+// Lines a second at most that the stream guard logs: a flood of hostile
+// connections costs the log a few lines, not a line each.
+constexpr uint32_t kStreamGuardLinesPerSecond = 10;
+
+// Starts the guard over `gate`'s connections: each connection it closes is
+// counted in `closes` and logged (rate-limited).
+std::unique_ptr<transport::StreamGuard> StartStreamGuard(
+    transport::ConnectionGate& gate, std::atomic<uint64_t>& closes) {
+  transport::StreamGuardOptions options;
+  options.max_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  return std::make_unique<transport::StreamGuard>(
+      gate, options, [&closes](const transport::SocketStreams& socket) {
+        closes.fetch_add(1);
+        static service::LogRateLimiter* const limiter =
+            new service::LogRateLimiter(kStreamGuardLinesPerSecond);
+        uint64_t suppressed = 0;
+        if (!limiter->Allow(service::LogRateLimiter::Clock::now(),
+                            &suppressed)) {
+          return;
+        }
+        spdlog::warn(
+            "chunkplan-server closed the connection from {}: {} streams "
+            "held, more than --max_concurrent_streams={} (its SETTINGS "
+            "never acknowledged){}",
+            socket.peer, socket.open_streams,
+            absl::GetFlag(FLAGS_max_concurrent_streams),
+            suppressed > 0
+                ? absl::StrCat(" (", suppressed, " such lines held back)")
+                : "");
+      });
+}
+
+// Builds and starts the gRPC server for `service` on --listen; over TCP,
+// the stream guard too, counting its closes in `stream_limit_closes`. Errors:
 // INVALID_ARGUMENT for a bad --listen, UNAVAILABLE when it cannot listen.
 absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     const service::ServiceOptions& options,
     service::ChunkSearchService& service,
-    const std::shared_ptr<grpc::ServerCredentials>& credentials) {
+    const std::shared_ptr<grpc::ServerCredentials>& credentials,
+    std::atomic<uint64_t>& stream_limit_closes) {
   const std::string listen = absl::GetFlag(FLAGS_listen);
   auto serving = std::make_unique<Serving>();
   grpc::EnableDefaultHealthCheckService(true);
@@ -401,7 +440,10 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   if (serving->server == nullptr || selected_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
   }
-  if (serving->gate != nullptr) serving->gate->Start(std::move(acceptor));
+  if (serving->gate != nullptr) {
+    serving->gate->Start(std::move(acceptor));
+    serving->guard = StartStreamGuard(*serving->gate, stream_limit_closes);
+  }
   serving->address = ListeningAddress(listen, selected_port);
   SetServing(*serving->server, true);
   return serving;
@@ -482,6 +524,9 @@ int RunServer(const sigset_t& termination_signals) {
         call_metrics.Observe(record.method, record);
       });
   ConnectMetrics(call_metrics, service);
+  std::atomic<uint64_t> stream_limit_closes{0};
+  call_metrics.SetStreamLimitClosesSource(
+      [&stream_limit_closes] { return stream_limit_closes.load(); });
   // Declared after the service: stops serving before the service goes.
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =
       StartMetrics(call_metrics);
@@ -491,7 +536,7 @@ int RunServer(const sigset_t& termination_signals) {
     return ExitCodeFor(metrics_server.status());
   }
   absl::StatusOr<std::unique_ptr<Serving>> serving =
-      StartServing(options, service, *credentials);
+      StartServing(options, service, *credentials, stream_limit_closes);
   if (!serving.ok()) {
     spdlog::critical("chunkplan-server {}",
                      std::string(serving.status().message()));

@@ -12,8 +12,12 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/server_builder.h"
 
 namespace chunkplan::transport {
@@ -55,12 +59,22 @@ class ConnectionGate {
   // Connections closed at once because the descriptor bound was reached.
   uint64_t refused() const { return refused_.load(); }
 
+  // Aborts (resets; gRPC then closes it and frees its streams) the
+  // connection handed over from `peer` (a PeerAddress), if its descriptor
+  // still belongs to that peer: gRPC closes connections without telling the
+  // gate, and their numbers are reused. Bytes it has received that gRPC has
+  // not read are dropped. Returns whether it did, once per connection.
+  // Thread-safe.
+  bool ShutDownPeer(const std::string& peer);
+
  private:
   ConnectionGate(int listen_fd, int port, int max_descriptor)
       : listen_fd_(listen_fd), port_(port), max_descriptor_(max_descriptor) {}
 
   void AcceptLoop(
       std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
+  // Remembers that `fd` now holds the connection from `peer`.
+  void Record(int fd, std::string peer);
 
   const int listen_fd_;
   const int port_;
@@ -69,6 +83,10 @@ class ConnectionGate {
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> refused_{0};
   std::thread thread_;
+  absl::Mutex peers_mu_;
+  // The peer of each descriptor handed over (by number), and back.
+  std::vector<std::string> peer_of_fd_ ABSL_GUARDED_BY(peers_mu_);
+  std::unordered_map<std::string, int> fd_of_peer_ ABSL_GUARDED_BY(peers_mu_);
 };
 
 }  // namespace chunkplan::transport

@@ -19,6 +19,10 @@ keeps calling, and asserts:
                         connections that never grant flow-control window
   OversizeBodyTest      four 64 MiB - 1 bodies of packed numels at once
   ResetFloodTest        20,000 HEADERS+DATA+RST_STREAM
+  NoAckStreamTest       100,000 half-open streams on 20 connections that
+                        never acknowledge the server's SETTINGS (so gRPC
+                        1.51 does not apply the stream limit): the server
+                        aborts every one of them (the stream guard)
   MetricsAbuseTest      a 256 MiB POST and 20 slow-loris connections on
                         /metrics, while Prometheus-style scrapes go on
   HeavyCallersTest      64 callers of Frontier and CPU_SWEEP on LLaMA-2 70B
@@ -34,9 +38,11 @@ CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
 import os
 import re
 import resource
+import select
 import socket
 import sys
 import threading
+import time
 import unittest
 import urllib.request
 
@@ -44,7 +50,7 @@ import grpc
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
-from h2_raw import RawConnection, grpc_frame  # noqa: E402
+from h2_raw import DATA, RawConnection, frame, grpc_frame  # noqa: E402
 from h2_raw import SETTINGS_MAX_CONCURRENT_STREAMS  # noqa: E402
 from server_test import (ROOT, SERVICE, Server, load,  # noqa: E402
                          search_stub, stubs, to_message)
@@ -325,6 +331,65 @@ class ResetFloodTest(MetricsFloodCase):
             conn.close()
         self.finish_probe()
         self.assertEqual(self.invalid_argument_count(), 0)
+
+
+def closed_by_server(conns, wanted, timeout):
+    """How many of `conns` the server has closed (their sockets read to the
+    end or reset), reading what they hold until `wanted` are or `timeout`
+    seconds have passed."""
+    open_socks = {conn.sock for conn in conns}
+    for sock in open_socks:
+        sock.setblocking(False)
+    closed = 0
+    deadline = time.monotonic() + timeout
+    while open_socks and closed < wanted and time.monotonic() < deadline:
+        readable, _, _ = select.select(list(open_socks), [], [], 0.2)
+        for sock in readable:
+            try:
+                ended = not sock.recv(1 << 16)
+            except BlockingIOError:
+                ended = False
+            except OSError:
+                ended = True
+            if ended:
+                open_socks.discard(sock)
+                closed += 1
+    return closed
+
+
+class NoAckStreamTest(MetricsFloodCase):
+    """A client that never acknowledges the server's SETTINGS (it never
+    reads), to which gRPC 1.51 does not apply --max_concurrent_streams:
+    5000 half-open streams on each of 20 connections, 100,000 in all (peak
+    RSS 1229 MiB before the stream guard)."""
+    CONNECTIONS = 20
+    STREAMS = 5000
+
+    def closes_counted(self):
+        match = re.search(r'chunkplan_connections_closed_total\{reason='
+                          r'"streams_over_limit"\} (\d+)',
+                          self.scrape()[1].decode())
+        return int(match.group(1)) if match else 0
+
+    def test_streams_beyond_the_limit_close_the_connection(self):
+        conns = [RawConnection((self.host, self.port))
+                 for _ in range(self.CONNECTIONS)]
+        partial = grpc_frame(b"\x0a" * 100, announced=(64 << 20) - 1)
+        # Raw DATA frames: RawConnection.send_data may read (and so
+        # acknowledge) the server's SETTINGS while it waits for window.
+        on_streams(conns, self.STREAMS, SEARCH_PATH,
+                   lambda conn, sid: conn.sock.sendall(
+                       frame(DATA, 0, sid, partial)))
+        closed = closed_by_server(conns, self.CONNECTIONS, PATIENCE_S)
+        for conn in conns:
+            conn.close()
+        self.finish_probe()
+        print(f"closed by the server: {closed} of {self.CONNECTIONS}",
+              file=sys.stderr)
+        # Each holds 4968 streams beyond the limit, more than the 1024 the
+        # guard leaves in all (docs/deploy.md): every one is closed.
+        self.assertEqual(closed, self.CONNECTIONS)
+        self.assertEqual(self.closes_counted(), self.CONNECTIONS)
 
 
 class MetricsAbuseTest(MetricsFloodCase):

@@ -1,0 +1,60 @@
+#include "server/transport/peer_address.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace chunkplan::transport {
+namespace {
+
+constexpr unsigned char kV4MappedPrefix[12] = {0, 0, 0, 0, 0,    0,
+                                               0, 0, 0, 0, 0xff, 0xff};
+
+}  // namespace
+
+std::string PeerAddress(absl::string_view ip_bytes, int port) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (ip_bytes.size() == 16 &&
+      std::memcmp(ip_bytes.data(), kV4MappedPrefix, 12) == 0) {
+    ip_bytes.remove_prefix(12);
+  }
+  if (ip_bytes.size() == 4) {
+    inet_ntop(AF_INET, ip_bytes.data(), text, sizeof(text));
+    return absl::StrCat(text, ":", port);
+  }
+  if (ip_bytes.size() == 16) {
+    inet_ntop(AF_INET6, ip_bytes.data(), text, sizeof(text));
+    return absl::StrCat("[", text, "]:", port);
+  }
+  return "";
+}
+
+std::string PeerAddress(const sockaddr* address, socklen_t length) {
+  if (address->sa_family == AF_INET && length >= sizeof(sockaddr_in)) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(address);
+    return PeerAddress(
+        absl::string_view(reinterpret_cast<const char*>(&v4->sin_addr), 4),
+        ntohs(v4->sin_port));
+  }
+  if (address->sa_family == AF_INET6 && length >= sizeof(sockaddr_in6)) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(address);
+    return PeerAddress(
+        absl::string_view(reinterpret_cast<const char*>(&v6->sin6_addr), 16),
+        ntohs(v6->sin6_port));
+  }
+  return "";
+}
+
+std::string PeerAddressOf(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return "";
+  }
+  return PeerAddress(reinterpret_cast<const sockaddr*>(&address), length);
+}
+
+}  // namespace chunkplan::transport
