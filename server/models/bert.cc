@@ -8,18 +8,6 @@
 namespace chunkplan::models {
 namespace {
 
-// BertConfig's defaults (configuration_bert.py: BERT base), and
-// PretrainedConfig's add_cross_attention and tie_word_embeddings.
-const nlohmann::json& Defaults() {
-  static const nlohmann::json* const defaults = new nlohmann::json{
-      {"vocab_size", 30522},          {"hidden_size", 768},
-      {"num_hidden_layers", 12},      {"num_attention_heads", 12},
-      {"intermediate_size", 3072},    {"max_position_embeddings", 512},
-      {"type_vocab_size", 2},         {"position_embedding_type", "absolute"},
-      {"add_cross_attention", false}, {"tie_word_embeddings", true}};
-  return *defaults;
-}
-
 // Refuses what changes the parameters and is not modelled: relative
 // position embeddings (a distance embedding per layer), cross attention.
 absl::Status CheckOptions(const HfConfig& cfg) {
@@ -58,9 +46,8 @@ void Layer(ParamBuilder& b, uint64_t h, uint64_t inter) {
   });
 }
 
-absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  const HfConfig cfg(config, Defaults());
   CHUNKPLAN_RETURN_IF_ERROR(CheckOptions(cfg));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t h, cfg.Size("hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t heads, cfg.Size("num_attention_heads"));
@@ -110,8 +97,18 @@ absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
 
 }  // namespace
 
+// BertConfig's defaults (configuration_bert.py: BERT base), and
+// PretrainedConfig's add_cross_attention and tie_word_embeddings.
 const Family& BertFamily() {
-  static const Family family{"bert", {"BertForMaskedLM", "BertModel"}, &Build};
+  static const Family family{"bert",
+                             {"BertForMaskedLM", "BertModel"},
+                             R"({
+        "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+        "num_attention_heads": 12, "intermediate_size": 3072,
+        "max_position_embeddings": 512, "type_vocab_size": 2,
+        "position_embedding_type": "absolute", "add_cross_attention": false,
+        "tie_word_embeddings": true})",
+                             &Build};
   return family;
 }
 

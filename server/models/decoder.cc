@@ -86,4 +86,43 @@ void CausalLm(ParamBuilder& b, absl::string_view architecture,
   }
 }
 
+absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg) {
+  Decoder decoder;
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
+                             ReadHeadDims(cfg, decoder.shape.hidden));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.inter, cfg.Size("intermediate_size"));
+  return decoder;
+}
+
+void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
+                  const Decoder& decoder, const LayerStyle& style,
+                  absl::FunctionRef<void(uint64_t)> feed_forward,
+                  ModelDescription& d) {
+  SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
+  const uint64_t h = decoder.shape.hidden;
+  CausalLm(b, architecture, decoder.shape, [&](uint64_t layer) {
+    Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias);
+    b.In(style.feed_forward, [&] { feed_forward(layer); });
+    Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
+    if (style.feed_forward_norms) {
+      Norms(b, h, {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
+    }
+  });
+}
+
+absl::Status BuildGatedDecoder(const HfConfig& cfg,
+                               absl::string_view architecture,
+                               const LayerStyle& style, bool mlp_bias,
+                               ParamBuilder& b, ModelDescription& d) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  BuildDecoder(
+      b, architecture, decoder, style,
+      [&](uint64_t) {
+        GatedMlp(b, decoder.shape.hidden, decoder.inter, mlp_bias);
+      },
+      d);
+  return absl::OkStatus();
+}
+
 }  // namespace chunkplan::models

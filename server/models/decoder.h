@@ -61,6 +61,38 @@ void CausalLm(ParamBuilder& b, absl::string_view architecture,
               const DecoderShape& shape,
               absl::FunctionRef<void(uint64_t)> layer);
 
+// A decoder's stack, heads and MLP width (intermediate_size).
+struct Decoder {
+  DecoderShape shape;
+  HeadDims dims;
+  uint64_t inter = 0;
+};
+absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg);
+
+// How a layer is laid out around its feed-forward part.
+struct LayerStyle {
+  bool qkv_bias = false, o_bias = false;   // the attention's biases
+  absl::string_view feed_forward = "mlp";  // the feed-forward part's scope
+  bool feed_forward_norms = false;         // Gemma-2's norms around the MLP
+};
+
+// Sets `d`'s shape facts and builds the decoder (CausalLm) whose layer i is
+// self_attn (Attention with the style's biases), feed_forward(i) under the
+// style's scope, input_layernorm, post_attention_layernorm and, with
+// feed_forward_norms, pre_feedforward_layernorm and
+// post_feedforward_layernorm.
+void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
+                  const Decoder& decoder, const LayerStyle& style,
+                  absl::FunctionRef<void(uint64_t)> feed_forward,
+                  ModelDescription& d);
+
+// Reads the decoder and builds it with the gated MLP of intermediate_size
+// (biased where `mlp_bias`) in every layer.
+absl::Status BuildGatedDecoder(const HfConfig& cfg,
+                               absl::string_view architecture,
+                               const LayerStyle& style, bool mlp_bias,
+                               ParamBuilder& b, ModelDescription& d);
+
 }  // namespace chunkplan::models
 
 #endif  // CHUNKPLAN_SERVER_MODELS_DECODER_H_

@@ -84,10 +84,10 @@ absl::Status CheckUnmodelled(const json& config) {
 }
 
 // One run of the family's build over `builder`; the first error of either.
-absl::Status Build(const Family& family, const json& config,
+absl::Status Build(const Family& family, const HfConfig& cfg,
                    ModelDescription& description, ParamBuilder& builder) {
   CHUNKPLAN_RETURN_IF_ERROR(
-      family.build(config, description.architecture, builder, description));
+      family.build(cfg, description.architecture, builder, description));
   return builder.status();
 }
 
@@ -107,13 +107,20 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
       description.architecture,
       ChooseArchitecture(*family, config,
                          {architecture.data(), architecture.size()}));
+  absl::StatusOr<json> defaults = ParseConfigJson(family->defaults);
+  if (!defaults.ok()) {
+    return absl::InternalError(absl::StrCat("the defaults of ",
+                                            family->model_type, ": ",
+                                            defaults.status().message()));
+  }
+  const HfConfig cfg(config, *defaults);
   // Count first: nothing grows before the model is known to fit.
   ParamBuilder counting(max_params, /*store=*/false);
-  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, config, description, counting));
+  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, counting));
   ParamBuilder storing(max_params, /*store=*/true);
   storing.names().reserve(counting.count());
   storing.numels().reserve(counting.count());
-  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, config, description, storing));
+  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
   description.total = storing.total();

@@ -8,24 +8,8 @@
 namespace chunkplan::models {
 namespace {
 
-// GPT2Config's defaults (configuration_gpt2.py: GPT-2 small), and
-// PretrainedConfig's tie_word_embeddings.
-const nlohmann::json& Defaults() {
-  static const nlohmann::json* const defaults =
-      new nlohmann::json{{"vocab_size", 50257},
-                         {"n_positions", 1024},
-                         {"n_embd", 768},
-                         {"n_layer", 12},
-                         {"n_head", 12},
-                         {"n_inner", nullptr},
-                         {"add_cross_attention", false},
-                         {"tie_word_embeddings", true}};
-  return *defaults;
-}
-
-absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  const HfConfig cfg(config, Defaults());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool cross, cfg.Flag("add_cross_attention"));
   if (cross) {
     return cfg.Refuse("add_cross_attention",
@@ -75,8 +59,16 @@ absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
 
 }  // namespace
 
+// GPT2Config's defaults (configuration_gpt2.py: GPT-2 small), and
+// PretrainedConfig's tie_word_embeddings.
 const Family& Gpt2Family() {
-  static const Family family{"gpt2", {"GPT2LMHeadModel", "GPT2Model"}, &Build};
+  static const Family family{"gpt2",
+                             {"GPT2LMHeadModel", "GPT2Model"},
+                             R"({
+        "vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
+        "n_layer": 12, "n_head": 12, "n_inner": null,
+        "add_cross_attention": false, "tie_word_embeddings": true})",
+                             &Build};
   return family;
 }
 

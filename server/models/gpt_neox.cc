@@ -9,19 +9,8 @@
 namespace chunkplan::models {
 namespace {
 
-// GPTNeoXConfig's defaults (configuration_gpt_neox.py: GPT-NeoX-20B).
-const nlohmann::json& Defaults() {
-  static const nlohmann::json* const defaults = new nlohmann::json{
-      {"vocab_size", 50432},         {"hidden_size", 6144},
-      {"num_hidden_layers", 44},     {"num_attention_heads", 64},
-      {"intermediate_size", 24576},  {"attention_bias", true},
-      {"tie_word_embeddings", false}};
-  return *defaults;
-}
-
-absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  const HfConfig cfg(config, Defaults());
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t h, cfg.Size("hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t heads, cfg.Size("num_attention_heads"));
   CHUNKPLAN_RETURN_IF_ERROR(
@@ -65,9 +54,15 @@ absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
 
 }  // namespace
 
+// GPTNeoXConfig's defaults (configuration_gpt_neox.py: GPT-NeoX-20B).
 const Family& GptNeoXFamily() {
-  static const Family family{
-      "gpt_neox", {"GPTNeoXForCausalLM", "GPTNeoXModel"}, &Build};
+  static const Family family{"gpt_neox",
+                             {"GPTNeoXForCausalLM", "GPTNeoXModel"},
+                             R"({
+        "vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44,
+        "num_attention_heads": 64, "intermediate_size": 24576,
+        "attention_bias": true, "tie_word_embeddings": false})",
+                             &Build};
   return family;
 }
 

@@ -8,24 +8,6 @@
 namespace chunkplan::models {
 namespace {
 
-// OPTConfig's defaults (configuration_opt.py: OPT-125m).
-const nlohmann::json& Defaults() {
-  static const nlohmann::json* const defaults =
-      new nlohmann::json{{"vocab_size", 50272},
-                         {"hidden_size", 768},
-                         {"num_hidden_layers", 12},
-                         {"ffn_dim", 3072},
-                         {"max_position_embeddings", 2048},
-                         {"num_attention_heads", 12},
-                         {"do_layer_norm_before", true},
-                         {"_remove_final_layer_norm", false},
-                         {"word_embed_proj_dim", nullptr},
-                         {"enable_bias", true},
-                         {"layer_norm_elementwise_affine", true},
-                         {"tie_word_embeddings", true}};
-  return *defaults;
-}
-
 // OPTLearnedPositionalEmbedding keeps 2 rows more than the positions.
 constexpr uint64_t kPositionOffset = 2;
 
@@ -76,9 +58,8 @@ void Layer(ParamBuilder& b, const Shape& s) {
   LayerNorm(b, "final_layer_norm", s.h, s.affine);
 }
 
-absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  const HfConfig cfg(config, Defaults());
   CHUNKPLAN_ASSIGN_OR_RETURN(Shape s, ReadShape(cfg));
   CHUNKPLAN_ASSIGN_OR_RETURN(d.num_attention_heads,
                              cfg.Size("num_attention_heads"));
@@ -108,8 +89,18 @@ absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
 
 }  // namespace
 
+// OPTConfig's defaults (configuration_opt.py: OPT-125m).
 const Family& OptFamily() {
-  static const Family family{"opt", {"OPTForCausalLM", "OPTModel"}, &Build};
+  static const Family family{"opt",
+                             {"OPTForCausalLM", "OPTModel"},
+                             R"({
+        "vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12,
+        "ffn_dim": 3072, "max_position_embeddings": 2048,
+        "num_attention_heads": 12, "do_layer_norm_before": true,
+        "_remove_final_layer_norm": false, "word_embed_proj_dim": null,
+        "enable_bias": true, "layer_norm_elementwise_affine": true,
+        "tie_word_embeddings": true})",
+                             &Build};
   return family;
 }
 

@@ -15,27 +15,6 @@
 namespace chunkplan::models {
 namespace {
 
-// Qwen2MoeConfig's defaults (configuration_qwen2_moe.py: Qwen1.5-MoE-A2.7B's
-// shape).
-const nlohmann::json& Defaults() {
-  static const nlohmann::json* const defaults =
-      new nlohmann::json{{"vocab_size", 151936},
-                         {"hidden_size", 2048},
-                         {"intermediate_size", 5632},
-                         {"num_hidden_layers", 24},
-                         {"num_attention_heads", 16},
-                         {"num_key_value_heads", 16},
-                         {"head_dim", nullptr},
-                         {"qkv_bias", true},
-                         {"decoder_sparse_step", 1},
-                         {"moe_intermediate_size", 1408},
-                         {"shared_expert_intermediate_size", 5632},
-                         {"num_experts", 60},
-                         {"mlp_only_layers", nullptr},
-                         {"tie_word_embeddings", false}};
-  return *defaults;
-}
-
 // What a sparse layer reads; experts == 0 makes every layer dense.
 struct Moe {
   uint64_t experts = 0, step = 1, expert_inter = 0, shared_inter = 0;
@@ -71,44 +50,52 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   Linear(b, "shared_expert_gate", h, 1, /*bias=*/false);
 }
 
-absl::Status Build(const nlohmann::json& config, absl::string_view architecture,
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  const HfConfig cfg(config, Defaults());
-  CHUNKPLAN_ASSIGN_OR_RETURN(DecoderShape shape, ReadDecoderShape(cfg));
-  CHUNKPLAN_ASSIGN_OR_RETURN(HeadDims dims, ReadHeadDims(cfg, shape.hidden));
+  Decoder decoder;
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
+                             ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool qkv_bias, cfg.Flag("qkv_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg));
-  // The dense MLP's size is read where some layer is dense.
-  uint64_t inter = 0;
+  // The dense MLP's width is read where some layer is dense; the shape
+  // fact is that width, else an expert's.
   const bool any_dense =
       moe.experts == 0 || moe.step > 1 ||
-      (!moe.dense_only.empty() && moe.dense_only[0] < shape.layers);
+      (!moe.dense_only.empty() && moe.dense_only[0] < decoder.shape.layers);
+  decoder.inter = moe.expert_inter;
   if (any_dense) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(inter, cfg.Size("intermediate_size"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(decoder.inter, cfg.Size("intermediate_size"));
   }
-  // The shape fact: the dense MLP's width, else an expert's.
-  SetDecoderFacts(shape, dims, any_dense ? inter : moe.expert_inter, d);
+  const uint64_t h = decoder.shape.hidden;
   // Qwen2MoeDecoderLayer: self_attn, mlp, input_layernorm,
   // post_attention_layernorm.
-  CausalLm(b, architecture, shape, [&](uint64_t layer) {
-    Attention(b, dims, shape.hidden, qkv_bias, /*o_bias=*/false);
-    b.In("mlp", [&] {
-      if (moe.Sparse(layer)) {
-        SparseBlock(b, shape.hidden, moe);
-      } else {
-        GatedMlp(b, shape.hidden, inter, /*bias=*/false);
-      }
-    });
-    Norms(b, shape.hidden, {"input_layernorm", "post_attention_layernorm"});
-  });
+  auto mlp = [&](uint64_t layer) {
+    if (moe.Sparse(layer)) {
+      SparseBlock(b, h, moe);
+    } else {
+      GatedMlp(b, h, decoder.inter, /*bias=*/false);
+    }
+  };
+  BuildDecoder(b, architecture, decoder, {.qkv_bias = qkv_bias}, mlp, d);
   return absl::OkStatus();
 }
 
 }  // namespace
 
+// Qwen2MoeConfig's defaults (configuration_qwen2_moe.py: Qwen1.5-MoE-A2.7B's
+// shape).
 const Family& Qwen2MoeFamily() {
-  static const Family family{
-      "qwen2_moe", {"Qwen2MoeForCausalLM", "Qwen2MoeModel"}, &Build};
+  static const Family family{"qwen2_moe",
+                             {"Qwen2MoeForCausalLM", "Qwen2MoeModel"},
+                             R"({
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
+        "num_hidden_layers": 24, "num_attention_heads": 16,
+        "num_key_value_heads": 16, "head_dim": null, "qkv_bias": true,
+        "decoder_sparse_step": 1, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "num_experts": 60,
+        "mlp_only_layers": null, "tie_word_embeddings": false})",
+                             &Build};
   return family;
 }
 

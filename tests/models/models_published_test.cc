@@ -11,8 +11,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/models/model_description.h"
 
@@ -120,6 +122,51 @@ INSTANTIATE_TEST_SUITE_P(Models, PublishedTotalTest,
                            }
                            return name;
                          });
+
+// The published count of `file`'s model, from kPublished.
+uint64_t PublishedTotal(const std::string& file) {
+  for (const Published& p : kPublished) {
+    if (p.file == file) return p.total;
+  }
+  ADD_FAILURE() << file << " is not in kPublished";
+  return 0;
+}
+
+// A config of model_type alone describes the config class's default model:
+// for most families a published one (the class documents it), so the
+// defaults tables are checked against published counts too. Qwen2's and
+// OPT's defaults (OPT-125m) have no count published here; they describe.
+TEST(DefaultsTest, TheConfigClassDefaultsDescribeThePublishedModel) {
+  const std::pair<const char*, const char*> kDefaultModel[] = {
+      {"gpt2", "gpt2-defaults.json"},
+      {"llama", "llama-2-7b.json"},
+      {"mistral", "mistral-7b-v0.1.json"},
+      {"mixtral", "mixtral-8x7b-v0.1.json"},
+      {"gemma", "gemma-7b.json"},
+      {"gemma2", "gemma-2-2b.json"},
+      {"phi3", "phi-3-mini-4k-instruct.json"},
+      {"gpt_neox", "gpt-neox-20b.json"},
+      {"qwen2_moe", "qwen1.5-moe-a2.7b.json"}};
+  for (const auto& [model_type, file] : kDefaultModel) {
+    absl::StatusOr<ModelDescription> d = DescribeModel(
+        absl::StrCat("{\"model_type\": \"", model_type, "\"}"), "", kNoLimit);
+    ASSERT_TRUE(d.ok()) << model_type << ": " << d.status();
+    EXPECT_EQ(d->total, PublishedTotal(file)) << model_type;
+  }
+  // BertConfig's defaults are BERT base: KerasHub bert_base_en_uncased
+  // (params 109482240, the backbone with its pooler, as BertModel).
+  absl::StatusOr<ModelDescription> bert =
+      DescribeModel("{\"model_type\": \"bert\"}", "BertModel", kNoLimit);
+  ASSERT_TRUE(bert.ok()) << bert.status();
+  EXPECT_EQ(bert->total, 109'482'240u);
+  for (const char* model_type : {"opt", "qwen2"}) {
+    EXPECT_TRUE(
+        DescribeModel(absl::StrCat("{\"model_type\": \"", model_type, "\"}"),
+                      "", kNoLimit)
+            .ok())
+        << model_type;
+  }
+}
 
 // Every family the issue lists has a published count above.
 TEST(PublishedTotalTest, EveryFamilyIsCovered) {
