@@ -172,7 +172,7 @@ def expect_phi3(c):
     h, inter = c["hidden_size"], c["intermediate_size"]
     heads = c["num_attention_heads"]
     kv = value(c, "num_key_value_heads", heads)
-    hd = h // heads
+    hd = value(c, "head_dim", h // heads)
     # o_proj heads*hd*h, qkv_proj h*(heads + 2kv)*hd, gate_up_proj
     # h*2*inter, down_proj inter*h.
     layer = (heads * hd * h + h * (heads + 2 * kv) * hd + h * 2 * inter

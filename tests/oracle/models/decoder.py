@@ -2,7 +2,8 @@
 gated MLP, and the decoder stack with its optional language-model head."""
 
 from .hf_config import divisible
-from .layers import embedding, linear, repeated, rms_norm, scoped
+from .layers import (embedding, linear, repeated, rms_norm, scoped,
+                     with_head)
 
 
 def head_dims(cfg, h):
@@ -51,7 +52,4 @@ def causal_lm(cfg, architecture, layer):
              + rms_norm("norm", h))
     if not architecture.endswith("ForCausalLM"):
         return model
-    params = scoped("model", model)
-    if not cfg.flag("tie_word_embeddings"):
-        params += linear("lm_head", h, vocab, bias=False)
-    return params
+    return with_head(cfg, model, "model", "lm_head", h, vocab)

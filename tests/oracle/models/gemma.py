@@ -6,7 +6,7 @@ before and after the MLP."""
 from .decoder import attention, causal_lm, gated_mlp, norms
 from .family import Family
 from .layers import scoped
-from .random_config import common_head, heads_and_width, maybe
+from .random_config import common_head, decoder_shape, maybe
 
 # GemmaConfig's defaults (Gemma 7B) and Gemma2Config's (Gemma-2 2B).
 _GEMMA_DEFAULTS = {
@@ -46,13 +46,7 @@ def _gemma2(cfg, architecture):
 
 
 def _random(rng, family):
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    config = {"model_type": family.model_type,
-              "hidden_size": rng.randint(1, 40), "head_dim": head_dim,
-              "num_attention_heads": heads, "num_key_value_heads": kv_heads,
-              "num_hidden_layers": rng.randint(1, 3),
-              "intermediate_size": rng.randint(1, 40),
-              "vocab_size": rng.randint(1, 300)}
+    config = decoder_shape(rng, family.model_type, head_dim="explicit")
     maybe(rng, config, "attention_bias", rng.random() < 0.5)
     return common_head(rng, config, family)
 

@@ -2,7 +2,7 @@
 
 from .family import Family
 from .hf_config import divisible
-from .layers import conv1d, embedding, layer_norm, linear, repeated, scoped
+from .layers import conv1d, embedding, layer_norm, repeated, with_head
 from .random_config import common_head, maybe
 
 # GPT2Config's defaults (GPT-2 small).
@@ -35,10 +35,7 @@ def _params(cfg, architecture):
              + layer_norm("ln_f", d))
     if architecture == "GPT2Model":
         return model
-    params = scoped("transformer", model)
-    if not cfg.flag("tie_word_embeddings"):
-        params += linear("lm_head", d, vocab, bias=False)
-    return params
+    return with_head(cfg, model, "transformer", "lm_head", d, vocab)
 
 
 def random_config(rng):

@@ -3,7 +3,7 @@ GPTNeoXForCausalLM)."""
 
 from .family import Family
 from .hf_config import divisible
-from .layers import embedding, layer_norm, linear, repeated, scoped
+from .layers import embedding, layer_norm, linear, repeated, with_head
 from .random_config import common_head, maybe
 
 # GPTNeoXConfig's defaults (GPT-NeoX-20B).
@@ -41,10 +41,7 @@ def _params(cfg, architecture):
     if architecture == "GPTNeoXModel":
         return model
     # GPTNeoXForCausalLM: gpt_neox, then embed_out unless tied to embed_in.
-    params = scoped("gpt_neox", model)
-    if not cfg.flag("tie_word_embeddings"):
-        params += linear("embed_out", h, vocab, bias=False)
-    return params
+    return with_head(cfg, model, "gpt_neox", "embed_out", h, vocab)
 
 
 def random_config(rng):

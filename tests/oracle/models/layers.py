@@ -55,3 +55,14 @@ def repeated(prefix, count, block):
     for i in range(count):
         params += scoped("%s.%d" % (prefix, i), block(i))
     return params
+
+
+def with_head(cfg, model, base_prefix, head_name, width, vocab):
+    """A language-model class around a bare model's parameters `model`: the
+    bare model as attribute `base_prefix`, then the head `head_name`
+    (nn.Linear(width, vocab, bias=False)) unless tie_word_embeddings ties
+    it to the input embeddings, which are then listed once."""
+    params = scoped(base_prefix, model)
+    if not cfg.flag("tie_word_embeddings"):
+        params += linear(head_name, width, vocab, bias=False)
+    return params

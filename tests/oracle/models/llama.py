@@ -4,7 +4,7 @@ LlamaModel and LlamaForCausalLM)."""
 from .decoder import attention, causal_lm, gated_mlp, norms
 from .family import Family
 from .layers import scoped
-from .random_config import common_head, heads_and_width, maybe
+from .random_config import common_head, decoder_shape, leave_out, maybe
 
 # LlamaConfig's defaults (LLaMA-7B).
 _DEFAULTS = {
@@ -28,23 +28,11 @@ def _params(cfg, architecture):
     return causal_lm(cfg, architecture, lambda i: layer)
 
 
-def _random_shape(rng, config):
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    config.update(num_attention_heads=heads, num_hidden_layers=rng.randint(
-        1, 3), intermediate_size=rng.randint(1, 40),
-        vocab_size=rng.randint(1, 300))
-    maybe(rng, config, "num_key_value_heads", kv_heads)
-    if rng.random() < 0.5:
-        config["hidden_size"] = heads * head_dim
-    else:   # an explicit head_dim, the width free (as in LLaMA-3.2)
-        config.update(hidden_size=rng.randint(1, 40), head_dim=head_dim)
-
-
 def random_config(rng):
     """A small LLaMA / LLaMA-2 config (attention and MLP biases at random,
     or left out)."""
-    config = {"model_type": "llama"}
-    _random_shape(rng, config)
+    config = decoder_shape(rng, "llama")
+    leave_out(rng, config, "num_key_value_heads")
     maybe(rng, config, "attention_bias", rng.random() < 0.5)
     maybe(rng, config, "mlp_bias", rng.random() < 0.5)
     return common_head(rng, config, FAMILY)
@@ -53,13 +41,12 @@ def random_config(rng):
 def random_llama3_config(rng):
     """A small config shaped as LLaMA-3/3.x publishes them: grouped-query
     attention, llama3 rope scaling, head_dim and tying as in 3.2 1B/3B."""
-    config = {"model_type": "llama", "attention_bias": False,
-              "mlp_bias": False, "rope_theta": 500000.0,
-              "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0,
-                               "low_freq_factor": 1.0,
-                               "original_max_position_embeddings": 8192,
-                               "rope_type": "llama3"}}
-    _random_shape(rng, config)
+    config = decoder_shape(rng, "llama")
+    config.update(attention_bias=False, mlp_bias=False, rope_theta=500000.0,
+                  rope_scaling={"factor": 32.0, "high_freq_factor": 4.0,
+                                "low_freq_factor": 1.0,
+                                "original_max_position_embeddings": 8192,
+                                "rope_type": "llama3"})
     config["tie_word_embeddings"] = rng.random() < 0.5
     maybe(rng, config, "architectures", [rng.choice(FAMILY.architectures)])
     return config

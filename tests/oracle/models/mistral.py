@@ -5,7 +5,7 @@ them (Mixtral's experts as one module per expert with w1, w2, w3)."""
 from .decoder import attention, causal_lm, gated_mlp, norms
 from .family import Family
 from .layers import linear, repeated, scoped
-from .random_config import common_head, heads_and_width, maybe
+from .random_config import common_head, decoder_shape, maybe
 
 # The config classes' defaults (Mistral-7B, Mixtral-8x7B).
 _MISTRAL_DEFAULTS = {
@@ -47,28 +47,14 @@ def _mixtral(cfg, architecture):
     return causal_lm(cfg, architecture, lambda i: layer)
 
 
-def _random_common(rng, model_type):
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    config = {"model_type": model_type, "num_attention_heads": heads,
-              "num_key_value_heads": kv_heads,
-              "num_hidden_layers": rng.randint(1, 3),
-              "intermediate_size": rng.randint(1, 40),
-              "vocab_size": rng.randint(1, 300)}
-    if rng.random() < 0.5:
-        config["hidden_size"] = heads * head_dim
-    else:   # an explicit head_dim, the width free (as in Mistral-Nemo)
-        config.update(hidden_size=rng.randint(1, 40), head_dim=head_dim)
-    return config
-
-
 def random_mistral_config(rng):
     """A small Mistral config."""
-    return common_head(rng, _random_common(rng, "mistral"), MISTRAL)
+    return common_head(rng, decoder_shape(rng, "mistral"), MISTRAL)
 
 
 def random_mixtral_config(rng):
     """A small Mixtral config."""
-    config = _random_common(rng, "mixtral")
+    config = decoder_shape(rng, "mixtral")
     maybe(rng, config, "num_local_experts", rng.randint(1, 5))
     config["num_experts_per_tok"] = 1
     return common_head(rng, config, MIXTRAL)

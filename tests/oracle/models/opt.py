@@ -2,7 +2,8 @@
 
 from .family import Family
 from .hf_config import divisible
-from .layers import embedding, layer_norm, linear, repeated, scoped
+from .layers import (embedding, layer_norm, linear, repeated, scoped,
+                     with_head)
 from .random_config import common_head, maybe
 
 # OPTConfig's defaults (OPT-125m).
@@ -58,12 +59,9 @@ def _params(cfg, architecture):
     model = scoped("decoder", _decoder(cfg))
     if architecture == "OPTModel":
         return model
-    params = scoped("model", model)
-    if not cfg.flag("tie_word_embeddings"):
-        proj = (cfg.optional_size("word_embed_proj_dim")
-                or cfg.size("hidden_size"))
-        params += linear("lm_head", proj, cfg.size("vocab_size"), bias=False)
-    return params
+    proj = cfg.optional_size("word_embed_proj_dim") or cfg.size("hidden_size")
+    return with_head(cfg, model, "model", "lm_head", proj,
+                     cfg.size("vocab_size"))
 
 
 def random_config(rng):

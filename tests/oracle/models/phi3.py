@@ -5,7 +5,7 @@ gate_up_proj."""
 from .decoder import causal_lm, head_dims, norms
 from .family import Family
 from .layers import linear, scoped
-from .random_config import common_head, heads_and_width, maybe
+from .random_config import common_head, decoder_shape, leave_out
 
 # Phi3Config's defaults (Phi-3-mini).
 _DEFAULTS = {
@@ -33,13 +33,8 @@ def _params(cfg, architecture):
 
 def random_config(rng):
     """A small Phi-3 config."""
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    config = {"model_type": "phi3", "hidden_size": heads * head_dim,
-              "num_attention_heads": heads,
-              "num_hidden_layers": rng.randint(1, 3),
-              "intermediate_size": rng.randint(1, 40),
-              "vocab_size": rng.randint(1, 300)}
-    maybe(rng, config, "num_key_value_heads", kv_heads)
+    config = decoder_shape(rng, "phi3")
+    leave_out(rng, config, "num_key_value_heads")
     return common_head(rng, config, FAMILY)
 
 

@@ -4,7 +4,7 @@ Qwen2ForCausalLM): LLaMA's layer with biases on q, k and v."""
 from .decoder import attention, causal_lm, gated_mlp, norms
 from .family import Family
 from .layers import scoped
-from .random_config import common_head, heads_and_width
+from .random_config import common_head, decoder_shape
 
 # Qwen2Config's defaults.
 _DEFAULTS = {
@@ -28,14 +28,10 @@ def _params(cfg, architecture):
 
 def random_config(rng):
     """A small Qwen2 config (tied as Qwen2.5's 0.5B-3B, or not)."""
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    config = {"model_type": "qwen2", "hidden_size": heads * head_dim,
-              "num_attention_heads": heads,
-              "num_key_value_heads": rng.choice([kv_heads, None]),
-              "num_hidden_layers": rng.randint(1, 3),
-              "intermediate_size": rng.randint(1, 40),
-              "vocab_size": rng.randint(1, 300),
-              "use_sliding_window": False}
+    config = decoder_shape(rng, "qwen2")
+    config["use_sliding_window"] = False
+    if rng.random() < 0.5:  # null: as many as the heads
+        config["num_key_value_heads"] = None
     return common_head(rng, config, FAMILY)
 
 

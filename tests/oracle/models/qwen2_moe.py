@@ -6,7 +6,7 @@ the layers that mlp_only_layers and decoder_sparse_step make sparse."""
 from .decoder import attention, causal_lm, gated_mlp, norms
 from .family import Family
 from .layers import linear, repeated, scoped
-from .random_config import common_head, heads_and_width, maybe
+from .random_config import common_head, decoder_shape, maybe
 
 # Qwen2MoeConfig's defaults (Qwen1.5-MoE-A2.7B's shape).
 _DEFAULTS = {
@@ -56,18 +56,13 @@ def _params(cfg, architecture):
 def random_config(rng):
     """A small Qwen2-MoE config: experts (or none), a sparse step, dense
     layers listed."""
-    heads, kv_heads, head_dim = heads_and_width(rng)
-    layers = rng.randint(1, 4)
-    config = {"model_type": "qwen2_moe", "hidden_size": heads * head_dim,
-              "num_attention_heads": heads, "num_key_value_heads": kv_heads,
-              "num_hidden_layers": layers,
-              "intermediate_size": rng.randint(1, 40),
-              "moe_intermediate_size": rng.randint(1, 20),
-              "shared_expert_intermediate_size": rng.randint(1, 40),
-              "num_experts": rng.choice([0, 1, 2, 4, 6]),
-              "num_experts_per_tok": 1,
-              "decoder_sparse_step": rng.randint(1, 3),
-              "vocab_size": rng.randint(1, 300)}
+    config = decoder_shape(rng, "qwen2_moe")
+    layers = config["num_hidden_layers"] = rng.randint(1, 4)
+    config.update(moe_intermediate_size=rng.randint(1, 20),
+                  shared_expert_intermediate_size=rng.randint(1, 40),
+                  num_experts=rng.choice([0, 1, 2, 4, 6]),
+                  num_experts_per_tok=1,
+                  decoder_sparse_step=rng.randint(1, 3))
     maybe(rng, config, "mlp_only_layers",
           rng.sample(range(layers), rng.randint(0, layers)))
     maybe(rng, config, "qkv_bias", rng.random() < 0.5)

@@ -5,11 +5,13 @@ parameter counts and orders written out by hand.
 Every expected figure is a published count (cited in models/published.py)
 or written out here from the layer shapes, never read back from the oracle.
 
-Run: /usr/bin/python3 tests/oracle/models_test.py  (ctest: models_oracle_test)
+Run: /usr/bin/python3 tests/oracle/models_oracle_test.py
+     (ctest: models_oracle_test)
 """
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -253,6 +255,40 @@ class ConfigTest(unittest.TestCase):
                 f.write("[]")
             with self.assertRaisesRegex(ValueError, "not a JSON object"):
                 models.describe(listed)
+
+
+class CommandLineTest(unittest.TestCase):
+    """models_oracle.py, the oracle for tests in other languages."""
+    COMMAND = [sys.executable, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "models_oracle.py")]
+
+    def run_oracle(self, args, text=""):
+        return subprocess.run(self.COMMAND + args, input=text, check=True,
+                              capture_output=True, text=True).stdout
+
+    def test_describe_lines(self):
+        with open(data("mistral-7b-v0.1.json")) as f:
+            text = f.read()
+        requests = [{"hf_config_json": text},
+                    {"config": {"model_type": "t5"}},
+                    {"hf_config_json": text, "architecture": "MistralModel"}]
+        out = self.run_oracle(["--jsonl"], "".join(
+            json.dumps(r) + "\n" for r in requests)).splitlines()
+        first, second, third = (json.loads(line) for line in out)
+        self.assertEqual(first["total"], 7_241_732_096)
+        self.assertEqual(first["numels"], numels(data("mistral-7b-v0.1.json")))
+        self.assertEqual(len(first["names"]), len(first["numels"]))
+        self.assertIn("model_type", second["error"])
+        self.assertEqual(third["total"], 7_241_732_096 - 32000 * 4096)
+
+    def test_random_configs_and_families(self):
+        families = self.run_oracle(["--families"]).split()
+        self.assertEqual(families, models.FAMILIES)
+        out = self.run_oracle(["--random", "qwen2_moe", "--seed", "7",
+                               "--count", "3"]).splitlines()
+        self.assertEqual(len(out), 3)
+        for line in out:
+            self.assertEqual(json.loads(line)["model_type"], "qwen2_moe")
 
 
 if __name__ == "__main__":
