@@ -15,24 +15,45 @@
 namespace chunkplan::models {
 namespace {
 
-// What a sparse layer reads; experts == 0 makes every layer dense.
+// Which layers are sparse, and what a sparse layer reads; experts == 0
+// makes every layer dense.
 struct Moe {
-  uint64_t experts = 0, step = 1, expert_inter = 0, shared_inter = 0;
+  uint64_t layers = 0, experts = 0, step = 1;
+  uint64_t expert_inter = 0, shared_inter = 0;
   std::vector<uint64_t> dense_only;  // mlp_only_layers, sorted
 
+  // As Qwen2MoeDecoderLayer chooses: not in mlp_only_layers, experts, and
+  // (layer + 1) a multiple of decoder_sparse_step.
   bool Sparse(uint64_t layer) const {
     return experts > 0 && (layer + 1) % step == 0 &&
            !std::binary_search(dense_only.begin(), dense_only.end(), layer);
   }
+  // Whether some layer is sparse: the first multiple of the step outside
+  // mlp_only_layers (at most dense_only.size() + 1 tries).
+  bool AnySparse() const {
+    if (experts == 0) return false;
+    for (uint64_t layer = step - 1; layer < layers; layer += step) {
+      if (Sparse(layer)) return true;
+      if (layers - layer <= step) break;  // layer + step would pass layers
+    }
+    return false;
+  }
+  // Whether some layer is dense: with a step past 1, layer 0 is.
+  bool AnyDense() const {
+    return experts == 0 || step > 1 ||
+           (!dense_only.empty() && dense_only.front() < layers);
+  }
 };
 
 // The sizes are read only where a layer needs them, as the modules do.
-absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg) {
+absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers) {
   Moe moe;
+  moe.layers = layers;
   CHUNKPLAN_ASSIGN_OR_RETURN(moe.dense_only, cfg.IndexList("mlp_only_layers"));
   CHUNKPLAN_ASSIGN_OR_RETURN(moe.experts, cfg.Count("num_experts"));
   if (moe.experts == 0) return moe;
   CHUNKPLAN_ASSIGN_OR_RETURN(moe.step, cfg.Size("decoder_sparse_step"));
+  if (!moe.AnySparse()) return moe;
   CHUNKPLAN_ASSIGN_OR_RETURN(moe.expert_inter,
                              cfg.Size("moe_intermediate_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(moe.shared_inter,
@@ -57,14 +78,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
                              ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool qkv_bias, cfg.Flag("qkv_bias"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg, decoder.shape.layers));
   // The dense MLP's width is read where some layer is dense; the shape
   // fact is that width, else an expert's.
-  const bool any_dense =
-      moe.experts == 0 || moe.step > 1 ||
-      (!moe.dense_only.empty() && moe.dense_only[0] < decoder.shape.layers);
   decoder.inter = moe.expert_inter;
-  if (any_dense) {
+  if (moe.AnyDense()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(decoder.inter, cfg.Size("intermediate_size"));
   }
   const uint64_t h = decoder.shape.hidden;

@@ -55,6 +55,8 @@ def oracle(config, architecture):
 
 def first_difference(want, got):
     """A short account of where the C++ answer departs from the oracle's."""
+    if want is None and "error" in got:
+        return None  # both refuse
     if want is None or "error" in got:
         return f"oracle {'refuses' if want is None else 'answers'}, " \
                f"C++ {got.get('error') or 'answers'}"
@@ -99,6 +101,54 @@ class DifferentialCase(unittest.TestCase):
         answers = self.compare(cases)
         # None of them is refused: the comparison covered real answers.
         self.assertFalse([a for a in answers if "error" in a])
+
+    def test_edge_configs(self):
+        """Hand-made corners where the rules choose (README of the oracle):
+        null against absent, sizes read only where a module needs them,
+        optional head_dim, empty architectures; both sides answer, or both
+        refuse, alike."""
+        moe = {"model_type": "qwen2_moe", "hidden_size": 8,
+               "num_attention_heads": 2, "num_key_value_heads": 1,
+               "num_hidden_layers": 3,
+               "intermediate_size": 6, "num_experts": 2, "vocab_size": 11}
+        cases = [
+            # Every layer dense: the expert sizes are never read.
+            dict(moe, mlp_only_layers=[0, 1, 2], moe_intermediate_size=None),
+            dict(moe, mlp_only_layers=[2, 1, 0, -1, 7]),
+            # Every layer sparse: intermediate_size is never read.
+            dict(moe, intermediate_size=None),
+            dict(moe, decoder_sparse_step=5, moe_intermediate_size=None),
+            dict(moe, decoder_sparse_step=2, moe_intermediate_size=None),
+            dict(moe, num_experts=0, moe_intermediate_size="x"),
+            dict(moe, num_experts=0, intermediate_size=None),
+            dict(moe, mlp_only_layers=None, qkv_bias=False),
+            {"model_type": "llama", "hidden_size": 10, "head_dim": 3,
+             "num_attention_heads": 4, "num_key_value_heads": None,
+             "num_hidden_layers": 1, "intermediate_size": 5,
+             "vocab_size": 7, "architectures": []},
+            {"model_type": "llama", "hidden_size": 10,
+             "num_attention_heads": 4, "num_hidden_layers": 1},
+            {"model_type": "mistral", "head_dim": None, "hidden_size": 12,
+             "num_attention_heads": 4, "num_key_value_heads": 2,
+             "num_hidden_layers": 1, "vocab_size": 5,
+             "intermediate_size": 3},
+            {"model_type": "gemma", "num_key_value_heads": None},
+            {"model_type": "gemma2", "num_hidden_layers": 1,
+             "tie_word_embeddings": None},
+            {"model_type": "phi3", "num_key_value_heads": 3},
+            {"model_type": "opt", "word_embed_proj_dim": None,
+             "num_hidden_layers": 1, "do_layer_norm_before": False},
+            {"model_type": "gpt2", "n_inner": None, "n_layer": 1,
+             "architectures": None},
+            {"model_type": "bert", "position_embedding_type": None},
+            {"model_type": "gpt_neox", "num_hidden_layers": 1,
+             "tie_word_embeddings": True, "attention_bias": False},
+        ]
+        answers = self.compare([(f"edge #{i}", c, None)
+                                for i, c in enumerate(cases)])
+        # Both outcomes are exercised.
+        refused = sum("error" in a for a in answers)
+        self.assertTrue(0 < refused < len(answers), refused)
 
     def test_random_configs_of_every_family(self):
         seed = int(os.environ.get("CHUNKPLAN_SEED",
