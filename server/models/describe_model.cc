@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
@@ -53,7 +54,7 @@ absl::StatusOr<std::string> ChooseArchitecture(const Family& family,
     if (supported == architecture) return std::string(architecture);
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      source, ": \"", architecture.substr(0, 100),
+      source, ": \"", absl::CHexEscape(architecture.substr(0, 100)),
       "\" is not supported for model_type \"", family.model_type,
       "\"; supported: ", absl::StrJoin(family.architectures, ", ")));
 }

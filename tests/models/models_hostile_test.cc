@@ -195,6 +195,14 @@ TEST(HostileConfigTest, ArchitecturesNotSupported) {
             Invalid("config architectures[0]: \"MistralForCausalLM\" is not "
                     "supported for model_type \"llama\"; supported: "
                     "LlamaForCausalLM, LlamaModel"));
+  // A caller's name is shown escaped and cut to 100 bytes: a message is
+  // UTF-8 whatever the caller sent.
+  EXPECT_EQ(DescribeModel("{\"model_type\": \"gpt2\"}",
+                          "GPT2\xff\"" + std::string(200, 'x'), kMaxParams)
+                .status(),
+            Invalid("architecture: \"GPT2\\xff\\\"" + std::string(94, 'x') +
+                    "\" is not supported for model_type \"gpt2\"; "
+                    "supported: GPT2LMHeadModel, GPT2Model"));
   EXPECT_EQ(Refusal("{\"model_type\": \"llama\", \"architectures\": "
                     "\"LlamaModel\"}"),
             Invalid("config architectures: expected a list of class names, "
