@@ -1,0 +1,193 @@
+#include "server/models/hf_config.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+
+namespace chunkplan::models {
+namespace {
+
+using nlohmann::json;
+
+// The value as JSON text, cut to a length a message can carry.
+std::string Shown(const json* value) {
+  if (value == nullptr) return "nothing";
+  constexpr size_t kMaxShown = 60;
+  std::string text = value->dump();
+  if (text.size() > kMaxShown)
+    text = absl::StrCat(text.substr(0, kMaxShown), "...");
+  return text;
+}
+
+// INVALID_ARGUMENT where `text` opens more than kMaxConfigDepth arrays and
+// objects at once (brackets inside strings do not count). Runs before the
+// parser so that no input makes it hold a deep stack of containers.
+absl::Status CheckDepth(absl::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxConfigDepth) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config: nested more than ", kMaxConfigDepth, " deep at byte ", i));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The value as an integer from 0 to 2^64 - 1: a JSON integer, which the
+// parser keeps as unsigned where it is >= 0 (the defaults' literals are
+// signed). Beyond 2^64 the parser keeps a float, which is refused.
+std::optional<uint64_t> NonNegative(const json* value) {
+  if (value == nullptr || !value->is_number_integer()) return std::nullopt;
+  if (value->is_number_unsigned()) return value->get<uint64_t>();
+  const int64_t signed_value = value->get<int64_t>();
+  if (signed_value < 0) return std::nullopt;
+  return static_cast<uint64_t>(signed_value);
+}
+
+// A value that is absent or null.
+bool Unset(const json* value) { return value == nullptr || value->is_null(); }
+
+}  // namespace
+
+absl::StatusOr<json> ParseConfigJson(absl::string_view text) {
+  if (text.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: ", text.size(), " bytes, more than the ",
+                     kMaxConfigBytes, " a config.json may have"));
+  }
+  if (absl::Status depth = CheckDepth(text); !depth.ok()) return depth;
+  json parsed;
+  try {
+    parsed = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: not JSON: ", error.what()));
+  }
+  if (!parsed.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: expected a JSON object, got ", Shown(&parsed)));
+  }
+  return parsed;
+}
+
+absl::Status ConfigError(absl::string_view key, absl::string_view what,
+                         const json* value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("config ", key, ": ", what, ", got ", Shown(value)));
+}
+
+absl::StatusOr<uint64_t> Product(std::initializer_list<uint64_t> factors,
+                                 absl::string_view what) {
+  uint64_t product = 1;
+  for (uint64_t factor : factors) {
+    if (__builtin_mul_overflow(product, factor, &product)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config ", what, ": passes 2^64 - 1"));
+    }
+  }
+  return product;
+}
+
+absl::StatusOr<uint64_t> Divide(uint64_t numerator, uint64_t denominator,
+                                absl::string_view what) {
+  if (numerator % denominator != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config ", what, ": ", numerator, " is not divisible by ",
+                     denominator));
+  }
+  return numerator / denominator;
+}
+
+const json* HfConfig::Find(absl::string_view key) const {
+  const std::string_view name(key.data(), key.size());
+  if (auto it = config_.find(name); it != config_.end()) return &*it;
+  if (auto it = defaults_.find(name); it != defaults_.end()) return &*it;
+  return nullptr;
+}
+
+absl::Status HfConfig::Refuse(absl::string_view key,
+                              absl::string_view what) const {
+  return ConfigError(key, what, Find(key));
+}
+
+absl::StatusOr<uint64_t> HfConfig::Count(absl::string_view key) const {
+  const json* value = Find(key);
+  std::optional<uint64_t> count = NonNegative(value);
+  if (!count) {
+    return ConfigError(key, "expected an integer from 0 to 2^64 - 1", value);
+  }
+  return *count;
+}
+
+absl::StatusOr<uint64_t> HfConfig::Size(absl::string_view key) const {
+  const json* value = Find(key);
+  std::optional<uint64_t> size = NonNegative(value);
+  if (!size || *size == 0) {
+    return ConfigError(key, "expected a positive integer below 2^64", value);
+  }
+  return *size;
+}
+
+absl::StatusOr<std::optional<uint64_t>> HfConfig::OptionalSize(
+    absl::string_view key) const {
+  if (Unset(Find(key))) return std::nullopt;
+  absl::StatusOr<uint64_t> size = Size(key);
+  if (!size.ok()) return size.status();
+  return *size;
+}
+
+absl::StatusOr<bool> HfConfig::Flag(absl::string_view key) const {
+  const json* value = Find(key);
+  if (value == nullptr || !value->is_boolean()) {
+    return ConfigError(key, "expected true or false", value);
+  }
+  return value->get<bool>();
+}
+
+absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
+    absl::string_view key) const {
+  const json* value = Find(key);
+  if (Unset(value)) return std::nullopt;
+  if (!value->is_string()) return ConfigError(key, "expected a string", value);
+  return value->get<std::string>();
+}
+
+absl::StatusOr<std::vector<uint64_t>> HfConfig::IndexList(
+    absl::string_view key) const {
+  const json* value = Find(key);
+  std::vector<uint64_t> indices;
+  if (Unset(value)) return indices;
+  if (!value->is_array()) {
+    return ConfigError(key, "expected a list of integers", value);
+  }
+  for (const json& item : *value) {
+    if (!item.is_number_integer()) {
+      return ConfigError(key, "expected a list of integers", &item);
+    }
+    if (std::optional<uint64_t> index = NonNegative(&item)) {
+      indices.push_back(*index);
+    }
+  }
+  std::sort(indices.begin(), indices.end());
+  return indices;
+}
+
+}  // namespace chunkplan::models

@@ -1,0 +1,69 @@
+// Mistral (grouped-query attention, no biases) and Mixtral (its mixture of
+// experts): transformers' *Model and *ForCausalLM (modeling_mistral.py,
+// modeling_mixtral.py) as transformers 4.x builds them, one module per
+// expert with w1, w2, w3.
+
+#include "common/status_macros.h"
+#include "server/models/decoder.h"
+#include "server/models/family.h"
+#include "server/models/layers.h"
+
+namespace chunkplan::models {
+namespace {
+
+// MistralDecoderLayer: self_attn, mlp, input_layernorm,
+// post_attention_layernorm.
+absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
+                          ParamBuilder& b, ModelDescription& d) {
+  return BuildGatedDecoder(cfg, architecture, {}, /*mlp_bias=*/false, b, d);
+}
+
+// MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then
+// each expert's w1, w2, w3), input_layernorm, post_attention_layernorm.
+absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
+                          ParamBuilder& b, ModelDescription& d) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t experts, cfg.Size("num_local_experts"));
+  const uint64_t h = decoder.shape.hidden, inter = decoder.inter;
+  auto moe = [&](uint64_t) {
+    Linear(b, "gate", h, experts, /*bias=*/false);
+    b.Repeat("experts", experts, [&](uint64_t) {
+      Linear(b, "w1", h, inter, /*bias=*/false);
+      Linear(b, "w2", inter, h, /*bias=*/false);
+      Linear(b, "w3", h, inter, /*bias=*/false);
+    });
+  };
+  BuildDecoder(b, architecture, decoder, {.feed_forward = "block_sparse_moe"},
+               moe, d);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// MistralConfig's defaults (configuration_mistral.py: Mistral-7B).
+const Family& MistralFamily() {
+  static const Family family{"mistral",
+                             {"MistralForCausalLM", "MistralModel"},
+                             R"({
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": null,
+        "tie_word_embeddings": false})",
+                             &BuildMistral};
+  return family;
+}
+
+// MixtralConfig's defaults (configuration_mixtral.py: Mixtral-8x7B).
+const Family& MixtralFamily() {
+  static const Family family{"mixtral",
+                             {"MixtralForCausalLM", "MixtralModel"},
+                             R"({
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": null, "num_local_experts": 8,
+        "tie_word_embeddings": false})",
+                             &BuildMixtral};
+  return family;
+}
+
+}  // namespace chunkplan::models

@@ -1,0 +1,34 @@
+// Qwen2 and Qwen2.5 (model_type "qwen2"): transformers' Qwen2Model and
+// Qwen2ForCausalLM (modeling_qwen2.py), LLaMA's layer with biases on q, k
+// and v (none on o_proj); Qwen2.5's small models tie lm_head.
+
+#include "server/models/decoder.h"
+#include "server/models/family.h"
+
+namespace chunkplan::models {
+namespace {
+
+// Qwen2DecoderLayer: self_attn, mlp, input_layernorm,
+// post_attention_layernorm.
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
+                   ParamBuilder& b, ModelDescription& d) {
+  return BuildGatedDecoder(cfg, architecture, {.qkv_bias = true},
+                           /*mlp_bias=*/false, b, d);
+}
+
+}  // namespace
+
+// Qwen2Config's defaults (configuration_qwen2.py).
+const Family& Qwen2Family() {
+  static const Family family{"qwen2",
+                             {"Qwen2ForCausalLM", "Qwen2Model"},
+                             R"({
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+        "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "head_dim": null,
+        "tie_word_embeddings": false})",
+                             &Build};
+  return family;
+}
+
+}  // namespace chunkplan::models

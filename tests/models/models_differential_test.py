@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The C++ model families (server/models, through chunkplan-describe-tool)
+against the independent Python oracle (tests/oracle/models): every
+parameter's name and numel, in order, the model type, class and hidden
+size, on every real config of the oracle's data under each of its family's
+classes, and on fresh random configs of every family (a new seed each run,
+printed; CHUNKPLAN_SEED=N repeats a run).
+
+    models_differential_test.py PATH/TO/chunkplan-describe-tool
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "oracle"))
+from models import FAMILIES, MODEL_TYPES, PUBLISHED, describe, \
+    random_config  # noqa: E402
+
+TOOL = None  # set from argv in main
+RANDOM_CONFIGS_PER_FAMILY = 50
+# Enough to tell a config apart without flooding the log.
+MAX_REPORTED = 5
+
+
+def run_tool(requests):
+    """The tool's answers (dicts) to (config, architecture) requests, all
+    in one process."""
+    lines = "".join(
+        json.dumps({"config": config, "architecture": architecture or ""})
+        + "\n" for config, architecture in requests)
+    done = subprocess.run([TOOL, "--batch", "--max_params=100000000"],
+                          input=lines, capture_output=True, text=True,
+                          check=True, timeout=120)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == len(requests), done.stderr
+    return answers
+
+
+def oracle(config, architecture):
+    """The oracle's description as the tool's dict, or None where it
+    refuses the config."""
+    try:
+        d = describe(config, architecture)
+    except ValueError:
+        return None
+    return {"model_type": d.model_type, "architecture": d.architecture,
+            "hidden_size": d.hidden_size, "names": d.names,
+            "numels": d.numels}
+
+
+def first_difference(want, got):
+    """A short account of where the C++ answer departs from the oracle's."""
+    if want is None and "error" in got:
+        return None  # both refuse
+    if want is None or "error" in got:
+        return f"oracle {'refuses' if want is None else 'answers'}, " \
+               f"C++ {got.get('error') or 'answers'}"
+    for key in ("model_type", "architecture", "hidden_size"):
+        if want[key] != got[key]:
+            return f"{key}: oracle {want[key]!r}, C++ {got[key]!r}"
+    pairs = list(zip(want["names"], want["numels"]))
+    got_pairs = list(zip(got["names"], got["numels"]))
+    for i, (w, g) in enumerate(zip(pairs, got_pairs)):
+        if w != g:
+            return f"parameter {i}: oracle {w}, C++ {g}"
+    if len(pairs) != len(got_pairs):
+        return f"oracle {len(pairs)} parameters, C++ {len(got_pairs)}"
+    if got["total"] != sum(got["numels"]):
+        return f"C++ total {got['total']} is not the sum of its numels"
+    return None
+
+
+class DifferentialCase(unittest.TestCase):
+
+    def compare(self, cases):
+        """cases: (label, config, architecture). Every C++ answer equals
+        the oracle's; both refuse the same configs."""
+        answers = run_tool([(c, a) for _, c, a in cases])
+        mismatches = []
+        for (label, config, architecture), got in zip(cases, answers):
+            problem = first_difference(oracle(config, architecture), got)
+            if problem:
+                mismatches.append(f"{label} ({architecture or 'default'}): "
+                                  f"{problem}\n  config: {json.dumps(config)}")
+        self.assertEqual(mismatches[:MAX_REPORTED], [],
+                         f"{len(mismatches)} of {len(cases)} differ")
+        return answers
+
+    def test_published_configs_under_every_class(self):
+        cases = []
+        for name, path, architecture, _, _ in PUBLISHED:
+            with open(path, encoding="utf-8") as f:
+                config = json.load(f)
+            for arch in (None, *MODEL_TYPES[config["model_type"]]):
+                cases.append((name, config, arch))
+        answers = self.compare(cases)
+        # None of them is refused: the comparison covered real answers.
+        self.assertFalse([a for a in answers if "error" in a])
+
+    def test_edge_configs(self):
+        """Hand-made corners where the rules choose (README of the oracle):
+        null against absent, sizes read only where a module needs them,
+        optional head_dim, empty architectures; both sides answer, or both
+        refuse, alike."""
+        moe = {"model_type": "qwen2_moe", "hidden_size": 8,
+               "num_attention_heads": 2, "num_key_value_heads": 1,
+               "num_hidden_layers": 3,
+               "intermediate_size": 6, "num_experts": 2, "vocab_size": 11}
+        cases = [
+            # Every layer dense: the expert sizes are never read.
+            dict(moe, mlp_only_layers=[0, 1, 2], moe_intermediate_size=None),
+            dict(moe, mlp_only_layers=[2, 1, 0, -1, 7]),
+            # Every layer sparse: intermediate_size is never read.
+            dict(moe, intermediate_size=None),
+            dict(moe, decoder_sparse_step=5, moe_intermediate_size=None),
+            dict(moe, decoder_sparse_step=2, moe_intermediate_size=None),
+            dict(moe, num_experts=0, moe_intermediate_size="x"),
+            dict(moe, num_experts=0, intermediate_size=None),
+            dict(moe, mlp_only_layers=None, qkv_bias=False),
+            {"model_type": "llama", "hidden_size": 10, "head_dim": 3,
+             "num_attention_heads": 4, "num_key_value_heads": None,
+             "num_hidden_layers": 1, "intermediate_size": 5,
+             "vocab_size": 7, "architectures": []},
+            {"model_type": "llama", "hidden_size": 10,
+             "num_attention_heads": 4, "num_hidden_layers": 1},
+            {"model_type": "mistral", "head_dim": None, "hidden_size": 12,
+             "num_attention_heads": 4, "num_key_value_heads": 2,
+             "num_hidden_layers": 1, "vocab_size": 5,
+             "intermediate_size": 3},
+            {"model_type": "gemma", "num_key_value_heads": None},
+            {"model_type": "gemma2", "num_hidden_layers": 1,
+             "tie_word_embeddings": None},
+            {"model_type": "phi3", "num_key_value_heads": 3},
+            {"model_type": "opt", "word_embed_proj_dim": None,
+             "num_hidden_layers": 1, "do_layer_norm_before": False},
+            {"model_type": "gpt2", "n_inner": None, "n_layer": 1,
+             "architectures": None},
+            {"model_type": "bert", "position_embedding_type": None},
+            {"model_type": "gpt_neox", "num_hidden_layers": 1,
+             "tie_word_embeddings": True, "attention_bias": False},
+        ]
+        answers = self.compare([(f"edge #{i}", c, None)
+                                for i, c in enumerate(cases)])
+        # Both outcomes are exercised.
+        refused = sum("error" in a for a in answers)
+        self.assertTrue(0 < refused < len(answers), refused)
+
+    def test_random_configs_of_every_family(self):
+        seed = int(os.environ.get("CHUNKPLAN_SEED",
+                                  random.SystemRandom().randrange(2**32)))
+        print(f"models_differential_test: seed {seed} "
+              f"(CHUNKPLAN_SEED={seed} repeats it)", flush=True)
+        rng = random.Random(seed)
+        for family in FAMILIES:
+            with self.subTest(family=family, seed=seed):
+                cases = []
+                for i in range(RANDOM_CONFIGS_PER_FAMILY):
+                    config = random_config(family, rng)
+                    for arch in (None, *MODEL_TYPES[config["model_type"]]):
+                        cases.append((f"{family} #{i}", config, arch))
+                answers = self.compare(cases)
+                # Most random configs are valid: the test compared lists.
+                described = [a for a in answers if "error" not in a]
+                self.assertGreater(len(described), len(cases) // 2)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    TOOL = sys.argv.pop(1)
+    unittest.main(verbosity=2)
