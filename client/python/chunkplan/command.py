@@ -259,7 +259,7 @@ def _frontier(args, out):
     with _client(args) as client:
         frontier = client.frontier(*search, dp_degree=args.dp, **keywords)
         if args.plot is not None:
-            # The seed's pick as GeminiPlugin makes it: its default range
+            # ColossalAI's pick as GeminiPlugin makes it: its default range
             # and minimum (32 Mi elements each), the filter on, this
             # interval (GeminiPlugin's hidden_dim).
             seed_pick = client.frontier(
@@ -269,7 +269,8 @@ def _frontier(args, out):
             frontier_plot.plot(
                 args.plot, frontier, seed_pick, sum(model.numels),
                 title="%s, dp %d, objective %s" % (
-                    model.summary(), args.dp, args.objective))
+                    model.summary(), args.dp, args.objective),
+                device_memory=args.device_memory)
         if args.emit is not None:
             layout = client.layout(*search, dp_degree=args.dp, **keywords)
             out.write(chunk_config_dict_literal(layout.config_dict) + "\n")

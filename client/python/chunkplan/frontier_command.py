@@ -11,7 +11,8 @@ a new strict minimum, in grid order; the last is the objective's best):
 its grid index, chunk size C' (elements), the objective's value, the seed's
 waste, the real padding (elements and % of the model's parameters) and the
 most loaded rank's GiB including the gathered buffer (peak_rank_bytes /
-2**30, 2 decimals). --plot FILE draws the points (chunkplan.frontier_plot)
+2**30, 2 decimals). --plot FILE draws the points (chunkplan.frontier_plot),
+with the line of --device-memory or --gpu when given,
 with the seed's pick (its answer at GeminiPlugin's defaults: range and
 minimum 32 Mi elements, the filter on, the same interval; one more Frontier
 call) and the objective's best marked. --emit colossalai prints
@@ -21,6 +22,7 @@ the objective), as GeminiPlugin's chunk_config_dict.
 
 import argparse
 
+from chunkplan import gpu_presets, layout_command
 from chunkplan.layout_result import GIB
 
 
@@ -41,6 +43,8 @@ def add_arguments(parser):
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the frontier to this PNG (needs "
                         "matplotlib; Debian: python3-matplotlib)")
+    gpu_presets.add_device_memory_arguments(parser,
+                                            layout_command.parse_memory)
 
 
 def percent_of(part, whole):

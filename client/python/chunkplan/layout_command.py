@@ -10,7 +10,9 @@ real padding; the seed's min_chunk_waste beside the real layout padding;
 every part of the most and least loaded rank in GiB). Several degrees (one
 Layout call each, every parameter at that degree): one row per degree, so
 that a user can pick one. --device-memory adds, for the most loaded rank,
-whether its device bytes fit and the headroom (negative: the shortfall).
+whether its device bytes fit and the headroom (negative: the shortfall);
+--gpu NAME gives a card's memory as nvidia-smi reports it instead
+(chunkplan.gpu_presets).
 GiB here is 2**30 bytes, printed with 2 decimals. --objective picks the
 candidate to lay out (default the seed's); --emit colossalai prints only
 the configs laid out, as GeminiPlugin's chunk_config_dict
@@ -21,6 +23,7 @@ import argparse
 import fractions
 import re
 
+from chunkplan import gpu_presets
 from chunkplan.colossalai_export import EMIT_FORMATS
 from chunkplan.layout_request import OBJECTIVES, OPTIMIZERS, PRECISIONS
 from chunkplan.layout_result import GIB
@@ -77,11 +80,7 @@ def add_arguments(parser):
                         help="data-parallel degree of every parameter; "
                         "several, comma-separated, give one row each "
                         "(default 1)")
-    parser.add_argument("--device-memory", type=parse_memory,
-                        metavar="SIZE",
-                        help="memory of one device, e.g. 80GiB (units GiB, "
-                        "MiB: 2**30, 2**20 bytes; GB, MB: 10**9, 10**6): "
-                        "says whether the most loaded rank fits")
+    gpu_presets.add_device_memory_arguments(parser, parse_memory)
     add_choice_arguments(parser)
 
 
