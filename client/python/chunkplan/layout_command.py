@@ -27,6 +27,7 @@ from chunkplan import gpu_presets
 from chunkplan.colossalai_export import EMIT_FORMATS
 from chunkplan.layout_request import OBJECTIVES, OPTIMIZERS, PRECISIONS
 from chunkplan.layout_result import GIB
+from chunkplan.padding_warning import padding_warning
 
 # --device-memory's units, case-insensitive: binary and SI.
 MEMORY_UNITS = {"gib": 2**30, "mib": 2**20, "gb": 10**9, "mb": 10**6}
@@ -185,6 +186,7 @@ def format_layout(model, args, degree, layout):
         lines.append("device memory   %s GiB: the most loaded rank %s, "
                      "headroom %s GiB" % (_gib(args.device_memory), verdict,
                                           headroom))
+    lines += padding_warning(layout)
     return "\n".join(lines) + "\n"
 
 
@@ -213,4 +215,8 @@ def format_rows(model, args, results):
                                     args.device_memory)
             row += "  %-12s  %12s" % (verdict, headroom)
         lines.append(row)
+    for degree, layout in results:
+        warning = padding_warning(layout)
+        if warning:
+            lines += ["", "dp degree %d:" % degree] + warning[1:]
     return "\n".join(lines) + "\n"
