@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -x scripts/install-deps.sh ]; then
+# CHUNKPLAN_SKIP_DEPS=1 skips the package check (the tests of this script).
+if [ -x scripts/install-deps.sh ] && [ -z "${CHUNKPLAN_SKIP_DEPS:-}" ]; then
   scripts/install-deps.sh
 fi
 
