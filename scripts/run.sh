@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's run command: installs what is missing, builds chunkplan-server
-# and the chunkplan CLI into build/, and serves on 127.0.0.1:50051 in the
+# The README's run command: installs what is missing, builds chunkplan-server,
+# the chunkplan CLI and the Python client (chunkplan_python, assembled in
+# build/python) into build/, and serves on 127.0.0.1:50051 in the
 # foreground (Ctrl-C or SIGTERM drains calls in flight and exits 0).
 #
 #   scripts/run.sh                               # 127.0.0.1:50051
@@ -11,13 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -x scripts/install-deps.sh ]; then
+# CHUNKPLAN_SKIP_DEPS=1 skips the package check (the tests of this script).
+if [ -x scripts/install-deps.sh ] && [ -z "${CHUNKPLAN_SKIP_DEPS:-}" ]; then
   scripts/install-deps.sh
 fi
 
 build_dir="${BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build "$build_dir" -j "$(nproc)" --target chunkplan-server chunkplan
+cmake --build "$build_dir" -j "$(nproc)" --target chunkplan-server chunkplan \
+  chunkplan_python
 
 # The address clients should use: the last --listen given, else the default.
 listen="127.0.0.1:50051"
@@ -36,5 +39,9 @@ cat <<MSG
 chunkplan-server is starting on ${listen}. Try, from another shell:
   ${build_dir}/bin/chunkplan search --server ${listen} --request examples/gpt2_colossalai.json --format table
   ${build_dir}/bin/chunkplan health --server ${listen}
+  PYTHONPATH=${build_dir}/python /usr/bin/python3 -m chunkplan search --hf-config examples/gpt2_colossalai_config.json --server ${listen}
+and without a server:
+  ${build_dir}/bin/chunkplan search --local --request examples/gpt2_colossalai.json --format table
+  PYTHONPATH=${build_dir}/python /usr/bin/python3 -m chunkplan search --hf-config examples/gpt2_colossalai_config.json --local
 MSG
 exec "${build_dir}/bin/chunkplan-server" --listen=127.0.0.1:50051 "$@"

@@ -6,6 +6,7 @@
 //   chunkplan layout    (the same flags; a LayoutRequest)
 //   chunkplan frontier  (the same flags; a LayoutRequest)
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
+//   chunkplan gpus      (the --gpu presets: docs/gpu-presets.md)
 //   chunkplan version | --version
 //
 // With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
@@ -25,10 +26,12 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/cli/flag_check.h"
+#include "client/cli/gpu_presets.h"
 #include "client/cli/health_command.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
@@ -75,23 +78,35 @@ constexpr int kExitUsage = 2;
 
 constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
 
+Commands:
   chunkplan search --request FILE|- (--local | --server HOST:PORT)
                    [--engine auto|cpu_sweep|cpu_plateau|cuda]
                    [--format json|table] [--deadline 5s]
+      answers a ChunkSearchRequest: ColossalAI's search, exactly
   chunkplan layout --request FILE|- (--local | --server HOST:PORT)
                    [--engine ...] [--format json|table] [--deadline 5s]
+      answers a LayoutRequest: the chunks Gemini allocates and every
+      rank's bytes
   chunkplan frontier (as layout)
+      answers a LayoutRequest with every candidate that is a new best by
+      its objective (the chunk size against padding or memory)
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
+  chunkplan gpus
+      the cards --gpu knows, with their memory as nvidia-smi reports it
   chunkplan version
 
 With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
-search answers a ChunkSearchRequest (the seed's search); layout answers a
-LayoutRequest: the chunks Gemini allocates and every rank's bytes; frontier
-answers a LayoutRequest with every candidate that is a new best by its
-objective (the trade-off of chunk size against padding or memory).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
-mapping. Exit codes: 0 success, 1 failure, 2 usage error.)";
+mapping. Exit codes: 0 success, 1 failure, 2 usage error.
+
+Flags:)";
+
+// --help and --helpshort list this file's flags (abseil's default looks for
+// a file named after the binary, and finds none).
+bool IsCliFlagFile(absl::string_view file) {
+  return absl::EndsWith(file, "client/cli/main.cc");
+}
 
 // `chunkplan version` and --version: "chunkplan <version>" (the CMake
 // project version) and the engines this binary can run here, e.g.
@@ -205,6 +220,8 @@ int Run(int argc, char* argv[]) {
   absl::SetProgramUsageMessage(kUsage);
   absl::FlagsUsageConfig usage_config;
   usage_config.version_string = VersionText;  // for --version
+  usage_config.contains_help_flags = IsCliFlagFile;
+  usage_config.contains_helpshort_flags = IsCliFlagFile;
   absl::SetFlagsUsageConfig(usage_config);
 
   absl::StatusOr<std::vector<std::string>> normalized =
@@ -216,7 +233,8 @@ int Run(int argc, char* argv[]) {
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
     return UsageError(
-        "missing subcommand: search, layout, frontier, health or version");
+        "missing subcommand: search, layout, frontier, health, gpus or "
+        "version");
   }
   if (args.size() > 2) {
     return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
@@ -226,13 +244,18 @@ int Run(int argc, char* argv[]) {
   if (command == "layout") return Plan(command, RunLayout);
   if (command == "frontier") return Plan(command, RunFrontier);
   if (command == "health") return Health();
+  if (command == "gpus") {
+    std::cout << FormatGpuPresets() << std::flush;
+    return 0;
+  }
   if (command == "version") {
     std::cout << VersionText() << std::flush;
     return 0;
   }
   return UsageError(
       absl::StrCat("unknown subcommand '", command,
-                   "' (expected search, layout, frontier, health or version)"));
+                   "' (expected search, layout, frontier, health, gpus or "
+                   "version)"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
@@ -85,7 +86,8 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
                                                 Response*),
     absl::StatusOr<std::type_identity_t<Response>> (*local)(
         const v1::LayoutRequest&),
-    std::string (*table)(const std::type_identity_t<Response>&)) {
+    std::string (*table)(const v1::LayoutRequest&,
+                         const std::type_identity_t<Response>&)) {
   CHUNKPLAN_ASSIGN_OR_RETURN(
       v1::LayoutRequest request,
       ReadRequest<v1::LayoutRequest>(options.request_path));
@@ -97,8 +99,19 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
       options.server.has_value()
           ? AnswerRemotely(*options.server, request, call)
           : local(request));
-  if (options.format == OutputFormat::kTable) return table(response);
+  if (options.format == OutputFormat::kTable) return table(request, response);
   return absl::StrCat(common::MessageToJson(response), "\n");
+}
+
+// The layout table, then the warning of chunks that dwarf what they hold.
+std::string LayoutTable(const v1::LayoutRequest& /*request*/,
+                        const v1::LayoutResponse& response) {
+  return absl::StrCat(FormatLayoutTable(response), PaddingWarning(response));
+}
+
+std::string FrontierTable(const v1::LayoutRequest& request,
+                          const v1::FrontierResponse& response) {
+  return FormatFrontierTable(response, request.objective());
 }
 
 }  // namespace
@@ -138,12 +151,12 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
 
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
   return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Layout,
-                            AnswerLocally, FormatLayoutTable);
+                            AnswerLocally, LayoutTable);
 }
 
 absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
   return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Frontier,
-                            AnswerFrontierLocally, FormatFrontierTable);
+                            AnswerFrontierLocally, FrontierTable);
 }
 
 }  // namespace chunkplan::cli

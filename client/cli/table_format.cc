@@ -88,7 +88,8 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response) {
                         Percent(response.layout_padding(), placed));
   if (response.has_search()) {
     absl::StrAppendFormat(&out,
-                          "seed's waste   %u elements (%s of its %u params)\n",
+                          "search's waste %u elements (ColossalAI's search's "
+                          "figure, %s of its %u params)\n",
                           response.search().min_chunk_waste(),
                           Percent(response.search().min_chunk_waste(),
                                   response.search().total_param_size()),
@@ -115,12 +116,15 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response) {
   return out;
 }
 
-std::string FormatFrontierTable(const v1::FrontierResponse& response) {
-  std::string out =
-      "candidate  chunk size (elements)                 value  seed waste "
-      "(elements)  real padding (elements)  rank 0 peak\n";
+std::string FormatFrontierTable(const v1::FrontierResponse& response,
+                                v1::Objective objective) {
+  std::string out = absl::StrFormat(
+      "candidate  chunk size (elements)  %20s  search waste (elements)  real "
+      "padding (elements)  rank 0 peak\n",
+      objective == v1::OBJECTIVE_PEAK_RANK_BYTES ? "value (bytes)"
+                                                 : "value (elements)");
   for (const v1::FrontierPoint& p : response.points()) {
-    absl::StrAppendFormat(&out, "%9u  %21u  %20u  %21u  %23u  %11s\n",
+    absl::StrAppendFormat(&out, "%9u  %21u  %20u  %23u  %23u  %11s\n",
                           p.candidate(), p.chunk_size(), p.value(),
                           p.seed_waste(), p.layout_padding(),
                           Gib(p.peak_rank_bytes()));

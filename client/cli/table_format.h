@@ -19,17 +19,19 @@ std::string FormatTable(const v1::ChunkSearchResponse& response);
 
 // Per group (in the response's order) its dp degree, chunk size, keep
 // gathered, number of chunks and real padding in elements; then the elements
-// placed, the real padding as a share of them and, when the search ran, the
-// seed's min_chunk_waste beside it; then each part of the most loaded
-// (rank 0) and least loaded (rank P-1) rank in GiB (2**30 bytes, 2
-// decimals), the gathered chunk buffer, and the search's engine,
-// candidates and time when it ran. Every line ends in '\n'.
+// placed, the real padding as a share of them and, when the search ran,
+// ColossalAI's search's own waste figure (min_chunk_waste) beside it; then each
+// part of the most loaded (rank 0) and least loaded (rank P-1) rank in GiB
+// (2**30 bytes, 2 decimals), the gathered chunk buffer, and the search's
+// engine, candidates and time when it ran. Every line ends in '\n'.
 std::string FormatLayoutTable(const v1::LayoutResponse& response);
 
-// One row per frontier point (candidate, chunk size C', the objective's
-// value, the seed's waste, the real padding, rank 0's peak in GiB), then
-// the engine, candidates and time.
-std::string FormatFrontierTable(const v1::FrontierResponse& response);
+// One row per frontier point (candidate, chunk size C', the value of
+// `objective` with its unit in the header: elements, or bytes for
+// OBJECTIVE_PEAK_RANK_BYTES; ColossalAI's search's waste, the real padding,
+// rank 0's peak in GiB), then the engine, candidates and time.
+std::string FormatFrontierTable(const v1::FrontierResponse& response,
+                                v1::Objective objective);
 
 // "CPU_PLATEAU" for ENGINE_CPU_PLATEAU, ...; the number for values this
 // client does not know.

@@ -377,7 +377,7 @@ class LocalLayoutTest(CliTestCase):
         self.assertIn(f"real padding   {expected['layout_padding']} elements",
                       text)
         self.assertIn(
-            f"seed's waste   {expected['search']['min_chunk_waste']} elements",
+            f"search's waste {expected['search']['min_chunk_waste']} elements",
             text)
         most = expected["most_loaded_rank"]
         least = expected["least_loaded_rank"]

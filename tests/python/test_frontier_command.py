@@ -105,7 +105,7 @@ def test_plot_is_a_png_of_the_chosen_size(server, tmp_path):
 
 
 def _xy(points, total):
-    return ([float(p["chunk_size"]) for p in points],
+    return ([int(p["chunk_size"]) / 2**20 for p in points],
             [100 * int(p["layout_padding"]) / total for p in points],
             [int(p["peak_rank_bytes"]) / GIB for p in points])
 
@@ -137,8 +137,8 @@ def test_plotted_points_are_the_responses(server, tmp_path):
     expected = [_xy(points, total), _xy([seed], total),
                 _xy(points[-1:], total)]
     series = frontier_plot.plot_series(frontier, seed_pick, total)
-    assert [(list(s.chunk_size), list(s.padding_percent), list(s.peak_gib))
-            for s in series] == expected
+    assert [(list(s.chunk_size_mi), list(s.padding_percent),
+             list(s.peak_gib)) for s in series] == expected
     figure = frontier_plot.plot(tmp_path / "f.png", frontier, seed_pick,
                                 total)
     assert _png_size(tmp_path / "f.png") == PNG_SIZE
@@ -146,9 +146,11 @@ def test_plotted_points_are_the_responses(server, tmp_path):
     for axes, y in ((padding_axes, 1), (peak_axes, 2)):
         lines = axes.get_lines()
         assert [line.get_label() for line in lines] == [
-            "frontier", "seed's pick", "objective's best"]
+            "frontier", "objective's best", "ColossalAI's pick"]
         assert [(list(line.get_xdata()), list(line.get_ydata()))
-                for line in lines] == [(e[0], e[y]) for e in expected]
+                for line in lines] == [(e[0], e[y]) for e in
+                                       (expected[0], expected[2],
+                                        expected[1])]
 
 
 @pytest.mark.parametrize("objective", ["seed_waste", "layout_padding",
@@ -204,7 +206,8 @@ def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
     from chunkplan import command, frontier_plot
     drawn = {}
 
-    def capture(path, frontier, seed_pick, total_params, title=""):
+    def capture(path, frontier, seed_pick, total_params, title="",
+                device_memory=None):
         drawn["seed_pick"] = seed_pick
     monkeypatch.setattr(frontier_plot, "plot", capture)
     status = command.main(

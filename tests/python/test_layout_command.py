@@ -64,7 +64,7 @@ def test_table_of_one_degree(server):
     assert re.search(r"(?m)^\s*8\s+%s\s+no\s+%d\s+%s$" % (
         group["chunk_size"], len(group["chunks"]), group["padding"]),
         out), out
-    assert re.search(r"(?m)^seed waste\s+%s elements" %
+    assert re.search(r"(?m)^search waste\s+%s elements" %
                      answer["search"]["min_chunk_waste"], out), out
     assert re.search(r"(?m)^layout padding\s+%s elements" %
                      answer["layout_padding"], out), out

@@ -12,7 +12,8 @@ one channel (TLS optional) for many calls, and its layout() says what
 Gemini really allocates (chunks, padding, each rank's bytes) as a Layout,
 and its frontier() how they move with the chunk size, as a Frontier;
 chunkplan.models lists the parameters of Hugging Face models from their
-config.json; every failure raises a ChunkplanError subclass that carries
+config.json; LocalClient answers the same calls without a server (the
+chunkplan command line in a child process); every failure raises a ChunkplanError subclass that carries
 the gRPC code and message.
 """
 
@@ -37,12 +38,14 @@ from chunkplan.errors import (AbortedError, AlreadyExistsError,
                               UnimplementedError, UnknownError)
 from chunkplan.frontier_result import Frontier, FrontierPoint
 from chunkplan.layout_result import Chunk, GroupLayout, Layout, RankMemory
+from chunkplan.local import LocalClient
 from chunkplan.search_result import SearchResult
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_TARGET", "Client", "SearchResult", "search_chunk_configuration",
+    "DEFAULT_TARGET", "Client", "LocalClient", "SearchResult",
+    "search_chunk_configuration",
     "Layout", "GroupLayout", "Chunk", "RankMemory", "Frontier",
     "FrontierPoint",
     "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",

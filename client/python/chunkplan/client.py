@@ -225,7 +225,7 @@ class Client:
             pin_memory=pin_memory, optimizer=optimizer)
         response = self.layout_request(request, timeout=timeout,
                                        wait_for_ready=wait_for_ready)
-        return Layout.from_response(response)
+        return Layout.from_response(response, request)
 
     def frontier(self, model_or_params, search_range_m, search_interval,
                  min_chunk_size_m=32, filter_exlarge_params=True, *,
@@ -260,7 +260,7 @@ class Client:
             pin_memory=pin_memory, optimizer=optimizer)
         response = self.frontier_request(request, timeout=timeout,
                                          wait_for_ready=wait_for_ready)
-        return Frontier.from_response(response)
+        return Frontier.from_response(response, request)
 
     def search_chunk_configuration(self, model_or_params, search_range_m,
                                    search_interval, min_chunk_size_m=32,

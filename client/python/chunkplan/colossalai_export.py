@@ -6,6 +6,8 @@ search_chunk_configuration returns (kept-gathered groups and searched ones
 as the seed builds them).
 """
 
+from chunkplan.v1 import chunk_search_pb2
+
 # --emit's formats: only ColossalAI's, as a Python dict literal.
 EMIT_FORMATS = ("colossalai",)
 
@@ -29,3 +31,17 @@ def chunk_config_dict_literal(config_dict):
         items.append('%d: {"chunk_size": %d, "keep_gathered": %s}' % (
             degree, size, kept))
     return "{" + ", ".join(items) + "}"
+
+
+def gemini_plugin_kwargs(config_dict, gemini):
+    """GeminiPlugin's keyword arguments for `config_dict` laid out with
+    `gemini` (a chunkplan.v1 GeminiSettings): {"chunk_config_dict": a copy
+    of config_dict, "precision": "fp16" or "bf16", "master_weights",
+    "enable_gradient_accumulation", "pin_memory"} (the optimizer is not a
+    GeminiPlugin argument)."""
+    precision = chunk_search_pb2.Precision.Name(gemini.precision)
+    return {"chunk_config_dict": {d: dict(c) for d, c in config_dict.items()},
+            "precision": precision.removeprefix("PRECISION_").lower(),
+            "master_weights": gemini.master_weights,
+            "enable_gradient_accumulation": gemini.gradient_accumulation,
+            "pin_memory": gemini.pin_memory}

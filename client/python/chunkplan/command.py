@@ -9,8 +9,10 @@ Gemini allocates for it, for a Hugging Face model, from a shell.
         --objective layout_padding --plot frontier.png [--emit colossalai]
 
 reads the model's parameters from its config.json (chunkplan.models), asks
-the server at --server (nothing is planned here: both commands are thin
-layers over Client.search, Client.layout and Client.frontier), and prints
+the server at --server, or with --local the chunkplan command line in a
+child process (chunkplan.local; nothing is planned in Python: the commands
+are thin layers over Client.search, Client.layout and Client.frontier),
+and prints
 a table, or with --json the response (layout: one line per degree) in
 protobuf's JSON mapping (field names as in the proto, every field printed,
 64-bit integers as strings), as the `chunkplan` command line prints it, or
@@ -32,6 +34,7 @@ from chunkplan import frontier_command, frontier_plot, layout_command, models
 from chunkplan.client import DEFAULT_TARGET, Client
 from chunkplan.colossalai_export import chunk_config_dict_literal
 from chunkplan.errors import ChunkplanError
+from chunkplan.local import CLI_ENV, LocalClient
 from chunkplan.request import ENGINES
 
 EXIT_FAILED = 1
@@ -55,9 +58,17 @@ def _add_model_arguments(parser):
     parser.add_argument("--architecture", metavar="CLASS",
                         help="the transformers class to list (default: the "
                         "config's \"architectures\", else the LM head class)")
-    parser.add_argument("--server", default=DEFAULT_TARGET, metavar="TARGET",
+    parser.add_argument("--server", metavar="TARGET",
                         help="host:port or unix:/path (default "
                         f"{DEFAULT_TARGET})")
+    parser.add_argument("--local", action="store_true",
+                        help="answer without a server: the chunkplan "
+                        "command line's planner in a child process "
+                        "(chunkplan.local)")
+    parser.add_argument("--cli", metavar="PATH",
+                        help="with --local: the chunkplan binary (default "
+                        f"${CLI_ENV}, else <build>/bin/chunkplan beside "
+                        "this package, else chunkplan on PATH)")
     parser.add_argument("--search-range-m", type=float, default=32.0,
                         metavar="M", help="sweep width in 2**20 elements "
                         "(default 32, GeminiPlugin's)")
@@ -162,9 +173,20 @@ class _UsageError(Exception):
 
 
 def _client(args):
+    """A LocalClient with --local, else a Client of --server and TLS."""
+    tls_flags = (args.tls, args.tls_ca, args.tls_cert, args.tls_key,
+                 args.tls_server_name)
+    if args.local:
+        if args.server is not None or any(tls_flags):
+            raise _UsageError("--local answers here: it takes no --server "
+                              "or --tls* flag")
+        return LocalClient(args.cli)
+    if args.cli is not None:
+        raise _UsageError("--cli goes with --local")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise _UsageError("--tls-cert and --tls-key go together")
-    return Client(args.server, tls=args.tls, root_certificates=args.tls_ca,
+    return Client(args.server or DEFAULT_TARGET, tls=args.tls,
+                  root_certificates=args.tls_ca,
                   certificate_chain=args.tls_cert, private_key=args.tls_key,
                   tls_server_name=args.tls_server_name)
 
@@ -237,7 +259,7 @@ def _frontier(args, out):
     with _client(args) as client:
         frontier = client.frontier(*search, dp_degree=args.dp, **keywords)
         if args.plot is not None:
-            # The seed's pick as GeminiPlugin makes it: its default range
+            # ColossalAI's pick as GeminiPlugin makes it: its default range
             # and minimum (32 Mi elements each), the filter on, this
             # interval (GeminiPlugin's hidden_dim).
             seed_pick = client.frontier(
@@ -247,7 +269,8 @@ def _frontier(args, out):
             frontier_plot.plot(
                 args.plot, frontier, seed_pick, sum(model.numels),
                 title="%s, dp %d, objective %s" % (
-                    model.summary(), args.dp, args.objective))
+                    model.summary(), args.dp, args.objective),
+                device_memory=args.device_memory)
         if args.emit is not None:
             layout = client.layout(*search, dp_degree=args.dp, **keywords)
             out.write(chunk_config_dict_literal(layout.config_dict) + "\n")

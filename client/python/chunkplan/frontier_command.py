@@ -8,19 +8,22 @@ shell; a thin layer over Client.frontier.
 
 prints one row per frontier point (the candidates whose objective value is
 a new strict minimum, in grid order; the last is the objective's best):
-its grid index, chunk size C' (elements), the objective's value, the seed's
-waste, the real padding (elements and % of the model's parameters) and the
-most loaded rank's GiB including the gathered buffer (peak_rank_bytes /
-2**30, 2 decimals). --plot FILE draws the points (chunkplan.frontier_plot)
-with the seed's pick (its answer at GeminiPlugin's defaults: range and
-minimum 32 Mi elements, the filter on, the same interval; one more Frontier
-call) and the objective's best marked. --emit colossalai prints
-only the objective's best configuration, as laid out (one Layout call with
-the objective), as GeminiPlugin's chunk_config_dict.
+its grid index, chunk size C' (elements), the objective's value (elements,
+or bytes for peak_rank_bytes), ColossalAI's search's waste, the real
+padding (elements and % of the model's parameters) and the most loaded
+rank's GiB including the gathered buffer (peak_rank_bytes / 2**30, 2
+decimals). --plot FILE draws the points (chunkplan.frontier_plot) with
+ColossalAI's pick (its answer at GeminiPlugin's defaults: range and minimum
+32 Mi elements, the filter on, the same interval; one more Frontier call),
+the objective's best and the line of --device-memory or --gpu when given.
+--emit colossalai prints only the objective's best configuration, as laid
+out (one Layout call with the objective), as GeminiPlugin's
+chunk_config_dict.
 """
 
 import argparse
 
+from chunkplan import gpu_presets, layout_command
 from chunkplan.layout_result import GIB
 
 
@@ -41,11 +44,20 @@ def add_arguments(parser):
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the frontier to this PNG (needs "
                         "matplotlib; Debian: python3-matplotlib)")
+    gpu_presets.add_device_memory_arguments(parser,
+                                            layout_command.parse_memory)
 
 
 def percent_of(part, whole):
     """100 * part / whole as a float; 0.0 for a whole of 0."""
     return 0.0 if whole == 0 else 100.0 * part / whole
+
+
+def value_header(objective):
+    """The value column's header with its unit: bytes for
+    peak_rank_bytes, elements for the other objectives."""
+    unit = "bytes" if objective == "peak_rank_bytes" else "elements"
+    return "value (%s)" % unit
 
 
 def format_frontier(model, settings_line, objective, frontier):
@@ -57,11 +69,11 @@ def format_frontier(model, settings_line, objective, frontier):
              "engine          %s, %d candidates" % (frontier.engine,
                                                     frontier.candidates),
              "",
-             "candidate  chunk size (elements)  %20s  seed waste (elements)"
+             "candidate  chunk size (elements)  %20s  search waste (elements)"
              "  padding (elements)  padding (%% of params)  most loaded rank "
-             "GiB" % "value"]
+             "GiB" % value_header(objective)]
     for p in frontier.points:
-        lines.append("%9d  %21d  %20d  %21d  %18d  %20.4f%%  %20.2f" % (
+        lines.append("%9d  %21d  %20d  %23d  %18d  %20.4f%%  %20.2f" % (
             p.candidate, p.chunk_size, p.value, p.seed_waste,
             p.layout_padding, percent_of(p.layout_padding, total),
             p.peak_rank_bytes / GIB))

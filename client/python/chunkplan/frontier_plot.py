@@ -1,9 +1,16 @@
 """The picture of a Frontier: real padding (% of the parameters) and the
 most loaded rank's GiB (peak_rank_bytes / 2**30: device bytes plus the
-gathered buffer) against the chunk size C', one panel each, the frontier
-points joined in grid order, the seed's pick and the objective's best
-marked. Drawn with matplotlib's Agg canvas (no display), imported only when
-a picture is drawn.
+gathered buffer) against the chunk size C' in Mi elements (2**20 elements;
+an fp16 chunk of 1 Mi elements is 2 MiB), one panel each, the frontier
+points joined in grid order, ColossalAI's pick and the objective's best
+marked, and, when a device memory is given, its line on the GiB panel.
+Both y axes start at zero, so that a small spread looks small; one legend
+serves the figure. Drawn with matplotlib's Agg canvas (no display),
+imported only when a picture is drawn.
+
+The Frontier answer holds only its frontier points, so the candidates
+that are not a new best are not drawn: showing them needs a server option
+that returns every candidate's value.
 """
 
 import dataclasses
@@ -22,17 +29,34 @@ class MatplotlibMissingError(ImportError):
     """matplotlib cannot be imported (Debian: python3-matplotlib)."""
 
 
+# x: Mi elements (2**20 elements).
+ELEMENTS_PER_MI = float(1 << 20)
+X_LABEL = "chunk size C' (Mi elements = 2**20 elements; fp16: 2 MiB each)"
+PADDING_LABEL = "padding, % of parameters"
+PEAK_LABEL = "most loaded rank, GiB\n(incl. gathered chunk)"
+# Appended to each y label: both axes start at zero.
+FROM_ZERO = "\n(axis starts at 0)"
+# Room above the highest point or line, as a share of it.
+TOP_MARGIN = 1.1
+# The labels of the drawn lines, in drawing order.
+FRONTIER_LABEL = "frontier"
+PICK_LABEL = "ColossalAI's pick"
+BEST_LABEL = "objective's best"
+DEVICE_LABEL = "device memory"
+
+
 @dataclasses.dataclass(frozen=True)
 class Series:
-    """Points as plot() draws them, in order: x (chunk_size, C') and the
-    y of each panel (padding_percent, peak_gib)."""
-    chunk_size: Tuple[float, ...]
+    """Points as plot() draws them, in order: x (chunk_size_mi, C' in Mi
+    elements) and the y of each panel (padding_percent, peak_gib)."""
+    chunk_size_mi: Tuple[float, ...]
     padding_percent: Tuple[float, ...]
     peak_gib: Tuple[float, ...]
 
 
 def _series(points, total_params):
-    return Series(chunk_size=tuple(float(p.chunk_size) for p in points),
+    return Series(chunk_size_mi=tuple(p.chunk_size / ELEMENTS_PER_MI
+                                      for p in points),
                   padding_percent=tuple(percent_of(p.layout_padding,
                                                    total_params)
                                         for p in points),
@@ -40,21 +64,43 @@ def _series(points, total_params):
 
 
 def plot_series(frontier, seed_pick, total_params):
-    """(frontier, seed, best) Series of a Frontier: its points, the seed's
-    pick `seed_pick` (a FrontierPoint: the seed_waste best, the CLI's at
-    GeminiPlugin's defaults) and frontier.best, padding as % of
-    `total_params`."""
+    """(frontier, pick, best) Series of a Frontier: its points,
+    ColossalAI's pick `seed_pick` (a FrontierPoint: the seed_waste best,
+    the CLI's at GeminiPlugin's defaults; None: an empty Series) and
+    frontier.best, padding as % of `total_params`."""
     return (_series(frontier.points, total_params),
-            _series([seed_pick], total_params),
+            _series([seed_pick] if seed_pick is not None else [],
+                    total_params),
             _series([frontier.best], total_params))
 
 
-def plot(path, frontier, seed_pick, total_params, title=""):
+def _draw_panel(axes, series, field, label):
+    """One panel: the frontier, ColossalAI's pick (a large hollow diamond,
+    drawn over the star so that it shows where both fall) and the best."""
+    frontier, pick, best = series
+    axes.plot(frontier.chunk_size_mi, getattr(frontier, field), "o-",
+              label=FRONTIER_LABEL, zorder=2)
+    axes.plot(best.chunk_size_mi, getattr(best, field), "*", markersize=12,
+              color="tab:red", label=BEST_LABEL, zorder=3)
+    if pick.chunk_size_mi:
+        axes.plot(pick.chunk_size_mi, getattr(pick, field), "D",
+                  markersize=16, fillstyle="none", markeredgewidth=2,
+                  color="tab:green", label=PICK_LABEL, zorder=4)
+    axes.set_ylabel(label + FROM_ZERO)
+    axes.grid(True, alpha=0.3)
+    axes.ticklabel_format(axis="both", style="plain", useOffset=False)
+
+
+def plot(path, frontier, seed_pick, total_params, title="",
+         device_memory=None):
     """Draws plot_series's three series to the PNG `path`, FIGURE_PIXELS in
     size; returns the matplotlib Figure (axes[0] padding, axes[1] GiB; in
-    each, lines "frontier", "seed's pick", "objective's best" in that
-    order). Raises MatplotlibMissingError without matplotlib, OSError when
-    the file cannot be written."""
+    each, lines FRONTIER_LABEL, BEST_LABEL, PICK_LABEL (when seed_pick is
+    not None) in that order, then
+    on axes[1] DEVICE_LABEL's horizontal line at device_memory / 2**30
+    when device_memory (bytes) is given; y from 0; one figure legend).
+    Raises MatplotlibMissingError without matplotlib, OSError when the
+    file cannot be written."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -65,22 +111,20 @@ def plot(path, frontier, seed_pick, total_params, title=""):
     figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
     FigureCanvasAgg(figure)
     padding_axes, peak_axes = figure.subplots(2, 1, sharex=True)
-    frontier_series, seed, best = plot_series(frontier, seed_pick,
-                                              total_params)
-    for axes, field, label in (
-            (padding_axes, "padding_percent", "padding (% of parameters)"),
-            (peak_axes, "peak_gib", "most loaded rank (GiB, incl. gathered "
-                                    "chunk)")):
-        axes.plot(frontier_series.chunk_size,
-                  getattr(frontier_series, field), "o-", label="frontier")
-        axes.plot(seed.chunk_size, getattr(seed, field), "s", markersize=11,
-                  fillstyle="none", label="seed's pick")
-        axes.plot(best.chunk_size, getattr(best, field), "*", markersize=14,
-                  label="objective's best")
-        axes.set_ylabel(label)
-        axes.grid(True, alpha=0.3)
-        axes.legend()
-    peak_axes.set_xlabel("chunk size (elements)")
+    series = plot_series(frontier, seed_pick, total_params)
+    _draw_panel(padding_axes, series, "padding_percent", PADDING_LABEL)
+    _draw_panel(peak_axes, series, "peak_gib", PEAK_LABEL)
+    if device_memory is not None:
+        peak_axes.axhline(device_memory / GIB, color="tab:gray",
+                          linestyle="--", label="%s (%.2f GiB)" % (
+                              DEVICE_LABEL, device_memory / GIB))
+    for axes in (padding_axes, peak_axes):
+        top = max(max(line.get_ydata()) for line in axes.get_lines())
+        axes.set_ylim(0, top * TOP_MARGIN if top > 0 else 1)
+    peak_axes.set_xlabel(X_LABEL)
+    handles, labels = peak_axes.get_legend_handles_labels()
+    figure.subplots_adjust(bottom=0.16)
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels))
     if title:
         figure.suptitle(title)
     figure.savefig(path, format="png", dpi=DPI)

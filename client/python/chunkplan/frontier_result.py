@@ -3,7 +3,7 @@ every count an int.
 """
 
 import dataclasses
-from typing import Tuple
+from typing import Optional, Tuple
 
 from chunkplan.search_result import engine_name
 from chunkplan.v1 import chunk_search_pb2
@@ -40,16 +40,40 @@ class Frontier:
     search_nanos: int
     response: chunk_search_pb2.FrontierResponse = dataclasses.field(
         repr=False, compare=False)
+    # The LayoutRequest answered, where the Client kept it (for plot()).
+    request: Optional[chunk_search_pb2.LayoutRequest] = dataclasses.field(
+        default=None, repr=False, compare=False)
 
     @property
     def best(self):
         """The objective's best candidate: the last point."""
         return self.points[-1]
 
+    def plot(self, path, pick=None, *, device_memory=None, title="",
+             total_params=None):
+        """Draws this frontier to the PNG `path` (chunkplan.frontier_plot:
+        padding and the most loaded rank's GiB against the chunk size in Mi
+        elements) and returns the matplotlib Figure. pick: a FrontierPoint
+        to mark as ColossalAI's pick (e.g. the best of a "seed_waste"
+        frontier at GeminiPlugin's defaults), or None. device_memory:
+        bytes of one device, drawn as a line. total_params: the parameter
+        count padding is a share of (default: the numels of the request
+        this answers). Raises frontier_plot.MatplotlibMissingError without
+        matplotlib, ValueError without a total, OSError."""
+        from chunkplan import frontier_plot  # matplotlib only when drawing
+        if total_params is None:
+            if self.request is None or not self.request.search.numels:
+                raise ValueError("total_params: needed for a Frontier "
+                                 "without its request's numels")
+            total_params = sum(self.request.search.numels)
+        return frontier_plot.plot(path, self, pick, total_params,
+                                  title=title, device_memory=device_memory)
+
     @classmethod
-    def from_response(cls, response):
+    def from_response(cls, response, request=None):
         """The Frontier of a FrontierResponse: the engine by name without
-        its "ENGINE_" prefix (an unknown number as its digits)."""
+        its "ENGINE_" prefix (an unknown number as its digits); `request`
+        the LayoutRequest it answers, if known."""
         return cls(
             points=tuple(FrontierPoint(**{
                 f.name: int(getattr(p, f.name))
@@ -58,4 +82,4 @@ class Frontier:
             engine=engine_name(response.engine),
             candidates=int(response.candidates),
             search_nanos=int(response.search_nanos),
-            response=response)
+            response=response, request=request)

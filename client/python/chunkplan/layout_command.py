@@ -6,24 +6,28 @@ model, from a shell; a thin layer over Client.layout.
         --device-memory 80GiB
 
 One degree: the table of that layout (per group the chunk size, chunks and
-real padding; the seed's min_chunk_waste beside the real layout padding;
-every part of the most and least loaded rank in GiB). Several degrees (one
-Layout call each, every parameter at that degree): one row per degree, so
-that a user can pick one. --device-memory adds, for the most loaded rank,
-whether its device bytes fit and the headroom (negative: the shortfall).
-GiB here is 2**30 bytes, printed with 2 decimals. --objective picks the
-candidate to lay out (default the seed's); --emit colossalai prints only
-the configs laid out, as GeminiPlugin's chunk_config_dict
-(chunkplan.colossalai_export), one line per degree.
+real padding; ColossalAI's search's min_chunk_waste beside the real layout
+padding; every part of the most and least loaded rank in GiB; the warning
+of chunks that dwarf what they hold, chunkplan.padding_warning). Several
+degrees (one Layout call each, every parameter at that degree): one row per
+degree, so that a user can pick one. --device-memory adds, for the most
+loaded rank, whether its device bytes fit and the headroom (negative: the
+shortfall); --gpu NAME gives a card's memory as nvidia-smi reports it
+instead (chunkplan.gpu_presets). GiB here is 2**30 bytes, printed with 2
+decimals. --objective picks the candidate to lay out (default ColossalAI's
+pick); --emit colossalai prints only the configs laid out, as GeminiPlugin's
+chunk_config_dict (chunkplan.colossalai_export), one line per degree.
 """
 
 import argparse
 import fractions
 import re
 
+from chunkplan import gpu_presets
 from chunkplan.colossalai_export import EMIT_FORMATS
 from chunkplan.layout_request import OBJECTIVES, OPTIMIZERS, PRECISIONS
 from chunkplan.layout_result import GIB
+from chunkplan.padding_warning import padding_warning
 
 # --device-memory's units, case-insensitive: binary and SI.
 MEMORY_UNITS = {"gib": 2**30, "mib": 2**20, "gb": 10**9, "mb": 10**6}
@@ -77,11 +81,7 @@ def add_arguments(parser):
                         help="data-parallel degree of every parameter; "
                         "several, comma-separated, give one row each "
                         "(default 1)")
-    parser.add_argument("--device-memory", type=parse_memory,
-                        metavar="SIZE",
-                        help="memory of one device, e.g. 80GiB (units GiB, "
-                        "MiB: 2**30, 2**20 bytes; GB, MB: 10**9, 10**6): "
-                        "says whether the most loaded rank fits")
+    gpu_presets.add_device_memory_arguments(parser, parse_memory)
     add_choice_arguments(parser)
 
 
@@ -91,7 +91,8 @@ def add_choice_arguments(parser):
     parser.add_argument("--objective", choices=OBJECTIVES,
                         default="seed_waste",
                         help="what the chosen candidate minimises: the "
-                        "seed's waste (default), the layout's real padding "
+                        "waste by ColossalAI's search (default, its pick), "
+                        "the layout's real padding "
                         "or the most loaded rank's bytes")
     parser.add_argument("--emit", choices=EMIT_FORMATS,
                         help="print only the chosen configuration, as "
@@ -168,7 +169,7 @@ def format_layout(model, args, degree, layout):
             group.padding))
     lines.append("")
     if layout.search is not None:
-        lines.append("seed waste      %d elements (the search's "
+        lines.append("search waste    %d elements (ColossalAI's search's "
                      "min_chunk_waste)" % layout.search.min_chunk_waste)
     lines += ["layout padding  %d elements (allocated as padding)" %
               layout.layout_padding, "",
@@ -186,17 +187,18 @@ def format_layout(model, args, degree, layout):
         lines.append("device memory   %s GiB: the most loaded rank %s, "
                      "headroom %s GiB" % (_gib(args.device_memory), verdict,
                                           headroom))
+    lines += padding_warning(layout)
     return "\n".join(lines) + "\n"
 
 
 def format_rows(model, args, results):
     """One row per degree of [(degree, Layout)]: chunk size (the first
-    group's: every parameter is at that degree), real padding, the seed's
-    waste and the most loaded rank's device GiB, with --device-memory
+    group's: every parameter is at that degree), real padding, ColossalAI's
+    search's waste and the most loaded rank's device GiB, with --device-memory
     whether it fits and the headroom."""
     lines = ["model           %s" % model.summary(), settings_line(args)]
     header = ("dp degree  chunk size (elements)  keep gathered  "
-              "padding (elements)  seed waste (elements)  device GiB "
+              "padding (elements)  search waste (elements)  device GiB "
               "(most loaded)")
     if args.device_memory is not None:
         lines.append("device memory   %s GiB" % _gib(args.device_memory))
@@ -204,7 +206,7 @@ def format_rows(model, args, results):
     lines += ["", header]
     for degree, layout in results:
         group = layout.groups[0]
-        row = "%9d  %21d  %13s  %18d  %21s  %24s" % (
+        row = "%9d  %21d  %13s  %18d  %23s  %24s" % (
             degree, group.chunk_size, "yes" if group.keep_gathered else "no",
             layout.layout_padding,
             "-" if layout.search is None else layout.search.min_chunk_waste,
@@ -214,4 +216,8 @@ def format_rows(model, args, results):
                                     args.device_memory)
             row += "  %-12s  %12s" % (verdict, headroom)
         lines.append(row)
+    for degree, layout in results:
+        warning = padding_warning(layout)
+        if warning:
+            lines += ["", "dp degree %d:" % degree] + warning[1:]
     return "\n".join(lines) + "\n"

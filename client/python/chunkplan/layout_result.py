@@ -5,6 +5,7 @@ and the RankMemory of the most and least loaded rank, every count an int.
 import dataclasses
 from typing import Optional, Tuple
 
+from chunkplan import colossalai_export
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2
 
@@ -72,6 +73,10 @@ class Layout:
     search: Optional[SearchResult]
     response: chunk_search_pb2.LayoutResponse = dataclasses.field(
         repr=False, compare=False)
+    # The LayoutRequest answered, where the Client kept it (its GeminiPlugin
+    # settings, for colossalai_kwargs()).
+    request: Optional[chunk_search_pb2.LayoutRequest] = dataclasses.field(
+        default=None, repr=False, compare=False)
 
     @property
     def config_dict(self):
@@ -81,10 +86,24 @@ class Layout:
                               "keep_gathered": g.keep_gathered}
                 for g in self.groups}
 
+    def colossalai_kwargs(self):
+        """GeminiPlugin's keyword arguments for this layout:
+        chunk_config_dict (config_dict) and the settings it was computed
+        with (precision, master_weights, enable_gradient_accumulation,
+        pin_memory), so that GeminiPlugin(**layout.colossalai_kwargs())
+        allocates what this Layout describes. Raises ValueError for a
+        Layout without its request (from_response without one)."""
+        if self.request is None:
+            raise ValueError("colossalai_kwargs: this Layout does not carry "
+                             "its request's settings")
+        return colossalai_export.gemini_plugin_kwargs(self.config_dict,
+                                                      self.request.gemini)
+
     @classmethod
-    def from_response(cls, response):
+    def from_response(cls, response, request=None):
         """The Layout of a LayoutResponse (search set only where the
-        response carries one)."""
+        response carries one); `request` the LayoutRequest it answers, if
+        known."""
         return cls(
             groups=tuple(_group(g) for g in response.groups),
             layout_padding=int(response.layout_padding),
@@ -93,7 +112,7 @@ class Layout:
             gathered_chunk_bytes=int(response.gathered_chunk_bytes),
             search=(SearchResult.from_response(response.search)
                     if response.HasField("search") else None),
-            response=response)
+            response=response, request=request)
 
 
 def _group(group):

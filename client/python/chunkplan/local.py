@@ -1,0 +1,120 @@
+"""Answers without a server: the C++ command line's planner, in a child
+process.
+
+    with chunkplan.LocalClient() as client:      # as chunkplan.Client
+        client.layout(numels, 32, 4096, dp_degree=8)
+
+LocalClient has Client's search, layout, frontier and *_request methods
+and returns the same typed results. Each call sends the request, built
+exactly as for a server, as protobuf JSON on the standard input of
+`chunkplan search|layout|frontier --local --request - --format json` and
+reads the response back from its standard output: the answer is the one
+`chunkplan-server` gives (both run the same planner and conversions).
+
+Why a child process and not an extension module: the command line is
+already built beside the package (<build>/bin/chunkplan next to
+<build>/python), links the planner the server links, and needs no Python
+headers, ABI or second build; its cost is one process start per call
+(milliseconds), small beside a person's or a scheduler's wait.
+
+The binary is the first of: the `cli` argument, $CHUNKPLAN_CLI, the build
+tree's bin/chunkplan next to this package (<build>/python/chunkplan ->
+<build>/bin/chunkplan), and `chunkplan` on $PATH.
+"""
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+import grpc
+from google.protobuf import json_format
+
+from chunkplan.client import Client
+from chunkplan.errors import error_for_code
+from chunkplan.v1 import chunk_search_pb2
+
+# The environment variable naming the chunkplan binary.
+CLI_ENV = "CHUNKPLAN_CLI"
+
+
+class CliNotFoundError(FileNotFoundError):
+    """No chunkplan command line to run (see find_cli)."""
+
+
+def find_cli(cli=None):
+    """The path of the chunkplan command line: `cli`, else $CHUNKPLAN_CLI,
+    else <build>/bin/chunkplan beside this package's <build>/python, else
+    `chunkplan` on $PATH. Raises CliNotFoundError naming where it looked;
+    a given path (argument or variable) must be an executable file."""
+    for given, origin in ((cli, "--cli"), (os.environ.get(CLI_ENV), CLI_ENV)):
+        if given:
+            if os.access(given, os.X_OK) and os.path.isfile(given):
+                return str(given)
+            raise CliNotFoundError(f"{origin}: {given} is not an executable "
+                                   "file")
+    beside = pathlib.Path(__file__).resolve().parents[2] / "bin" / "chunkplan"
+    if os.access(beside, os.X_OK):
+        return str(beside)
+    on_path = shutil.which("chunkplan")
+    if on_path:
+        return on_path
+    raise CliNotFoundError(
+        f"the chunkplan command line is not at {beside} nor on PATH: build "
+        f"it (cmake --build build --target chunkplan) or set {CLI_ENV}")
+
+
+def _error(stderr):
+    """The ChunkplanError of a failed run's "CODE: message" line."""
+    line = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    name, _, message = line.partition(": ")
+    code = getattr(grpc.StatusCode, name, None)
+    if not isinstance(code, grpc.StatusCode):
+        code, message = grpc.StatusCode.UNKNOWN, line or "no output"
+    return error_for_code(code, message)
+
+
+class LocalClient(Client):
+    """Client's calls answered by the chunkplan command line in a child
+    process (see the module docstring); `cli` as find_cli. Raises
+    CliNotFoundError when there is no command line to run."""
+
+    def __init__(self, cli=None):  # pylint: disable=super-init-not-called
+        self.cli = find_cli(cli)
+        self.target = "local"
+
+    def close(self):
+        """Nothing to close: every call is its own process."""
+
+    def _run(self, command, request, response, timeout):
+        """`chunkplan COMMAND --local` on `request`; `response` (a new
+        message) filled from its JSON. timeout: seconds, None for none;
+        beyond it DeadlineExceededError."""
+        try:
+            done = subprocess.run(
+                [self.cli, command, "--local", "--request", "-", "--format",
+                 "json"], input=json_format.MessageToJson(request),
+                capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise error_for_code(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                 f"chunkplan {command} --local ran past "
+                                 f"{timeout} s") from None
+        if done.returncode != 0:
+            raise _error(done.stderr)
+        return json_format.Parse(done.stdout, response)
+
+    def search_request(self, request, *, timeout=None, wait_for_ready=False):
+        del wait_for_ready  # nothing to wait for
+        return self._run("search", request,
+                         chunk_search_pb2.ChunkSearchResponse(), timeout)
+
+    def layout_request(self, request, *, timeout=None, wait_for_ready=False):
+        del wait_for_ready
+        return self._run("layout", request,
+                         chunk_search_pb2.LayoutResponse(), timeout)
+
+    def frontier_request(self, request, *, timeout=None,
+                         wait_for_ready=False):
+        del wait_for_ready
+        return self._run("frontier", request,
+                         chunk_search_pb2.FrontierResponse(), timeout)
