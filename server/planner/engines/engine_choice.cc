@@ -81,12 +81,6 @@ bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work) {
 
 absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   const bool seed = objective == Objective::kSeedWaste;
-  if (kind == Engine::kCpuPlateau && !seed) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "objective: ", ObjectiveName(objective),
-        " has no plateau method known to be exact, so CPU_PLATEAU cannot "
-        "serve it; use AUTO or CPU_SWEEP"));
-  }
   if (kind == Engine::kCuda && seed && want == Want::kFrontier) {
     return absl::InvalidArgumentError(
         "search.engine: CUDA serves the layout objectives' frontier; the "
@@ -95,10 +89,7 @@ absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   return absl::OkStatus();
 }
 
-Engine CpuEngineFor(Objective objective) {
-  return objective == Objective::kSeedWaste ? Engine::kCpuPlateau
-                                            : Engine::kCpuSweep;
-}
+Engine CpuEngineFor(Objective) { return Engine::kCpuPlateau; }
 
 Engine PickEngine(Engine requested, const SweepTask& task,
                   uint64_t cuda_max_work,
