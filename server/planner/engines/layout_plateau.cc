@@ -382,6 +382,15 @@ LayoutPlateauWork BoundLayoutPlateauWork(const SweepTask& task) {
   return work;
 }
 
+unsigned __int128 LayoutLowerBound(const SweepTask& task, uint64_t from,
+                                   uint64_t to) {
+  const ObjectiveProblem& p = *task.layout;
+  const CandidateGrid& grid = task.sweep->grid;
+  const LayoutState s = LayoutCounter(p).At(p.Rounded(grid.At(from)));
+  return LowerBound(task.objective, p, ConstantsOf(p), s,
+                    p.Rounded(grid.At(from)), p.Rounded(grid.At(to - 1)));
+}
+
 absl::StatusOr<SweepOutcome> WalkLayoutPlateaus(const SweepTask& task,
                                                 uint64_t max_work,
                                                 const StopCheck& stop,

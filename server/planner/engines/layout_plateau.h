@@ -28,6 +28,13 @@ struct LayoutPlateauWork {
 // The bound for `task` (a layout objective, task.layout set).
 LayoutPlateauWork BoundLayoutPlateauWork(const SweepTask& task);
 
+// The walk's lower bound of task.objective at every candidate of [from,
+// to), which must lie on one plateau (docs/layout-plateau.md): exact at
+// `from` for the padding, and for the peak where every degree is 1. Tests
+// hold it to every candidate's value.
+unsigned __int128 LayoutLowerBound(const SweepTask& task, uint64_t from,
+                                   uint64_t to);
+
 // What one walk did: tests hold it to the bound and to CPU_SWEEP's work.
 struct LayoutWalkTally {
   uint64_t search_evaluations = 0;  // layouts counted to find plateaus
