@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "server/planner/engines/layout_plateau.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -28,6 +29,13 @@ constexpr double kEvaluationsPerLog2 = 0.6;
 // launches, synchronisations, tens of microseconds each).
 constexpr double kCudaStepsPerSecond = 2e11;
 constexpr double kCudaFixedSeconds = 2e-4;
+
+// CPU_PLATEAU's layout walk per step of its bound (one placed tensor of one
+// layout): 2 ns, measured on the wide LLaMA-2 70B and Mixtral frontiers
+// (docs/performance.md); the bound itself overstates the walk's layouts
+// (13,719 bounded, 65 to 98 laid out on LLaMA-2 70B), so AUTO overrates the
+// walk and keeps CUDA only where the bound is long.
+constexpr double kLayoutPlateauSecondsPerStep = 2e-9;
 
 // Sum over groups of ceil(S_g / chunk): a lower bound of next-fit's chunks.
 // A chunk size of 0 only occurs when every swept size is 0 (the start is at
@@ -76,7 +84,20 @@ bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work) {
     return AutoPrefersCuda(*task.sweep, cuda_max_work);
   }
   const uint64_t work = task.layout->LayoutWork(task.sweep->grid);
-  return work != UINT64_MAX && work >= kCudaMinWork && work <= cuda_max_work;
+  if (work == UINT64_MAX || work < kCudaMinWork || work > cuda_max_work) {
+    return false;
+  }
+  return EstimateLayoutCudaSeconds(work) < EstimateLayoutPlateauSeconds(task);
+}
+
+double EstimateLayoutPlateauSeconds(const SweepTask& task) {
+  return static_cast<double>(BoundLayoutPlateauWork(task).steps) *
+         kLayoutPlateauSecondsPerStep;
+}
+
+double EstimateLayoutCudaSeconds(uint64_t layout_work) {
+  return kCudaFixedSeconds +
+         static_cast<double>(layout_work) / kCudaStepsPerSecond;
 }
 
 absl::Status EngineServes(Engine kind, Objective objective, Want want) {
