@@ -17,9 +17,10 @@
 //                           widened to search_range_m 1024, interval 128
 //                           (8,388,609 candidates; W: llama-2-70b and
 //                           mixtral-8x7b), engine E: CPU_PLATEAU, or
-//                           CPU_SWEEP on one worker thread (once: seconds),
-//                           whose steps_per_s_per_core counts candidates x
-//                           placed parameters
+//                           CPU_SWEEP with one pool thread besides the
+//                           caller (two threads; once: seconds), whose
+//                           steps_per_s_per_core counts candidates x
+//                           placed parameters per thread
 //   INTAKE/W                the request's serialized body to the planner's
 //                           request as the server takes it (ParseAndCheck:
 //                           the fast decoder; the wire count skips a body
@@ -61,8 +62,8 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
-#include "server/planner/plan/search_plan.h"
 #include "server/planner/objective.h"
+#include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
 #include "server/service/request_intake.h"
@@ -187,7 +188,7 @@ void RunLayout(benchmark::State& state, const Workload& w) {
 }
 
 // Planner::Frontier on `request` for `objective` with `engine` (AUTO: as a
-// client asks), CPU_SWEEP on one worker thread unless `workers` says more.
+// client asks); CPU_SWEEP on `workers` pool threads besides the caller.
 void RunFrontierOf(benchmark::State& state, const Workload& w,
                    planner::SearchRequest request, planner::Objective objective,
                    Engine engine, unsigned workers) {
@@ -221,9 +222,9 @@ void RunFrontierOf(benchmark::State& state, const Workload& w,
                        static_cast<double>(state.iterations());
   state.SetLabel(absl::StrCat("points=", points));
   state.counters["candidates"] = static_cast<double>(candidates);
-  if (engine == Engine::kCpuSweep) {  // every candidate, `workers` threads
+  if (engine == Engine::kCpuSweep) {  // every candidate, workers + 1 threads
     state.counters["steps_per_s_per_core"] =
-        benchmark::Counter(steps / workers, benchmark::Counter::kIsRate);
+        benchmark::Counter(steps / (workers + 1), benchmark::Counter::kIsRate);
   }
 }
 
@@ -241,7 +242,7 @@ constexpr double kWideRangeM = 1024;
 constexpr uint64_t kWideInterval = 128;
 
 // WIDE_FRONTIER/OBJECTIVE/W/ENGINE: both layout objectives' frontier on `w`
-// widened, CPU_PLATEAU against CPU_SWEEP on one worker thread.
+// widened, CPU_PLATEAU against CPU_SWEEP on two threads.
 void RegisterWide(const Workload& w) {
   if (std::find_if(std::begin(kWideWorkloads), std::end(kWideWorkloads),
                    [&w](const char* n) { return w.name == n; }) ==

@@ -7,6 +7,8 @@
 // run, printed (CHUNKPLAN_PLATEAU_SEED replays one). The argument:
 // docs/layout-plateau.md.
 
+#include "server/planner/engines/layout_plateau.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -20,7 +22,6 @@
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
-#include "server/planner/engines/layout_plateau.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/plan/search_plan.h"
@@ -75,7 +76,7 @@ RandomLayout MakeRandomLayout(std::mt19937_64& rng) {
       const uint64_t kind = uniform(0, 19);
       if (kind < 3) numel = 0;
       if (kind >= 3 && kind < 6 && i > 0) numel = last;  // runs
-      if (kind == 6) numel = uniform(1, degree + 2);      // fills slack
+      if (kind == 6) numel = uniform(1, degree + 2);     // fills slack
       if (kind == 7 || kind == 8) {
         // An outlier inside the span of candidates, on or near a C'.
         const uint64_t c = grid.start + uniform(0, span - 1);
@@ -91,7 +92,8 @@ RandomLayout MakeRandomLayout(std::mt19937_64& rng) {
   if (uniform(0, 2) == 0) {  // kept-gathered groups
     p.fixed.gathered_used = uniform(0, 4 * scale);
     p.fixed.gathered_padding = uniform(0, 2);
-    p.fixed.gathered_elements = p.fixed.gathered_used + p.fixed.gathered_padding;
+    p.fixed.gathered_elements =
+        p.fixed.gathered_used + p.fixed.gathered_padding;
   }
   if (uniform(0, 2) == 0) p.fixed.frozen_elements = uniform(0, 8 * scale);
   GeminiSettings gemini;
@@ -153,9 +155,10 @@ TEST(LayoutPlateau, EqualsTheSweepOnFreshRandomProblems) {
     const uint64_t first = r.layout.Rounded(r.sweep.grid.At(0));
     const uint64_t last =
         r.layout.Rounded(r.sweep.grid.At(r.sweep.grid.count - 1));
-    breakpoints += std::any_of(
-        r.layout.tensors.begin(), r.layout.tensors.end(),
-        [&](const PlacedTensor& t) { return t.numel > first && t.numel <= last; });
+    breakpoints += std::any_of(r.layout.tensors.begin(), r.layout.tensors.end(),
+                               [&](const PlacedTensor& t) {
+                                 return t.numel > first && t.numel <= last;
+                               });
     lcm_runs += r.layout.degree_lcm > r.sweep.grid.interval;
     gathered += r.layout.fixed.gathered_elements > 0;
     several += r.layout.groups() > 1;
@@ -212,8 +215,8 @@ TEST(LayoutPlateau, BoundsHoldAndAreTightWhereExact) {
     const RandomLayout r = MakeRandomLayout(rng);
     const ObjectiveProblem& p = r.layout;
     const CandidateGrid& grid = r.sweep.grid;
-    const bool unit_degrees = std::all_of(
-        p.degrees.begin(), p.degrees.end(), [](uint32_t d) { return d == 1; });
+    const bool unit_degrees = std::all_of(p.degrees.begin(), p.degrees.end(),
+                                          [](uint32_t d) { return d == 1; });
     std::vector<LayoutValues> values(grid.count);
     std::vector<std::vector<uint64_t>> keys(grid.count);
     for (uint64_t i = 0; i < grid.count; ++i) {
@@ -234,13 +237,13 @@ TEST(LayoutPlateau, BoundsHoldAndAreTightWhereExact) {
         const uint64_t value = ObjectiveValue(o, 0, values[i]);
         least = std::min(least, value);
         const unsigned __int128 bound = LayoutLowerBound(task, i, end);
-        ASSERT_LE(bound, least) << "seed " << seed << " round " << round
-                                << " objective " << ObjectiveName(o)
-                                << " candidate " << i;
+        ASSERT_LE(bound, least)
+            << "seed " << seed << " round " << round << " objective "
+            << ObjectiveName(o) << " candidate " << i;
         if (o == Objective::kLayoutPadding || unit_degrees) {
-          ASSERT_EQ(bound, value) << "seed " << seed << " round " << round
-                                  << " objective " << ObjectiveName(o)
-                                  << " candidate " << i;
+          ASSERT_EQ(bound, value)
+              << "seed " << seed << " round " << round << " objective "
+              << ObjectiveName(o) << " candidate " << i;
         }
       }
     }

@@ -518,9 +518,8 @@ absl::Status CheckLayoutWork(const SweepTask& task, uint64_t max_work) {
   if (work.steps <= max_work) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       "CPU_PLATEAU: the layout walk over ", task.sweep->grid.count,
-      " candidates may find ", work.plateaus, " plateaus in ",
-      work.evaluations, " layouts of ", task.layout->tensors.size(),
-      " parameters (",
+      " candidates may find ", work.plateaus, " plateaus in ", work.evaluations,
+      " layouts of ", task.layout->tensors.size(), " parameters (",
       work.steps == UINT64_MAX ? std::string("over 2^64")
                                : absl::StrCat(work.steps),
       " steps), above this engine's limit of ", max_work,
