@@ -6,6 +6,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/planner/candidate/layout_measures.h"
 #include "server/planner/candidate/round_up.h"
 #include "server/planner/engines/cpu_sweep_frontier.h"
 #include "server/planner/engines/frontier_merge.h"
@@ -116,56 +117,55 @@ Constants ConstantsOf(const ObjectiveProblem& p) {
 }
 
 // A lower bound of `objective` at every C' in [low, high] of a plateau whose
-// state is `s` (exact at low for the padding). docs/layout-plateau.md.
-u128 LowerBound(Objective objective, const ObjectiveProblem& p,
-                const Constants& c, const LayoutState& s, uint64_t low,
-                uint64_t high) {
+// state is `s` (exact at low for the padding): lower bounds of the
+// non-gathered sums, valued by LayoutSums::Values (the byte model's one
+// formula, non-decreasing in each sum). docs/layout-plateau.md. Requires
+// MeasuresFit.
+uint64_t LowerBound(Objective objective, const ObjectiveProblem& p,
+                    const Constants& c, const LayoutState& s, uint64_t low,
+                    uint64_t high) {
+  LayoutSums sums;
   if (objective == Objective::kLayoutPadding) {
-    return u128{s.normal_chunks} * low + s.over_size +
-           p.fixed.gathered_padding - c.placed_elements;
+    sums.padding = s.normal_chunks * low + s.over_size - c.placed_elements;
+    return ObjectiveValue(objective, 0, sums.Values(p.fixed, p.bytes));
   }
-  u128 held = p.fixed.gathered_elements;
-  u128 real = p.fixed.gathered_used;
   for (uint64_t g = 0; g < p.groups(); ++g) {
     const GroupState& gs = s.groups[g];
     const uint32_t d = p.degrees[g];
-    held += u128{gs.normal_chunks} * (low / d) + gs.over_shards;
+    sums.held += gs.normal_chunks * (low / d) + gs.over_shards;
     // Rank 0's real elements in the chunk-size chunks: each chunk's
     // min(used, C'/d) is at least used/d and at least C'/d - (C' - used),
     // which falls as C' grows (taken at high).
-    u128 normal_real = CeilDiv(gs.normal_used, d);
+    uint64_t normal_real = CeilDiv(gs.normal_used, d);
     const u128 shards = u128{gs.normal_chunks} * (high / d) + gs.normal_used;
     const u128 sizes = u128{gs.normal_chunks} * high;
     if (shards > sizes && shards - sizes > normal_real) {
-      normal_real = shards - sizes;
+      normal_real = static_cast<uint64_t>(shards - sizes);
     }
-    real += normal_real + gs.over_real;
+    sums.optimized += normal_real + gs.over_real;
   }
-  const uint64_t largest =
-      std::max(s.normal_chunks > 0 ? low : 0, s.largest_over);
-  return held * p.bytes.held() + real * p.bytes.optimizer +
-         u128{p.fixed.frozen_elements} * p.bytes.frozen +
-         u128{largest} * p.bytes.gathered;
+  sums.largest = std::max(s.normal_chunks > 0 ? low : 0, s.largest_over);
+  return ObjectiveValue(objective, 0, sums.Values(p.fixed, p.bytes));
 }
 
-// Whether no candidate's measures can pass 2^64-1: at every C' each group
-// opens at most one chunk per tensor, none above max(last C', the largest
-// oversize), and a shard is at most its chunk. (Below 2^64-1, so that every
-// value improves on the walk's starting `best`.)
+// Whether no candidate's measures can pass 2^64-1 (nor reach it, so that
+// every value improves on the walk's starting `best`): at every C' each
+// group opens at most one chunk per tensor, none above max(last C', the
+// largest oversize), and a shard is at most its chunk; Values is
+// non-decreasing in each sum.
 bool MeasuresFit(const ObjectiveProblem& p, uint64_t last_rounded) {
-  uint64_t largest = last_rounded;
-  uint64_t placed = 0;
+  LayoutSums most;
+  most.largest = last_rounded;
   for (const PlacedTensor& t : p.tensors) {
-    largest = std::max(largest, t.oversize);
-    placed += t.numel;
+    most.largest = std::max(most.largest, t.oversize);
+    most.optimized += t.numel;  // placed elements: below 2^63
   }
-  const u128 sizes = u128{p.tensors.size()} * largest;
-  const u128 padding = sizes + p.fixed.gathered_padding;
-  const u128 peak = (sizes + p.fixed.gathered_elements) * p.bytes.held() +
-                    (u128{placed} + p.fixed.gathered_used) * p.bytes.optimizer +
-                    u128{p.fixed.frozen_elements} * p.bytes.frozen +
-                    u128{largest} * p.bytes.gathered;
-  return padding < UINT64_MAX && peak < UINT64_MAX;
+  const u128 sizes = u128{p.tensors.size()} * most.largest;
+  if (sizes >= UINT64_MAX) return false;
+  most.padding = most.held = static_cast<uint64_t>(sizes);
+  const LayoutValues v = most.Values(p.fixed, p.bytes);
+  return !v.overflow && v.layout_padding < UINT64_MAX &&
+         v.peak_rank_bytes < UINT64_MAX;
 }
 
 // Layouts along the grid: the stop check between them, the steps counted
@@ -218,7 +218,7 @@ class Walker {
 
   // The objective's lower bound on candidates [from, to) of one plateau in
   // state `s`.
-  u128 Bound(const LayoutState& s, uint64_t from, uint64_t to) const {
+  uint64_t Bound(const LayoutState& s, uint64_t from, uint64_t to) const {
     return LowerBound(task_.objective, p_, constants_, s, Rounded(from),
                       Rounded(to - 1));
   }
@@ -382,8 +382,7 @@ LayoutPlateauWork BoundLayoutPlateauWork(const SweepTask& task) {
   return work;
 }
 
-unsigned __int128 LayoutLowerBound(const SweepTask& task, uint64_t from,
-                                   uint64_t to) {
+uint64_t LayoutLowerBound(const SweepTask& task, uint64_t from, uint64_t to) {
   const ObjectiveProblem& p = *task.layout;
   const CandidateGrid& grid = task.sweep->grid;
   const LayoutState s = LayoutCounter(p).At(p.Rounded(grid.At(from)));

@@ -30,10 +30,10 @@ LayoutPlateauWork BoundLayoutPlateauWork(const SweepTask& task);
 
 // The walk's lower bound of task.objective at every candidate of [from,
 // to), which must lie on one plateau (docs/layout-plateau.md): exact at
-// `from` for the padding, and for the peak where every degree is 1. Tests
-// hold it to every candidate's value.
-unsigned __int128 LayoutLowerBound(const SweepTask& task, uint64_t from,
-                                   uint64_t to);
+// `from` for the padding, and for the peak where every degree is 1.
+// Requires the measures to fit 64 bits everywhere (the walk checks it).
+// Tests hold it to every candidate's value.
+uint64_t LayoutLowerBound(const SweepTask& task, uint64_t from, uint64_t to);
 
 // What one walk did: tests hold it to the bound and to CPU_SWEEP's work.
 struct LayoutWalkTally {
