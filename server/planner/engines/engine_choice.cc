@@ -30,12 +30,13 @@ constexpr double kEvaluationsPerLog2 = 0.6;
 constexpr double kCudaStepsPerSecond = 2e11;
 constexpr double kCudaFixedSeconds = 2e-4;
 
-// CPU_PLATEAU's layout walk per step of its bound (one placed tensor of one
-// layout): 2 ns, measured on the wide LLaMA-2 70B and Mixtral frontiers
-// (docs/performance.md); the bound itself overstates the walk's layouts
-// (13,719 bounded, 65 to 98 laid out on LLaMA-2 70B), so AUTO overrates the
-// walk and keeps CUDA only where the bound is long.
-constexpr double kLayoutPlateauSecondsPerStep = 2e-9;
+// CPU_PLATEAU's layout walk per step (one placed tensor of one layout):
+// 2.6 ns, the whole wide LLaMA-2 70B padding Frontier (0.13 ms of CPU for
+// the 68 layouts of 724 steps it takes; docs/performance.md, issue 29).
+// AUTO multiplies it by the walk's bound, which overstates the layouts
+// (13,719 bounded there), so it overrates the walk and prefers CUDA only
+// where the bound is long.
+constexpr double kLayoutPlateauSecondsPerStep = 2.6e-9;
 
 // Sum over groups of ceil(S_g / chunk): a lower bound of next-fit's chunks.
 // A chunk size of 0 only occurs when every swept size is 0 (the start is at
