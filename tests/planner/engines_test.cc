@@ -496,12 +496,7 @@ TEST(PickEngine, AsksTheDeviceOnlyForATaskWorthIt) {
   // A layout objective: candidates x placed parameters against kCudaMinWork,
   // then CUDA's estimate against CPU_PLATEAU's. 1024 distinct sizes inside
   // the grid's span (each a breakpoint of the walk) make its bound long.
-  ObjectiveProblem layout;
-  for (uint64_t i = 0; i < 1024; ++i) {
-    layout.tensors.push_back(Placed(1000 * (i + 1), 1));
-  }
-  layout.begin.push_back(layout.tensors.size());
-  layout.degrees.push_back(1);
+  ObjectiveProblem layout = problems::ManyBreakpointsLayout();
   SweepProblem sweep;
   sweep.grid = {.start = 1, .interval = 1, .count = (uint64_t{1} << 20) - 1};
   SweepTask task{&sweep, &layout, Objective::kPeakRankBytes, Want::kFrontier};

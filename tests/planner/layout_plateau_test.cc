@@ -299,12 +299,7 @@ TEST(LayoutPlateau, TheStressGridIsWithinTheDefaultLimit) {
 // Beyond --max_plateau_work: refused before the walk where its bound is
 // above the limit, and stopped where the layouts it counts pass it.
 TEST(LayoutPlateau, RefusesWorkAboveItsLimit) {
-  ObjectiveProblem layout;
-  for (uint64_t i = 0; i < 1024; ++i) {
-    layout.tensors.push_back(Placed(1000 * (i + 1), 1));
-  }
-  layout.begin.push_back(layout.tensors.size());
-  layout.degrees.push_back(1);
+  ObjectiveProblem layout = problems::ManyBreakpointsLayout();
   SweepProblem sweep;
   sweep.grid = {.start = 1, .interval = 1, .count = uint64_t{1} << 20};
   const SweepTask task{&sweep, &layout, Objective::kPeakRankBytes,
