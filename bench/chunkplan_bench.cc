@@ -12,9 +12,15 @@
 //   FRONTIER_SEED/W         Planner::Frontier with OBJECTIVE_SEED_WASTE (the
 //                           plateau engine's walk)
 //   FRONTIER_PEAK/W         Planner::Frontier with OBJECTIVE_PEAK_RANK_BYTES
-//                           (every candidate laid out, on the shared pool);
+//                           (AUTO's engine: CPU_PLATEAU's layout walk)
+//   WIDE_FRONTIER/O/W/E     Planner::Frontier for layout objective O on W
+//                           widened to search_range_m 1024, interval 128
+//                           (8,388,609 candidates; W: llama-2-70b and
+//                           mixtral-8x7b), engine E: CPU_PLATEAU, or
+//                           CPU_SWEEP with one pool thread besides the
+//                           caller (two threads; once: seconds), whose
 //                           steps_per_s_per_core counts candidates x
-//                           placed parameters
+//                           placed parameters per thread
 //   INTAKE/W                the request's serialized body to the planner's
 //                           request as the server takes it (ParseAndCheck:
 //                           the fast decoder; the wire count skips a body
@@ -46,6 +52,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -55,6 +62,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
+#include "server/planner/objective.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
@@ -179,35 +187,84 @@ void RunLayout(benchmark::State& state, const Workload& w) {
   state.counters["params"] = static_cast<double>(w.params);
 }
 
-// Planner::Frontier on `w` for `objective`.
-void RunFrontier(benchmark::State& state, const Workload& w,
-                 planner::Objective objective) {
+// Planner::Frontier on `request` for `objective` with `engine` (AUTO: as a
+// client asks); CPU_SWEEP on `workers` pool threads besides the caller.
+void RunFrontierOf(benchmark::State& state, const Workload& w,
+                   planner::SearchRequest request, planner::Objective objective,
+                   Engine engine, unsigned workers) {
   planner::PlannerOptions options;
   options.cpu_sweep.max_work = UINT64_MAX;
+  options.cpu_sweep.threads = workers;
   const planner::Planner planner(options);
-  planner::LayoutRequest request;
-  request.search = w.request;
-  request.search.engine = Engine::kAuto;
-  request.objective = objective;
+  planner::LayoutRequest layout;
+  layout.search = std::move(request);
+  layout.search.engine = engine;
+  layout.objective = objective;
   size_t points = 0;
+  uint64_t candidates = 0;
   for (auto _ : state) {
-    absl::StatusOr<planner::FrontierResult> result = planner.Frontier(request);
+    absl::StatusOr<planner::FrontierResult> result = planner.Frontier(layout);
     if (!result.ok()) {
       state.SkipWithError(result.status().ToString().c_str());
       return;
     }
     points = result->points.size();
+    candidates = result->candidates;
     benchmark::DoNotOptimize(result->points.back().value);
+    if (engine != Engine::kAuto && result->engine != engine) {
+      state.SkipWithError(
+          absl::StrCat("ran ", EngineName(result->engine)).c_str());
+      return;
+    }
   }
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const double steps = static_cast<double>(w.candidates) *
+  const double steps = static_cast<double>(candidates) *
                        static_cast<double>(w.params) *
                        static_cast<double>(state.iterations());
   state.SetLabel(absl::StrCat("points=", points));
-  state.counters["candidates"] = static_cast<double>(w.candidates);
-  if (objective != planner::Objective::kSeedWaste) {  // every candidate
+  state.counters["candidates"] = static_cast<double>(candidates);
+  if (engine == Engine::kCpuSweep) {  // every candidate, workers + 1 threads
     state.counters["steps_per_s_per_core"] =
-        benchmark::Counter(steps / cores, benchmark::Counter::kIsRate);
+        benchmark::Counter(steps / (workers + 1), benchmark::Counter::kIsRate);
+  }
+}
+
+// Planner::Frontier on `w` for `objective`, AUTO's engine.
+void RunFrontier(benchmark::State& state, const Workload& w,
+                 planner::Objective objective) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  RunFrontierOf(state, w, w.request, objective, Engine::kAuto, cores);
+}
+
+// The wide grid that issue 29 asks for (search_range_m 1024, interval 128:
+// 8,388,609 candidates), on the workloads named here.
+constexpr const char* kWideWorkloads[] = {"llama-2-70b", "mixtral-8x7b"};
+constexpr double kWideRangeM = 1024;
+constexpr uint64_t kWideInterval = 128;
+
+// WIDE_FRONTIER/OBJECTIVE/W/ENGINE: both layout objectives' frontier on `w`
+// widened, CPU_PLATEAU against CPU_SWEEP on two threads.
+void RegisterWide(const Workload& w) {
+  if (std::find_if(std::begin(kWideWorkloads), std::end(kWideWorkloads),
+                   [&w](const char* n) { return w.name == n; }) ==
+      std::end(kWideWorkloads)) {
+    return;
+  }
+  planner::SearchRequest wide = w.request;
+  wide.search_range_m = kWideRangeM;
+  wide.search_interval = kWideInterval;
+  for (const planner::Objective o : {planner::Objective::kLayoutPadding,
+                                     planner::Objective::kPeakRankBytes}) {
+    for (const Engine e : {Engine::kCpuPlateau, Engine::kCpuSweep}) {
+      benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(
+          absl::StrCat("WIDE_FRONTIER/", ObjectiveName(o), "/", w.name, "/",
+                       EngineName(e))
+              .c_str(),
+          [&w, wide, o, e](benchmark::State& state) {
+            RunFrontierOf(state, w, wide, o, e, 1);
+          });
+      b->UseRealTime()->Unit(benchmark::kMillisecond);
+      if (e == Engine::kCpuSweep) b->Iterations(1);
+    }
   }
 }
 
@@ -321,6 +378,7 @@ int Main(int argc, char** argv) {
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }
+    RegisterWide(w);
     benchmark::RegisterBenchmark(
         absl::StrCat("LAYOUT/", w.name).c_str(),
         [&w](benchmark::State& state) { RunLayout(state, w); })

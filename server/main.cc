@@ -94,8 +94,9 @@ ABSL_FLAG(uint64_t, max_sweep_work, uint64_t{16} << 30,
           "Most candidates x swept sizes of one ENGINE_CPU_SWEEP search; "
           "beyond it: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint64_t, max_plateau_work, uint64_t{1} << 34,
-          "Most steps the work bound of one CPU_PLATEAU walk (Search, the "
-          "seed's Frontier) may reach; beyond it: RESOURCE_EXHAUSTED.");
+          "Most steps the work bound of one CPU_PLATEAU walk (Search, "
+          "Frontier of any objective) may reach, and a layout walk's "
+          "counted steps; beyond it: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(uint64_t, max_cuda_work, uint64_t{1} << 44,
           "Most candidates x swept sizes of one ENGINE_CUDA search, where "
           "this binary has the engine; beyond it: RESOURCE_EXHAUSTED.");

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "server/planner/layout/objective_problem.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/search_types.h"
 #include "testing/model_shapes.h"
@@ -89,6 +90,19 @@ inline SearchRequest Llama2_70bLikeRequest() {
   r.min_chunk_size_m = 32;
   r.filter_exlarge_params = true;
   return r;
+}
+
+// A layout whose plateau walk has a long bound: one group of degree 1 with
+// 1024 distinct sizes 1000, 2000, ..., 1,024,000, each a breakpoint inside
+// a grid from 1 at interval 1 of up to 2^20 candidates.
+inline ObjectiveProblem ManyBreakpointsLayout() {
+  ObjectiveProblem layout;
+  for (uint64_t i = 0; i < 1024; ++i) {
+    layout.tensors.push_back(Placed(1000 * (i + 1), 1));
+  }
+  layout.begin.push_back(layout.tensors.size());
+  layout.degrees.push_back(1);
+  return layout;
 }
 
 }  // namespace chunkplan::planner::problems

@@ -473,11 +473,7 @@ TEST(EngineServes, RefusesWhatAnEngineHasNoMethodFor) {
       EXPECT_TRUE(EngineServes(Engine::kAuto, o, w).ok());
       EXPECT_TRUE(EngineServes(Engine::kCpuSweep, o, w).ok());
       EXPECT_TRUE(EngineServes(Engine::kCuda, o, w).ok());
-      const absl::Status plateau = EngineServes(Engine::kCpuPlateau, o, w);
-      EXPECT_EQ(plateau.code(), absl::StatusCode::kInvalidArgument);
-      EXPECT_THAT(
-          std::string(plateau.message()),
-          ::testing::HasSubstr(absl::StrCat("objective: ", ObjectiveName(o))));
+      EXPECT_TRUE(EngineServes(Engine::kCpuPlateau, o, w).ok());
     }
   }
   const absl::Status cuda =
@@ -486,7 +482,7 @@ TEST(EngineServes, RefusesWhatAnEngineHasNoMethodFor) {
       std::string(cuda.message()),
       ::testing::HasSubstr("search.engine: CUDA serves the layout objectives"));
   EXPECT_EQ(CpuEngineFor(Objective::kSeedWaste), Engine::kCpuPlateau);
-  EXPECT_EQ(CpuEngineFor(Objective::kPeakRankBytes), Engine::kCpuSweep);
+  EXPECT_EQ(CpuEngineFor(Objective::kPeakRankBytes), Engine::kCpuPlateau);
 }
 
 // AUTO's pick: CUDA only for a task it serves, worth a launch and within
@@ -497,22 +493,29 @@ TEST(PickEngine, AsksTheDeviceOnlyForATaskWorthIt) {
     ++asked;
     return true;
   };
-  // A layout objective: candidates x placed parameters against kCudaMinWork.
-  ObjectiveProblem layout;
-  layout.tensors.resize(1024);
+  // A layout objective: candidates x placed parameters against kCudaMinWork,
+  // then CUDA's estimate against CPU_PLATEAU's. 1024 distinct sizes inside
+  // the grid's span (each a breakpoint of the walk) make its bound long.
+  ObjectiveProblem layout = problems::ManyBreakpointsLayout();
   SweepProblem sweep;
   sweep.grid = {.start = 1, .interval = 1, .count = (uint64_t{1} << 20) - 1};
   SweepTask task{&sweep, &layout, Objective::kPeakRankBytes, Want::kFrontier};
   EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
-            Engine::kCpuSweep);
+            Engine::kCpuPlateau);
   EXPECT_EQ(asked, 0);  // below kCudaMinWork: the device is not touched
   sweep.grid.count = uint64_t{1} << 20;
   EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable), Engine::kCuda);
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(PickEngine(Engine::kAuto, task, kCudaMinWork - 1, usable),
-            Engine::kCpuSweep);  // beyond --max_cuda_work
+            Engine::kCpuPlateau);  // beyond --max_cuda_work
   EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, [] { return false; }),
-            Engine::kCpuSweep);
+            Engine::kCpuPlateau);
+  // One breakpoint-free stretch: the walk's bound is short, CPU_PLATEAU
+  // is kept without asking the device.
+  for (PlacedTensor& t : layout.tensors) t = Placed(0, 1);
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuPlateau);
+  EXPECT_EQ(asked, 1);
   // The seed's frontier: CUDA does not serve it, however large.
   task.objective = Objective::kSeedWaste;
   EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),

@@ -66,8 +66,8 @@ def _numel(rng):
 def random_case(rng, objective):
     """One random searched case (args, kwargs, request) for `objective`,
     small for the brute-force oracle: at most 40 parameters and 257
-    candidates (about 10,000 placements). The engine is "auto" or
-    "cpu_sweep", and also "cpu_plateau" for "seed_waste": each serves it."""
+    candidates (about 10,000 placements). The engine is "auto",
+    "cpu_sweep" or "cpu_plateau": each serves every objective."""
     n = rng.randint(1, 40)
     numels = [_numel(rng) for _ in range(n)]
     if not any(numels):
@@ -79,9 +79,7 @@ def random_case(rng, objective):
                   search_interval=rng.choice([512, 777, 1024]),
                   min_chunk_size_m=rng.choice([0, 0, 0.01, 0.05, 0.05, 32]),
                   filter_exlarge_params=rng.random() < 0.7)
-    engines = ["auto", "cpu_sweep"]
-    if objective == "seed_waste":
-        engines.append("cpu_plateau")
+    engines = ["auto", "cpu_sweep", "cpu_plateau"]
     settings = rng.choice(SETTINGS)
     frozen = _frozen(rng, n)
     kwargs = dict(search, dp_degree=shared, frozen=frozen,

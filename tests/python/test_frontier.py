@@ -2,8 +2,8 @@
 chunkplan-server: every field of the typed Frontier equals
 tests/oracle/layout_oracle.py's frontier(), and the layout of an objective
 its layout(), on fresh random small requests for each objective; what the
-server refuses (given configs, CPU_PLATEAU with a layout objective) it
-refuses naming the field."""
+server refuses (given configs) it refuses naming the field; CPU_PLATEAU
+serves every objective."""
 
 import random
 
@@ -44,8 +44,9 @@ def test_random_frontiers_equal_the_oracle(client, objective):
         expected = plain(oracle_frontier(request))
         assert frontier_json(frontier) == expected, context
         assert frontier.best == frontier.points[-1], context
-        if objective != "seed_waste" or kwargs["engine"] == "cpu_sweep":
-            assert frontier.engine == "CPU_SWEEP", context
+        # AUTO: the exact CPU engine, CPU_PLATEAU, for every objective.
+        assert frontier.engine == ("CPU_SWEEP" if kwargs["engine"] ==
+                                   "cpu_sweep" else "CPU_PLATEAU"), context
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
@@ -101,15 +102,20 @@ def test_layout_of_given_configs_with_an_objective_is_refused(client,
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES[1:])
-@pytest.mark.parametrize("call", ["frontier", "layout"])
-def test_plateau_cannot_serve_a_layout_objective(client, objective, call):
-    """The issue: CPU_PLATEAU with a layout objective is INVALID_ARGUMENT
-    naming the objective."""
-    with pytest.raises(chunkplan.InvalidArgumentError) as raised:
-        getattr(client, call)(PARAMS, 0.0625, 512, 0, objective=objective,
-                              engine="cpu_plateau", timeout=TIMEOUT_S)
-    assert raised.value.message.startswith(
-        f"objective: {objective_json(objective)} "), raised.value.message
+def test_plateau_serves_a_layout_objective(client, objective):
+    """Issue 29: CPU_PLATEAU walks a layout objective's plateaus; its
+    frontier is the oracle's brute force, as CPU_SWEEP's is."""
+    numels = [60_000] * 5 + [7, 33, 90_000, 0, 250_000]
+    request = {"search": {"numels": numels, "dp_degrees": [4],
+                          "search_range_m": 0.25, "search_interval": 512,
+                          "min_chunk_size_m": 0},
+               "objective": objective_json(objective)}
+    expected = plain(oracle_frontier(request))
+    for engine in ("auto", "cpu_sweep", "cpu_plateau"):
+        frontier = client.frontier(numels, 0.25, 512, 0, dp_degree=4,
+                                   objective=objective, engine=engine,
+                                   timeout=TIMEOUT_S)
+        assert frontier_json(frontier) == expected, engine
 
 
 def test_plateau_serves_the_seeds_frontier(client):

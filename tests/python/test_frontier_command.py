@@ -186,14 +186,21 @@ def test_usage_errors_exit_2(flags):
     assert result.stdout == ""
 
 
-def test_plateau_with_a_layout_objective_fails(server):
-    result = run("frontier", "--server", server.target, "--hf-config",
-                 GPT2_TEST, *SWEEP, "--objective", "layout_padding",
-                 "--engine", "cpu_plateau")
-    assert result.returncode == 1
-    assert result.stderr.startswith(
-        "INVALID_ARGUMENT: objective: OBJECTIVE_LAYOUT_PADDING "), (
-            result.stderr)
+@pytest.mark.parametrize("objective", ["layout_padding", "peak_rank_bytes"])
+def test_plateau_serves_a_layout_objective(server, objective):
+    """Issue 29: --engine cpu_plateau walks a layout objective; its table is
+    CPU_SWEEP's but for the engine's name."""
+    tables = {}
+    for engine in ("cpu_plateau", "cpu_sweep"):
+        result = run("frontier", "--server", server.target, "--hf-config",
+                     GPT2_TEST, *SWEEP, "--objective", objective,
+                     "--engine", engine)
+        assert result.returncode == 0, result
+        assert f"engine          {engine.upper()}," in result.stdout, (
+            result.stdout)
+        tables[engine] = [line for line in result.stdout.splitlines()
+                          if not line.startswith("engine ")]
+    assert tables["cpu_plateau"] == tables["cpu_sweep"]
 
 
 def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,

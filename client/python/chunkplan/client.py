@@ -244,8 +244,8 @@ class Client:
         rounded up to the lcm of the degrees) or "peak_rank_bytes" (the
         most loaded rank's device bytes at C' plus the gathered buffer).
         The other arguments as layout(), without configs: the frontier
-        always searches. engine "auto" or "cpu_sweep" serve every
-        objective; "cpu_plateau" only "seed_waste"; "cuda" (where the
+        always searches. engine "auto", "cpu_sweep" and "cpu_plateau"
+        serve every objective; "cuda" (where the
         server has a usable device) only the two layout objectives. Raises
         InvalidArgumentError for arguments that cannot be sent (and, from
         the server, for an engine that cannot serve the objective, naming

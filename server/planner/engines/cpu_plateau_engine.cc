@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "server/planner/candidate/round_up.h"
 #include "server/planner/engines/engine_choice.h"
+#include "server/planner/engines/layout_plateau.h"
 #include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
 
@@ -510,6 +511,22 @@ absl::Status CheckWork(const SweepProblem& problem, uint64_t max_work) {
       "min_chunk_size_m shortens it"));
 }
 
+// RESOURCE_EXHAUSTED where the bound of a layout walk's plateau search
+// exceeds max_work (its exact evaluations are counted as it runs).
+absl::Status CheckLayoutWork(const SweepTask& task, uint64_t max_work) {
+  const LayoutPlateauWork work = BoundLayoutPlateauWork(task);
+  if (work.steps <= max_work) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "CPU_PLATEAU: the layout walk over ", task.sweep->grid.count,
+      " candidates may find ", work.plateaus, " plateaus in ", work.evaluations,
+      " layouts of ", task.layout->tensors.size(), " parameters (",
+      work.steps == UINT64_MAX ? std::string("over 2^64")
+                               : absl::StrCat(work.steps),
+      " steps), above this engine's limit of ", max_work,
+      " (--max_plateau_work); a coarser search_interval or a larger "
+      "min_chunk_size_m shortens it"));
+}
+
 }  // namespace
 
 absl::StatusOr<SweepOutcome> WalkPlateaus(const SweepProblem& problem,
@@ -523,6 +540,10 @@ CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
 absl::StatusOr<SweepOutcome> CpuPlateauEngine::Run(
     const SweepTask& task, const StopCheck& stop) const {
   CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  if (task.objective != Objective::kSeedWaste) {
+    CHUNKPLAN_RETURN_IF_ERROR(CheckLayoutWork(task, max_work_));
+    return WalkLayoutPlateaus(task, max_work_, stop, nullptr);
+  }
   CHUNKPLAN_RETURN_IF_ERROR(CheckWork(*task.sweep, max_work_));
   return Walk(*task.sweep, stop, nullptr);
 }

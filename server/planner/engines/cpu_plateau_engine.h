@@ -1,10 +1,11 @@
 #ifndef CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_PLATEAU_ENGINE_H_
 #define CHUNKPLAN_SERVER_PLANNER_ENGINES_CPU_PLATEAU_ENGINE_H_
 
-// CPU_PLATEAU: the seed's exact answer and waste frontier without visiting
-// every candidate: it jumps between plateaus of the total chunk count, where
-// alone the waste can reach a new low. How and why it is exact:
-// docs/architecture.md, "The plateau engine".
+// CPU_PLATEAU: every objective's exact answer and frontier without visiting
+// every candidate. The seed's waste: it jumps between plateaus of the total
+// chunk count, where alone the waste can reach a new low (docs/
+// architecture.md, "The plateau engine"). The layout objectives: the walk
+// of layout_plateau.h (docs/layout-plateau.md).
 
 #include <cstdint>
 
@@ -15,15 +16,17 @@ namespace chunkplan::planner {
 
 class CpuPlateauEngine final : public SweepEngine {
  public:
-  // Refuses a problem whose BoundPlateauWork(problem).steps exceeds
-  // max_work with RESOURCE_EXHAUSTED naming --max_plateau_work.
+  // Refuses a problem whose BoundPlateauWork(problem).steps (for a layout
+  // objective BoundLayoutPlateauWork's, and then the steps the walk counts)
+  // exceeds max_work with RESOURCE_EXHAUSTED naming --max_plateau_work.
   explicit CpuPlateauEngine(uint64_t max_work = kDefaultMaxPlateauWork);
 
   Engine kind() const override { return Engine::kCpuPlateau; }
 
-  // The seed's waste (EngineServes refuses the layout objectives): the
-  // best candidate and the whole frontier (the improvements) for either
-  // want; RESOURCE_EXHAUSTED beyond max_work.
+  // Every objective: the best candidate and the whole frontier (the
+  // improvements) for either want; RESOURCE_EXHAUSTED beyond max_work;
+  // INVALID_ARGUMENT naming the lowest candidate whose layout measures pass
+  // 2^64-1.
   absl::StatusOr<SweepOutcome> Run(const SweepTask& task,
                                    const StopCheck& stop) const override;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "server/planner/engines/layout_plateau.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -28,6 +29,14 @@ constexpr double kEvaluationsPerLog2 = 0.6;
 // launches, synchronisations, tens of microseconds each).
 constexpr double kCudaStepsPerSecond = 2e11;
 constexpr double kCudaFixedSeconds = 2e-4;
+
+// CPU_PLATEAU's layout walk per step (one placed tensor of one layout):
+// 2.6 ns, the whole wide LLaMA-2 70B padding Frontier (0.13 ms of CPU for
+// the 68 layouts of 724 steps it takes; docs/performance.md, issue 29).
+// AUTO multiplies it by the walk's bound, which overstates the layouts
+// (13,719 bounded there), so it overrates the walk and prefers CUDA only
+// where the bound is long.
+constexpr double kLayoutPlateauSecondsPerStep = 2.6e-9;
 
 // Sum over groups of ceil(S_g / chunk): a lower bound of next-fit's chunks.
 // A chunk size of 0 only occurs when every swept size is 0 (the start is at
@@ -76,17 +85,24 @@ bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work) {
     return AutoPrefersCuda(*task.sweep, cuda_max_work);
   }
   const uint64_t work = task.layout->LayoutWork(task.sweep->grid);
-  return work != UINT64_MAX && work >= kCudaMinWork && work <= cuda_max_work;
+  if (work == UINT64_MAX || work < kCudaMinWork || work > cuda_max_work) {
+    return false;
+  }
+  return EstimateLayoutCudaSeconds(work) < EstimateLayoutPlateauSeconds(task);
+}
+
+double EstimateLayoutPlateauSeconds(const SweepTask& task) {
+  return static_cast<double>(BoundLayoutPlateauWork(task).steps) *
+         kLayoutPlateauSecondsPerStep;
+}
+
+double EstimateLayoutCudaSeconds(uint64_t layout_work) {
+  return kCudaFixedSeconds +
+         static_cast<double>(layout_work) / kCudaStepsPerSecond;
 }
 
 absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   const bool seed = objective == Objective::kSeedWaste;
-  if (kind == Engine::kCpuPlateau && !seed) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "objective: ", ObjectiveName(objective),
-        " has no plateau method known to be exact, so CPU_PLATEAU cannot "
-        "serve it; use AUTO or CPU_SWEEP"));
-  }
   if (kind == Engine::kCuda && seed && want == Want::kFrontier) {
     return absl::InvalidArgumentError(
         "search.engine: CUDA serves the layout objectives' frontier; the "
@@ -95,10 +111,7 @@ absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   return absl::OkStatus();
 }
 
-Engine CpuEngineFor(Objective objective) {
-  return objective == Objective::kSeedWaste ? Engine::kCpuPlateau
-                                            : Engine::kCpuSweep;
-}
+Engine CpuEngineFor(Objective) { return Engine::kCpuPlateau; }
 
 Engine PickEngine(Engine requested, const SweepTask& task,
                   uint64_t cuda_max_work,

@@ -45,8 +45,18 @@ bool AutoPrefersCuda(const SweepProblem& problem, uint64_t cuda_max_work);
 
 // AutoPrefersCuda for `task`: for the seed's waste as above; for a layout
 // objective, when its layout work (candidates x placed parameters) is at
-// least kCudaMinWork and at most `cuda_max_work`.
+// least kCudaMinWork and at most `cuda_max_work`, and CUDA's estimate is
+// below CPU_PLATEAU's.
 bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work);
+
+// CPU_PLATEAU's time for a layout objective's `task` on one core: the bound
+// of its plateau search (BoundLayoutPlateauWork, two layouts to compute) at
+// a measured rate per step.
+double EstimateLayoutPlateauSeconds(const SweepTask& task);
+
+// CUDA's time for a layout objective of `layout_work` (candidates x placed
+// parameters): its fixed cost plus the work at the kernel's assumed rate.
+double EstimateLayoutCudaSeconds(uint64_t layout_work);
 
 // OK when engine `kind` answers `objective` for `want`; else
 // INVALID_ARGUMENT saying which engines do. AUTO serves every task. Known
@@ -54,8 +64,8 @@ bool AutoPrefersCuda(const SweepTask& task, uint64_t cuda_max_work);
 absl::Status EngineServes(Engine kind, Objective objective, Want want);
 
 // The exact CPU engine for `objective`, which also answers when the device
-// fails mid-sweep: CPU_PLATEAU for the seed's waste, CPU_SWEEP for a layout
-// objective.
+// fails mid-sweep: CPU_PLATEAU for every objective (the seed's plateau walk,
+// or the layout walk of engines/layout_plateau.h).
 Engine CpuEngineFor(Objective objective);
 
 // The engine that answers `task` for `requested`: that engine, or for AUTO
