@@ -10,6 +10,7 @@ packages=(
   # libraries
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
   protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev
+  nlohmann-json3-dev  # server/models: config.json, a DOM with exact uint64
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev openssl yamllint
   nghttp2-client  # h2load and nghttp, for bench/load.sh

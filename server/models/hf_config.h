@@ -1,0 +1,87 @@
+#ifndef CHUNKPLAN_SERVER_MODELS_HF_CONFIG_H_
+#define CHUNKPLAN_SERVER_MODELS_HF_CONFIG_H_
+
+// Reading a Hugging Face config.json: the text, bounded, parsed into a DOM
+// (nlohmann-json: exact unsigned 64-bit integers apart from negative and
+// fractional numbers, so that every type is checked; packaged by Debian;
+// protobuf's JSON utilities need a schema, and a config.json has none), and
+// typed values with the config class's defaults for the keys it leaves out.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace chunkplan::models {
+
+// The most text, and the deepest nesting, a config may have: a config.json
+// is a few KB, nested 3 or 4 deep.
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+inline constexpr int kMaxConfigDepth = 64;
+
+// Parses `text` into a JSON object. INVALID_ARGUMENT for text over
+// kMaxConfigBytes or nested deeper than kMaxConfigDepth (both checked before
+// parsing), for text that is not JSON (with the parser's position), and for
+// JSON that is not an object.
+absl::StatusOr<nlohmann::json> ParseConfigJson(absl::string_view text);
+
+// Typed access to a parsed config; a key the config leaves out, or sets to
+// null, takes its value from `defaults` (a JSON object: the transformers
+// config class's defaults). Every accessor answers INVALID_ARGUMENT naming
+// the key and the value found where the value has the wrong type or range.
+// Both objects must outlive this view.
+class HfConfig {
+ public:
+  HfConfig(const nlohmann::json& config, const nlohmann::json& defaults)
+      : config_(config), defaults_(defaults) {}
+
+  // A positive integer below 2^64: a dimension or a count.
+  absl::StatusOr<uint64_t> Size(absl::string_view key) const;
+  // A positive integer, or nullopt where config and defaults leave it unset.
+  absl::StatusOr<std::optional<uint64_t>> OptionalSize(
+      absl::string_view key) const;
+  // An integer >= 0.
+  absl::StatusOr<uint64_t> Count(absl::string_view key) const;
+  absl::StatusOr<bool> Flag(absl::string_view key) const;
+  // A string, or nullopt where config and defaults leave it unset.
+  absl::StatusOr<std::optional<std::string>> OptionalText(
+      absl::string_view key) const;
+  // A list of integers >= 0 (null or absent: the default, else empty).
+  absl::StatusOr<std::vector<uint64_t>> IndexList(absl::string_view key) const;
+  // Whether the config itself sets `key` to something other than null.
+  bool Has(absl::string_view key) const;
+  // INVALID_ARGUMENT "config <key>: <what>, got <the key's value>".
+  absl::Status Refuse(absl::string_view key, absl::string_view what) const;
+
+ private:
+  // The config's value of `key`, else the default's; nullptr when neither.
+  const nlohmann::json* Find(absl::string_view key) const;
+
+  const nlohmann::json& config_;
+  const nlohmann::json& defaults_;
+};
+
+// INVALID_ARGUMENT "config <key>: <what>, got <value>", the value shown
+// short (a hostile string may be long).
+absl::Status ConfigError(absl::string_view key, absl::string_view what,
+                         const nlohmann::json* value);
+
+// The product of `factors`; INVALID_ARGUMENT naming `what` where it passes
+// 2^64 - 1.
+absl::StatusOr<uint64_t> Product(std::initializer_list<uint64_t> factors,
+                                 absl::string_view what);
+
+// numerator / denominator; INVALID_ARGUMENT naming `what` where it does not
+// divide evenly (as transformers' constructors refuse).
+absl::StatusOr<uint64_t> Divide(uint64_t numerator, uint64_t denominator,
+                                absl::string_view what);
+
+}  // namespace chunkplan::models
+
+#endif  // CHUNKPLAN_SERVER_MODELS_HF_CONFIG_H_

@@ -1,0 +1,57 @@
+#ifndef CHUNKPLAN_SERVER_MODELS_MODEL_DESCRIPTION_H_
+#define CHUNKPLAN_SERVER_MODELS_MODEL_DESCRIPTION_H_
+
+// The model families: a Hugging Face config.json turned into the parameters
+// of the model it builds, in transformers' model.parameters() order. Plain
+// C++ (abseil and nlohmann-json): no gRPC, no protobuf, no logging.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace chunkplan::models {
+
+// One model class built from a config: its parameters, a tied weight once
+// (under the name of its first registration), and the shape facts that an
+// activation estimate needs.
+struct ModelDescription {
+  std::string model_type;    // the config's model_type, e.g. "llama"
+  std::string architecture;  // e.g. "LlamaForCausalLM"
+  uint64_t hidden_size = 0;
+  std::vector<uint64_t> numels;  // model.parameters() order, a tied weight once
+  std::vector<std::string> names;  // same order, e.g.
+                                   // "model.layers.0.self_attn.q_proj.weight"
+  uint64_t total = 0;              // sum of numels
+  // Shape facts for the Plan issue's activation estimate (0 where not
+  // applicable):
+  bool decoder_only = false;
+  uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
+           intermediate_size = 0, vocab_size = 0;
+};
+
+// Describes the model a Hugging Face config.json builds. `architecture`
+// empty: the config's architectures[0] (or the family's default class when
+// absent). Keys the config leaves out (or sets to null) take the defaults of
+// the family's transformers config class.
+// Refuses before allocating anything when the model would have more than
+// `max_params` parameters (tensors): RESOURCE_EXHAUSTED, as the service
+// answers a request with more than --max_params numels. Every other error
+// is INVALID_ARGUMENT naming the field (its JSON path) and what is wrong:
+// text that is not a JSON object, or over 1 MiB, or nested deeper than 64;
+// a wrong type, negative, fractional or zero size; an unknown model_type
+// (the message lists the supported ones); an unsupported architecture; an
+// option that changes the parameter set and is not modelled; a tensor or a
+// total past 64 bits.
+absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
+                                               std::string_view architecture,
+                                               uint64_t max_params);
+
+// The supported model_type values, sorted.
+std::vector<std::string> SupportedModelTypes();
+
+}  // namespace chunkplan::models
+
+#endif  // CHUNKPLAN_SERVER_MODELS_MODEL_DESCRIPTION_H_

@@ -1,0 +1,64 @@
+#ifndef CHUNKPLAN_SERVER_MODELS_PARAM_BUILDER_H_
+#define CHUNKPLAN_SERVER_MODELS_PARAM_BUILDER_H_
+
+// The parameters of a model as its family lists them, in registration
+// order, under dotted names ("model.layers.0.self_attn.q_proj.weight").
+// A family's build function runs twice over one ParamBuilder type: first
+// counting only (no vector grows), so that a model past max_params or past
+// 64 bits is refused before anything is allocated, then storing.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace chunkplan::models {
+
+class ParamBuilder {
+ public:
+  // store: keep names and numels (else only count them and sum the total).
+  // The first Add past `max_params` parameters fails with
+  // RESOURCE_EXHAUSTED.
+  ParamBuilder(uint64_t max_params, bool store);
+
+  // Appends the parameter `name` (under the open scopes) of prod(dims)
+  // elements. Fails the builder (INVALID_ARGUMENT) where the product or the
+  // total passes 64 bits. Does nothing once the builder has failed.
+  void Add(absl::string_view name, std::initializer_list<uint64_t> dims);
+
+  // Runs body(i) for i = 0 .. n-1, each under the scope "<part>.<i>",
+  // stopping when the builder fails. Every repetition must add at least one
+  // parameter: an `n` beyond what max_params leaves fails at once.
+  void Repeat(absl::string_view part, uint64_t n,
+              absl::FunctionRef<void(uint64_t)> body);
+
+  // Runs body() under the scope `part` (empty: no scope).
+  void In(absl::string_view part, absl::FunctionRef<void()> body);
+
+  const absl::Status& status() const { return status_; }
+  uint64_t count() const { return count_; }
+  uint64_t total() const { return total_; }
+  // The stored names and numels (empty unless `store`).
+  std::vector<std::string>& names() { return names_; }
+  std::vector<uint64_t>& numels() { return numels_; }
+
+ private:
+  void Fail(absl::Status status);
+
+  uint64_t max_params_;
+  bool store_;
+  absl::Status status_;
+  uint64_t count_ = 0;
+  uint64_t total_ = 0;
+  std::string prefix_;  // the open scopes, each followed by '.'
+  std::vector<std::string> names_;
+  std::vector<uint64_t> numels_;
+};
+
+}  // namespace chunkplan::models
+
+#endif  // CHUNKPLAN_SERVER_MODELS_PARAM_BUILDER_H_
