@@ -58,6 +58,31 @@ absl::StatusOr<std::string> ChooseArchitecture(const Family& family,
       "\"; supported: ", absl::StrJoin(family.architectures, ", ")));
 }
 
+// Whether Python takes `value` as true: not null, false, 0, "", [] or {}.
+bool Truthy(const json& value) {
+  if (value.is_null()) return false;
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number()) return value != 0;
+  if (value.is_string() || value.is_array() || value.is_object()) {
+    return !value.empty();
+  }
+  return true;
+}
+
+// Refuses the PretrainedConfig options that change any family's parameters
+// and that no family models: pruned_heads (heads taken out of the
+// attention), torchscript (the output embeddings cloned, not tied).
+absl::Status CheckUnmodelled(const json& config) {
+  for (const char* key : {"pruned_heads", "torchscript"}) {
+    auto it = config.find(key);
+    if (it != config.end() && Truthy(*it)) {
+      return ConfigError(key, "not supported (it changes the parameters)",
+                         &*it);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // One run of the family's build over `builder`; the first error of either.
 absl::Status Build(const Family& family, const json& config,
                    ModelDescription& description, ParamBuilder& builder) {
@@ -75,6 +100,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
       const json config,
       ParseConfigJson({hf_config_json.data(), hf_config_json.size()}));
   CHUNKPLAN_ASSIGN_OR_RETURN(const Family* family, FindFamily(config));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckUnmodelled(config));
   ModelDescription description;
   description.model_type = std::string(family->model_type);
   CHUNKPLAN_ASSIGN_OR_RETURN(

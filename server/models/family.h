@@ -34,7 +34,19 @@ struct Family {
 // Every family, sorted by model_type.
 const std::vector<const Family*>& Families();
 
+// Each family's Family (one file per family, or per few that share code).
+const Family& BertFamily();
+const Family& GemmaFamily();
+const Family& Gemma2Family();
 const Family& Gpt2Family();
+const Family& GptNeoXFamily();
+const Family& LlamaFamily();
+const Family& MistralFamily();
+const Family& MixtralFamily();
+const Family& OptFamily();
+const Family& Phi3Family();
+const Family& Qwen2Family();
+const Family& Qwen2MoeFamily();
 
 }  // namespace chunkplan::models
 

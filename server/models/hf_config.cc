@@ -1,5 +1,6 @@
 #include "server/models/hf_config.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,20 @@ absl::Status CheckDepth(absl::string_view text) {
   }
   return absl::OkStatus();
 }
+
+// The value as an integer from 0 to 2^64 - 1: a JSON integer, which the
+// parser keeps as unsigned where it is >= 0 (the defaults' literals are
+// signed). Beyond 2^64 the parser keeps a float, which is refused.
+std::optional<uint64_t> NonNegative(const json* value) {
+  if (value == nullptr || !value->is_number_integer()) return std::nullopt;
+  if (value->is_number_unsigned()) return value->get<uint64_t>();
+  const int64_t signed_value = value->get<int64_t>();
+  if (signed_value < 0) return std::nullopt;
+  return static_cast<uint64_t>(signed_value);
+}
+
+// A value that is absent or null.
+bool Unset(const json* value) { return value == nullptr || value->is_null(); }
 
 }  // namespace
 
@@ -102,16 +117,10 @@ absl::StatusOr<uint64_t> Divide(uint64_t numerator, uint64_t denominator,
 }
 
 const json* HfConfig::Find(absl::string_view key) const {
-  for (const json* object : {&config_, &defaults_}) {
-    auto it = object->find(std::string_view(key.data(), key.size()));
-    if (it != object->end() && !it->is_null()) return &*it;
-  }
+  const std::string_view name(key.data(), key.size());
+  if (auto it = config_.find(name); it != config_.end()) return &*it;
+  if (auto it = defaults_.find(name); it != defaults_.end()) return &*it;
   return nullptr;
-}
-
-bool HfConfig::Has(absl::string_view key) const {
-  auto it = config_.find(std::string_view(key.data(), key.size()));
-  return it != config_.end() && !it->is_null();
 }
 
 absl::Status HfConfig::Refuse(absl::string_view key,
@@ -121,26 +130,25 @@ absl::Status HfConfig::Refuse(absl::string_view key,
 
 absl::StatusOr<uint64_t> HfConfig::Count(absl::string_view key) const {
   const json* value = Find(key);
-  // number_unsigned: a JSON integer >= 0 below 2^64 (beyond that the parser
-  // keeps a float, and negative integers are number_integer).
-  if (value == nullptr || !value->is_number_unsigned()) {
+  std::optional<uint64_t> count = NonNegative(value);
+  if (!count) {
     return ConfigError(key, "expected an integer from 0 to 2^64 - 1", value);
   }
-  return value->get<uint64_t>();
+  return *count;
 }
 
 absl::StatusOr<uint64_t> HfConfig::Size(absl::string_view key) const {
   const json* value = Find(key);
-  if (value == nullptr || !value->is_number_unsigned() ||
-      value->get<uint64_t>() == 0) {
+  std::optional<uint64_t> size = NonNegative(value);
+  if (!size || *size == 0) {
     return ConfigError(key, "expected a positive integer below 2^64", value);
   }
-  return value->get<uint64_t>();
+  return *size;
 }
 
 absl::StatusOr<std::optional<uint64_t>> HfConfig::OptionalSize(
     absl::string_view key) const {
-  if (Find(key) == nullptr) return std::nullopt;
+  if (Unset(Find(key))) return std::nullopt;
   absl::StatusOr<uint64_t> size = Size(key);
   if (!size.ok()) return size.status();
   return *size;
@@ -157,7 +165,7 @@ absl::StatusOr<bool> HfConfig::Flag(absl::string_view key) const {
 absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
     absl::string_view key) const {
   const json* value = Find(key);
-  if (value == nullptr) return std::nullopt;
+  if (Unset(value)) return std::nullopt;
   if (!value->is_string()) return ConfigError(key, "expected a string", value);
   return value->get<std::string>();
 }
@@ -166,17 +174,19 @@ absl::StatusOr<std::vector<uint64_t>> HfConfig::IndexList(
     absl::string_view key) const {
   const json* value = Find(key);
   std::vector<uint64_t> indices;
-  if (value == nullptr) return indices;
+  if (Unset(value)) return indices;
   if (!value->is_array()) {
     return ConfigError(key, "expected a list of integers", value);
   }
-  indices.reserve(value->size());
   for (const json& item : *value) {
-    if (!item.is_number_unsigned()) {
-      return ConfigError(key, "expected a list of integers >= 0", &item);
+    if (!item.is_number_integer()) {
+      return ConfigError(key, "expected a list of integers", &item);
     }
-    indices.push_back(item.get<uint64_t>());
+    if (std::optional<uint64_t> index = NonNegative(&item)) {
+      indices.push_back(*index);
+    }
   }
+  std::sort(indices.begin(), indices.end());
   return indices;
 }
 

@@ -31,11 +31,13 @@ inline constexpr int kMaxConfigDepth = 64;
 // JSON that is not an object.
 absl::StatusOr<nlohmann::json> ParseConfigJson(absl::string_view text);
 
-// Typed access to a parsed config; a key the config leaves out, or sets to
-// null, takes its value from `defaults` (a JSON object: the transformers
-// config class's defaults). Every accessor answers INVALID_ARGUMENT naming
-// the key and the value found where the value has the wrong type or range.
-// Both objects must outlive this view.
+// Typed access to a parsed config. A key the config leaves out takes its
+// value from `defaults` (a JSON object: the transformers config class's
+// defaults, null where the class defaults to None); a key set to null is
+// None, as the config class takes it: an optional value is then unset, any
+// other refuses it. Every accessor answers INVALID_ARGUMENT naming the key
+// and the value found where the value has the wrong type or range. Both
+// objects must outlive this view.
 class HfConfig {
  public:
   HfConfig(const nlohmann::json& config, const nlohmann::json& defaults)
@@ -52,15 +54,15 @@ class HfConfig {
   // A string, or nullopt where config and defaults leave it unset.
   absl::StatusOr<std::optional<std::string>> OptionalText(
       absl::string_view key) const;
-  // A list of integers >= 0 (null or absent: the default, else empty).
+  // A list of integers (null: empty), sorted; negative ones, which match
+  // no layer index, left out.
   absl::StatusOr<std::vector<uint64_t>> IndexList(absl::string_view key) const;
-  // Whether the config itself sets `key` to something other than null.
-  bool Has(absl::string_view key) const;
   // INVALID_ARGUMENT "config <key>: <what>, got <the key's value>".
   absl::Status Refuse(absl::string_view key, absl::string_view what) const;
 
  private:
-  // The config's value of `key`, else the default's; nullptr when neither.
+  // The config's value of `key` if it has the key, else the default's;
+  // nullptr when neither has it. Null values are returned as they are.
   const nlohmann::json* Find(absl::string_view key) const;
 
   const nlohmann::json& config_;

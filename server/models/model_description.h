@@ -44,7 +44,8 @@ struct ModelDescription {
 // a wrong type, negative, fractional or zero size; an unknown model_type
 // (the message lists the supported ones); an unsupported architecture; an
 // option that changes the parameter set and is not modelled; a tensor or a
-// total past 64 bits.
+// total past 64 bits. The work is bounded by the text's size and by
+// max_params (the parameters are counted before they are stored).
 absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                                std::string_view architecture,
                                                uint64_t max_params);

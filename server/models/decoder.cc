@@ -1,0 +1,89 @@
+#include "server/models/decoder.h"
+
+#include "absl/strings/match.h"
+#include "common/status_macros.h"
+#include "server/models/layers.h"
+
+namespace chunkplan::models {
+
+absl::StatusOr<HeadDims> ReadHeadDims(const HfConfig& cfg, uint64_t hidden) {
+  HeadDims dims;
+  CHUNKPLAN_ASSIGN_OR_RETURN(dims.heads, cfg.Size("num_attention_heads"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> kv_heads,
+                             cfg.OptionalSize("num_key_value_heads"));
+  dims.kv_heads = kv_heads.value_or(dims.heads);
+  CHUNKPLAN_RETURN_IF_ERROR(Divide(dims.heads, dims.kv_heads,
+                                   "num_attention_heads / num_key_value_heads")
+                                .status());
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> head_dim,
+                             cfg.OptionalSize("head_dim"));
+  if (head_dim) {
+    dims.head_dim = *head_dim;
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        dims.head_dim,
+        Divide(hidden, dims.heads, "hidden_size / num_attention_heads"));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      dims.q_width,
+      Product({dims.heads, dims.head_dim}, "num_attention_heads * head_dim"));
+  dims.kv_width = dims.kv_heads * dims.head_dim;  // at most q_width
+  return dims;
+}
+
+void Attention(ParamBuilder& b, const HeadDims& dims, uint64_t hidden,
+               bool qkv_bias, bool o_bias) {
+  b.In("self_attn", [&] {
+    Linear(b, "q_proj", hidden, dims.q_width, qkv_bias);
+    Linear(b, "k_proj", hidden, dims.kv_width, qkv_bias);
+    Linear(b, "v_proj", hidden, dims.kv_width, qkv_bias);
+    Linear(b, "o_proj", dims.q_width, hidden, o_bias);
+  });
+}
+
+void GatedMlp(ParamBuilder& b, uint64_t hidden, uint64_t inter, bool bias) {
+  Linear(b, "gate_proj", hidden, inter, bias);
+  Linear(b, "up_proj", hidden, inter, bias);
+  Linear(b, "down_proj", inter, hidden, bias);
+}
+
+void Norms(ParamBuilder& b, uint64_t hidden,
+           std::initializer_list<absl::string_view> names) {
+  for (absl::string_view name : names) RmsNorm(b, name, hidden);
+}
+
+absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg) {
+  DecoderShape shape;
+  CHUNKPLAN_ASSIGN_OR_RETURN(shape.hidden, cfg.Size("hidden_size"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(shape.vocab, cfg.Size("vocab_size"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(shape.layers, cfg.Size("num_hidden_layers"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(shape.tied, cfg.Flag("tie_word_embeddings"));
+  return shape;
+}
+
+void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
+                     uint64_t inter, ModelDescription& d) {
+  d.hidden_size = shape.hidden;
+  d.decoder_only = true;
+  d.num_layers = shape.layers;
+  d.num_attention_heads = dims.heads;
+  d.num_key_value_heads = dims.kv_heads;
+  d.intermediate_size = inter;
+  d.vocab_size = shape.vocab;
+}
+
+void CausalLm(ParamBuilder& b, absl::string_view architecture,
+              const DecoderShape& shape,
+              absl::FunctionRef<void(uint64_t)> layer) {
+  const bool lm_head = absl::EndsWith(architecture, "ForCausalLM");
+  b.In(lm_head ? "model" : "", [&] {
+    Embedding(b, "embed_tokens", shape.vocab, shape.hidden);
+    b.Repeat("layers", shape.layers, layer);
+    RmsNorm(b, "norm", shape.hidden);
+  });
+  if (lm_head && !shape.tied) {
+    Linear(b, "lm_head", shape.hidden, shape.vocab, /*bias=*/false);
+  }
+}
+
+}  // namespace chunkplan::models
