@@ -70,7 +70,7 @@ func (c *Client) CheckFit(ctx context.Context, configJSON string, worldSize uint
 		Search: &pb.ChunkSearchRequest{
 			Model:        &pb.ModelConfig{HfConfigJson: configJSON},
 			DpDegrees:    []uint32{worldSize},
-			SearchRangeM: 64,
+			SearchRangeM: 32, // GeminiPlugin's search_range_m
 		},
 	})
 	if err != nil {
