@@ -419,7 +419,8 @@ class LocalLayoutTest(CliTestCase):
                          "INVALID_ARGUMENT: layout needs exactly one of "
                          "--local and --server")
         self.assertFails(run("layout", "--local"), USAGE,
-                         "INVALID_ARGUMENT: layout needs --request")
+                         "INVALID_ARGUMENT: layout needs exactly one of "
+                         "--request FILE (or -) and --hf-config FILE")
 
 
 def frontier_requests(seed):
