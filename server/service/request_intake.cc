@@ -55,12 +55,12 @@ absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes) {
       grpc::SerializationTraits<Message>::Deserialize(&copy, &message);
   if (parsed.ok()) return message;
   std::string reason = parsed.error_message();
-  if (reason.empty()) {
-    const absl::Status wire = kCounter<Message> != nullptr
-                                  ? kCounter<Message>(bytes, UINT64_MAX)
-                                  : absl::OkStatus();
+  if (reason.empty() && kCounter<Message> == nullptr) {
+    reason = "a field is cut short or malformed";
+  } else if (reason.empty()) {
+    const absl::Status wire = kCounter<Message>(bytes, UINT64_MAX);
     reason = !wire.ok() ? std::string(wire.message())
-                        : "a field is cut short or malformed";
+                        : "a nested message's field is cut short or malformed";
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "the request body (", bytes.Length(), " bytes) is not a valid ",
