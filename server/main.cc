@@ -85,8 +85,11 @@ ABSL_FLAG(int32_t, keepalive_min_ping_interval_ms, 10'000,
 
 // Limits (see server/service/service_options.h).
 ABSL_FLAG(uint64_t, max_params, 1'000'000,
-          "Most numels (and dp_degrees) per request; beyond it: "
-          "RESOURCE_EXHAUSTED.");
+          "Most numels (and dp_degrees) per request, and most parameters "
+          "of a described model; beyond it: RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, max_config_bytes, uint64_t{1} << 20,
+          "Most bytes of a model's config.json text (Describe, or a "
+          "request's model); beyond it: INVALID_ARGUMENT, before parsing.");
 ABSL_FLAG(int32_t, max_receive_message_size, 64 << 20,
           "Largest request message in bytes; beyond it gRPC answers "
           "RESOURCE_EXHAUSTED.");
@@ -205,6 +208,7 @@ std::string VersionText() {
 service::ServiceOptions OptionsFromFlags() {
   service::ServiceOptions options;
   options.max_params = absl::GetFlag(FLAGS_max_params);
+  options.max_config_bytes = absl::GetFlag(FLAGS_max_config_bytes);
   options.max_receive_message_bytes =
       absl::GetFlag(FLAGS_max_receive_message_size);
   options.max_sweep_work = absl::GetFlag(FLAGS_max_sweep_work);

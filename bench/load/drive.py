@@ -99,12 +99,12 @@ def search_request(python_dir, request_path):
         except (OSError, json_format.ParseError) as error:
             raise SetupError(f"request {path}: {error}")
         return request.SerializeToString(), path
-    from chunkplan import models
-    model = models.describe(HF_CONFIG)
-    request.numels.extend(model.numels)
+    # The config itself (ChunkSearchRequest.model): the server describes it.
+    with open(HF_CONFIG) as f:
+        request.model.hf_config_json = f.read()
     request.dp_degrees.append(8)
     request.search_range_m = 32
-    request.search_interval = model.hidden_size
+    request.search_interval = 8192  # LLaMA-2 70B's hidden size
     request.min_chunk_size_m = 32
     request.filter_exlarge_params = True
     return request.SerializeToString(), f"{HF_CONFIG} (GeminiPlugin defaults)"

@@ -3,8 +3,9 @@
 protobuf's JSON form, one file per workload, into bench/workloads/.
 
 Every parameter list comes from a published Hugging Face config.json (the
-copies in tests/python/data/hf_configs/) through the client package's model
-code, chunkplan.models.describe: the numels in model.parameters() order.
+copies in tests/python/data/hf_configs/) through the C++ command line's
+`chunkplan describe --local` (the server's model families, server/models):
+the numels in model.parameters() order.
 The search parameters are GeminiPlugin's defaults -- search_range_m 32,
 min_chunk_size_m 32, search_interval the model's hidden size (GeminiPlugin's
 hidden_dim) -- with every parameter at data-parallel degree 8, except where
@@ -15,8 +16,8 @@ test (gpt2-colossalai-test.json) is examples/gpt2_colossalai.json, the
 request of ColossalAI's own search test, copied field for field and written
 in the same style as the others.
 
-  PYTHONPATH=<build>/python /usr/bin/python3 bench/workloads/generate.py
-  PYTHONPATH=<build>/python /usr/bin/python3 bench/workloads/generate.py --check
+  /usr/bin/python3 bench/workloads/generate.py [--chunkplan build/bin/chunkplan]
+  /usr/bin/python3 bench/workloads/generate.py --check
 
 --check writes nothing and exits 1 (naming the files) where a committed
 workload differs from what the configs and the model code give now.
@@ -26,15 +27,38 @@ import argparse
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 from typing import Callable, List, Optional
-
-from chunkplan import models
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.join(_HERE, "..", "..")
 _CONFIGS = os.path.join(_ROOT, "tests", "python", "data", "hf_configs")
 _EXAMPLES = os.path.join(_ROOT, "examples")
+
+# The chunkplan binary that describes the models (--chunkplan).
+_DEFAULT_CLI = os.path.join(_ROOT, "build", "bin", "chunkplan")
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A model as `chunkplan describe` lists it."""
+    hidden_size: int
+    numels: List[int]
+
+
+def describe(cli, config_path):
+    """The Model of a config.json, from `cli describe --local`. Raises
+    RuntimeError with the command's error line where it fails."""
+    result = subprocess.run([cli, "describe", "--local", "--hf-config",
+                             config_path], capture_output=True, text=True,
+                            timeout=120)
+    if result.returncode != 0:
+        raise RuntimeError(f"{config_path}: {result.stderr.strip()}")
+    description = json.loads(result.stdout)
+    return Model(int(description["hidden_size"]),
+                 [int(n) for n in description["numels"]])
+
 
 # ChunkSearchRequest's fields in the order the workloads write them (the
 # proto's field order; engine is never set).
@@ -62,7 +86,7 @@ class Workload:
     config: Optional[str] = None
     range_m: int = _RANGE_M
     interval: Optional[int] = None
-    degrees: Optional[Callable[[models.HfModel], List[int]]] = None
+    degrees: Optional[Callable[[Model], List[int]]] = None
     example: Optional[str] = None
 
 
@@ -71,8 +95,9 @@ def _mixtral_expert_degrees(model):
     only Mixtral parameters of hidden_size x intermediate_size elements),
     _DP for the rest. Raises ValueError unless exactly layers x experts x 3
     parameters match."""
-    raw = models.load_config(os.path.join(_CONFIGS,
-                                          "mixtral-8x7b-v0.1.json"))
+    with open(os.path.join(_CONFIGS, "mixtral-8x7b-v0.1.json"),
+              encoding="utf-8") as f:
+        raw = json.load(f)
     expert_numel = raw["hidden_size"] * raw["intermediate_size"]
     want = raw["num_hidden_layers"] * raw["num_local_experts"] * 3
     degrees = [_EXPERT_DP if n == expert_numel else _DP for n in model.numels]
@@ -132,13 +157,14 @@ def _render_request(request):
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def render(workload):
-    """The workload's request as protobuf JSON text (proto field names)."""
+def render(workload, cli):
+    """The workload's request as protobuf JSON text (proto field names),
+    its model described by `cli` (chunkplan describe)."""
     if workload.example:
         with open(os.path.join(_EXAMPLES, workload.example),
                   encoding="utf-8") as f:
             return _render_request(json.load(f))
-    model = models.describe(os.path.join(_CONFIGS, workload.config))
+    model = describe(cli, os.path.join(_CONFIGS, workload.config))
     degrees = workload.degrees(model) if workload.degrees else [_DP]
     return _render_request({
         "numels": model.numels,
@@ -154,11 +180,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="compare with the committed files; write none")
+    parser.add_argument("--chunkplan", default=_DEFAULT_CLI, metavar="BIN",
+                        help="the chunkplan command line (default: "
+                        "build/bin/chunkplan)")
     args = parser.parse_args(argv)
     stale = []
     for workload in WORKLOADS:
         path = os.path.join(_HERE, workload.name + ".json")
-        text = render(workload)
+        text = render(workload, args.chunkplan)
         if args.check:
             try:
                 with open(path, encoding="utf-8") as f:

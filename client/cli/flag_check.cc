@@ -8,6 +8,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 
 namespace chunkplan::cli {
@@ -41,17 +42,19 @@ absl::StatusOr<std::vector<std::string>> NormalizeFlags(int argc,
     }
     arg.remove_prefix(arg[1] == '-' ? 2 : 1);
     const size_t eq = arg.find('=');
-    const absl::string_view name = arg.substr(0, eq);
+    // Dashes stand for underscores: --hf-config is --hf_config.
+    const std::string name =
+        absl::StrReplaceAll(arg.substr(0, eq), {{"-", "_"}});
     const bool has_value = eq != absl::string_view::npos;
     if (IsUsageFlag(name)) {
-      out.push_back(absl::StrCat("--", arg));
+      out.push_back(absl::StrCat("--", name, has_value ? arg.substr(eq) : ""));
       continue;
     }
 
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     bool negated = false;
     if (flag == nullptr && absl::StartsWith(name, "no")) {
-      flag = absl::FindCommandLineFlag(name.substr(2));
+      flag = absl::FindCommandLineFlag(absl::string_view(name).substr(2));
       negated = flag != nullptr;
     }
     if (flag == nullptr || (negated && !flag->IsOfType<bool>())) {

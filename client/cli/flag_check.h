@@ -21,6 +21,8 @@ namespace chunkplan::cli {
 // (--help, --version, ...); non-bool flags have a value (after '=' or as the
 // next argument), and every value parses. Positional arguments, "-", and
 // everything from "--" on are kept as they are.
+// A name may be written with dashes for underscores ("--hf-config" is
+// "--hf_config"); the result names every flag with underscores.
 // Errors: INVALID_ARGUMENT naming the flag.
 //
 // Values are parsed into the flags as a check; absl::ParseCommandLine parses

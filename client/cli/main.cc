@@ -5,6 +5,10 @@
 //                    [--format json|table] [--deadline 5s]
 //   chunkplan layout    (the same flags; a LayoutRequest)
 //   chunkplan frontier  (the same flags; a LayoutRequest)
+//   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
+//                    [--dp N] [--hidden-dim H] (--local | --server ...)
+//   chunkplan describe --hf-config FILE [--architecture NAME]
+//                      (--local | --server HOST:PORT) [--format json|table]
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
 //   chunkplan gpus      (the --gpu presets: docs/gpu-presets.md)
 //   chunkplan version | --version
@@ -33,6 +37,7 @@
 #include "client/cli/flag_check.h"
 #include "client/cli/gpu_presets.h"
 #include "client/cli/health_command.h"
+#include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
 #include "server/planner/planner.h"
@@ -41,6 +46,17 @@ ABSL_FLAG(
     std::string, request, "",
     "search, layout, frontier: the ChunkSearchRequest or LayoutRequest as "
     "protobuf JSON; '-' reads stdin");
+ABSL_FLAG(std::string, hf_config, "",
+          "describe, and search, layout, frontier in place of --request: a "
+          "Hugging Face config.json; '-' reads stdin");
+ABSL_FLAG(std::string, architecture, "",
+          "with --hf-config: the class to describe, e.g. LlamaForCausalLM "
+          "(default: the config's architectures[0])");
+ABSL_FLAG(uint32_t, dp, 1,
+          "with --hf-config: the data-parallel degree of every parameter");
+ABSL_FLAG(uint64_t, hidden_dim, 0,
+          "with --hf-config: GeminiPlugin's hidden_dim, the search interval "
+          "(default: none, GeminiPlugin's 1024)");
 ABSL_FLAG(bool, local, false,
           "search, layout, frontier: run the planner in this process");
 ABSL_FLAG(
@@ -90,6 +106,13 @@ Commands:
   chunkplan frontier (as layout)
       answers a LayoutRequest with every candidate that is a new best by
       its objective (the chunk size against padding or memory)
+  chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
+                   [--dp N] [--hidden-dim H] (--local | --server HOST:PORT)
+                   [--format json|table] [--deadline 5s]
+      the same questions for a model named by its Hugging Face config.json
+  chunkplan describe --hf-config FILE [--architecture NAME]
+                   (--local | --server HOST:PORT) [--format json|table]
+      the model's parameters, in model.parameters() order
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan gpus
       the cards --gpu knows, with their memory as nvidia-smi reports it
@@ -98,7 +121,12 @@ Commands:
 With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
-mapping. Exit codes: 0 success, 1 failure, 2 usage error.
+mapping. --hf-config names the model by its Hugging Face config.json
+instead: the search GeminiPlugin runs for it (search range 32 Mi, interval
+--hidden-dim or else GeminiPlugin's 1024, every parameter at degree --dp);
+which interval was used, and why, is said on stderr (json) or in the table.
+describe lists the model's parameters. Exit codes: 0 success, 1 failure, 2
+usage error.
 
 Flags:)";
 
@@ -148,15 +176,31 @@ absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
   return target;
 }
 
-// The options of `command` (search or layout) from the flags, or a usage
-// error.
-absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
-  PlanOptions options;
-  options.request_path = absl::GetFlag(FLAGS_request);
-  if (options.request_path.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(command, " needs --request FILE (or -)"));
+// The model flags, or nullopt without --hf-config (then --architecture,
+// --dp and --hidden-dim must be unset); a usage error otherwise.
+absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags() {
+  ModelFlags model;
+  model.config_path = absl::GetFlag(FLAGS_hf_config);
+  model.architecture = absl::GetFlag(FLAGS_architecture);
+  model.dp = absl::GetFlag(FLAGS_dp);
+  if (const uint64_t hidden = absl::GetFlag(FLAGS_hidden_dim); hidden != 0) {
+    model.hidden_dim = hidden;
   }
+  if (!model.config_path.empty()) {
+    if (model.dp == 0) return absl::InvalidArgumentError("--dp must be >= 1");
+    return model;
+  }
+  if (!model.architecture.empty() || model.dp != 1 ||
+      model.hidden_dim.has_value()) {
+    return absl::InvalidArgumentError(
+        "--architecture, --dp and --hidden-dim apply to --hf-config only");
+  }
+  return std::nullopt;
+}
+
+// The --local / --server choice of `command` and its flags into `options`,
+// or a usage error.
+absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
   const bool local = absl::GetFlag(FLAGS_local);
   if (local == !absl::GetFlag(FLAGS_server).empty()) {
     return absl::InvalidArgumentError(
@@ -179,14 +223,32 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
     if (!server.ok()) return server.status();
     options.server = *std::move(server);
   }
+  auto format = ParseOutputFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) return format.status();
+  options.format = *format;
+  return absl::OkStatus();
+}
+
+// The options of `command` (search, layout or frontier) from the flags, or
+// a usage error.
+absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
+  PlanOptions options;
+  options.request_path = absl::GetFlag(FLAGS_request);
+  absl::StatusOr<std::optional<ModelFlags>> model = ModelFromFlags();
+  if (!model.ok()) return model.status();
+  options.model = *std::move(model);
+  if (options.request_path.empty() == !options.model.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(command,
+                     " needs exactly one of --request FILE (or -) and "
+                     "--hf-config FILE"));
+  }
+  if (absl::Status s = TargetFromFlags(command, options); !s.ok()) return s;
   if (const std::string engine = absl::GetFlag(FLAGS_engine); !engine.empty()) {
     auto parsed = ParseEngine(engine);
     if (!parsed.ok()) return parsed.status();
     options.engine = *parsed;
   }
-  auto format = ParseOutputFormat(absl::GetFlag(FLAGS_format));
-  if (!format.ok()) return format.status();
-  options.format = *format;
   return options;
 }
 
@@ -197,13 +259,40 @@ int Plan(absl::string_view command,
   if (!options.ok()) return Fail(options.status(), kExitUsage);
   const absl::StatusOr<std::string> output = run(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
+  // JSON keeps stdout one message; the table says it itself.
+  if (options->model.has_value() && options->format == OutputFormat::kJson) {
+    std::cerr << IntervalNote(*options->model) << std::flush;
+  }
+  std::cout << *output << std::flush;
+  return 0;
+}
+
+int Describe() {
+  if (!absl::GetFlag(FLAGS_request).empty() ||
+      !absl::GetFlag(FLAGS_engine).empty() || absl::GetFlag(FLAGS_dp) != 1 ||
+      absl::GetFlag(FLAGS_hidden_dim) != 0) {
+    return UsageError(
+        "describe takes --hf-config, --architecture, --local or --server, "
+        "--format, --deadline and --tls_* only");
+  }
+  absl::StatusOr<std::optional<ModelFlags>> model = ModelFromFlags();
+  if (!model.ok()) return Fail(model.status(), kExitUsage);
+  if (!model->has_value()) return UsageError("describe needs --hf-config FILE");
+  PlanOptions options;
+  if (absl::Status s = TargetFromFlags("describe", options); !s.ok()) {
+    return Fail(s, kExitUsage);
+  }
+  const absl::StatusOr<std::string> output = RunDescribe(
+      **model, options.server, options.format == OutputFormat::kTable);
+  if (!output.ok()) return Fail(output.status(), kExitFailed);
   std::cout << *output << std::flush;
   return 0;
 }
 
 int Health() {
   if (!absl::GetFlag(FLAGS_request).empty() || absl::GetFlag(FLAGS_local) ||
-      !absl::GetFlag(FLAGS_engine).empty()) {
+      !absl::GetFlag(FLAGS_engine).empty() ||
+      !absl::GetFlag(FLAGS_hf_config).empty()) {
     return UsageError("health takes --server, --service and --deadline only");
   }
   const absl::StatusOr<RemoteTarget> target = RemoteFromFlags("health");
@@ -233,7 +322,7 @@ int Run(int argc, char* argv[]) {
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
     return UsageError(
-        "missing subcommand: search, layout, frontier, health, gpus or "
+        "missing subcommand: search, layout, frontier, describe, health, gpus or "
         "version");
   }
   if (args.size() > 2) {
@@ -243,6 +332,7 @@ int Run(int argc, char* argv[]) {
   if (command == "search") return Plan(command, RunSearch);
   if (command == "layout") return Plan(command, RunLayout);
   if (command == "frontier") return Plan(command, RunFrontier);
+  if (command == "describe") return Describe();
   if (command == "health") return Health();
   if (command == "gpus") {
     std::cout << FormatGpuPresets() << std::flush;
@@ -254,7 +344,7 @@ int Run(int argc, char* argv[]) {
   }
   return UsageError(
       absl::StrCat("unknown subcommand '", command,
-                   "' (expected search, layout, frontier, health, gpus or "
+                   "' (expected search, layout, frontier, describe, health, gpus or "
                    "version)"));
 }
 

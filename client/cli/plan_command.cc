@@ -1,6 +1,7 @@
 #include "client/cli/plan_command.h"
 
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,30 @@ absl::StatusOr<Request> ReadRequest(absl::string_view path) {
         s.code(), absl::StrCat(common::InputName(path), ": ", s.message()));
   }
   return request;
+}
+
+// The request of `options`: its model's (ModelSearchRequest; a
+// LayoutRequest's search part) or its file's.
+template <typename Request>
+absl::StatusOr<Request> RequestOf(const PlanOptions& options) {
+  if (!options.model.has_value()) {
+    return ReadRequest<Request>(options.request_path);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest search,
+                             ModelSearchRequest(*options.model));
+  if constexpr (std::is_same_v<Request, v1::ChunkSearchRequest>) {
+    return search;
+  } else {
+    v1::LayoutRequest request;
+    *request.mutable_search() = std::move(search);
+    return request;
+  }
+}
+
+// `table`, opened with the interval note where the request is a model's.
+std::string Table(const PlanOptions& options, std::string table) {
+  if (!options.model.has_value()) return table;
+  return absl::StrCat(IntervalNote(*options.model), "\n", table);
 }
 
 // The response a server with default planner options would send for
@@ -88,9 +113,8 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
         const v1::LayoutRequest&),
     std::string (*table)(const v1::LayoutRequest&,
                          const std::type_identity_t<Response>&)) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      v1::LayoutRequest request,
-      ReadRequest<v1::LayoutRequest>(options.request_path));
+  CHUNKPLAN_ASSIGN_OR_RETURN(v1::LayoutRequest request,
+                             RequestOf<v1::LayoutRequest>(options));
   if (options.engine.has_value()) {
     request.mutable_search()->set_engine(*options.engine);
   }
@@ -99,7 +123,9 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
       options.server.has_value()
           ? AnswerRemotely(*options.server, request, call)
           : local(request));
-  if (options.format == OutputFormat::kTable) return table(request, response);
+  if (options.format == OutputFormat::kTable) {
+    return Table(options, table(request, response));
+  }
   return absl::StrCat(common::MessageToJson(response), "\n");
 }
 
@@ -135,9 +161,8 @@ absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
 }
 
 absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      v1::ChunkSearchRequest request,
-      ReadRequest<v1::ChunkSearchRequest>(options.request_path));
+  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest request,
+                             RequestOf<v1::ChunkSearchRequest>(options));
   if (options.engine.has_value()) request.set_engine(*options.engine);
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
@@ -145,7 +170,9 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
           ? AnswerRemotely(*options.server, request,
                            &v1::ChunkSearch::Stub::Search)
           : AnswerLocally(request));
-  if (options.format == OutputFormat::kTable) return FormatTable(response);
+  if (options.format == OutputFormat::kTable) {
+    return Table(options, FormatTable(response));
+  }
   return absl::StrCat(common::MessageToJson(response), "\n");
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/model_request.h"
 #include "client/cli/remote_call.h"
 
 namespace chunkplan::cli {
@@ -28,8 +29,12 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name);
 absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name);
 
 struct PlanOptions {
-  // The request file, or "-" for standard input.
+  // The request file, or "-" for standard input; empty with `model`.
   std::string request_path;
+  // The model whose GeminiPlugin search is the request (ModelSearchRequest;
+  // a LayoutRequest's search, with GeminiPlugin's other defaults), in place
+  // of a request file. The table then opens with IntervalNote.
+  std::optional<ModelFlags> model;
   // The server to ask; none: answer in this process.
   std::optional<RemoteTarget> server;
   // Replaces the request's engine (a layout's: its search part's) when set.

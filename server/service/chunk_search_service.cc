@@ -32,6 +32,10 @@ absl::Status SerializeResponse(const Message& response,
                                           serialized.error_message()));
 }
 
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 uint64_t MicrosSince(Clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
@@ -293,6 +297,38 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
       });
 }
 
+grpc::ServerUnaryReactor* ChunkSearchService::Describe(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  const Clock::time_point started = Clock::now();
+  CallRecord record;
+  record.method = "Describe";
+  absl::StatusOr<v1::ModelConfig> config = ParseModelConfig(*request, options_);
+  const absl::Status prepared = config.status();
+  const auto run = [this](const v1::ModelConfig& config, CallRecord& record,
+                          grpc::ByteBuffer* bytes) -> absl::Status {
+    absl::StatusOr<models::ModelDescription> description =
+        DescribeChecked(config, options_);
+    if (!description.ok()) return description.status();
+    record.params = description->numels.size();
+    return SerializeResponse(ToProto(*description), bytes);
+  };
+  // Light: it runs inline, and on the pool only if the slice had passed
+  // before it started (it asks no StopCheck while it runs).
+  return Serve(
+      context, prepared,
+      [&](const planner::StopCheck&, CallRecord& record,
+          grpc::ByteBuffer* bytes) { return run(*config, record, bytes); },
+      [&]() -> Work {
+        return [run, config = std::move(config)](const planner::StopCheck&,
+                                                 CallRecord& record,
+                                                 grpc::ByteBuffer* bytes) {
+          return run(*config, record, bytes);
+        };
+      },
+      response, std::move(record), started, /*run_inline=*/true);
+}
+
 void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
                                  AnswerReactor* reactor, const Work& work,
                                  grpc::ByteBuffer* response, CallRecord record,
@@ -355,7 +391,8 @@ void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder) {
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<uint64_t>(
       static_cast<uint64_t>(options.max_receive_message_bytes),
-      LargestRequestBytes(options.max_params))));
+      SaturatingAdd(LargestRequestBytes(options.max_params),
+                    options.max_config_bytes))));
 }
 
 }  // namespace chunkplan::service

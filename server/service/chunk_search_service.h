@@ -25,10 +25,11 @@
 namespace chunkplan::service {
 
 class ChunkSearchService final
-    : public v1::ChunkSearch::WithRawCallbackMethod_Frontier<
-          v1::ChunkSearch::WithRawCallbackMethod_Layout<
-              v1::ChunkSearch::WithRawCallbackMethod_Search<
-                  v1::ChunkSearch::Service>>> {
+    : public v1::ChunkSearch::WithRawCallbackMethod_Describe<
+          v1::ChunkSearch::WithRawCallbackMethod_Frontier<
+              v1::ChunkSearch::WithRawCallbackMethod_Layout<
+                  v1::ChunkSearch::WithRawCallbackMethod_Search<
+                      v1::ChunkSearch::Service>>>> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -73,6 +74,15 @@ class ChunkSearchService final
   // FrontierResponse out; Layout's errors and the planner's Frontier errors
   // (Planner::Frontier).
   grpc::ServerUnaryReactor* Frontier(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+
+  // The Describe RPC: a ModelConfig in (ParseModelConfig: refused by size
+  // before it is parsed), a ModelDescription out (DescribeChecked's errors).
+  // A light call: admitted against max_concurrent_light_searches and
+  // answered on the callback thread, its work bounded by max_config_bytes
+  // and max_params.
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) override;
 
@@ -193,8 +203,9 @@ class ChunkSearchService final
 
 // Applies the server-wide parts of `options` to `builder`: the receive
 // message size limit, max_receive_message_bytes or, where smaller,
-// LargestRequestBytes(max_params) (wire_counts.h: no request within
-// max_params is larger).
+// LargestRequestBytes(max_params) + max_config_bytes (wire_counts.h: no
+// request within max_params, and a config within max_config_bytes, is
+// larger).
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder);
 

@@ -1,5 +1,8 @@
 #include "server/service/proto_convert.h"
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 
 namespace chunkplan::service {
@@ -41,7 +44,7 @@ void SetRank(const planner::RankMemory& m, v1::RankMemory* out) {
 }  // namespace
 
 absl::StatusOr<planner::SearchRequest> FromProto(
-    const v1::ChunkSearchRequest& request) {
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
   if (!v1::Engine_IsValid(request.engine())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "engine is ", request.engine(),
@@ -49,11 +52,20 @@ absl::StatusOr<planner::SearchRequest> FromProto(
         "ENGINE_CUDA"));
   }
   planner::SearchRequest out;
-  out.numels.assign(request.numels().begin(), request.numels().end());
+  out.search_interval = request.search_interval();
+  if (request.has_model()) {
+    absl::StatusOr<std::vector<uint64_t>> numels = ModelNumels(request, limits);
+    if (!numels.ok()) return numels.status();
+    out.numels = *std::move(numels);
+    if (out.search_interval == 0) {
+      out.search_interval = kGeminiDefaultSearchInterval;
+    }
+  } else {
+    out.numels.assign(request.numels().begin(), request.numels().end());
+  }
   out.dp_degrees.assign(request.dp_degrees().begin(),
                         request.dp_degrees().end());
   out.search_range_m = request.search_range_m();
-  out.search_interval = request.search_interval();
   if (request.has_min_chunk_size_m()) {
     out.min_chunk_size_m = request.min_chunk_size_m();
   }
@@ -78,7 +90,7 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result) {
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request) {
+    const v1::LayoutRequest& request, const ModelLimits& limits) {
   const v1::GeminiSettings& gemini = request.gemini();
   if (!v1::Precision_IsValid(gemini.precision())) {
     return absl::InvalidArgumentError(
@@ -96,10 +108,11 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         "; expected OBJECTIVE_SEED_WASTE, OBJECTIVE_LAYOUT_PADDING or "
         "OBJECTIVE_PEAK_RANK_BYTES"));
   }
-  absl::StatusOr<planner::SearchRequest> search = FromProto(request.search());
+  absl::StatusOr<planner::SearchRequest> search =
+      FromProto(request.search(), limits);
   if (!search.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("search.", search.status().message()));
+    return absl::Status(search.status().code(),
+                        absl::StrCat("search.", search.status().message()));
   }
   planner::LayoutRequest out;
   out.search = *std::move(search);

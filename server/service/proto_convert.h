@@ -8,15 +8,18 @@
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
+#include "server/service/model_convert.h"
 
 namespace chunkplan::service {
 
 // The planner's request for `request`, with the proto defaults applied
-// (min_chunk_size_m 32, filter_exlarge_params true when unset).
-// Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine.
-// Every other check is the planner's.
+// (min_chunk_size_m 32, filter_exlarge_params true when unset). With
+// `model`: the described numels (ModelNumels, within `limits`), and
+// search_interval 0 taken as kGeminiDefaultSearchInterval.
+// Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine;
+// ModelNumels'. Every other check is the planner's.
 absl::StatusOr<planner::SearchRequest> FromProto(
-    const v1::ChunkSearchRequest& request);
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits = {});
 
 // The wire form of a planner result.
 v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
@@ -25,10 +28,10 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // applied (GeminiPlugin's: master weights and pinned memory on when unset).
 // Errors: INVALID_ARGUMENT for an enum value outside chunkplan.v1 (the
 // search's engine, the precision, the optimizer, the objective), naming the
-// field. Every
-// other check is the planner's.
+// field; the search's errors (with its model, within `limits`) prefixed
+// "search.". Every other check is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request);
+    const v1::LayoutRequest& request, const ModelLimits& limits = {});
 
 // The wire form of a Layout result.
 v1::LayoutResponse ToProto(const planner::LayoutResult& result);

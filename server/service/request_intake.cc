@@ -55,7 +55,9 @@ absl::StatusOr<Message> ParseMessage(const grpc::ByteBuffer& bytes) {
       grpc::SerializationTraits<Message>::Deserialize(&copy, &message);
   if (parsed.ok()) return message;
   std::string reason = parsed.error_message();
-  if (reason.empty()) {
+  if (reason.empty() && kCounter<Message> == nullptr) {
+    reason = "a field is cut short or malformed";
+  } else if (reason.empty()) {
     const absl::Status wire = kCounter<Message>(bytes, UINT64_MAX);
     reason = !wire.ok() ? std::string(wire.message())
                         : "a nested message's field is cut short or malformed";
@@ -99,6 +101,11 @@ absl::StatusOr<Message> CountAndParse(const grpc::ByteBuffer& bytes,
   return ParseMessage<Message>(bytes);
 }
 
+// The limits of a model request on a server with `options`.
+ModelLimits ModelLimitsOf(const ServiceOptions& options) {
+  return {options.max_params, options.max_config_bytes};
+}
+
 // CheckCounts for a Search request's repeated fields.
 absl::Status CheckSearchCounts(uint64_t numels, uint64_t dp_degrees,
                                uint64_t limit) {
@@ -121,6 +128,25 @@ void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
   if (record == nullptr) return;
   record->params = params;
   record->engine = engine;
+}
+
+// The search part of a converted request.
+const planner::SearchRequest& SearchOf(const planner::SearchRequest& r) {
+  return r;
+}
+const planner::SearchRequest& SearchOf(const planner::LayoutRequest& r) {
+  return r.search;
+}
+
+// `converted`, its numels counted in `record` (if given): a request that
+// names its model has as many parameters as were described.
+template <typename Request>
+absl::StatusOr<Request> Counted(absl::StatusOr<Request> converted,
+                                CallRecord* record) {
+  if (converted.ok() && record != nullptr) {
+    record->params = SearchOf(*converted).numels.size();
+  }
+  return converted;
 }
 
 }  // namespace
@@ -146,7 +172,7 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
       !s.ok()) {
     return s;
   }
-  return FromProto(request);
+  return FromProto(request, ModelLimitsOf(options));
 }
 
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
@@ -160,7 +186,7 @@ absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
       !s.ok()) {
     return s;
   }
-  return FromProto(request);
+  return FromProto(request, ModelLimitsOf(options));
 }
 
 bool RunsInline(const planner::SearchRequest& request,
@@ -196,7 +222,7 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
   if (!request.ok()) return request.status();
   Record(static_cast<uint64_t>(request->numels_size()),
          static_cast<planner::Engine>(request->engine()), record);
-  return CheckAndConvert(*request, options);
+  return Counted(CheckAndConvert(*request, options), record);
 }
 
 absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
@@ -207,7 +233,27 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
   if (!request.ok()) return request.status();
   Record(static_cast<uint64_t>(request->search().numels_size()),
          static_cast<planner::Engine>(request->search().engine()), record);
-  return CheckAndConvert(*request, options);
+  return Counted(CheckAndConvert(*request, options), record);
+}
+
+absl::StatusOr<v1::ModelConfig> ParseModelConfig(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options) {
+  if (!bytes.Valid()) return NoRequest();
+  const uint64_t largest = options.max_config_bytes + kModelConfigSlackBytes;
+  if (options.max_config_bytes <= UINT64_MAX - kModelConfigSlackBytes &&
+      bytes.Length() > largest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request body is ", bytes.Length(),
+                     " bytes; a ModelConfig on this server is at most ",
+                     largest, " (a config of at most ",
+                     options.max_config_bytes, " bytes, --max_config_bytes)"));
+  }
+  return ParseMessage<v1::ModelConfig>(bytes);
+}
+
+absl::StatusOr<models::ModelDescription> DescribeChecked(
+    const v1::ModelConfig& config, const ServiceOptions& options) {
+  return DescribeConfig(config, ModelLimitsOf(options));
 }
 
 }  // namespace chunkplan::service

@@ -15,6 +15,7 @@
 #include "server/planner/planner.h"
 #include "server/planner/search_types.h"
 #include "server/service/call_log.h"
+#include "server/service/model_convert.h"
 #include "server/service/service_options.h"
 
 namespace chunkplan::service {
@@ -31,7 +32,8 @@ absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
 // The planner's request for `request` within `options`' limits. Errors:
 // RESOURCE_EXHAUSTED when numels or dp_degrees has more than
 // options.max_params entries, naming the field, its size and the limit;
-// INVALID_ARGUMENT for an engine outside chunkplan.v1.Engine (FromProto).
+// FromProto's (an engine outside chunkplan.v1.Engine; with model, the
+// description's errors within max_params and max_config_bytes).
 // Every other check of the values is the planner's.
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
     const v1::ChunkSearchRequest& request, const ServiceOptions& options);
@@ -44,8 +46,8 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 // body that is no request is INVALID_ARGUMENT saying where it stops being
 // one; CANCELLED for no body at all, a stream that its client reset before
 // the request arrived). `record` (if given) gets the decoded request's params
-// (numels entries) and engine, also for a request that CheckAndConvert
-// refuses.
+// (numels entries; with model, the described parameters once described)
+// and engine, also for a request that CheckAndConvert refuses.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);
@@ -71,6 +73,22 @@ absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
 absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);
+
+// What a ModelConfig body may hold besides its hf_config_json: the
+// architecture's name and the fields' tags and lengths.
+inline constexpr uint64_t kModelConfigSlackBytes = 4096;
+
+// The chunkplan.v1.ModelConfig in the Describe body `bytes`: CANCELLED for
+// no body (as ParseAndCheck); INVALID_ARGUMENT, before anything is parsed,
+// for a body longer than options.max_config_bytes + kModelConfigSlackBytes,
+// and for bytes that are not a ModelConfig.
+absl::StatusOr<v1::ModelConfig> ParseModelConfig(const grpc::ByteBuffer& bytes,
+                                                 const ServiceOptions& options);
+
+// The description of `config` within `options`' limits (DescribeConfig,
+// model_convert.h, with max_params and max_config_bytes).
+absl::StatusOr<models::ModelDescription> DescribeChecked(
+    const v1::ModelConfig& config, const ServiceOptions& options);
 
 }  // namespace chunkplan::service
 

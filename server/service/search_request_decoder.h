@@ -40,6 +40,13 @@ inline constexpr DecodedField kDecodedSearchRequestFields[] = {
     {6, "filter_exlarge_params", "bool", DecodedField::Label::kOptional},
     {7, "engine", "enum", DecodedField::Label::kSingular}};
 
+// Every field the decoder declines on purpose, so that protobuf parses the
+// request: `model` (a request that names its model is described by the
+// server's model families, whose cost dwarfs the decoding). The same test
+// holds the taught and declined fields together equal to the message's.
+inline constexpr DecodedField kDeclinedSearchRequestFields[] = {
+    {8, "model", "message", DecodedField::Label::kSingular}};
+
 // The planner's request for the ChunkSearchRequest serialized in `bytes`,
 // with the proto defaults applied as FromProto applies them (min_chunk_size_m
 // 32 and filter_exlarge_params true when absent), or nullopt.

@@ -17,6 +17,11 @@ struct ServiceOptions {
   // is what RESOURCE_EXHAUSTED means on the wire (as for the message size).
   uint64_t max_params = 1'000'000;
 
+  // Most bytes of a model's config text (ModelConfig.hf_config_json, in
+  // Describe or a request's `model`); a longer one is INVALID_ARGUMENT,
+  // refused before it is parsed. Hugging Face configs are a few KiB.
+  uint64_t max_config_bytes = uint64_t{1} << 20;
+
   // Largest request message the server receives, in bytes; gRPC answers
   // RESOURCE_EXHAUSTED above it. Applied by ApplyServerOptions.
   int max_receive_message_bytes = 64 << 20;

@@ -34,6 +34,12 @@ GPT2 = {1: os.path.join(EXAMPLES, "gpt2_colossalai.json"),
         4: os.path.join(EXAMPLES, "gpt2_colossalai_dp4.json")}
 # ColossalAI's published answer for its GPT-2 test model, at dp 1 and dp 4.
 GPT2_CHUNK_SIZE = 527872
+HF_CONFIGS = os.path.join(ROOT, "tests", "python", "data", "hf_configs")
+GPT2_CONFIG = os.path.join(HF_CONFIGS, "colossalai-gpt2-test.json")
+LLAMA_CONFIG = os.path.join(HF_CONFIGS, "llama-2-7b.json")
+DEFAULT_INTERVAL_NOTE = ("search interval 1024 (GeminiPlugin's default: no "
+                         "hidden_dim; set it with --hidden-dim when the "
+                         "trainer passes one)\n")
 CPU_ENGINES = ("cpu_sweep", "cpu_plateau")
 USAGE, FAILED = 2, 1
 ERROR_LINE = re.compile(r"^[A-Z_]+: \S.*\n$")
@@ -41,6 +47,7 @@ ERROR_LINE = re.compile(r"^[A-Z_]+: \S.*\n$")
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
 import chunk_search_oracle as oracle  # noqa: E402
 import layout_oracle  # noqa: E402
+import models as oracle_models  # noqa: E402  (tests/oracle/models)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_fake_server  # noqa: E402
@@ -412,7 +419,8 @@ class LocalLayoutTest(CliTestCase):
                          "INVALID_ARGUMENT: layout needs exactly one of "
                          "--local and --server")
         self.assertFails(run("layout", "--local"), USAGE,
-                         "INVALID_ARGUMENT: layout needs --request")
+                         "INVALID_ARGUMENT: layout needs exactly one of "
+                         "--request FILE (or -) and --hf-config FILE")
 
 
 def frontier_requests(seed):
@@ -469,6 +477,100 @@ class LocalFrontierTest(CliTestCase):
         self.assertFails(run("frontier", "--local", "--request",
                              self.write(request)),
                          FAILED, "INVALID_ARGUMENT: configs")
+
+
+def model_search(config, dp, interval):
+    """The search GeminiPlugin runs for a model, as a ChunkSearchRequest
+    dict of the oracle's numels."""
+    return {"numels": oracle_models.describe(config).numels,
+            "dp_degrees": [dp], "search_range_m": 32,
+            "search_interval": interval}
+
+
+class LocalModelTest(CliTestCase):
+    """--hf-config in place of a request, and describe, in this process;
+    expected from the oracles (tests/oracle/models and the search oracle)."""
+
+    def run_model(self, command, *args):
+        result = run(command, "--local", *args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result
+
+    def test_search_is_geminis_at_interval_1024_unless_hidden_dim(self):
+        for config, dp in ((GPT2_CONFIG, 2), (LLAMA_CONFIG, 8)):
+            result = self.run_model("search", "--hf-config", config,
+                                    "--dp", str(dp))
+            self.assertEqual(result.stderr, DEFAULT_INTERVAL_NOTE)
+            want = oracle.search(dict(model_search(config, dp, 1024),
+                                      min_chunk_size_m=32,
+                                      filter_exlarge_params=True))
+            self.assertEqual(answer_part(json.loads(result.stdout)),
+                             answer_part(want), config)
+        result = self.run_model("search", "--hf-config", GPT2_CONFIG,
+                                "--hidden-dim", "128", "--format", "table")
+        self.assertTrue(result.stdout.startswith(
+            "search interval 128 (--hidden-dim: GeminiPlugin's "
+            "hidden_dim)\n"), result.stdout)
+        want = oracle.search(dict(model_search(GPT2_CONFIG, 1, 128),
+                                  min_chunk_size_m=32,
+                                  filter_exlarge_params=True))
+        size = want["configs"][0]["chunk_size"]
+        self.assertRegex(result.stdout, rf"(?m)^\s+1\s+{size}\s")
+
+    def test_layout_and_frontier_equal_their_numels(self):
+        for command in ("layout", "frontier"):
+            by_model = self.run_model(command, "--hf-config", GPT2_CONFIG,
+                                      "--dp", "2")
+            request = self.write({"search": model_search(GPT2_CONFIG, 2,
+                                                         1024)})
+            by_numels = self.run_model(command, "--request", request)
+            self.assertEqual(json.loads(by_model.stdout).keys(),
+                             json.loads(by_numels.stdout).keys())
+            self.assertEqual(scrub(by_model.stdout), scrub(by_numels.stdout),
+                             command)
+
+    def test_describe_lists_the_oracles_parameters(self):
+        for config in (GPT2_CONFIG, LLAMA_CONFIG):
+            result = self.run_model("describe", "--hf-config", config)
+            got = json.loads(result.stdout)
+            want = oracle_models.describe(config)
+            self.assertEqual([int(n) for n in got["numels"]], want.numels)
+            self.assertEqual(got["names"], want.names)
+            self.assertEqual(int(got["total"]), want.total)
+            self.assertEqual(got["architecture"], want.architecture)
+        result = self.run_model("describe", "--hf-config", GPT2_CONFIG,
+                                "--architecture", "GPT2Model",
+                                "--format", "table")
+        self.assertIn("model         gpt2 (GPT2Model)\n", result.stdout)
+        self.assertRegex(result.stdout, r"(?m)^\s+0\s+6433024\s+wte.weight$")
+
+    def test_bad_config_and_usage(self):
+        bad = self.write('{"model_type": "gpt2", "n_embd": -1}', "bad.json")
+        self.assertFails(run("search", "--local", "--hf-config", bad),
+                         FAILED, "INVALID_ARGUMENT: model: ")
+        self.assertFails(run("describe", "--local", "--hf-config", bad),
+                         FAILED, "INVALID_ARGUMENT: ")
+        request = self.write({"numels": [5]})
+        for args in (("search", "--local", "--hf-config", GPT2_CONFIG,
+                      "--request", request),
+                     ("search", "--local", "--request", request, "--dp", "2"),
+                     ("layout", "--local", "--request", request,
+                      "--hidden-dim", "8"),
+                     ("search", "--local", "--hf-config", GPT2_CONFIG,
+                      "--dp", "0"),
+                     ("describe", "--local"),
+                     ("describe", "--local", "--hf-config", GPT2_CONFIG,
+                      "--dp", "2")):
+            self.assertFails(run(*args), USAGE, "INVALID_ARGUMENT: ")
+
+
+def scrub(stdout):
+    """A response without its timing, for comparing two answers."""
+    response = json.loads(stdout)
+    response.pop("search_nanos", None)
+    if isinstance(response.get("search"), dict):
+        response["search"].pop("search_nanos", None)
+    return response
 
 
 class NothingListeningTest(CliTestCase):
@@ -633,6 +735,24 @@ class RealServerTest(CliTestCase):
         result = run("health", "--server", self.target)
         self.assertOk(result)
         self.assertEqual(result.stdout, "SERVING\n")
+
+    def test_model_remote_equals_local(self):
+        """--hf-config with --server: the server's answer, as this process
+        gives it (held to the oracles by LocalModelTest)."""
+        for command in ("search", "layout", "frontier", "describe"):
+            args = (command, "--hf-config", LLAMA_CONFIG)
+            if command != "describe":
+                args += ("--dp", "8")
+            remote = run(*args, "--server", self.target, "--deadline", "60s")
+            local = run(*args, "--local")
+            self.assertEqual(remote.returncode, 0, remote.stderr)
+            self.assertEqual(local.returncode, 0, local.stderr)
+            self.assertEqual(remote.stderr, local.stderr)
+            self.assertEqual(scrub(remote.stdout), scrub(local.stdout),
+                             command)
+        bad = self.write('{"model_type": "t5"}', "t5.json")
+        self.assertFails(run("describe", "--hf-config", bad, "--server",
+                             self.target), FAILED, "INVALID_ARGUMENT: ")
 
     def test_remote_equals_local(self):
         paths = list(GPT2.values())

@@ -20,7 +20,11 @@ at interval 1 from a minimum chunk of 0 (CPU_PLATEAU ran for hours,
 unbounded), a huge range at interval 1, each through every engine by name;
 and the hostile-traffic issue's finding 6: 100,000 sizes at interval 1 (the
 plateau walk ran 14 s). CPU_PLATEAU refuses both large ones at once by its
-work bound (--max_plateau_work).
+work bound (--max_plateau_work). And requests that name their model by a
+bad config (issue 26: not JSON, wrong types, negative or huge sizes, deeply
+nested, 10 MB of text, more parameters than --max_params), each a precise
+INVALID_ARGUMENT (RESOURCE_EXHAUSTED for --max_params), and the largest
+model the server takes.
 
 Environment: CHUNKPLAN_SERVER (required), CHUNKPLAN_PROTOC and
 CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
@@ -117,7 +121,49 @@ def hostile_requests():
             }[engine]
             cases.append((f"{name} at interval 1, {engine}", request,
                           expect))
-    return cases
+    return cases + hostile_model_requests(pb)
+
+
+def gpt2_config(**changes):
+    config = {"model_type": "gpt2", "n_embd": 8, "n_head": 1, "n_layer": 2,
+              "n_positions": 8, "vocab_size": 8}
+    config.update(changes)
+    return json.dumps(config)
+
+
+def hostile_model_requests(pb):
+    """Requests that name their model by a bad (or the largest) config:
+    each a precise INVALID_ARGUMENT naming what is wrong, or the limit's
+    flag; the largest model the server takes (GPT-2 of 83,000 layers:
+    996,004 parameters, under --max_params' 10^6) answered."""
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    texts = [
+        ("a config that is not JSON", '{"model_type": "gpt2", ',
+         {invalid: "not JSON"}),
+        ("a config of the wrong type", "[1, 2, 3]",
+         {invalid: "JSON object"}),
+        ("a size of the wrong type", gpt2_config(n_embd="8"),
+         {invalid: "n_embd"}),
+        ("a negative size", gpt2_config(n_layer=-2), {invalid: "n_layer"}),
+        ("a size beyond 64 bits", gpt2_config(vocab_size=2**64),
+         {invalid: "vocab_size"}),
+        ("a tensor beyond 64 bits", gpt2_config(n_embd=2**40,
+                                                vocab_size=2**40),
+         {invalid: "64"}),
+        ("an unknown model_type", '{"model_type": "no-such-model"}',
+         {invalid: "no-such-model"}),
+        ("nested a million deep", "[" * 500_000 + "]" * 500_000,
+         {invalid: "nested"}),
+        ("10 MB of text", " " * (10 << 20) + "{}",
+         {invalid: "--max_config_bytes"}),
+        ("more layers than --max_params", gpt2_config(n_layer=10**9),
+         {RESOURCE_EXHAUSTED: "--max_params"}),
+        ("the largest model within --max_params", gpt2_config(n_layer=83_000),
+         {OK: ""}),
+    ]
+    return [(f"model: {name}", pb.ChunkSearchRequest(
+        model=pb.ModelConfig(hf_config_json=text), search_range_m=1),
+        expect) for name, text, expect in texts]
 
 
 class HostileRequestTest(unittest.TestCase):

@@ -27,8 +27,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_test import (GPT2_EXAMPLE, PATIENCE_S, Server, load,  # noqa: E402
-                         run_cli, run_server_to_exit)
+from server_test import (GPT2_EXAMPLE, PATIENCE_S, ROOT,  # noqa: E402
+                         Server, load, run_cli, run_server_to_exit)
 
 METRICS_AT = re.compile(r"chunkplan-server metrics on (http://\S+/metrics)")
 # name{labels} value, as the text exposition format writes a sample.
@@ -158,6 +158,35 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(
             moved("chunkplan_call_params_bucket", method="Search", le="100"),
             3)
+
+    def test_describe_is_counted_as_its_own_method(self):
+        """Describe (chunkplan describe --server) is counted like the other
+        methods: calls by code, duration, and the parameters described
+        (the GPT-2 test model's 28)."""
+        before, _ = parse(scrape(self.url)[1])
+        config = os.path.join(ROOT, "tests", "python", "data", "hf_configs",
+                              "colossalai-gpt2-test.json")
+        bad = os.path.join(self.tmp, "bad_config.json")
+        with open(bad, "w") as f:
+            f.write('{"model_type": "no-such-model"}')
+        for path, code in ((config, 0), (bad, 1)):
+            result = run_cli("describe", "--hf-config", path, "--server",
+                             self.server.address, "--deadline", "60s")
+            self.assertEqual(result.returncode, code, result.stderr)
+        after, _ = parse(scrape(self.url)[1])
+
+        def moved(name, **labels):
+            return value(after, name, **labels) - value(before, name,
+                                                        **labels)
+
+        self.assertEqual(moved("chunkplan_calls_total", method="Describe",
+                               code="OK"), 1)
+        self.assertEqual(moved("chunkplan_calls_total", method="Describe",
+                               code="INVALID_ARGUMENT"), 1)
+        self.assertEqual(moved("chunkplan_call_duration_seconds_count",
+                               method="Describe"), 2)
+        self.assertEqual(moved("chunkplan_call_params_sum",
+                               method="Describe"), 28)
 
     def test_build_info_names_the_version_and_engines(self):
         version = subprocess.run(

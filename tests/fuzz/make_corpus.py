@@ -18,6 +18,7 @@ import sys
 # chunkplan.v1.ChunkSearchRequest field numbers (proto/chunkplan/v1/).
 NUMELS, DP_DEGREES, SEARCH_RANGE_M, SEARCH_INTERVAL = 1, 2, 3, 4
 MIN_CHUNK_SIZE_M, FILTER_EXLARGE_PARAMS, ENGINE = 5, 6, 7
+MODEL_FIELD = 8  # a chunkplan.v1.ModelConfig: hf_config_json 1, architecture 2
 AUTO, CPU_SWEEP, CPU_PLATEAU, CUDA = 0, 1, 2, 3
 MIB = 1 << 20
 
@@ -54,6 +55,27 @@ def double(field, value):
 
 def uint(field, value):
     return key(field, 0) + varint(value)
+
+
+def text(field, value):
+    data = value.encode()
+    return key(field, 2) + varint(len(data)) + data
+
+
+def model(config_json, architecture=None):
+    """The `model` field of a request: a ModelConfig with this text."""
+    body = text(1, config_json)
+    if architecture is not None:
+        body += text(2, architecture)
+    return key(MODEL_FIELD, 2) + varint(len(body)) + body
+
+
+TINY_GPT2 = ('{"model_type": "gpt2", "n_embd": 16, "n_head": 2, "n_layer": 2, '
+             '"n_positions": 32, "vocab_size": 100}')
+TINY_LLAMA = ('{"model_type": "llama", "hidden_size": 32, '
+              '"intermediate_size": 64, "num_attention_heads": 4, '
+              '"num_key_value_heads": 2, "num_hidden_layers": 2, '
+              '"vocab_size": 128, "tie_word_embeddings": true}')
 
 
 def request(numels=(), degrees=(), range_m=None, interval=None, min_m=None,
@@ -187,6 +209,23 @@ SEEDS = {
                             request([5], range_m=0, interval=1),
     "decoder_tenth_byte": request([5], range_m=0, interval=1, min_m=0) +
                           key(SEARCH_INTERVAL, 0) + b"\xff" * 9 + b"\x7f",
+    # A request that names its model (ChunkSearchRequest.model, declined by
+    # the fast decoder and described by server/models): tiny real configs,
+    # then each rule and a few hostile texts.
+    "model_gpt2": request(range_m=0.01, interval=0, min_m=0) +
+                  model(TINY_GPT2),
+    "model_llama_tied": request(degrees=[2], range_m=0.01, min_m=0) +
+                        model(TINY_LLAMA, "LlamaForCausalLM"),
+    "model_and_numels": request([5], range_m=0.01) + model(TINY_GPT2),
+    "model_two_degrees": request(degrees=[1, 2], range_m=0.01) +
+                         model(TINY_GPT2),
+    "model_not_json": request(range_m=0.01) + model('{"model_type": '),
+    "model_unknown_type": request(range_m=0.01) +
+                          model('{"model_type": "t5"}'),
+    "model_negative_size": request(range_m=0.01) +
+                           model(TINY_GPT2.replace('"n_embd": 16',
+                                                   '"n_embd": -16')),
+    "model_deep": request(range_m=0.01) + model("[" * 200 + "]" * 200),
 }
 
 

@@ -1,7 +1,11 @@
 // libFuzzer target: arbitrary bytes as the body of a chunkplan.v1.ChunkSearch
 // Search call, taken where the server takes it -- ParseAndCheck under the
 // server's limits (server/service/request_intake.h), then Planner::Search
-// with the planner options the server derives from those limits.
+// with the planner options the server derives from those limits. A body
+// that names its model (field 8, ChunkSearchRequest.model) is described
+// there by the model families (server/models), within FuzzOptions'
+// max_params and the config size limit: the JSON parser and every family
+// are fuzzed through the same entry point (corpus seeds model_*.pb).
 //
 // A finding is a crash, a sanitizer report, a leak, a timeout (libFuzzer's
 // -timeout), or one of the checks below failing:

@@ -8,11 +8,14 @@ protoc alone.
         client = chunkplan.Client(server.target)
 """
 
+import json
 from concurrent import futures
 
 import grpc
 
-from chunkplan.v1 import chunk_search_pb2_grpc
+from chunkplan.v1 import chunk_search_pb2, chunk_search_pb2_grpc
+import oracle_cases  # noqa: F401  (puts tests/oracle on the path)
+import models as oracle_models  # noqa: E402  (tests/oracle/models)
 
 
 class _Servicer(chunk_search_pb2_grpc.ChunkSearchServicer):
@@ -24,10 +27,20 @@ class _Servicer(chunk_search_pb2_grpc.ChunkSearchServicer):
         self._requests.append(request)
         return self._handler(request, context)
 
+    def Describe(self, request, context):
+        """The oracle's description of the config (the commands describe
+        the model before they search)."""
+        d = oracle_models.describe(json.loads(request.hf_config_json),
+                                   request.architecture or None)
+        return chunk_search_pb2.ModelDescription(
+            model_type=d.model_type, architecture=d.architecture,
+            hidden_size=d.hidden_size, numels=d.numels, names=d.names,
+            total=d.total)
+
 
 class FakeServer:
     """A ChunkSearch server on 127.0.0.1 (free port) whose Search is
-    `handler(request, context)`; `credentials`: grpc server credentials for
+    `handler(request, context)` and whose Describe is the model oracle's; `credentials`: grpc server credentials for
     TLS, else plaintext. `requests` records what arrived; `target` is
     "127.0.0.1:PORT"."""
 

@@ -15,10 +15,10 @@ import sys
 import pytest
 
 import chunkplan
-from chunkplan import models
 from frontier_cases import objective_json, oracle_frontier
 from layout_cases import oracle_layout
 from oracle_cases import HF_CONFIGS
+import models as oracle_models  # noqa: E402  (tests/oracle/models)
 
 TIMEOUT_S = 120
 GPT2_TEST = str(HF_CONFIGS / "colossalai-gpt2-test.json")
@@ -46,12 +46,13 @@ def command_out(server, command, *args):
     result = run(command, "--server", server.target, "--hf-config",
                  GPT2_TEST, *SWEEP, *args)
     assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
+    # The interval's line, on stderr beside --json or --emit.
+    assert result.stderr in ("", "search interval 512 (--search-interval)\n")
     return result.stdout
 
 
 def request(dp, objective):
-    return {"search": {"numels": models.from_hf_config(GPT2_TEST),
+    return {"search": {"numels": oracle_models.describe(GPT2_TEST).numels,
                        "dp_degrees": [dp], **SEARCH},
             "objective": objective_json(objective)}
 
@@ -68,7 +69,7 @@ def test_table_rows_are_the_oracles_points(server):
                       "layout_padding")
     points = oracle_frontier(request(8, "layout_padding"))["points"]
     assert len(points) > 1  # a frontier, not just the best
-    total = sum(models.from_hf_config(GPT2_TEST))
+    total = sum(oracle_models.describe(GPT2_TEST).numels)
     rows = [line.split() for line in out.splitlines()
             if re.match(r"^\s*\d+\s+\d+", line)]
     assert rows == [[p["candidate"], p["chunk_size"], p["value"],
@@ -225,7 +226,7 @@ def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
         out=open(tmp_path / "out.txt", "w"))
     assert status == 0
     want = oracle_frontier({
-        "search": {"numels": models.from_hf_config(GPT2_TEST),
+        "search": {"numels": oracle_models.describe(GPT2_TEST).numels,
                    "dp_degrees": [8], "search_range_m": 32,
                    "search_interval": 65536, "min_chunk_size_m": 32,
                    "filter_exlarge_params": True},

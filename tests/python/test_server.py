@@ -9,10 +9,10 @@ import grpc
 import pytest
 
 import chunkplan
-from chunkplan import models
 from oracle_cases import (GPT2_CHUNK_SIZE, HF_CONFIGS, gpt2_example_numels,
                           oracle_error, oracle_tuple, random_case,
                           random_seed)
+import models as oracle_models  # noqa: E402  (tests/oracle/models)
 from server_process import ServerProcess
 from torch_modules import module_of_numels
 
@@ -53,7 +53,7 @@ def test_colossalai_gpt2_published_chunk_size(client, dp):
 
 
 def test_colossalai_gpt2_from_its_config(server):
-    numels = models.from_hf_config(HF_CONFIGS / "colossalai-gpt2-test.json")
+    numels = oracle_models.describe(HF_CONFIGS / "colossalai-gpt2-test.json").numels
     config_dict, _, _ = chunkplan.search_chunk_configuration(
         numels, 1, 128, 0, target=server.target, timeout=TIMEOUT_S)
     assert config_dict == {1: {"chunk_size": GPT2_CHUNK_SIZE,
@@ -75,7 +75,7 @@ def test_random_requests_equal_the_oracle(client):
 def test_llama_2_7b_at_dp_8_equals_the_oracle(client):
     """A real model at GeminiPlugin's default range and minimum, with the
     hidden size as the interval."""
-    numels = models.from_hf_config(HF_CONFIGS / "llama-2-7b.json")
+    numels = oracle_models.describe(HF_CONFIGS / "llama-2-7b.json").numels
     got = client.search_chunk_configuration(numels, 32, 4096,
                                             timeout=TIMEOUT_S, dp_degree=8)
     expected = oracle_tuple({"numels": numels, "dp_degrees": [8],

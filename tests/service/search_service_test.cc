@@ -271,11 +271,13 @@ TEST_F(LimitsTest, TooManyParamsIsResourceExhausted) {
   EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
-// The receive limit follows max_params: a body larger than any request of
-// 100 parameters is refused by gRPC before the service sees it (here an
-// unknown field that the service would have answered "numels is empty").
+// The receive limit follows max_params (and max_config_bytes): a body
+// larger than any request of 100 parameters and a config within the limit
+// is refused by gRPC before the service sees it (here an unknown field that
+// the service would have answered "numels is empty").
 TEST_F(LimitsTest, BodyLargerThanAnyRequestWithinMaxParamsIsRefused) {
-  const uint64_t largest = service::LargestRequestBytes(100);
+  const uint64_t largest =
+      service::LargestRequestBytes(100) + Options().max_config_bytes;
   std::string body = "\xca\x06";     // field 105, length-delimited
   const uint64_t payload = largest;  // body is then larger than `largest`
   for (uint64_t v = payload;; v >>= 7) {

@@ -22,8 +22,9 @@ from chunkplan.errors import from_rpc_error
 from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
 from chunkplan.layout_result import Layout
+from chunkplan.models import HfModel
 from chunkplan.search_result import SearchResult
-from chunkplan.v1 import chunk_search_pb2_grpc
+from chunkplan.v1 import chunk_search_pb2, chunk_search_pb2_grpc
 
 DEFAULT_TARGET = "localhost:50051"
 
@@ -156,6 +157,25 @@ class Client:
         search_request()."""
         return self._call(self._stub.Frontier, request, timeout,
                           wait_for_ready)
+
+    def describe_request(self, config, *, timeout=None,
+                         wait_for_ready=False):
+        """Sends a ready ModelConfig to Describe; returns the
+        ModelDescription. timeout, wait_for_ready and errors as
+        search_request()."""
+        return self._call(self._stub.Describe, config, timeout,
+                          wait_for_ready)
+
+    def describe(self, config_json, architecture=None, *, timeout=None):
+        """The parameters of the model that `config_json` (the text of a
+        Hugging Face config.json) describes, as a chunkplan.models.HfModel;
+        architecture: the class to list (default: the config's
+        architectures[0]). Raises InvalidArgumentError naming what is wrong
+        with the config, and the call's other ChunkplanErrors."""
+        request = chunk_search_pb2.ModelConfig(
+            hf_config_json=config_json, architecture=architecture or "")
+        return HfModel.from_description(
+            self.describe_request(request, timeout=timeout))
 
     def search(self, model_or_params, search_range_m, search_interval,
                min_chunk_size_m=32, filter_exlarge_params=True, *,

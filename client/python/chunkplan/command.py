@@ -8,17 +8,21 @@ Gemini allocates for it, for a Hugging Face model, from a shell.
     python3 -m chunkplan frontier --hf-config DIR --dp 8 \\
         --objective layout_padding --plot frontier.png [--emit colossalai]
 
-reads the model's parameters from its config.json (chunkplan.models), asks
-the server at --server, or with --local the chunkplan command line in a
-child process (chunkplan.local; nothing is planned in Python: the commands
-are thin layers over Client.search, Client.layout and Client.frontier),
-and prints
+has the server at --server describe the model's parameters from its
+config.json (chunkplan.models: the server's Describe) and answer, or with
+--local the chunkplan command line in a child process (chunkplan.local;
+nothing is planned in Python: the commands are thin layers over
+Client.describe, Client.search, Client.layout and Client.frontier), and
+prints
 a table, or with --json the response (layout: one line per degree) in
 protobuf's JSON mapping (field names as in the proto, every field printed,
 64-bit integers as strings), as the `chunkplan` command line prints it, or
 with --emit colossalai (layout and frontier) only the chosen configuration
-as GeminiPlugin's chunk_config_dict. The layout and frontier commands' own
-flags and tables: chunkplan.layout_command, chunkplan.frontier_command.
+as GeminiPlugin's chunk_config_dict. The search interval is GeminiPlugin's
+own: --hidden-dim when the trainer passes one, else 1024 (--search-interval
+sets another); the table (or, with --json or --emit, standard error) says
+which was used and why. The layout and frontier commands' own flags and
+tables: chunkplan.layout_command, chunkplan.frontier_command.
 
 Exit status: 0 on success; 1 when a call fails (one line on stderr,
 "CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").
@@ -72,9 +76,13 @@ def _add_model_arguments(parser):
     parser.add_argument("--search-range-m", type=float, default=32.0,
                         metavar="M", help="sweep width in 2**20 elements "
                         "(default 32, GeminiPlugin's)")
-    parser.add_argument("--search-interval", type=int, metavar="N",
-                        help="step between candidates (default: the model's "
-                        "hidden size)")
+    interval = parser.add_mutually_exclusive_group()
+    interval.add_argument("--hidden-dim", type=int, metavar="H",
+                          help="GeminiPlugin's hidden_dim, when the trainer "
+                          "passes one: the search interval")
+    interval.add_argument("--search-interval", type=int, metavar="N",
+                          help="step between candidates (default: "
+                          "--hidden-dim, else GeminiPlugin's 1024)")
     parser.add_argument("--min-chunk-size-m", type=float, default=32.0,
                         metavar="M", help="groups below this many 2**20 "
                         "elements stay gathered (default 32)")
@@ -205,23 +213,49 @@ GEMINI_SEARCH_RANGE_M = 32.0
 GEMINI_MIN_CHUNK_SIZE_M = 32.0
 
 
-def _model_and_interval(args):
-    """The HfModel of --hf-config and the search interval (default: its
-    hidden size)."""
-    model = models.describe(args.hf_config, args.architecture)
-    interval = args.search_interval
-    if interval is None:
-        interval = model.hidden_size
-    return model, interval
+# GeminiPlugin's search interval when the trainer passes no hidden_dim.
+GEMINI_SEARCH_INTERVAL = 1024
 
 
-def _search(args, out):
-    model, interval = _model_and_interval(args)
+def search_interval(args):
+    """(the search interval, why): --search-interval, else --hidden-dim
+    (GeminiPlugin's hidden_dim), else GeminiPlugin's default 1024."""
+    if args.search_interval is not None:
+        return args.search_interval, "--search-interval"
+    if args.hidden_dim is not None:
+        return args.hidden_dim, "--hidden-dim: GeminiPlugin's hidden_dim"
+    return GEMINI_SEARCH_INTERVAL, (
+        "GeminiPlugin's default: no hidden_dim; set it with --hidden-dim "
+        "when the trainer passes one")
+
+
+def interval_line(args):
+    """"search interval 1024 (why)", one line."""
+    return "search interval %d (%s)\n" % search_interval(args)
+
+
+def _model_and_interval(args, client):
+    """The HfModel of --hf-config, as the server describes it, and the
+    search interval (search_interval)."""
+    model = models.describe(args.hf_config, args.architecture, client=client,
+                            timeout=args.timeout)
+    return model, search_interval(args)[0]
+
+
+def _say_interval(args, out, err):
+    """The interval line: in the table, or on `err` beside machine output."""
+    machine = args.json or getattr(args, "emit", None) is not None
+    (err if machine else out).write(interval_line(args))
+
+
+def _search(args, out, err):
     with _client(args) as client:
+        model, interval = _model_and_interval(args, client)
         result = client.search(
             model.numels, args.search_range_m, interval,
             args.min_chunk_size_m, not args.no_filter, timeout=args.timeout,
             dp_degree=args.dp, engine=args.engine)
+    _say_interval(args, out, err)
     if args.json:
         out.write(_json_line(result.response))
     else:
@@ -233,11 +267,12 @@ def _check_output_flags(args):
         raise _UsageError("--json and --emit are two outputs: give one")
 
 
-def _layout(args, out):
+def _layout(args, out, err):
     _check_output_flags(args)
-    model, interval = _model_and_interval(args)
     with _client(args) as client:
+        model, interval = _model_and_interval(args, client)
         results = layout_command.layouts(client, model, args, interval)
+    _say_interval(args, out, err)
     if args.emit is not None:
         for _, layout in results:
             out.write(chunk_config_dict_literal(layout.config_dict) + "\n")
@@ -250,13 +285,14 @@ def _layout(args, out):
         out.write(layout_command.format_rows(model, args, results))
 
 
-def _frontier(args, out):
+def _frontier(args, out, err):
     _check_output_flags(args)
-    model, interval = _model_and_interval(args)
-    search = (model.numels, args.search_range_m, interval,
-              args.min_chunk_size_m, not args.no_filter)
     keywords = layout_command.gemini_keywords(args)
     with _client(args) as client:
+        model, interval = _model_and_interval(args, client)
+        search = (model.numels, args.search_range_m, interval,
+                  args.min_chunk_size_m, not args.no_filter)
+        _say_interval(args, out, err)
         frontier = client.frontier(*search, dp_degree=args.dp, **keywords)
         if args.plot is not None:
             # ColossalAI's pick as GeminiPlugin makes it: its default range
@@ -302,7 +338,7 @@ def main(argv=None, out=None, err=None):
     args = _parser().parse_args(argv)
     try:
         {"search": _search, "layout": _layout,
-         "frontier": _frontier}[args.command](args, out)
+         "frontier": _frontier}[args.command](args, out, err)
     except _UsageError as error:
         err.write(f"INVALID_ARGUMENT: {error}\n")
         return EXIT_USAGE

@@ -90,11 +90,18 @@ class LocalClient(Client):
         """`chunkplan COMMAND --local` on `request`; `response` (a new
         message) filled from its JSON. timeout: seconds, None for none;
         beyond it DeadlineExceededError."""
+        return self._run_cli(command, ["--request", "-"],
+                             json_format.MessageToJson(request), response,
+                             timeout)
+
+    def _run_cli(self, command, flags, stdin, response, timeout):
+        """`chunkplan COMMAND --local FLAGS --format json` with `stdin`;
+        as _run."""
         try:
             done = subprocess.run(
-                [self.cli, command, "--local", "--request", "-", "--format",
-                 "json"], input=json_format.MessageToJson(request),
-                capture_output=True, text=True, timeout=timeout, check=False)
+                [self.cli, command, "--local", *flags, "--format", "json"],
+                input=stdin, capture_output=True, text=True, timeout=timeout,
+                check=False)
         except subprocess.TimeoutExpired:
             raise error_for_code(grpc.StatusCode.DEADLINE_EXCEEDED,
                                  f"chunkplan {command} --local ran past "
@@ -102,6 +109,17 @@ class LocalClient(Client):
         if done.returncode != 0:
             raise _error(done.stderr)
         return json_format.Parse(done.stdout, response)
+
+    def describe_request(self, config, *, timeout=None,
+                         wait_for_ready=False):
+        """`chunkplan describe --local` on a ModelConfig: the model families
+        of the command line, the server's own."""
+        del wait_for_ready  # nothing to wait for
+        flags = ["--hf-config", "-"]
+        if config.architecture:
+            flags += ["--architecture", config.architecture]
+        return self._run_cli("describe", flags, config.hf_config_json,
+                             chunk_search_pb2.ModelDescription(), timeout)
 
     def search_request(self, request, *, timeout=None, wait_for_ready=False):
         del wait_for_ready  # nothing to wait for

@@ -1,42 +1,38 @@
-"""Parameter lists of Hugging Face models from their config.json.
+"""Parameter lists of Hugging Face models from their config.json, as the
+server describes them.
 
 Schedulers know a model by its config.json, not by its parameters.
-from_hf_config(config) gives the numel of every parameter, in the order
-the model's model.parameters() yields them (a tied weight once): what
-ColossalAI's search visits, so the search can run without building the model.
+describe(config) asks a chunkplan server (its Describe call) for the numel
+and name of every parameter, in the order the model's model.parameters()
+yields them (a tied weight once): what ColossalAI's search visits, so the
+search can run without building the model. The model families live in the
+server, once, for every client in every language; a request may also send
+the config itself (ChunkSearchRequest.model).
 
-Supported: GPT-2, BERT, OPT, LLaMA, Mistral, Mixtral, each as its bare model
-or with its language-model head, as transformers 4.x defines them. Options
-that change the parameter set and that are not modelled here (GPT-2 cross
-attention, BERT's relative position embeddings) are refused, not guessed.
+    from chunkplan import Client, models
+    with Client("localhost:50051") as client:
+        model = models.describe("config.json", client=client)
+        model.numels, model.names, model.hidden_size
 """
 
 import dataclasses
+import json
+import os
 from typing import List
 
-from chunkplan.models import bert, gpt2, llama, opt
-from chunkplan.models.hf_config import HfConfig, load_config
-
-__all__ = ["HfModel", "SUPPORTED_ARCHITECTURES", "describe", "from_hf_config",
-           "load_config"]
-
-_FAMILIES = {f.model_type: f for f in (gpt2.FAMILY, bert.FAMILY, opt.FAMILY,
-                                       llama.LLAMA, llama.MISTRAL,
-                                       llama.MIXTRAL)}
-
-# model_type -> the architectures supported, the default first.
-SUPPORTED_ARCHITECTURES = {t: f.architectures for t, f in _FAMILIES.items()}
+__all__ = ["HfModel", "config_text", "describe", "from_hf_config"]
 
 
 @dataclasses.dataclass(frozen=True)
 class HfModel:
     """A model read from a config: its type, the class whose parameters are
-    listed, its hidden size (the seed's advice for search_interval), and the
-    numels in that class's model.parameters() order."""
+    listed, its hidden size, and each parameter's numel and name in that
+    class's model.parameters() order."""
     model_type: str
     architecture: str
     hidden_size: int
     numels: List[int]
+    names: List[str] = dataclasses.field(default_factory=list)
 
     def summary(self):
         """One line for a table: "gpt2 (GPT2LMHeadModel), 28 parameters,
@@ -45,47 +41,50 @@ class HfModel:
             self.model_type, self.architecture, len(self.numels),
             self.hidden_size)
 
-
-def _architecture(family, raw, architecture):
-    """The class to list: `architecture` if given, else the config's
-    "architectures" entry, else the family's default."""
-    if architecture is None:
-        named = raw.get("architectures") or []
-        if not isinstance(named, list) or not named:
-            return family.architectures[0]
-        architecture = named[0]
-        source = "config architectures"
-    else:
-        source = "architecture"
-    if architecture not in family.architectures:
-        raise ValueError(
-            f"{source}: {architecture!r} is not supported for model_type "
-            f"{family.model_type!r}; choose one of "
-            f"{', '.join(family.architectures)} with architecture=")
-    return architecture
+    @classmethod
+    def from_description(cls, description):
+        """The HfModel of a chunkplan.v1.ModelDescription."""
+        return cls(description.model_type, description.architecture,
+                   description.hidden_size, list(description.numels),
+                   list(description.names))
 
 
-def describe(config, architecture=None):
+def config_text(config):
+    """The text of a config.json: `config` is a dict (written as JSON), a
+    path to a config.json, or a directory that holds one. Raises OSError for
+    a file that cannot be read, TypeError for anything else."""
+    if isinstance(config, dict):
+        return json.dumps(config)
+    if not isinstance(config, (str, os.PathLike)):
+        raise TypeError("config: expected a dict or a path, got "
+                        f"{type(config).__name__}")
+    path = os.fspath(config)
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def describe(config, architecture=None, *, client=None, target=None,
+             timeout=None):
     """The HfModel of a config (a dict, a config.json path, or a directory
-    holding config.json). architecture: a class name from
-    SUPPORTED_ARCHITECTURES; default: the config's "architectures" entry,
-    else the language-model head class. Raises ValueError for an
-    unsupported model type, architecture or option, or a malformed value;
-    OSError for a file that cannot be read."""
-    raw = load_config(config)
-    model_type = raw.get("model_type")
-    family = _FAMILIES.get(model_type)
-    if family is None:
-        raise ValueError(f"config model_type: {model_type!r} is not "
-                         f"supported; supported: {', '.join(_FAMILIES)}")
-    chosen = _architecture(family, raw, architecture)
-    cfg = HfConfig(raw, family.defaults)
-    return HfModel(model_type, chosen, cfg.size(family.hidden_size_key),
-                   family.numels(cfg, chosen))
+    holding config.json), as the server at `client` (a chunkplan.Client) or
+    else `target` (default: chunkplan.DEFAULT_TARGET) describes it.
+    architecture: the class to list; default: the config's
+    "architectures" entry, else the language-model head class. Raises
+    InvalidArgumentError (a ChunkplanError) for an unsupported model type,
+    architecture or option, or a malformed value, naming it; OSError for a
+    file that cannot be read; the call's ChunkplanError otherwise."""
+    from chunkplan.client import DEFAULT_TARGET, Client
+    text = config_text(config)
+    if client is not None:
+        return client.describe(text, architecture, timeout=timeout)
+    with Client(target or DEFAULT_TARGET) as own:
+        return own.describe(text, architecture, timeout=timeout)
 
 
-def from_hf_config(config, architecture=None):
+def from_hf_config(config, architecture=None, **call):
     """The numels of the model's parameters, in model.parameters() order:
     a list of ints to pass to chunkplan.search_chunk_configuration. See
-    describe() for the arguments and errors."""
-    return describe(config, architecture).numels
+    describe() for the arguments (client=, target=, timeout=) and errors."""
+    return describe(config, architecture, **call).numels

@@ -1,0 +1,92 @@
+#include "client/cli/model_request.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "common/grpc_status.h"
+#include "common/json_codec.h"
+#include "common/request_file.h"
+#include "common/status_macros.h"
+#include "server/service/model_convert.h"
+
+namespace chunkplan::cli {
+namespace {
+
+// The description of `config` by `server`, or here with the server's
+// default limits.
+absl::StatusOr<v1::ModelDescription> Describe(
+    const v1::ModelConfig& config, const std::optional<RemoteTarget>& server) {
+  if (!server.has_value()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const models::ModelDescription description,
+        service::DescribeConfig(config, service::ModelLimits{}));
+    return service::ToProto(description);
+  }
+  const auto stub = v1::ChunkSearch::NewStub(OpenChannel(*server));
+  grpc::ClientContext context;
+  ApplyDeadline(*server, &context);
+  v1::ModelDescription description;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      common::ToAbslStatus(stub->Describe(&context, config, &description)));
+  return description;
+}
+
+std::string DescriptionTable(const v1::ModelDescription& d) {
+  std::string out = absl::StrFormat(
+      "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
+      "%u elements\n\n%9s  %15s  %s\n",
+      d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
+      d.total(), "index", "numel", "name");
+  for (int i = 0; i < d.numels_size(); ++i) {
+    absl::StrAppendFormat(&out, "%9d  %15u  %s\n", i, d.numels(i),
+                          i < d.names_size() ? d.names(i) : "");
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::string text,
+                             common::ReadInput(flags.config_path));
+  v1::ModelConfig config;
+  config.set_hf_config_json(std::move(text));
+  config.set_architecture(flags.architecture);
+  return config;
+}
+
+absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
+    const ModelFlags& flags) {
+  v1::ChunkSearchRequest request;
+  CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(), ReadModelConfig(flags));
+  request.add_dp_degrees(flags.dp);
+  request.set_search_range_m(kGeminiSearchRangeM);
+  request.set_search_interval(
+      flags.hidden_dim.value_or(service::kGeminiDefaultSearchInterval));
+  return request;
+}
+
+std::string IntervalNote(const ModelFlags& flags) {
+  if (flags.hidden_dim.has_value()) {
+    return absl::StrCat("search interval ", *flags.hidden_dim,
+                        " (--hidden-dim: GeminiPlugin's hidden_dim)\n");
+  }
+  return absl::StrCat("search interval ", service::kGeminiDefaultSearchInterval,
+                      " (GeminiPlugin's default: no hidden_dim; set it with "
+                      "--hidden-dim when the trainer passes one)\n");
+}
+
+absl::StatusOr<std::string> RunDescribe(
+    const ModelFlags& flags, const std::optional<RemoteTarget>& server,
+    bool table) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelConfig config,
+                             ReadModelConfig(flags));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelDescription description,
+                             Describe(config, server));
+  if (table) return DescriptionTable(description);
+  return absl::StrCat(common::MessageToJson(description), "\n");
+}
+
+}  // namespace chunkplan::cli

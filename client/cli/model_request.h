@@ -1,0 +1,57 @@
+#ifndef CHUNKPLAN_CLIENT_CLI_MODEL_REQUEST_H_
+#define CHUNKPLAN_CLIENT_CLI_MODEL_REQUEST_H_
+
+// `--hf-config FILE [--architecture NAME] --dp N [--hidden-dim H]`: the
+// search of a Hugging Face model as GeminiPlugin runs it, in place of a
+// request file; and `chunkplan describe`.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/remote_call.h"
+
+namespace chunkplan::cli {
+
+// The model flags.
+struct ModelFlags {
+  std::string config_path;   // the config.json, or "-" for stdin
+  std::string architecture;  // empty: the config's architectures[0]
+  uint32_t dp = 1;           // the data-parallel degree of every parameter
+  // GeminiPlugin's hidden_dim, when the trainer passes one.
+  std::optional<uint64_t> hidden_dim;
+};
+
+// GeminiPlugin's search settings besides the interval: search_range_m 32
+// (min_chunk_size_m 32 and the filter on are the proto's defaults).
+inline constexpr double kGeminiSearchRangeM = 32;
+
+// The ModelConfig of `flags`: the config file's text and the architecture.
+// Errors: the file's (NOT_FOUND etc. naming the path).
+absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags);
+
+// The search GeminiPlugin runs for the model: `model`, dp_degrees {dp},
+// search_range_m 32, search_interval = hidden_dim if given, else 1024
+// (GeminiPlugin's default without hidden_dim). Errors: ReadModelConfig's.
+absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
+    const ModelFlags& flags);
+
+// Which interval the search uses and why, one line ending in '\n', e.g.
+// "search interval 1024 (GeminiPlugin's default: no hidden_dim; set it
+// with --hidden-dim)".
+std::string IntervalNote(const ModelFlags& flags);
+
+// `chunkplan describe`: the model's parameters, answered by `server` or,
+// without one, in this process. `table`: a summary and one row per
+// parameter; else the ModelDescription as one line of protobuf JSON.
+// Errors: ReadModelConfig's, then Describe's (INVALID_ARGUMENT for a bad
+// config, ...) and the call's.
+absl::StatusOr<std::string> RunDescribe(
+    const ModelFlags& flags, const std::optional<RemoteTarget>& server,
+    bool table);
+
+}  // namespace chunkplan::cli
+
+#endif  // CHUNKPLAN_CLIENT_CLI_MODEL_REQUEST_H_

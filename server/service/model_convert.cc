@@ -1,0 +1,60 @@
+#include "server/service/model_convert.h"
+
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace chunkplan::service {
+
+absl::StatusOr<models::ModelDescription> DescribeConfig(
+    const v1::ModelConfig& config, const ModelLimits& limits) {
+  const std::string& text = config.hf_config_json();
+  if (text.size() > limits.max_config_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hf_config_json is ", text.size(),
+                     " bytes; this server takes a config of at most ",
+                     limits.max_config_bytes, " bytes (--max_config_bytes)"));
+  }
+  return models::DescribeModel(std::string_view(text),
+                               std::string_view(config.architecture()),
+                               limits.max_params);
+}
+
+v1::ModelDescription ToProto(const models::ModelDescription& description) {
+  v1::ModelDescription out;
+  out.set_model_type(description.model_type);
+  out.set_architecture(description.architecture);
+  out.set_hidden_size(description.hidden_size);
+  out.mutable_numels()->Add(description.numels.begin(),
+                            description.numels.end());
+  out.mutable_names()->Reserve(static_cast<int>(description.names.size()));
+  for (const std::string& name : description.names) out.add_names(name);
+  out.set_total(description.total);
+  return out;
+}
+
+absl::StatusOr<std::vector<uint64_t>> ModelNumels(
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+  if (request.numels_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "numels (", request.numels_size(),
+        " entries) and model are both set; send exactly one of them"));
+  }
+  if (request.dp_degrees_size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dp_degrees has ", request.dp_degrees_size(),
+        " values; with model it holds at most one, the degree of every "
+        "parameter"));
+  }
+  absl::StatusOr<models::ModelDescription> description =
+      DescribeConfig(request.model(), limits);
+  if (!description.ok()) {
+    return absl::Status(
+        description.status().code(),
+        absl::StrCat("model: ", description.status().message()));
+  }
+  return std::move(description->numels);
+}
+
+}  // namespace chunkplan::service

@@ -1,0 +1,48 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_MODEL_CONVERT_H_
+#define CHUNKPLAN_SERVER_SERVICE_MODEL_CONVERT_H_
+
+// chunkplan.v1.ModelConfig -> the model's parameters (server/models), under
+// the limits that bound the work: the one place where a request that names
+// its model meets the model families.
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "server/models/model_description.h"
+
+namespace chunkplan::service {
+
+// What a model request may cost.
+struct ModelLimits {
+  // Most parameters a described model may have (the server's --max_params).
+  uint64_t max_params = 1'000'000;
+  // Most bytes of hf_config_json (the server's --max_config_bytes).
+  uint64_t max_config_bytes = uint64_t{1} << 20;
+};
+
+// The search interval of a request with `model` and search_interval 0:
+// GeminiPlugin's own when the trainer passes no hidden_dim.
+inline constexpr uint64_t kGeminiDefaultSearchInterval = 1024;
+
+// The parameters of the model `config` describes. Errors: INVALID_ARGUMENT
+// when hf_config_json is longer than limits.max_config_bytes (checked
+// before the text is parsed); then models::DescribeModel's
+// (INVALID_ARGUMENT for a bad config, RESOURCE_EXHAUSTED beyond
+// limits.max_params).
+absl::StatusOr<models::ModelDescription> DescribeConfig(
+    const v1::ModelConfig& config, const ModelLimits& limits);
+
+// The wire form of a description.
+v1::ModelDescription ToProto(const models::ModelDescription& description);
+
+// Checks what a ChunkSearchRequest with `model` must hold (numels empty,
+// at most one dp degree) and returns the described numels. Errors:
+// INVALID_ARGUMENT naming the field for numels and model both set or
+// dp_degrees of more than one value; DescribeConfig's, prefixed "model: ".
+absl::StatusOr<std::vector<uint64_t>> ModelNumels(
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_MODEL_CONVERT_H_

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""The Go client's example command (client/go/cmd/chunkplan-fit) against a
+real chunkplan-server on loopback.
+
+  GoFitTest  chunkplan-fit reads a config.json and asks Layout; its peak
+             (the most loaded rank's device bytes + the gathered chunk),
+             verdict and chunk_config_dict equal those of a Layout asked
+             from Python with the model's numels as the oracle
+             (tests/oracle/models) lists them, at GeminiPlugin's defaults
+             (range 32 Mi, interval 1024); a device one byte below the
+             peak does not fit (exit 3), one at the peak fits (exit 0); a
+             bad config is the server's INVALID_ARGUMENT (exit 1).
+
+Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT (the built chunkplan-fit),
+CHUNKPLAN_PROTOC and CHUNKPLAN_GRPC_PROTO_DIR as in server_test.py.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "oracle"))
+from server_test import PATIENCE_S, ROOT, Server, stubs  # noqa: E402
+import models as oracle  # noqa: E402  (tests/oracle/models)
+
+CONFIGS = os.path.join(ROOT, "tests", "python", "data", "hf_configs")
+GIB = 1 << 30
+
+
+def fit_binary():
+    path = os.environ.get("CHUNKPLAN_FIT", "")
+    if not os.access(path, os.X_OK):
+        raise unittest.SkipTest(f"CHUNKPLAN_FIT={path!r} is not executable")
+    return path
+
+
+def expected_layout(channel, config_path, world_size):
+    """The server's Layout of the oracle's numels at GeminiPlugin's
+    defaults, asked from Python."""
+    pb, _, _ = stubs()
+    numels = oracle.describe(config_path).numels
+    request = pb.LayoutRequest(search=pb.ChunkSearchRequest(
+        numels=numels, dp_degrees=[world_size], search_range_m=32,
+        search_interval=1024))
+    layout = channel.unary_unary(
+        "/chunkplan.v1.ChunkSearch/Layout",
+        request_serializer=pb.LayoutRequest.SerializeToString,
+        response_deserializer=pb.LayoutResponse.FromString)
+    return layout(request, timeout=PATIENCE_S)
+
+
+def run_fit(target, config_path, world_size, device_bytes):
+    result = subprocess.run(
+        [fit_binary(), f"--server={target}", f"--config={config_path}",
+         f"--world-size={world_size}",
+         f"--device-memory-gib={device_bytes / GIB!r}", "--timeout=60s"],
+        capture_output=True, text=True, timeout=PATIENCE_S)
+    return result
+
+
+class GoFitTest(unittest.TestCase):
+    """See the module's docstring."""
+
+    def setUp(self):
+        fit_binary()
+        self.server = Server("--threads=2")
+        self.addCleanup(self.server.stop)
+
+    def check_model(self, name, world_size):
+        path = os.path.join(CONFIGS, name)
+        with self.server.channel() as channel:
+            want = expected_layout(channel, path, world_size)
+        peak = (want.most_loaded_rank.device_bytes +
+                want.gathered_chunk_bytes)
+        group = want.groups[0]
+        gathered = "True" if group.keep_gathered else "False"
+        want_dict = (f'{{{group.dp_degree}: {{"chunk_size": '
+                     f'{group.chunk_size}, "keep_gathered": {gathered}}}}}')
+        self.assertEqual(len(want.groups), 1)
+        # GiB as a float: --device-memory-gib is parsed back exactly for
+        # these byte counts (below 2^53).
+        for device, code, verdict in ((peak, 0, "fits"),
+                                      (peak - 1, 3, "does not fit")):
+            with self.subTest(name=name, device=device):
+                got = run_fit(self.server.address, path, world_size, device)
+                self.assertEqual(got.returncode, code, got.stderr)
+                self.assertTrue(got.stdout.startswith(verdict + ":"),
+                                got.stdout)
+                self.assertIn(f"peak_bytes {peak} device_bytes {device}\n",
+                              got.stdout)
+                self.assertIn(f"chunk_config_dict = {want_dict}\n",
+                              got.stdout)
+
+    def test_gpt2_fits_as_layout_of_its_numels_says(self):
+        self.check_model("colossalai-gpt2-test.json", 2)
+
+    def test_larger_models_fit_as_layout_of_their_numels_says(self):
+        for name in ("gpt2-xl.json", "llama-2-7b.json"):
+            self.check_model(name, 8)
+
+    def test_a_bad_config_is_the_servers_invalid_argument(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            bad.write('{"model_type": "gpt2", "n_embd": -1}')
+            bad.flush()
+            got = run_fit(self.server.address, bad.name, 8, 80 * GIB)
+        self.assertEqual(got.returncode, 1, got.stdout)
+        self.assertRegex(got.stderr, re.compile(r"^INVALID_ARGUMENT: .*n_embd"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,326 @@
+// chunkplan.v1.ChunkSearch with a model named by its Hugging Face config:
+// Describe, and Search/Layout/Frontier with `model`, through a real gRPC
+// server in process. The expected parameters come from the layer shapes in
+// testing/model_shapes.h (written from transformers' classes, apart from
+// server/models); the expected answers are the service's own answers to
+// those parameters sent as numels.
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/service/request_intake.h"
+#include "tests/service/service_fixture.h"
+
+namespace chunkplan::testing {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+// ColossalAI's GPT-2 test model (tests/python/data/hf_configs/
+// colossalai-gpt2-test.json): tie_word_embeddings defaults to true.
+constexpr char kGpt2Config[] = R"({
+  "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+  "n_embd": 128, "n_head": 4, "n_layer": 2, "n_positions": 1024,
+  "vocab_size": 50258})";
+
+// meta-llama/Llama-2-70b-hf's config.json, as committed.
+std::string Llama70bConfig() {
+  std::ifstream in(CHUNKPLAN_HF_CONFIG_DIR "/llama-2-70b.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << "llama-2-70b.json not found";
+  return text.str();
+}
+
+v1::ModelConfig Config(const std::string& json) {
+  v1::ModelConfig config;
+  config.set_hf_config_json(json);
+  return config;
+}
+
+grpc::ClientContext* WithDeadline(grpc::ClientContext* context) {
+  context->set_deadline(std::chrono::system_clock::now() + kPatience);
+  return context;
+}
+
+class ModelServiceTest : public ServiceTest {
+ protected:
+  grpc::Status Describe(const v1::ModelConfig& config,
+                        v1::ModelDescription* out) {
+    grpc::ClientContext context;
+    return stub_->Describe(WithDeadline(&context), config, out);
+  }
+  grpc::Status Layout(const v1::LayoutRequest& request,
+                      v1::LayoutResponse* out) {
+    grpc::ClientContext context;
+    return stub_->Layout(WithDeadline(&context), request, out);
+  }
+  grpc::Status Frontier(const v1::LayoutRequest& request,
+                        v1::FrontierResponse* out) {
+    grpc::ClientContext context;
+    return stub_->Frontier(WithDeadline(&context), request, out);
+  }
+};
+
+// The GeminiPlugin-like search of a model: range 32, one dp degree.
+v1::ChunkSearchRequest ModelSearch(const std::string& json, uint32_t dp) {
+  v1::ChunkSearchRequest request;
+  *request.mutable_model() = Config(json);
+  request.add_dp_degrees(dp);
+  request.set_search_range_m(32);
+  return request;
+}
+
+// The same search with `numels` in place of the model and `interval`.
+v1::ChunkSearchRequest AsNumels(v1::ChunkSearchRequest request,
+                                const std::vector<uint64_t>& numels,
+                                uint64_t interval) {
+  request.clear_model();
+  for (const uint64_t n : numels) request.add_numels(n);
+  request.set_search_interval(interval);
+  return request;
+}
+
+// Drops the fields that vary from call to call (time).
+template <typename Message>
+std::string Stable(Message message) {
+  if constexpr (std::is_same_v<Message, v1::ChunkSearchResponse>) {
+    message.set_search_nanos(0);
+  } else if constexpr (std::is_same_v<Message, v1::LayoutResponse>) {
+    message.mutable_search()->set_search_nanos(0);
+  } else {
+    message.set_search_nanos(0);
+  }
+  return message.ShortDebugString();
+}
+
+TEST_F(ModelServiceTest, DescribeListsTheShapesOfTheModel) {
+  v1::ModelDescription gpt2;
+  grpc::Status status = Describe(Config(kGpt2Config), &gpt2);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(gpt2.model_type(), "gpt2");
+  EXPECT_EQ(gpt2.architecture(), "GPT2LMHeadModel");
+  EXPECT_EQ(gpt2.hidden_size(), kGpt2TestEmbd);
+  EXPECT_THAT(gpt2.numels(), ElementsAreArray(Gpt2TestNumels(LmHead::kTied)));
+  ASSERT_EQ(gpt2.names_size(), gpt2.numels_size());
+  EXPECT_EQ(gpt2.names(0), "transformer.wte.weight");
+  uint64_t total = 0;
+  for (const uint64_t n : Gpt2TestNumels(LmHead::kTied)) total += n;
+  EXPECT_EQ(gpt2.total(), total);
+
+  v1::ModelDescription llama;
+  status = Describe(Config(Llama70bConfig()), &llama);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(llama.architecture(), "LlamaForCausalLM");
+  EXPECT_THAT(llama.numels(), ElementsAreArray(Llama2_70bNumels()));
+  EXPECT_EQ(llama.names(4), "model.layers.0.self_attn.o_proj.weight");
+  // Published: meta-llama/Llama-2-70b-hf's model.safetensors.index.json
+  // gives total_size 137,953,296,384 bytes of fp16, 68,976,648,192
+  // parameters.
+  EXPECT_EQ(llama.total(), 68'976'648'192u);
+  ASSERT_TRUE(records_.WaitForCount(2));
+  EXPECT_STREQ(records_.All().at(0).method, "Describe");
+  EXPECT_EQ(records_.All().at(1).params, 723u);
+}
+
+// A model's search is the search of its parameters: the same answer as the
+// numels sent themselves, with search_interval 0 taken as 1024.
+TEST_F(ModelServiceTest, SearchWithModelEqualsItsNumelsAtInterval1024) {
+  const v1::ChunkSearchRequest model = ModelSearch(Llama70bConfig(), 8);
+  v1::ChunkSearchResponse by_model, by_numels;
+  grpc::Status status = Search(model, &by_model);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  status = Search(AsNumels(model, Llama2_70bNumels(), 1024), &by_numels);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(Stable(by_model), Stable(by_numels));
+  // At the model's hidden size instead the search differs (another grid):
+  // 0 is not the hidden size.
+  v1::ChunkSearchResponse at_hidden;
+  ASSERT_TRUE(
+      Search(AsNumels(model, Llama2_70bNumels(), kLlama70bHidden), &at_hidden)
+          .ok());
+  EXPECT_NE(by_model.candidates(), at_hidden.candidates());
+  // An interval given is kept.
+  v1::ChunkSearchRequest given = model;
+  given.set_search_interval(kLlama70bHidden);
+  ASSERT_TRUE(Search(given, &by_model).ok());
+  EXPECT_EQ(Stable(by_model), Stable(at_hidden));
+}
+
+TEST_F(ModelServiceTest, LayoutAndFrontierWithModelEqualTheirNumels) {
+  v1::LayoutRequest by_model;
+  *by_model.mutable_search() = ModelSearch(kGpt2Config, 2);
+  by_model.mutable_search()->set_min_chunk_size_m(0);
+  by_model.set_objective(v1::OBJECTIVE_PEAK_RANK_BYTES);
+  v1::LayoutRequest by_numels = by_model;
+  *by_numels.mutable_search() =
+      AsNumels(by_model.search(), Gpt2TestNumels(LmHead::kTied), 1024);
+  // `frozen` indexes the described parameters: the embeddings frozen.
+  for (size_t i = 0; i < Gpt2TestNumels().size(); ++i) {
+    by_model.add_frozen(i < 2);
+    by_numels.add_frozen(i < 2);
+  }
+  v1::LayoutResponse layout_model, layout_numels;
+  grpc::Status status = Layout(by_model, &layout_model);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(Layout(by_numels, &layout_numels).ok());
+  EXPECT_EQ(Stable(layout_model), Stable(layout_numels));
+  EXPECT_GT(layout_model.most_loaded_rank().frozen_bytes(), 0u);
+
+  v1::FrontierResponse frontier_model, frontier_numels;
+  status = Frontier(by_model, &frontier_model);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(Frontier(by_numels, &frontier_numels).ok());
+  EXPECT_EQ(Stable(frontier_model), Stable(frontier_numels));
+  EXPECT_GT(frontier_model.points_size(), 0);
+
+  // frozen of the numels' length but not the model's is refused.
+  by_model.add_frozen(false);
+  status = Layout(by_model, &layout_model);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("frozen"));
+}
+
+// The request's rules with a model, each INVALID_ARGUMENT naming the field;
+// the server goes on serving.
+TEST_F(ModelServiceTest, ModelRequestRulesAreEnforced) {
+  v1::ChunkSearchResponse response;
+  v1::ChunkSearchRequest both = ModelSearch(kGpt2Config, 1);
+  both.add_numels(5);
+  grpc::Status status = Search(both, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("numels (1 entries) and model are both set"));
+
+  v1::ChunkSearchRequest degrees = ModelSearch(kGpt2Config, 1);
+  degrees.add_dp_degrees(2);
+  status = Search(degrees, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("dp_degrees has 2 values"));
+
+  v1::LayoutRequest layout;
+  *layout.mutable_search() = degrees;
+  v1::LayoutResponse layout_response;
+  status = Layout(layout, &layout_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("search.dp_degrees has 2"));
+
+  // No dp_degrees at all: every parameter at degree 1.
+  v1::ChunkSearchRequest none = ModelSearch(kGpt2Config, 1);
+  none.clear_dp_degrees();
+  status = Search(none, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  ExpectServing();
+}
+
+// Bad configs: each refused with INVALID_ARGUMENT saying what is wrong,
+// in Describe and in a request's model alike.
+TEST_F(ModelServiceTest, HostileConfigsArePreciseInvalidArguments) {
+  // GPT-2's config with one key replaced by `value`.
+  const auto gpt2_with = [](const std::string& key, const std::string& value) {
+    return absl::StrCat(R"({"model_type": "gpt2", "n_embd": 128, )",
+                        R"("n_head": 4, "n_layer": 2, "n_positions": 1024, )",
+                        R"("vocab_size": 50258, ")", key, R"(": )", value, "}");
+  };
+  const std::pair<std::string, std::string> bad[] = {
+      {"not JSON", "not JSON"},
+      {"[1, 2, 3]", "JSON object"},
+      {gpt2_with("n_embd", R"("wide")"), "n_embd"},
+      {gpt2_with("n_embd", "-128"), "n_embd"},
+      {gpt2_with("n_layer", "1e300"), "n_layer"},
+      {gpt2_with("n_layer", "2.5"), "n_layer"},
+      {gpt2_with("vocab_size", "18446744073709551616"), "vocab_size"},
+      {gpt2_with("n_head", "0"), "n_head"},
+      {R"({"model_type": "no-such-family"})", "no-such-family"},
+      {R"({"model_type": 7})", "model_type"},
+      {std::string(100000, '[') + std::string(100000, ']'), "nested"},
+  };
+  for (const auto& [json, named] : bad) {
+    v1::ModelDescription description;
+    const grpc::Status status = Describe(Config(json), &description);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << json.substr(0, 60) << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(named)) << json.substr(0, 60);
+    v1::ChunkSearchResponse response;
+    const grpc::Status search = Search(ModelSearch(json, 1), &response);
+    EXPECT_EQ(search.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(search.error_message(), HasSubstr("model: "));
+  }
+  // An unknown model_type lists the supported ones.
+  v1::ModelDescription description;
+  const grpc::Status unknown =
+      Describe(Config(R"({"model_type": "no-such-family"})"), &description);
+  EXPECT_THAT(unknown.error_message(), HasSubstr("supported: "));
+  EXPECT_THAT(unknown.error_message(), HasSubstr("gpt2"));
+  ExpectServing();
+}
+
+class SmallLimitsTest : public ModelServiceTest {
+ protected:
+  service::ServiceOptions Options() const override {
+    service::ServiceOptions options;
+    options.max_params = 100;
+    options.max_config_bytes = 1000;
+    return options;
+  }
+};
+
+// A config past --max_config_bytes is refused by its length, before it is
+// parsed: its text is not even JSON, and the message names the limit.
+TEST_F(SmallLimitsTest, OversizeConfigIsRefusedBeforeParsing) {
+  const std::string oversize(1001, '{');
+  v1::ModelDescription description;
+  grpc::Status status = Describe(Config(oversize), &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("hf_config_json is 1001 bytes; this server takes a "
+                        "config of at most 1000 bytes (--max_config_bytes)"));
+  v1::ChunkSearchResponse response;
+  status = Search(ModelSearch(oversize, 1), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("model: hf_config_json is 1001 bytes"));
+  // A Describe body past the limit and its slack is refused by the body's
+  // size alone, before protobuf parses it (gRPC's receive limit, 40 bytes
+  // per parameter + 4 KiB + the config limit, lies above).
+  status = Describe(Config(std::string(6000, ' ')), &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("the request body is 6003 bytes; a ModelConfig on "
+                        "this server is at most 5096"));
+  // Within the limit, the same model is described.
+  EXPECT_TRUE(Describe(Config(kGpt2Config), &description).ok());
+}
+
+// A model of more parameters than --max_params is RESOURCE_EXHAUSTED in
+// every method, naming the flag: GPT-2 with 10 layers has 12 x 10 + 4 = 124.
+TEST_F(SmallLimitsTest, ModelBeyondMaxParamsIsRefused) {
+  const std::string ten_layers = R"({"model_type": "gpt2", "n_embd": 128,
+      "n_head": 4, "n_layer": 10, "n_positions": 1024, "vocab_size": 50258})";
+  v1::ModelDescription description;
+  grpc::Status status = Describe(Config(ten_layers), &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_params"));
+  v1::ChunkSearchResponse response;
+  status = Search(ModelSearch(ten_layers, 1), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("model: "));
+  v1::LayoutRequest layout;
+  *layout.mutable_search() = ModelSearch(ten_layers, 1);
+  v1::LayoutResponse layout_response;
+  status = Layout(layout, &layout_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("search.model: "));
+  // GPT-2's 28 parameters pass.
+  EXPECT_TRUE(Search(ModelSearch(kGpt2Config, 1), &response).ok());
+}
+
+}  // namespace
+}  // namespace chunkplan::testing
