@@ -31,6 +31,7 @@ constexpr ByteModel ByteModelOf(const GeminiSettings& settings) {
   m.frozen = kHalfBytes;
   m.gathered = kHalfBytes;
   m.pinned = settings.pin_memory ? m.held() : 0;
+  m.pageable = settings.pin_memory ? 0 : m.held();
   return m;
 }
 
