@@ -14,6 +14,7 @@ Run: /usr/bin/python3 tests/oracle/layout_oracle_test.py
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -593,6 +594,75 @@ class CommandLineTest(unittest.TestCase):
                                                       [config(1, 4)]))))
         self.assertEqual(got["groups"],
                          [group(1, 4, False, [chunk(4, 0, 0, 1)], 4)])
+
+
+class PlacementTest(LayoutCase):
+    """Issue 27's policies on cases worked by hand: degree 1, chunks of 400
+    holding (100, 200), (300, 50) and (60, 70); 800 fp16 bytes each, the
+    inflated total 3 x 2 x 800 = 4800."""
+
+    def three(self, **gemini):
+        return self.layout(given([100, 200, 300, 50, 60, 70], [],
+                                 [config(1, 400)], gemini=gemini))
+
+    def test_the_budget_counts_each_chunk_once_per_parameter(self):
+        got = self.three(offload_optim_frac=0.3)   # 1440: two chunks of 800
+        p = got["placement"]
+        self.assertEqual((p["offloaded_chunks"], p["offloaded_chunks_max"]),
+                         ("2", "2"))
+        most = got["most_loaded_rank"]
+        # Worst order: 300 and 130 real elements go, 350 keep Adam (8 B).
+        self.assertEqual(most["optimizer_bytes"], str(8 * 350))
+        self.assertEqual(most["master_bytes"], str(4 * 400))
+        self.assertEqual(most["offloaded_host_bytes"], str(8 * 430))
+        self.assertEqual(got["most_loaded_rank_least"]["optimizer_bytes"],
+                         str(8 * 130))
+
+    def test_an_exact_threshold_and_the_next_double(self):
+        request = given([400, 400, 400], [], [config(1, 400)],
+                        gemini={"offload_optim_frac": 1 / 3})
+        self.assertEqual(
+            oracle.layout(request)["placement"]["offloaded_chunks"], "1")
+        request["gemini"]["offload_optim_frac"] = math.nextafter(1 / 3, 1)
+        self.assertEqual(
+            oracle.layout(request)["placement"]["offloaded_chunks"], "2")
+
+    def test_mixed_sizes_give_both_counts(self):
+        # C = 10 at degree 1: 25 and 25 get oversize chunks of their own
+        # (50 bytes each), 5 a chunk of 10 (20 bytes); one parameter each:
+        # total 120, 0.75 -> budget 90. Largest first: 50, 100 >= 90 -> 2;
+        # smallest first: 20, 70, 120 -> 3.
+        request = given([25, 25, 5], [], [config(1, 10)],
+                        gemini={"offload_optim_frac": 0.75})
+        p = oracle.layout(request)["placement"]
+        self.assertEqual((p["offloaded_chunks"], p["offloaded_chunks_max"]),
+                         ("2", "3"))
+
+    def test_offload_param_frac_is_zeroed_with_a_note(self):
+        p = self.three(offload_param_frac=0.5)["placement"]
+        self.assertEqual(p["param_offloaded_chunks"], "0")
+        self.assertIn("is ignored", p["notes"][0])
+        got = self.three(offload_param_frac=0.75, offload_optim_frac=1.0)
+        self.assertEqual(got["placement"]["param_offloaded_chunks"], "2")
+        self.assertEqual(got["most_loaded_rank"]["param_bytes"], str(2 * 400))
+
+    def test_auto_and_its_warm_up_share(self):
+        got = self.layout(given([100, 200, 300, 50, 60, 70], [],
+                                [config(1, 400)],
+                                gemini={"placement": "PLACEMENT_AUTO",
+                                        "device_memory_bytes": 10000}))
+        self.assertEqual(got["most_loaded_rank"]["device_bytes"], "2400")
+        self.assertIn("will be moved", got["placement"]["notes"][1])
+
+    def test_refusals_name_the_field(self):
+        for gemini, field in (
+                ({"offload_optim_frac": "NaN"}, "gemini.offload_optim_frac"),
+                ({"shard_param_frac": 1.5}, "gemini.shard_param_frac"),
+                ({"placement": 1, "offload_param_frac": 0.5},
+                 "gemini.offload_param_frac"),
+                ({"device_memory_bytes": 5}, "gemini.device_memory_bytes")):
+            got = oracle.layout(given([1], [], [config(1, 1)], gemini=gemini))
+            self.assertTrue(got["error"].startswith(field), got)
 
 
 if __name__ == "__main__":
