@@ -595,7 +595,7 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
   std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
   LayoutGenerator generator(seed);
   std::vector<v1::LayoutRequest> requests;
-  while (requests.size() < 3 * 120) {
+  while (requests.size() < 5 * 72) {
     GeneratedLayout g = generator.Next();
     if (g.fault != LayoutFault::kNone) continue;
     g.request.clear_configs();
@@ -616,6 +616,14 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
       g.request.set_objective(objective);
       requests.push_back(g.request);
     }
+    // Issue 27: the peak objective where every non-gathered chunk's
+    // optimizer side is on the host (auto; offload_optim_frac 1).
+    v1::LayoutRequest offloaded = g.request;
+    offloaded.mutable_gemini()->set_placement(v1::PLACEMENT_AUTO);
+    requests.push_back(offloaded);
+    offloaded.mutable_gemini()->set_placement(v1::PLACEMENT_STATIC);
+    offloaded.mutable_gemini()->set_offload_optim_frac(1.0);
+    requests.push_back(offloaded);
   }
   CheckFrontiersAgainstOracle(requests,
                               absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed));

@@ -220,6 +220,14 @@ def place(groups, frozen_numel, s):
         # (most device: most host; least device: least host). Chunks of one
         # size whose offload changes this rank's bytes alike are
         # interchangeable, so choices are counted per such kind.
+        if len(reachable) == 1 and all(
+                k in (0, len(classes[w])) for w, k in reachable[0].items()):
+            # One set only (nothing, or every chunk of some sizes).
+            m = [set(x) for x in marks]
+            for w, k in reachable[0].items():
+                for i in classes[w][:k]:
+                    m[i].add("optim")
+            return _memory(flat, frozen_numel, s, rank_of, m)
         base = _memory(flat, frozen_numel, s, rank_of, marks)
         kinds = collections.defaultdict(list)   # (size, delta) -> chunks
         for i in non_gathered:

@@ -37,6 +37,12 @@ struct ByteModel {
   // placement puts on the host, in pageable host memory: held() without
   // pin_memory, else 0 (the pinned copies hold them).
   uint64_t pageable = 0;
+  // Per held and per optimized element of a non-gathered chunk, what the
+  // placement keeps on the host instead of the device when it puts every
+  // non-gathered chunk's optimizer side there (auto, or static with
+  // offload_optim_frac 1): master + grad, and optimizer; else 0.
+  uint64_t host_side = 0;
+  uint64_t host_optimizer = 0;
 
   // Bytes per held element on the device.
   CHUNKPLAN_HOST_DEVICE constexpr uint64_t held() const {

@@ -156,18 +156,19 @@ absl::Status CheckPlacement(const GeminiSettings& s) {
   return absl::OkStatus();
 }
 
-bool PlacementMovesChunks(const GeminiSettings& s) {
-  return s.placement == Placement::kAuto || s.offload_optim_frac > 0 ||
-         s.shard_param_frac.value_or(1.0) < 1.0;
-}
-
 absl::Status CheckObjectivePlacement(const LayoutRequest& request) {
-  if (request.objective == Objective::kPeakRankBytes &&
-      PlacementMovesChunks(request.gemini)) {
+  const GeminiSettings& s = request.gemini;
+  const bool by_size = s.placement == Placement::kStatic &&
+                       ((s.offload_optim_frac > 0 && s.offload_optim_frac < 1) ||
+                        s.shard_param_frac.value_or(1.0) < 1.0 ||
+                        (s.offload_optim_frac == 1 && s.offload_param_frac > 0));
+  if (request.objective == Objective::kPeakRankBytes && by_size) {
     return absl::UnimplementedError(
-        "objective: OBJECTIVE_PEAK_RANK_BYTES is computed for static "
-        "placement with nothing offloaded only; under gemini.placement's "
-        "offload use Layout with given configs per candidate");
+        "objective: OBJECTIVE_PEAK_RANK_BYTES is not computed where the "
+        "chunks a placement moves depend on the chunk size (an offload "
+        "fraction strictly between 0 and 1, shard_param_frac < 1, an "
+        "honoured offload_param_frac); use Layout with given configs per "
+        "candidate");
   }
   return absl::OkStatus();
 }

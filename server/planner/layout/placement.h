@@ -22,13 +22,13 @@ namespace chunkplan::planner {
 // Errors: INVALID_ARGUMENT naming the field (gemini.<field>).
 absl::Status CheckPlacement(const GeminiSettings& settings);
 
-// Whether `settings` may move any part of a chunk from where static
-// placement with nothing offloaded keeps it.
-bool PlacementMovesChunks(const GeminiSettings& settings);
-
-// The layout objectives under `request.gemini`: OK for every objective when
-// PlacementMovesChunks is false; OBJECTIVE_PEAK_RANK_BYTES under a
-// placement that moves chunks is UNIMPLEMENTED (docs/placement.md).
+// The layout objectives under `request.gemini`: OK for every objective
+// when the chunks the placement moves do not depend on the chunk size
+// (nothing moved; auto, or offload_optim_frac 1 alone: every non-gathered
+// chunk's optimizer side on the host, which the byte model carries);
+// OBJECTIVE_PEAK_RANK_BYTES under a fraction strictly between 0 and 1,
+// shard_param_frac < 1 or an honoured offload_param_frac is UNIMPLEMENTED
+// (docs/placement.md).
 absl::Status CheckObjectivePlacement(const LayoutRequest& request);
 
 // What the policy does with the chunks of `groups`, and the bytes of rank 0
