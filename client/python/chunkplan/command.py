@@ -225,10 +225,10 @@ def _layout(args, out):
     with _client(args) as client:
         results = layout_command.layouts(client, model, args, interval)
         if args.offload_sweep:
-            for _, layout in results:
+            for degree, layout in results:
                 out.write(layout_command.format_sweep(
                     model, args, layout_command.sweep(client, model, args,
-                                                      layout)))
+                                                      degree, layout)))
             return
     if args.emit is not None:
         for _, layout in results:

@@ -275,9 +275,10 @@ def format_sweep(model, args, rows):
     return "\n".join(lines) + "\n"
 
 
-def sweep(client, model, args, layout):
-    """[(fraction, Layout)] for SWEEP_FRACTIONS on `layout`'s configs under
-    static placement (the other flags as given)."""
+def sweep(client, model, args, degree, layout):
+    """[(fraction, Layout)] for SWEEP_FRACTIONS on `layout`'s configs (every
+    parameter at `degree`) under static placement (the other flags as
+    given)."""
     keywords = dict(gemini_keywords(args), placement="static",
                     objective="seed_waste")
     keywords.pop("device_memory_bytes", None)
@@ -285,7 +286,8 @@ def sweep(client, model, args, layout):
     for fraction in SWEEP_FRACTIONS:
         keywords["offload_optim_frac"] = fraction
         rows.append((fraction, client.layout(
-            model.numels, configs=layout.config_dict, **keywords)))
+            model.numels, configs=layout.config_dict, dp_degree=degree,
+            **keywords)))
     return rows
 
 
