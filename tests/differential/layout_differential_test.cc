@@ -333,9 +333,9 @@ TEST(LayoutDifferentialTest, RandomRequestsMatchTheOracle) {
 struct PlacementCoverage {
   int kinds[kNumPlacementCases] = {};
   int refused = 0, thresholds = 0;
-  int order_matters = 0;    // most_loaded_rank != most_loaded_rank_least
-  int counts_differ = 0;    // offloaded_chunks < offloaded_chunks_max
-  int partial = 0;          // some but not every chunk offloaded
+  int order_matters = 0;  // most_loaded_rank != most_loaded_rank_least
+  int counts_differ = 0;  // offloaded_chunks < offloaded_chunks_max
+  int partial = 0;        // some but not every chunk offloaded
   int gathered_at_run = 0, param_offloaded = 0, zeroed = 0;
   int warm_up_moves = 0, warm_up_fits = 0;
 };
@@ -353,8 +353,8 @@ void CountPlacement(const GeneratedPlacement& g,
   c->order_matters += !google::protobuf::util::MessageDifferencer::Equals(
       answer->most_loaded_rank(), answer->most_loaded_rank_least());
   c->counts_differ += p.offloaded_chunks() < p.offloaded_chunks_max();
-  c->partial += p.offloaded_chunks() > 0 &&
-                p.effective_offload_optim_frac() < 1.0;
+  c->partial +=
+      p.offloaded_chunks() > 0 && p.effective_offload_optim_frac() < 1.0;
   c->gathered_at_run += p.gathered_at_run_time() > 0;
   c->param_offloaded += p.param_offloaded_chunks() > 0;
   for (const std::string& note : p.notes()) {
@@ -395,8 +395,7 @@ TEST(LayoutDifferentialTest, PlacementsMatchTheOracle) {
   std::cout << "coverage: refused=" << c.refused
             << " thresholds=" << c.thresholds
             << " order matters=" << c.order_matters
-            << " counts differ=" << c.counts_differ
-            << " partial=" << c.partial
+            << " counts differ=" << c.counts_differ << " partial=" << c.partial
             << " gathered at run time=" << c.gathered_at_run
             << " param offloaded=" << c.param_offloaded
             << " zeroed=" << c.zeroed << " warm-up moves=" << c.warm_up_moves

@@ -53,9 +53,8 @@ void PlacementGenerator::SetModel(v1::LayoutRequest* r) {
   std::vector<uint32_t> degrees;
   const uint64_t shape = Uniform(0, 2);
   for (int i = 0; i < n; ++i) {
-    s->add_numels(uniform ? each
-                          : (Chance(0.15) ? Uniform(600, 3000)
-                                          : Uniform(0, 500)));
+    s->add_numels(
+        uniform ? each : (Chance(0.15) ? Uniform(600, 3000) : Uniform(0, 500)));
     if (shape == 2) s->add_dp_degrees(Chance(0.5) ? 1 : 2);
   }
   if (shape == 1) s->add_dp_degrees(static_cast<uint32_t>(1) << Uniform(1, 3));
@@ -138,7 +137,8 @@ GeneratedPlacement PlacementGenerator::Next() {
       if (Chance(0.6)) g->set_device_memory_bytes(Uniform(0, 200000));
       break;
     case PlacementCase::kFault: {
-      const double bad[] = {-0.25, 1.5, std::numeric_limits<double>::quiet_NaN(),
+      const double bad[] = {-0.25, 1.5,
+                            std::numeric_limits<double>::quiet_NaN(),
                             std::numeric_limits<double>::infinity()};
       const double v = bad[Uniform(0, 3)];
       switch (Uniform(0, 4)) {

@@ -20,12 +20,12 @@ namespace chunkplan::testing {
 
 // The policy and setting a generated request exercises.
 enum class PlacementCase {
-  kDefault,        // nothing set
-  kOptim,          // static, offload_optim_frac
-  kShard,          // static, shard_param_frac (and perhaps optim)
-  kParam,          // static, offload_param_frac honoured or zeroed
-  kAuto,           // auto
-  kFault,          // a field the service must refuse
+  kDefault,  // nothing set
+  kOptim,    // static, offload_optim_frac
+  kShard,    // static, shard_param_frac (and perhaps optim)
+  kParam,    // static, offload_param_frac honoured or zeroed
+  kAuto,     // auto
+  kFault,    // a field the service must refuse
 };
 inline constexpr int kNumPlacementCases = 6;
 

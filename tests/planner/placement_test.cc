@@ -3,6 +3,8 @@
 // docs/placement.md; the differential test holds them to the Python oracle
 // on random requests.
 
+#include "server/planner/layout/placement.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -11,7 +13,6 @@
 #include "gtest/gtest.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/offload_order.h"
-#include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
 
 namespace chunkplan::planner {

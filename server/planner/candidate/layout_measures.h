@@ -213,12 +213,12 @@ struct LayoutSums {
     // their own rates (the placement may keep them on the host).
     AddOrFlag(held, fixed.gathered_elements, &over);
     AddOrFlag(optimized, fixed.gathered_used, &over);
-    uint64_t peak =
-        MulOrFlag(held, bytes.held() - bytes.host_side, &over);
+    uint64_t peak = MulOrFlag(held, bytes.held() - bytes.host_side, &over);
     peak = AddOrFlag(
         peak, MulOrFlag(fixed.gathered_elements, bytes.held(), &over), &over);
     peak = AddOrFlag(
-        peak, MulOrFlag(optimized, bytes.optimizer - bytes.host_optimizer, &over),
+        peak,
+        MulOrFlag(optimized, bytes.optimizer - bytes.host_optimizer, &over),
         &over);
     peak = AddOrFlag(
         peak, MulOrFlag(fixed.gathered_used, bytes.optimizer, &over), &over);

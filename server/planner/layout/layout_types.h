@@ -137,7 +137,7 @@ struct LayoutResult {
   std::optional<SearchResult> search;
   // In the search's config order, or the given configs' order.
   std::vector<GroupLayout> groups;
-  uint64_t layout_padding = 0;   // sum of the groups' padding
+  uint64_t layout_padding = 0;  // sum of the groups' padding
   // Rank 0 of every group under the chunk order that loads its device
   // most, and the same rank under the order that loads it least.
   RankMemory most_loaded_rank;

@@ -30,7 +30,8 @@ std::vector<SizeClass> ClassesOf(const std::vector<OffloadItem>& items,
               if (a.saving != b.saving) {
                 return most ? a.saving < b.saving : a.saving > b.saving;
               }
-              if (a.host != b.host) return most ? a.host > b.host : a.host < b.host;
+              if (a.host != b.host)
+                return most ? a.host > b.host : a.host < b.host;
               return a.index < b.index;
             });
   std::vector<SizeClass> classes;
@@ -67,8 +68,11 @@ class CountSearch {
  public:
   CountSearch(const std::vector<SizeClass>& classes, WideBytes budget,
               OffloadExtreme extreme)
-      : classes_(classes), budget_(budget), extreme_(extreme),
-        counts_(classes.size(), 0), best_(classes.size(), 0) {}
+      : classes_(classes),
+        budget_(budget),
+        extreme_(extreme),
+        counts_(classes.size(), 0),
+        best_(classes.size(), 0) {}
 
   absl::Status Run() {
     for (size_t top = 0; top < classes_.size(); ++top) {
@@ -122,9 +126,8 @@ class CountSearch {
     WideBytes hi = std::min<WideBytes>(f.items.size(), ceiling / w);
     if (lo > hi && AllTaken(sum)) lo = hi = f.items.size();
     if (lo > hi) return absl::OkStatus();
-    const WideBytes pivot = extreme_ == OffloadExtreme::kMostDevice
-                                ? f.free_savings
-                                : f.paying;
+    const WideBytes pivot =
+        extreme_ == OffloadExtreme::kMostDevice ? f.free_savings : f.paying;
     counts_[free_] = static_cast<uint64_t>(std::clamp(pivot, lo, hi));
     WideBytes saving = 0, host = 0;
     for (size_t i = 0; i <= top_; ++i) {
@@ -185,8 +188,7 @@ absl::StatusOr<std::vector<uint64_t>> ExtremeOffloadSet(
   return chosen;
 }
 
-OffloadCounts CountOffloaded(std::vector<WideBytes> weights,
-                             WideBytes budget) {
+OffloadCounts CountOffloaded(std::vector<WideBytes> weights, WideBytes budget) {
   OffloadCounts counts;
   if (budget == 0) return counts;
   // Largest first offloads the fewest; smallest first the most.

@@ -144,9 +144,10 @@ absl::Status CheckPlacement(const GeminiSettings& s) {
       other = "offload_param_frac";
     }
     if (other != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "gemini.", other, ": a static placement setting, set under "
-          "PLACEMENT_AUTO"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("gemini.", other,
+                       ": a static placement setting, set under "
+                       "PLACEMENT_AUTO"));
     }
   } else if (s.device_memory_bytes.has_value()) {
     return absl::InvalidArgumentError(
@@ -158,10 +159,11 @@ absl::Status CheckPlacement(const GeminiSettings& s) {
 
 absl::Status CheckObjectivePlacement(const LayoutRequest& request) {
   const GeminiSettings& s = request.gemini;
-  const bool by_size = s.placement == Placement::kStatic &&
-                       ((s.offload_optim_frac > 0 && s.offload_optim_frac < 1) ||
-                        s.shard_param_frac.value_or(1.0) < 1.0 ||
-                        (s.offload_optim_frac == 1 && s.offload_param_frac > 0));
+  const bool by_size =
+      s.placement == Placement::kStatic &&
+      ((s.offload_optim_frac > 0 && s.offload_optim_frac < 1) ||
+       s.shard_param_frac.value_or(1.0) < 1.0 ||
+       (s.offload_optim_frac == 1 && s.offload_param_frac > 0));
   if (request.objective == Objective::kPeakRankBytes && by_size) {
     return absl::UnimplementedError(
         "objective: OBJECTIVE_PEAK_RANK_BYTES is not computed where the "
