@@ -23,6 +23,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -31,6 +32,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -68,6 +70,18 @@ ABSL_FLAG(
     "request's");
 ABSL_FLAG(std::string, format, "json",
           "search, layout, frontier: json or table");
+ABSL_FLAG(std::string, placement, "",
+          "layout, frontier: static|auto, replaces the request's "
+          "gemini.placement");
+ABSL_FLAG(std::string, offload_optim_frac, "",
+          "layout, frontier: replaces the request's gemini.offload_optim_frac");
+ABSL_FLAG(std::string, offload_param_frac, "",
+          "layout, frontier: replaces the request's gemini.offload_param_frac");
+ABSL_FLAG(std::string, shard_param_frac, "",
+          "layout, frontier: replaces the request's gemini.shard_param_frac");
+ABSL_FLAG(uint32_t, gpus_per_node, 0,
+          "layout --format table: devices per node, to print a node's host "
+          "bytes");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, layout, frontier, health with --server: deadline of the "
           "call, e.g. 5s");
@@ -101,9 +115,12 @@ Commands:
       answers a ChunkSearchRequest: ColossalAI's search, exactly
   chunkplan layout --request FILE|- (--local | --server HOST:PORT)
                    [--engine ...] [--format json|table] [--deadline 5s]
+                   [--placement static|auto] [--offload_optim_frac F]
+                   [--offload_param_frac F] [--shard_param_frac F]
+                   [--gpus_per_node N]
       answers a LayoutRequest: the chunks Gemini allocates and every
       rank's bytes
-  chunkplan frontier (as layout)
+  chunkplan frontier (as layout, without --gpus_per_node)
       answers a LayoutRequest with every candidate that is a new best by
       its objective (the chunk size against padding or memory)
   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
@@ -174,6 +191,55 @@ absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
     return absl::InvalidArgumentError("--deadline must be positive");
   }
   return target;
+}
+
+// --name's fraction, when given, into `out`; a usage error when it is no
+// number.
+absl::Status FractionFlag(const absl::Flag<std::string>& flag,
+                          absl::string_view name, std::optional<double>* out) {
+  const std::string text = absl::GetFlag(flag);
+  if (text.empty()) return absl::OkStatus();
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be a number, not '", text, "'"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+// The placement flags (layout and frontier only).
+absl::Status PlacementFromFlags(absl::string_view command,
+                                PlanOptions* options) {
+  const bool any = !absl::GetFlag(FLAGS_placement).empty() ||
+                   !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||
+                   !absl::GetFlag(FLAGS_offload_param_frac).empty() ||
+                   !absl::GetFlag(FLAGS_shard_param_frac).empty() ||
+                   absl::GetFlag(FLAGS_gpus_per_node) != 0;
+  if (command == "search") {
+    if (any) {
+      return absl::InvalidArgumentError(
+          "--placement, --*_frac and --gpus_per_node apply to layout and "
+          "frontier only");
+    }
+    return absl::OkStatus();
+  }
+  if (const std::string p = absl::GetFlag(FLAGS_placement); !p.empty()) {
+    auto parsed = ParsePlacement(p);
+    if (!parsed.ok()) return parsed.status();
+    options->placement = *parsed;
+  }
+  for (const auto& [flag, name, out] :
+       {std::tuple{&FLAGS_offload_optim_frac, "offload_optim_frac",
+                   &options->offload_optim_frac},
+        std::tuple{&FLAGS_offload_param_frac, "offload_param_frac",
+                   &options->offload_param_frac},
+        std::tuple{&FLAGS_shard_param_frac, "shard_param_frac",
+                   &options->shard_param_frac}}) {
+    if (absl::Status s = FractionFlag(*flag, name, out); !s.ok()) return s;
+  }
+  options->gpus_per_node = absl::GetFlag(FLAGS_gpus_per_node);
+  return absl::OkStatus();
 }
 
 // The model flags, or nullopt without --hf-config (then --architecture,
@@ -248,6 +314,9 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
     auto parsed = ParseEngine(engine);
     if (!parsed.ok()) return parsed.status();
     options.engine = *parsed;
+  }
+  if (absl::Status s = PlacementFromFlags(command, &options); !s.ok()) {
+    return s;
   }
   return options;
 }

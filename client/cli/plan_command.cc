@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
@@ -100,6 +101,20 @@ absl::StatusOr<Response> AnswerRemotely(
   return response;
 }
 
+// The placement flags over the request's gemini settings.
+void ApplyPlacement(const PlanOptions& options, v1::GeminiSettings* gemini) {
+  if (options.placement.has_value()) gemini->set_placement(*options.placement);
+  if (options.shard_param_frac.has_value()) {
+    gemini->set_shard_param_frac(*options.shard_param_frac);
+  }
+  if (options.offload_optim_frac.has_value()) {
+    gemini->set_offload_optim_frac(*options.offload_optim_frac);
+  }
+  if (options.offload_param_frac.has_value()) {
+    gemini->set_offload_param_frac(*options.offload_param_frac);
+  }
+}
+
 // A command on a LayoutRequest: reads it, applies --engine to its search
 // part, has it answered by `call` on the server or by `local` here, and
 // prints the answer as JSON or with `table`.
@@ -111,13 +126,15 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
                                                 Response*),
     absl::StatusOr<std::type_identity_t<Response>> (*local)(
         const v1::LayoutRequest&),
-    std::string (*table)(const v1::LayoutRequest&,
-                         const std::type_identity_t<Response>&)) {
+    absl::FunctionRef<std::string(const v1::LayoutRequest&,
+                                  const std::type_identity_t<Response>&)>
+        table) {
   CHUNKPLAN_ASSIGN_OR_RETURN(v1::LayoutRequest request,
                              RequestOf<v1::LayoutRequest>(options));
   if (options.engine.has_value()) {
     request.mutable_search()->set_engine(*options.engine);
   }
+  ApplyPlacement(options, request.mutable_gemini());
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const Response response,
       options.server.has_value()
@@ -131,8 +148,10 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
 
 // The layout table, then the warning of chunks that dwarf what they hold.
 std::string LayoutTable(const v1::LayoutRequest& /*request*/,
-                        const v1::LayoutResponse& response) {
-  return absl::StrCat(FormatLayoutTable(response), PaddingWarning(response));
+                        const v1::LayoutResponse& response,
+                        uint32_t gpus_per_node) {
+  return absl::StrCat(FormatLayoutTable(response, gpus_per_node),
+                      PaddingWarning(response));
 }
 
 std::string FrontierTable(const v1::LayoutRequest& request,
@@ -147,6 +166,17 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
   if (name == "table") return OutputFormat::kTable;
   return absl::InvalidArgumentError(
       absl::StrCat("--format must be json or table, not '", name, "'"));
+}
+
+absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name) {
+  v1::Placement placement;
+  if (v1::Placement_Parse(
+          absl::StrCat("PLACEMENT_", absl::AsciiStrToUpper(name)),
+          &placement)) {
+    return placement;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--placement must be static or auto, not '", name, "'"));
 }
 
 absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
@@ -177,13 +207,18 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
 }
 
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
-  return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Layout,
-                            AnswerLocally, LayoutTable);
+  return RunOnLayoutRequest<v1::LayoutResponse>(
+      options, &v1::ChunkSearch::Stub::Layout, AnswerLocally,
+      [&options](const v1::LayoutRequest& request,
+                 const v1::LayoutResponse& response) {
+        return LayoutTable(request, response, options.gpus_per_node);
+      });
 }
 
 absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
-  return RunOnLayoutRequest(options, &v1::ChunkSearch::Stub::Frontier,
-                            AnswerFrontierLocally, FrontierTable);
+  return RunOnLayoutRequest<v1::FrontierResponse>(
+      options, &v1::ChunkSearch::Stub::Frontier, AnswerFrontierLocally,
+      FrontierTable);
 }
 
 }  // namespace chunkplan::cli

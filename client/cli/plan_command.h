@@ -40,7 +40,19 @@ struct PlanOptions {
   // Replaces the request's engine (a layout's: its search part's) when set.
   std::optional<v1::Engine> engine;
   OutputFormat format = OutputFormat::kJson;
+  // layout, frontier: replace the request's gemini placement fields when
+  // set (docs/placement.md).
+  std::optional<v1::Placement> placement;
+  std::optional<double> shard_param_frac;
+  std::optional<double> offload_optim_frac;
+  std::optional<double> offload_param_frac;
+  // layout's table: devices per node, to print a node's host bytes; 0: no.
+  uint32_t gpus_per_node = 0;
 };
+
+// "static" or "auto" as a Placement; INVALID_ARGUMENT naming --placement
+// otherwise.
+absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name);
 
 // `chunkplan search`: reads a ChunkSearchRequest, runs the search and
 // returns the text to print, ending in '\n'. In this process the answer is

@@ -1,7 +1,7 @@
 #include "client/cli/table_format.h"
 
 #include <cstdint>
-#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -71,7 +71,8 @@ std::string FormatTable(const v1::ChunkSearchResponse& response) {
   return out;
 }
 
-std::string FormatLayoutTable(const v1::LayoutResponse& response) {
+std::string FormatLayoutTable(const v1::LayoutResponse& response,
+                              uint32_t gpus_per_node) {
   std::string out =
       "dp degree  chunk size (elements)  keep gathered  chunks  padding "
       "(elements)\n";
@@ -96,19 +97,51 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response) {
                           response.search().total_param_size());
   }
   const v1::RankMemory& most = response.most_loaded_rank();
+  const v1::RankMemory& best = response.most_loaded_rank_least();
   const v1::RankMemory& least = response.least_loaded_rank();
-  out += "\npart              most loaded (rank 0)  least loaded (rank P-1)\n";
-  for (const auto& [name, a, b] :
-       {std::tuple{"params", most.param_bytes(), least.param_bytes()},
-        std::tuple{"master weights", most.master_bytes(), least.master_bytes()},
-        std::tuple{"gradients", most.grad_bytes(), least.grad_bytes()},
-        std::tuple{"optimizer", most.optimizer_bytes(),
-                   least.optimizer_bytes()},
-        std::tuple{"frozen", most.frozen_bytes(), least.frozen_bytes()},
-        std::tuple{"device total", most.device_bytes(), least.device_bytes()},
-        std::tuple{"pinned host", most.pinned_host_bytes(),
-                   least.pinned_host_bytes()}}) {
-    absl::StrAppendFormat(&out, "%-16s  %20s  %23s\n", name, Gib(a), Gib(b));
+  out +=
+      "\npart              most loaded (rank 0)  (best order)  least loaded "
+      "(rank P-1)\n";
+  using Part = uint64_t (v1::RankMemory::*)() const;
+  for (const auto& [name, part] :
+       {std::pair<const char*, Part>{"params", &v1::RankMemory::param_bytes},
+        {"master weights", &v1::RankMemory::master_bytes},
+        {"gradients", &v1::RankMemory::grad_bytes},
+        {"optimizer", &v1::RankMemory::optimizer_bytes},
+        {"frozen", &v1::RankMemory::frozen_bytes},
+        {"device total", &v1::RankMemory::device_bytes},
+        {"pinned host", &v1::RankMemory::pinned_host_bytes},
+        {"offloaded host", &v1::RankMemory::offloaded_host_bytes},
+        {"host total", &v1::RankMemory::host_bytes}}) {
+    absl::StrAppendFormat(&out, "%-16s  %20s  %12s  %23s\n", name,
+                          Gib((most.*part)()), Gib((best.*part)()),
+                          Gib((least.*part)()));
+  }
+  const v1::PlacementOutcome& p = response.placement();
+  absl::StrAppendFormat(
+      &out,
+      "\noffloaded chunks       %u .. %u (least .. most over every chunk "
+      "order), %.1f%% of the fp16 chunk bytes\n",
+      p.offloaded_chunks(), p.offloaded_chunks_max(),
+      100 * p.effective_offload_optim_frac());
+  if (p.gathered_at_run_time() > 0) {
+    absl::StrAppendFormat(&out, "gathered at run time   %u chunks\n",
+                          p.gathered_at_run_time());
+  }
+  if (p.param_offloaded_chunks() > 0) {
+    absl::StrAppendFormat(&out, "fp16 shards on host    %u chunks\n",
+                          p.param_offloaded_chunks());
+  }
+  if (gpus_per_node > 0) {
+    absl::StrAppendFormat(
+        &out,
+        "host per node          %.2f GiB at most (%u x the most loaded)\n",
+        gpus_per_node * static_cast<double>(most.host_bytes()) /
+            (1024.0 * 1024 * 1024),
+        gpus_per_node);
+  }
+  for (const std::string& note : p.notes()) {
+    absl::StrAppendFormat(&out, "note  %s\n", note);
   }
   absl::StrAppendFormat(&out, "\ngathered chunk buffer  %s\n",
                         Gib(response.gathered_chunk_bytes()));

@@ -20,6 +20,7 @@
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/layout_checks.h"
 #include "server/planner/layout/objective_problem.h"
+#include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
 #include "server/planner/plan/checked_math.h"
 #include "server/planner/plan/search_plan.h"
@@ -287,6 +288,8 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
                                                  const StopCheck& stop) const {
   const auto started = Clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckObjectivePlacement(request));
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
   if (!plan.ok()) return InSearchPart(plan.status());
   return impl_->FrontierOn(request, *plan, started, stop);
@@ -296,6 +299,8 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
                                              const StopCheck& stop) const {
   const auto started = Clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
+  CHUNKPLAN_RETURN_IF_ERROR(CheckObjectivePlacement(request));
   // One plan for the whole request: the search's, the objective's, and the
   // check of the search part beside given configs.
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
@@ -342,15 +347,9 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
                        "] exceeds 2^64-1 elements"));
     }
   }
+  CHUNKPLAN_RETURN_IF_ERROR(
+      PlaceOnDevices(result.groups, frozen_elements, request.gemini, &result));
   const ByteModel bytes = ByteModelOf(request.gemini);
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result.most_loaded_rank,
-      RankBytes(result.groups, frozen_elements, bytes, RankOfGroup::kFirst,
-                "most_loaded_rank"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result.least_loaded_rank,
-      RankBytes(result.groups, frozen_elements, bytes, RankOfGroup::kLast,
-                "least_loaded_rank"));
   CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
                              GatheredChunkBytes(result.groups, bytes));
   result.layout_nanos = NanosSince(started);

@@ -18,6 +18,10 @@ static_assert(static_cast<int>(planner::Optimizer::kAdam) ==
               v1::OPTIMIZER_ADAM);
 static_assert(static_cast<int>(planner::Optimizer::kNone) ==
               v1::OPTIMIZER_NONE);
+static_assert(static_cast<int>(planner::Placement::kStatic) ==
+              v1::PLACEMENT_STATIC);
+static_assert(static_cast<int>(planner::Placement::kAuto) ==
+              v1::PLACEMENT_AUTO);
 static_assert(static_cast<int>(planner::Objective::kSeedWaste) ==
               v1::OBJECTIVE_SEED_WASTE);
 static_assert(static_cast<int>(planner::Objective::kLayoutPadding) ==
@@ -39,6 +43,18 @@ void SetRank(const planner::RankMemory& m, v1::RankMemory* out) {
   out->set_frozen_bytes(m.frozen_bytes);
   out->set_device_bytes(m.device_bytes);
   out->set_pinned_host_bytes(m.pinned_host_bytes);
+  out->set_offloaded_host_bytes(m.offloaded_host_bytes);
+  out->set_host_bytes(m.host_bytes);
+}
+
+void SetPlacement(const planner::PlacementOutcome& p,
+                  v1::PlacementOutcome* out) {
+  out->set_offloaded_chunks(p.offloaded_chunks);
+  out->set_offloaded_chunks_max(p.offloaded_chunks_max);
+  out->set_effective_offload_optim_frac(p.effective_offload_optim_frac);
+  out->set_gathered_at_run_time(p.gathered_at_run_time);
+  out->set_param_offloaded_chunks(p.param_offloaded_chunks);
+  for (const std::string& note : p.notes) out->add_notes(note);
 }
 
 }  // namespace
@@ -97,6 +113,11 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         absl::StrCat("gemini.precision is ", gemini.precision(),
                      "; expected PRECISION_FP16 or PRECISION_BF16"));
   }
+  if (!v1::Placement_IsValid(gemini.placement())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemini.placement is ", gemini.placement(),
+                     "; expected PLACEMENT_STATIC or PLACEMENT_AUTO"));
+  }
   if (!v1::Optimizer_IsValid(gemini.optimizer())) {
     return absl::InvalidArgumentError(
         absl::StrCat("gemini.optimizer is ", gemini.optimizer(),
@@ -127,6 +148,15 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   out.gemini.gradient_accumulation = gemini.gradient_accumulation();
   if (gemini.has_pin_memory()) out.gemini.pin_memory = gemini.pin_memory();
   out.gemini.optimizer = static_cast<planner::Optimizer>(gemini.optimizer());
+  out.gemini.placement = static_cast<planner::Placement>(gemini.placement());
+  if (gemini.has_shard_param_frac()) {
+    out.gemini.shard_param_frac = gemini.shard_param_frac();
+  }
+  out.gemini.offload_optim_frac = gemini.offload_optim_frac();
+  out.gemini.offload_param_frac = gemini.offload_param_frac();
+  if (gemini.has_device_memory_bytes()) {
+    out.gemini.device_memory_bytes = gemini.device_memory_bytes();
+  }
   out.objective = static_cast<planner::Objective>(request.objective());
   return out;
 }
@@ -173,6 +203,8 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetRank(result.most_loaded_rank, out.mutable_most_loaded_rank());
   SetRank(result.least_loaded_rank, out.mutable_least_loaded_rank());
   out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
+  SetPlacement(result.placement, out.mutable_placement());
+  SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   return out;
 }
 

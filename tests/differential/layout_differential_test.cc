@@ -40,6 +40,7 @@
 #include "testing/oracle_runner.h"
 #include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_layouts.h"
+#include "tests/differential/random_placements.h"
 
 #ifndef CHUNKPLAN_WORKLOAD_DIR
 #error "CHUNKPLAN_WORKLOAD_DIR must name bench/workloads (the build sets it)"
@@ -328,6 +329,91 @@ TEST(LayoutDifferentialTest, RandomRequestsMatchTheOracle) {
   EXPECT_GE(c.rank_differs, need);
 }
 
+// What a placement run reached.
+struct PlacementCoverage {
+  int kinds[kNumPlacementCases] = {};
+  int refused = 0, thresholds = 0;
+  int order_matters = 0;  // most_loaded_rank != most_loaded_rank_least
+  int counts_differ = 0;  // offloaded_chunks < offloaded_chunks_max
+  int partial = 0;        // some but not every chunk offloaded
+  int gathered_at_run = 0, param_offloaded = 0, zeroed = 0;
+  int warm_up_moves = 0, warm_up_fits = 0;
+};
+
+void CountPlacement(const GeneratedPlacement& g,
+                    const absl::StatusOr<v1::LayoutResponse>& answer,
+                    PlacementCoverage* c) {
+  ++c->kinds[static_cast<int>(g.kind)];
+  if (!answer.ok()) {
+    ++c->refused;
+    return;
+  }
+  c->thresholds += g.threshold;
+  const v1::PlacementOutcome& p = answer->placement();
+  c->order_matters += !google::protobuf::util::MessageDifferencer::Equals(
+      answer->most_loaded_rank(), answer->most_loaded_rank_least());
+  c->counts_differ += p.offloaded_chunks() < p.offloaded_chunks_max();
+  c->partial +=
+      p.offloaded_chunks() > 0 && p.effective_offload_optim_frac() < 1.0;
+  c->gathered_at_run += p.gathered_at_run_time() > 0;
+  c->param_offloaded += p.param_offloaded_chunks() > 0;
+  for (const std::string& note : p.notes()) {
+    c->zeroed += absl::StrContains(note, "is ignored");
+    c->warm_up_moves += absl::StrContains(note, "will be moved");
+    c->warm_up_fits += absl::StrContains(note, "no chunk is moved");
+  }
+}
+
+// Issue 27: every placement policy and setting on fresh random small
+// models, each through the planner and the server, equal to the oracle.
+TEST(LayoutDifferentialTest, PlacementsMatchTheOracle) {
+  std::random_device device;
+  const uint64_t seed =
+      EnvOr("CHUNKPLAN_DIFF_SEED",
+            (static_cast<uint64_t>(device()) << 32) ^ device());
+  const int count =
+      static_cast<int>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << " (" << count
+            << " requests)\n";
+  PlacementGenerator generator(seed);
+  std::vector<GeneratedPlacement> generated;
+  std::vector<v1::LayoutRequest> requests;
+  for (int i = 0; i < count; ++i) {
+    generated.push_back(generator.Next());
+    requests.push_back(generated.back().request);
+  }
+  const std::string context =
+      absl::StrCat("placements CHUNKPLAN_DIFF_SEED=", seed);
+  const std::string replay =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("chunkplan_placement_failures_", seed, ".jsonl"))
+          .string();
+  const auto answers =
+      CheckAgainstOracle(requests, context, replay, {v1::ENGINE_CPU_SWEEP});
+  PlacementCoverage c;
+  for (int i = 0; i < count; ++i) CountPlacement(generated[i], answers[i], &c);
+  std::cout << "coverage: refused=" << c.refused
+            << " thresholds=" << c.thresholds
+            << " order matters=" << c.order_matters
+            << " counts differ=" << c.counts_differ << " partial=" << c.partial
+            << " gathered at run time=" << c.gathered_at_run
+            << " param offloaded=" << c.param_offloaded
+            << " zeroed=" << c.zeroed << " warm-up moves=" << c.warm_up_moves
+            << " fits=" << c.warm_up_fits << "\n";
+  const int need = std::max(1, count / 200);
+  for (int k = 0; k < kNumPlacementCases; ++k) EXPECT_GE(c.kinds[k], need);
+  EXPECT_GE(c.refused, need);
+  EXPECT_GE(c.thresholds, need);
+  EXPECT_GE(c.order_matters, need);
+  EXPECT_GE(c.counts_differ, need);
+  EXPECT_GE(c.partial, need);
+  EXPECT_GE(c.gathered_at_run, need);
+  EXPECT_GE(c.param_offloaded, need);
+  EXPECT_GE(c.zeroed, need);
+  EXPECT_GE(c.warm_up_moves, need);
+  EXPECT_GE(c.warm_up_fits, need);
+}
+
 // Every model workload (bench/workloads; not the stress sweep, too long for
 // the Python oracle) at GeminiPlugin's defaults: searched, with a third of
 // the parameters frozen, and with given configs.
@@ -506,7 +592,7 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
   std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
   LayoutGenerator generator(seed);
   std::vector<v1::LayoutRequest> requests;
-  while (requests.size() < 3 * 120) {
+  while (requests.size() < 5 * 72) {
     GeneratedLayout g = generator.Next();
     if (g.fault != LayoutFault::kNone) continue;
     g.request.clear_configs();
@@ -527,6 +613,14 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
       g.request.set_objective(objective);
       requests.push_back(g.request);
     }
+    // Issue 27: the peak objective where every non-gathered chunk's
+    // optimizer side is on the host (auto; offload_optim_frac 1).
+    v1::LayoutRequest offloaded = g.request;
+    offloaded.mutable_gemini()->set_placement(v1::PLACEMENT_AUTO);
+    requests.push_back(offloaded);
+    offloaded.mutable_gemini()->set_placement(v1::PLACEMENT_STATIC);
+    offloaded.mutable_gemini()->set_offload_optim_frac(1.0);
+    requests.push_back(offloaded);
   }
   CheckFrontiersAgainstOracle(requests,
                               absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed));

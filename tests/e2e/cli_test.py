@@ -392,12 +392,37 @@ class LocalLayoutTest(CliTestCase):
                if line.startswith("device total")]
         self.assertEqual(len(row), 1, text)
         gib = [float(x) for x in re.findall(r"([0-9.]+) GiB", row[0])]
+        # The most loaded rank under its worst and best chunk order (equal
+        # with nothing offloaded), then the least loaded.
+        best = expected["most_loaded_rank_least"]
         self.assertEqual(gib, [round(int(most["device_bytes"]) / 2**30, 2),
+                               round(int(best["device_bytes"]) / 2**30, 2),
                                round(int(least["device_bytes"]) / 2**30, 2)])
         for group in expected["groups"]:
             self.assertRegex(text, rf"\s{group['dp_degree']}\s+"
                              rf"{group['chunk_size']}\s+no\s+"
                              rf"{len(group['chunks'])}\s+{group['padding']}\n")
+
+    def test_placement_flags_reach_the_request(self):
+        # Issue 27: --offload_optim_frac replaces the request's, and the
+        # table's host rows and notes carry the oracle's placement.
+        request = {"search": {"numels": [100, 200, 300, 50, 60, 70],
+                              "search_interval": 1},
+                   "configs": [{"dp_degree": 1, "chunk_size": 400}]}
+        expected = layout_oracle.layout(
+            dict(request, gemini={"offload_optim_frac": 0.3}))
+        result = run("layout", "--local", "--request", self.write(request),
+                     "--format", "table", "--offload_optim_frac", "0.3")
+        self.assertOk(result)
+        row = [line for line in result.stdout.splitlines()
+               if line.startswith("offloaded host")]
+        self.assertEqual(len(row), 1, result.stdout)
+        self.assertIn(expected["placement"]["notes"][0], result.stdout)
+        result = run("layout", "--local", "--request", self.write(request),
+                     "--offload_optim_frac", "0.3")
+        self.assertOk(result)
+        self.assertEqual(layout_answer(json.loads(result.stdout)),
+                         json.loads(json.dumps(expected)))
 
     def test_invalid_config_names_the_field(self):
         request = {"search": {"numels": [10, 20], "dp_degrees": [4, 2],

@@ -75,6 +75,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chunk_search_oracle as search_oracle  # noqa: E402
+import placement_oracle  # noqa: E402
 
 UINT64_MAX = (1 << 64) - 1
 UINT32_MAX = (1 << 32) - 1
@@ -116,11 +117,21 @@ _GEMINI_FIELDS = {"precision": "precision",
                   "gradient_accumulation": "gradient_accumulation",
                   "gradientAccumulation": "gradient_accumulation",
                   "pin_memory": "pin_memory", "pinMemory": "pin_memory",
-                  "optimizer": "optimizer"}
+                  "optimizer": "optimizer", "placement": "placement",
+                  "shard_param_frac": "shard_param_frac",
+                  "shardParamFrac": "shard_param_frac",
+                  "offload_optim_frac": "offload_optim_frac",
+                  "offloadOptimFrac": "offload_optim_frac",
+                  "offload_param_frac": "offload_param_frac",
+                  "offloadParamFrac": "offload_param_frac",
+                  "device_memory_bytes": "device_memory_bytes",
+                  "deviceMemoryBytes": "device_memory_bytes"}
+_PLACEMENTS = {"PLACEMENT_STATIC": 0, "PLACEMENT_AUTO": 1}
 
 Settings = collections.namedtuple(
     "Settings", "precision master_weights gradient_accumulation pin_memory "
-    "optimizer")
+    "optimizer placement shard_param_frac offload_optim_frac "
+    "offload_param_frac device_memory_bytes")
 Config = collections.namedtuple("Config", "dp_degree chunk_size keep_gathered")
 Parsed = collections.namedtuple(
     "Parsed", "search_request args configs frozen settings objective")
@@ -159,6 +170,20 @@ def _uint(value, where, limit):
     if result < 0 or result > limit:
         raise LayoutError(f"{where}: {result} is out of range")
     return result
+
+
+def _frac(value, where):
+    """A protobuf double (JSON number or "NaN"/"Infinity" strings)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise LayoutError(f"{where}: expected a number") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise LayoutError(f"{where}: expected a number, got {value!r}")
+    return float(value)
 
 
 def _bool(value, where):
@@ -219,8 +244,30 @@ def parse(request):
         _bool(g.get("gradient_accumulation", False),
               "gemini.gradient_accumulation"),
         _bool(g.get("pin_memory", True), "gemini.pin_memory"),
-        _enum(g.get("optimizer", 0), _OPTIMIZERS, "gemini.optimizer"))
+        _enum(g.get("optimizer", 0), _OPTIMIZERS, "gemini.optimizer"),
+        _enum(g.get("placement", 0), _PLACEMENTS, "gemini.placement"),
+        _frac(g.get("shard_param_frac"), "gemini.shard_param_frac"),
+        _frac(g.get("offload_optim_frac", 0.0), "gemini.offload_optim_frac"),
+        _frac(g.get("offload_param_frac", 0.0), "gemini.offload_param_frac"),
+        None if g.get("device_memory_bytes") is None else _uint(
+            g["device_memory_bytes"], "gemini.device_memory_bytes",
+            UINT64_MAX))
+    error = placement_oracle.check(settings._asdict())
+    if error is not None:
+        raise LayoutError(error)
     objective = _enum(top.get("objective", 0), _OBJECTIVES, "objective")
+    # Issue 27 reading: the peak objective is answered where the chunks a
+    # placement moves do not depend on the chunk size (auto; static with
+    # offload_optim_frac 0 or 1 alone); elsewhere it is refused.
+    static = settings.placement == 0
+    optim = settings.offload_optim_frac
+    shard = settings.shard_param_frac
+    by_size = static and (0 < optim < 1 or (shard is not None and shard < 1)
+                          or (optim == 1 and settings.offload_param_frac > 0))
+    if objective == OBJECTIVE_PEAK_RANK_BYTES and by_size:
+        raise LayoutError("objective: OBJECTIVE_PEAK_RANK_BYTES is not "
+                          "computed where the chunks a placement moves "
+                          "depend on the chunk size")
     return Parsed(search_request, args, configs, frozen, settings, objective)
 
 
@@ -433,7 +480,8 @@ def _rank_memory(groups, frozen_numel, settings, rank_of):
 
 
 Layout = collections.namedtuple(
-    "Layout", "groups layout_padding most least gathered_chunk_bytes")
+    "Layout", "groups layout_padding most least gathered_chunk_bytes "
+    "most_least placement")
 
 
 def _layout(numels, degrees, frozen, configs, settings):
@@ -451,13 +499,27 @@ def _layout(numels, degrees, frozen, configs, settings):
     # elements, padding sits on the highest ranks); least loaded: rank P-1.
     most = _rank_memory(groups, frozen_numel, settings, lambda p: 0)
     least = _rank_memory(groups, frozen_numel, settings, lambda p: p - 1)
+    # Issue 27: the placement policy moves parts to the host; with default
+    # settings it moves nothing and the figures above stand.
+    p_most, most_least, p_least, outcome = placement_oracle.place(
+        groups, frozen_numel, settings._asdict())
+    for mine, theirs in ((most, p_most), (least, p_least)):
+        if not _moves(settings):
+            assert all(theirs[k] == v for k, v in mine.items()), (mine, theirs)
+    most, least = p_most, p_least
     # The transient buffer: the largest non-gathered chunk gathered whole in
     # the 2-byte dtype (chunk.py __gather allocates cuda_global_chunk of
     # chunk_size elements); 0 when every group is kept gathered.
     largest = max([c.size for g in groups if not g.config.keep_gathered
                    for c in g.chunks], default=0)
     return Layout(groups, sum(g.padding for g in groups), most, least,
-                  HALF_BYTES * largest)
+                  HALF_BYTES * largest, most_least, outcome)
+
+
+def _moves(settings):
+    return (settings.placement == 1 or settings.offload_optim_frac > 0 or
+            (settings.shard_param_frac is not None and
+             settings.shard_param_frac < 1))
 
 
 def _layout_values(layout):
@@ -667,6 +729,8 @@ def _layout_answer(req, configs, search):
     answer["most_loaded_rank"] = layout.most
     answer["least_loaded_rank"] = layout.least
     answer["gathered_chunk_bytes"] = layout.gathered_chunk_bytes
+    answer["placement"] = layout.placement
+    answer["most_loaded_rank_least"] = layout.most_least
     body = {k: v for k, v in answer.items() if k != "search"}
     _check_uint64(body, "")
     return _stringify(answer)
@@ -682,7 +746,7 @@ def _stringify(obj):
         return [_stringify(v) for v in obj]
     if isinstance(obj, int) and not isinstance(obj, bool):
         return str(obj)
-    return obj
+    return obj  # floats (effective_offload_optim_frac) stay numbers
 
 
 def layout(request):

@@ -14,6 +14,7 @@ Run: /usr/bin/python3 tests/oracle/layout_oracle_test.py
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -75,6 +76,15 @@ def run_cli(args, stdin):
     return done.stdout
 
 
+
+def _static(rank):
+    """A rank's bytes without issue 27's host fields, which static placement
+    with nothing offloaded sets to (0, the pinned bytes)."""
+    rank = dict(rank)
+    assert rank.pop("offloaded_host_bytes") == "0", rank
+    assert rank.pop("host_bytes") == rank["pinned_host_bytes"], rank
+    return rank
+
 class LayoutCase(unittest.TestCase):
 
     def layout(self, request):
@@ -85,8 +95,8 @@ class LayoutCase(unittest.TestCase):
     def assertLayout(self, got, groups, padding, most, least, gathered):
         self.assertEqual(got["groups"], groups)
         self.assertEqual(got["layout_padding"], str(padding))
-        self.assertEqual(got["most_loaded_rank"], most)
-        self.assertEqual(got["least_loaded_rank"], least)
+        self.assertEqual(_static(got["most_loaded_rank"]), most)
+        self.assertEqual(_static(got["least_loaded_rank"]), least)
         self.assertEqual(got["gathered_chunk_bytes"], str(gathered))
 
     def assertError(self, request, *names):
@@ -363,13 +373,13 @@ class SettingsTest(LayoutCase):
         request = given([3, 5, 3], [2], [config(2, 4)],
                         frozen=[False, True, False])
         default = self.layout(request)
-        self.assertEqual(default["most_loaded_rank"],
+        self.assertEqual(_static(default["most_loaded_rank"]),
                          rank(8, 16, 0, 32, 10, 66, 24))
         spelled = self.layout(dict(request, gemini={
             "precision": 1, "masterWeights": True,
             "gradientAccumulation": False, "pinMemory": True,
             "optimizer": 1}))
-        self.assertEqual(spelled["most_loaded_rank"],
+        self.assertEqual(_static(spelled["most_loaded_rank"]),
                          rank(8, 16, 0, 0, 10, 34, 24))
 
 
@@ -485,8 +495,8 @@ class PublishedModelTest(LayoutCase):
         # pinned 6*6960896 = 41765376; gathered 2*6433024 = 12866048.
         expected = rank(13921792, 27843584, 0, 55687168, 0, 97452544,
                         41765376)
-        self.assertEqual(got["most_loaded_rank"], expected)
-        self.assertEqual(got["least_loaded_rank"], expected)
+        self.assertEqual(_static(got["most_loaded_rank"]), expected)
+        self.assertEqual(_static(got["least_loaded_rank"]), expected)
         self.assertEqual(got["gathered_chunk_bytes"], "12866048")
 
 
@@ -515,7 +525,7 @@ class ErrorTest(LayoutCase):
                          "configs[0].chunk_size")
         # Kept gathered, 5 at degree 2 is fine: [5,4], held 5, Adam 8*4.
         got = self.layout(given([4], [2], [config(2, 5, True)]))
-        self.assertEqual(got["most_loaded_rank"],
+        self.assertEqual(_static(got["most_loaded_rank"]),
                          rank(10, 20, 0, 32, 0, 62, 0))
 
     def test_frozen_of_the_wrong_length(self):
@@ -553,7 +563,7 @@ class ErrorTest(LayoutCase):
         # Without Adam: device 2X + 4X = 6X = 18*2**59 = 9*2**60 fits.
         got = self.layout(given([str(x)], [1], [config(1, x)],
                                 gemini={"optimizer": "OPTIMIZER_NONE"}))
-        self.assertEqual(got["most_loaded_rank"],
+        self.assertEqual(_static(got["most_loaded_rank"]),
                          rank(3 << 60, 3 << 61, 0, 0, 0, 9 << 60, 9 << 60))
 
 
@@ -572,7 +582,7 @@ class CommandLineTest(unittest.TestCase):
         # ShardTest's first case: [8,3] over 4 ranks.
         self.assertEqual(first["groups"],
                          [group(4, 8, False, [chunk(8, 3, 0, 1)], 5)])
-        self.assertEqual(first["least_loaded_rank"],
+        self.assertEqual(_static(first["least_loaded_rank"]),
                          rank(4, 8, 0, 0, 0, 12, 12))
         self.assertIn("error", json.loads(out[1]))
         self.assertIn("configs[0].chunk_size", json.loads(out[2])["error"])
@@ -584,6 +594,75 @@ class CommandLineTest(unittest.TestCase):
                                                       [config(1, 4)]))))
         self.assertEqual(got["groups"],
                          [group(1, 4, False, [chunk(4, 0, 0, 1)], 4)])
+
+
+class PlacementTest(LayoutCase):
+    """Issue 27's policies on cases worked by hand: degree 1, chunks of 400
+    holding (100, 200), (300, 50) and (60, 70); 800 fp16 bytes each, the
+    inflated total 3 x 2 x 800 = 4800."""
+
+    def three(self, **gemini):
+        return self.layout(given([100, 200, 300, 50, 60, 70], [],
+                                 [config(1, 400)], gemini=gemini))
+
+    def test_the_budget_counts_each_chunk_once_per_parameter(self):
+        got = self.three(offload_optim_frac=0.3)   # 1440: two chunks of 800
+        p = got["placement"]
+        self.assertEqual((p["offloaded_chunks"], p["offloaded_chunks_max"]),
+                         ("2", "2"))
+        most = got["most_loaded_rank"]
+        # Worst order: 300 and 130 real elements go, 350 keep Adam (8 B).
+        self.assertEqual(most["optimizer_bytes"], str(8 * 350))
+        self.assertEqual(most["master_bytes"], str(4 * 400))
+        self.assertEqual(most["offloaded_host_bytes"], str(8 * 430))
+        self.assertEqual(got["most_loaded_rank_least"]["optimizer_bytes"],
+                         str(8 * 130))
+
+    def test_an_exact_threshold_and_the_next_double(self):
+        request = given([400, 400, 400], [], [config(1, 400)],
+                        gemini={"offload_optim_frac": 1 / 3})
+        self.assertEqual(
+            oracle.layout(request)["placement"]["offloaded_chunks"], "1")
+        request["gemini"]["offload_optim_frac"] = math.nextafter(1 / 3, 1)
+        self.assertEqual(
+            oracle.layout(request)["placement"]["offloaded_chunks"], "2")
+
+    def test_mixed_sizes_give_both_counts(self):
+        # C = 10 at degree 1: 25 and 25 get oversize chunks of their own
+        # (50 bytes each), 5 a chunk of 10 (20 bytes); one parameter each:
+        # total 120, 0.75 -> budget 90. Largest first: 50, 100 >= 90 -> 2;
+        # smallest first: 20, 70, 120 -> 3.
+        request = given([25, 25, 5], [], [config(1, 10)],
+                        gemini={"offload_optim_frac": 0.75})
+        p = oracle.layout(request)["placement"]
+        self.assertEqual((p["offloaded_chunks"], p["offloaded_chunks_max"]),
+                         ("2", "3"))
+
+    def test_offload_param_frac_is_zeroed_with_a_note(self):
+        p = self.three(offload_param_frac=0.5)["placement"]
+        self.assertEqual(p["param_offloaded_chunks"], "0")
+        self.assertIn("is ignored", p["notes"][0])
+        got = self.three(offload_param_frac=0.75, offload_optim_frac=1.0)
+        self.assertEqual(got["placement"]["param_offloaded_chunks"], "2")
+        self.assertEqual(got["most_loaded_rank"]["param_bytes"], str(2 * 400))
+
+    def test_auto_and_its_warm_up_share(self):
+        got = self.layout(given([100, 200, 300, 50, 60, 70], [],
+                                [config(1, 400)],
+                                gemini={"placement": "PLACEMENT_AUTO",
+                                        "device_memory_bytes": 10000}))
+        self.assertEqual(got["most_loaded_rank"]["device_bytes"], "2400")
+        self.assertIn("will be moved", got["placement"]["notes"][1])
+
+    def test_refusals_name_the_field(self):
+        for gemini, field in (
+                ({"offload_optim_frac": "NaN"}, "gemini.offload_optim_frac"),
+                ({"shard_param_frac": 1.5}, "gemini.shard_param_frac"),
+                ({"placement": 1, "offload_param_frac": 0.5},
+                 "gemini.offload_param_frac"),
+                ({"device_memory_bytes": 5}, "gemini.device_memory_bytes")):
+            got = oracle.layout(given([1], [], [config(1, 1)], gemini=gemini))
+            self.assertTrue(got["error"].startswith(field), got)
 
 
 if __name__ == "__main__":

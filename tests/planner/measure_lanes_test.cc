@@ -61,8 +61,15 @@ LayoutValues Reference(const Problem& p, uint64_t chunk) {
     if (open) close();
   }
   const ByteModel& b = p.bytes;
+  // Kept-gathered chunks at the full rates; the others without what the
+  // placement keeps on the host (host_side, host_optimizer).
+  const u128 gathered = p.fixed.gathered_elements;
+  const u128 gathered_used = p.fixed.gathered_used;
   const u128 peak =
-      held * (b.param + b.master + b.grad) + optimized * b.optimizer +
+      gathered * (b.param + b.master + b.grad) +
+      (held - gathered) * (b.param + b.master + b.grad - b.host_side) +
+      gathered_used * b.optimizer +
+      (optimized - gathered_used) * (b.optimizer - b.host_optimizer) +
       u128{p.fixed.frozen_elements} * b.frozen + largest * b.gathered;
   LayoutValues v;
   v.overflow = padding > UINT64_MAX || peak > UINT64_MAX;
@@ -120,6 +127,11 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
                                   .frozen = 2,
                                   .gathered = 2,
                                   .pinned = 8};
+  if (rng() % 3 == 0) {
+    // Auto placement or offload_optim_frac 1 (layout/byte_model.h).
+    p.bytes.host_side = p.bytes.master + p.bytes.grad;
+    p.bytes.host_optimizer = p.bytes.optimizer;
+  }
   return p;
 }
 

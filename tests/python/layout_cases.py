@@ -76,7 +76,8 @@ def _count(value):
 
 
 _RANK_PARTS = ("param_bytes", "master_bytes", "grad_bytes", "optimizer_bytes",
-               "frozen_bytes", "device_bytes", "pinned_host_bytes")
+               "frozen_bytes", "device_bytes", "pinned_host_bytes",
+               "offloaded_host_bytes", "host_bytes")
 
 
 def _rank_json(rank):
@@ -115,6 +116,17 @@ def layout_json(layout):
     answer["most_loaded_rank"] = _rank_json(layout.most_loaded_rank)
     answer["least_loaded_rank"] = _rank_json(layout.least_loaded_rank)
     answer["gathered_chunk_bytes"] = _count(layout.gathered_chunk_bytes)
+    p = layout.placement
+    assert type(p.effective_offload_optim_frac) is float
+    answer["placement"] = {
+        "offloaded_chunks": _count(p.offloaded_chunks),
+        "offloaded_chunks_max": _count(p.offloaded_chunks_max),
+        "effective_offload_optim_frac": p.effective_offload_optim_frac,
+        "gathered_at_run_time": _count(p.gathered_at_run_time),
+        "param_offloaded_chunks": _count(p.param_offloaded_chunks),
+        "notes": list(p.notes)}
+    answer["most_loaded_rank_least"] = _rank_json(
+        layout.most_loaded_rank_least)
     return answer
 
 

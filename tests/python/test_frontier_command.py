@@ -159,15 +159,24 @@ def test_plotted_points_are_the_responses(server, tmp_path):
 def test_frontier_emits_the_objectives_best(server, objective):
     out = command_out(server, "frontier", "--dp", "8", "--objective",
                       objective, "--emit", "colossalai")
-    assert len(out.splitlines()) == 1, out
-    assert ast.literal_eval(out) == expected_config_dict(
+    lines = out.splitlines()
+    assert len(lines) == 2, out
+    assert ast.literal_eval(lines[0]) == expected_config_dict(
         oracle_layout(request(8, objective)))
+    # Then GeminiPlugin's keywords with it (issue 27): the placement flags
+    # at their defaults.
+    assert lines[1] == (
+        'GeminiPlugin(placement_policy="static", shard_param_frac=1.0, '
+        'offload_optim_frac=0.0, offload_param_frac=0.0, '
+        'chunk_config_dict=%s)' % lines[0]), out
 
 
 def test_layout_emits_one_dict_per_degree(server):
     out = command_out(server, "layout", "--dp", "4,8", "--objective",
                       "peak_rank_bytes", "--emit", "colossalai")
-    got = [ast.literal_eval(line) for line in out.splitlines()]
+    got = [ast.literal_eval(line) for line in out.splitlines()[0::2]]
+    assert all(line.startswith("GeminiPlugin(")
+               for line in out.splitlines()[1::2]), out
     assert got == [expected_config_dict(oracle_layout(
         request(dp, "peak_rank_bytes"))) for dp in (4, 8)]
 

@@ -76,7 +76,7 @@ def test_table_of_one_degree(server):
                        ("frozen", "frozen_bytes"),
                        ("device total", "device_bytes"),
                        ("pinned host", "pinned_host_bytes")):
-        assert re.search(r"(?m)^%s\s+%s\s+%s$" % (
+        assert re.search(r"(?m)^%s\s+%s\s+\S+\s+%s$" % (
             name, re.escape(gib(answer["most_loaded_rank"][part])),
             re.escape(gib(answer["least_loaded_rank"][part]))), out), (
                 name, out)
@@ -206,3 +206,47 @@ def test_server_error_is_one_line(server):
     assert result.stderr.startswith(
         "INVALID_ARGUMENT: search.search_interval")
     assert result.stderr.count("\n") == 1
+
+
+# Issue 27: the placement flags, the sweep and the notes, against the
+# oracle's placement (tests/oracle/placement_oracle.py).
+def test_offload_sweep_rows_carry_the_oracles_counts(server):
+    out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
+                     "--offload-sweep")
+    configs = expected(8, config=LLAMA_7B)["groups"]
+    rows = re.findall(r"(?m)^\s+([01]\.\d\d)\s+(\d+) \.\. (\d+)\s", out)
+    assert [float(r[0]) for r in rows] == [i / 20 for i in range(21)], out
+    for fraction, least, most in rows:
+        answer = oracle_layout({
+            "search": {"numels": models.from_hf_config(LLAMA_7B),
+                       "dp_degrees": [8], **SEARCH},
+            "configs": [{"dp_degree": g["dp_degree"],
+                         "chunk_size": g["chunk_size"],
+                         "keep_gathered": g["keep_gathered"]}
+                        for g in configs],
+            "gemini": {"offload_optim_frac": float(fraction)}})
+        p = answer["placement"]
+        assert (least, most) == (p["offloaded_chunks"],
+                                 p["offloaded_chunks_max"]), fraction
+
+
+def test_placement_table_has_host_bytes_per_node_and_notes(server):
+    out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
+                     "--offload-optim-frac", "0.1", "--gpus-per-node", "8")
+    answer = expected(8, {"offload_optim_frac": 0.1}, config=LLAMA_7B)
+    most = answer["most_loaded_rank"]
+    assert re.search(r"(?m)^host total\s+%s\s+%s\s+%s$" % (
+        re.escape(gib(most["host_bytes"])),
+        re.escape(gib(answer["most_loaded_rank_least"]["host_bytes"])),
+        re.escape(gib(answer["least_loaded_rank"]["host_bytes"]))), out), out
+    assert "host per node   %s GiB" % gib(8 * int(most["host_bytes"])) in out
+    for note in answer["placement"]["notes"]:
+        assert "note            " + note in out
+
+
+def test_emit_carries_the_placement_keywords(server):
+    out = layout_out(server, "--hf-config", GPT2_TEST, "--dp", "8", *SWEEP,
+                     "--placement", "auto", "--emit", "colossalai")
+    lines = out.splitlines()
+    assert lines[1] == ('GeminiPlugin(placement_policy="auto", '
+                        'chunk_config_dict=%s)' % lines[0]), out

@@ -139,6 +139,11 @@ TEST(ProtoConvert, UnsetLayoutFieldsTakeGeminiPluginsDefaults) {
   EXPECT_FALSE(got->gemini.gradient_accumulation);
   EXPECT_TRUE(got->gemini.pin_memory);
   EXPECT_EQ(got->gemini.optimizer, planner::Optimizer::kAdam);
+  EXPECT_EQ(got->gemini.placement, planner::Placement::kStatic);
+  EXPECT_FALSE(got->gemini.shard_param_frac.has_value());
+  EXPECT_EQ(got->gemini.offload_optim_frac, 0.0);
+  EXPECT_EQ(got->gemini.offload_param_frac, 0.0);
+  EXPECT_FALSE(got->gemini.device_memory_bytes.has_value());
   EXPECT_EQ(got->objective, planner::Objective::kSeedWaste);
   EXPECT_EQ(got->search.min_chunk_size_m, 32.0);  // the search's defaults
   EXPECT_TRUE(got->search.filter_exlarge_params);
@@ -161,6 +166,11 @@ TEST(ProtoConvert, LayoutRequestCarriesEveryField) {
   gemini->set_gradient_accumulation(true);
   gemini->set_pin_memory(false);
   gemini->set_optimizer(v1::OPTIMIZER_NONE);
+  gemini->set_placement(v1::PLACEMENT_AUTO);
+  gemini->set_shard_param_frac(0.25);
+  gemini->set_offload_optim_frac(0.5);
+  gemini->set_offload_param_frac(0.75);
+  gemini->set_device_memory_bytes(81);
   r.set_objective(v1::OBJECTIVE_PEAK_RANK_BYTES);
 
   const absl::StatusOr<planner::LayoutRequest> got = FromProto(r);
@@ -174,6 +184,11 @@ TEST(ProtoConvert, LayoutRequestCarriesEveryField) {
   EXPECT_TRUE(got->gemini.gradient_accumulation);
   EXPECT_FALSE(got->gemini.pin_memory);
   EXPECT_EQ(got->gemini.optimizer, planner::Optimizer::kNone);
+  EXPECT_EQ(got->gemini.placement, planner::Placement::kAuto);
+  EXPECT_EQ(got->gemini.shard_param_frac, 0.25);
+  EXPECT_EQ(got->gemini.offload_optim_frac, 0.5);
+  EXPECT_EQ(got->gemini.offload_param_frac, 0.75);
+  EXPECT_EQ(got->gemini.device_memory_bytes, 81u);
   EXPECT_EQ(got->objective, planner::Objective::kPeakRankBytes);
 
   r.set_objective(v1::OBJECTIVE_LAYOUT_PADDING);
@@ -198,6 +213,10 @@ TEST(ProtoConvert, LayoutEnumsOutsideTheContractNameTheirField) {
        },
        "gemini.optimizer is -3"},
       {[](v1::LayoutRequest& r) {
+         r.mutable_gemini()->set_placement(static_cast<v1::Placement>(2));
+       },
+       "gemini.placement is 2"},
+      {[](v1::LayoutRequest& r) {
          r.set_objective(static_cast<v1::Objective>(3));
        },
        "objective is 3"},
@@ -219,7 +238,8 @@ TEST(ProtoConvert, LayoutEnumsOutsideTheContractNameTheirField) {
 // Distinct values in every field, so a field written to its neighbour's
 // place fails.
 planner::RankMemory Rank(uint64_t base) {
-  return {base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7};
+  return {base + 1, base + 2, base + 3, base + 4, base + 5,
+          base + 6, base + 7, base + 8, base + 9};
 }
 
 void ExpectRank(const v1::RankMemory& got, uint64_t base) {
@@ -230,6 +250,8 @@ void ExpectRank(const v1::RankMemory& got, uint64_t base) {
   EXPECT_EQ(got.frozen_bytes(), base + 5);
   EXPECT_EQ(got.device_bytes(), base + 6);
   EXPECT_EQ(got.pinned_host_bytes(), base + 7);
+  EXPECT_EQ(got.offloaded_host_bytes(), base + 8);
+  EXPECT_EQ(got.host_bytes(), base + 9);
 }
 
 TEST(ProtoConvert, LayoutResultCarriesEveryField) {
@@ -242,7 +264,14 @@ TEST(ProtoConvert, LayoutResultCarriesEveryField) {
   result.layout_padding = 21;
   result.most_loaded_rank = Rank(100);
   result.least_loaded_rank = Rank(200);
+  result.most_loaded_rank_least = Rank(300);
   result.gathered_chunk_bytes = 22;
+  result.placement = {.offloaded_chunks = 23,
+                      .offloaded_chunks_max = 24,
+                      .effective_offload_optim_frac = 0.25,
+                      .gathered_at_run_time = 25,
+                      .param_offloaded_chunks = 26,
+                      .notes = {"a", "b"}};
   const v1::LayoutResponse got = ToProto(result);
   ASSERT_TRUE(got.has_search());
   EXPECT_EQ(got.search().engine(), v1::ENGINE_CPU_SWEEP);
@@ -263,6 +292,13 @@ TEST(ProtoConvert, LayoutResultCarriesEveryField) {
   ExpectRank(got.most_loaded_rank(), 100);
   ExpectRank(got.least_loaded_rank(), 200);
   EXPECT_EQ(got.gathered_chunk_bytes(), 22u);
+  ExpectRank(got.most_loaded_rank_least(), 300);
+  EXPECT_EQ(got.placement().offloaded_chunks(), 23u);
+  EXPECT_EQ(got.placement().offloaded_chunks_max(), 24u);
+  EXPECT_EQ(got.placement().effective_offload_optim_frac(), 0.25);
+  EXPECT_EQ(got.placement().gathered_at_run_time(), 25u);
+  EXPECT_EQ(got.placement().param_offloaded_chunks(), 26u);
+  EXPECT_THAT(got.placement().notes(), ElementsAre("a", "b"));
 
   result.search.reset();  // configs given: no search ran
   EXPECT_FALSE(ToProto(result).has_search());

@@ -205,9 +205,15 @@ class Client:
                dp_degree=1, precision="fp16", master_weights=True,
                gradient_accumulation=False, pin_memory=True,
                optimizer="adam", engine="auto", objective="seed_waste",
-               timeout=None, wait_for_ready=False):
+               timeout=None, wait_for_ready=False, **placement):
         """What Gemini allocates for these parameters: a Layout (its chunks,
         padding and the bytes of the most and least loaded rank).
+
+        placement: GeminiPlugin's placement keywords, placement ("static" or
+        "auto"), shard_param_frac, offload_optim_frac, offload_param_frac
+        and device_memory_bytes (auto: whether warm-up moves chunks), as
+        layout_request.gemini_settings takes them (docs/placement.md);
+        Layout.placement says what they did.
 
         model_or_params, dp_degree, engine and the search arguments: as
         search(); the search runs unless `configs` are given, and then
@@ -242,7 +248,7 @@ class Client:
             objective=objective, precision=precision,
             master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
-            pin_memory=pin_memory, optimizer=optimizer)
+            pin_memory=pin_memory, optimizer=optimizer, **placement)
         response = self.layout_request(request, timeout=timeout,
                                        wait_for_ready=wait_for_ready)
         return Layout.from_response(response, request)
@@ -253,7 +259,7 @@ class Client:
                  precision="fp16", master_weights=True,
                  gradient_accumulation=False, pin_memory=True,
                  optimizer="adam", engine="auto", timeout=None,
-                 wait_for_ready=False):
+                 wait_for_ready=False, **placement):
         """The search's candidates scored by `objective`: a Frontier of the
         candidates whose value is a new strict minimum, in grid order, each
         with all three measures; its last point is the objective's best
@@ -277,7 +283,7 @@ class Client:
             dp_degree=dp_degree, engine=engine, objective=objective,
             precision=precision, master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
-            pin_memory=pin_memory, optimizer=optimizer)
+            pin_memory=pin_memory, optimizer=optimizer, **placement)
         response = self.frontier_request(request, timeout=timeout,
                                          wait_for_ready=wait_for_ready)
         return Frontier.from_response(response, request)

@@ -262,6 +262,14 @@ def _search(args, out, err):
         out.write(format_table(model, result))
 
 
+def _plugin_line(args, config_dict):
+    """--emit colossalai: the chunk_config_dict, then GeminiPlugin's
+    keyword arguments with it."""
+    literal = chunk_config_dict_literal(config_dict)
+    return "%s\nGeminiPlugin(%s, chunk_config_dict=%s)\n" % (
+        literal, layout_command.plugin_keywords(args), literal)
+
+
 def _check_output_flags(args):
     if args.json and args.emit is not None:
         raise _UsageError("--json and --emit are two outputs: give one")
@@ -272,10 +280,17 @@ def _layout(args, out, err):
     with _client(args) as client:
         model, interval = _model_and_interval(args, client)
         results = layout_command.layouts(client, model, args, interval)
+        if args.offload_sweep:
+            for degree, layout in results:
+                out.write(layout_command.format_sweep(
+                    model, args, layout_command.sweep(client, model, args,
+                                                      degree, layout)))
     _say_interval(args, out, err)
+    if args.offload_sweep:
+        return
     if args.emit is not None:
         for _, layout in results:
-            out.write(chunk_config_dict_literal(layout.config_dict) + "\n")
+            out.write(_plugin_line(args, layout.config_dict))
     elif args.json:
         for _, layout in results:
             out.write(_json_line(layout.response))
@@ -309,7 +324,7 @@ def _frontier(args, out, err):
                 device_memory=args.device_memory)
         if args.emit is not None:
             layout = client.layout(*search, dp_degree=args.dp, **keywords)
-            out.write(chunk_config_dict_literal(layout.config_dict) + "\n")
+            out.write(_plugin_line(args, layout.config_dict))
             return
     if args.json:
         out.write(_json_line(frontier.response))

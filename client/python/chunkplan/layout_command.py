@@ -25,7 +25,8 @@ import re
 
 from chunkplan import gpu_presets
 from chunkplan.colossalai_export import EMIT_FORMATS
-from chunkplan.layout_request import OBJECTIVES, OPTIMIZERS, PRECISIONS
+from chunkplan.layout_request import (OBJECTIVES, OPTIMIZERS, PLACEMENTS,
+                                      PRECISIONS)
 from chunkplan.layout_result import GIB
 from chunkplan.padding_warning import padding_warning
 
@@ -38,7 +39,11 @@ _MEMORY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]+)\s*$",
 _PARTS = (("params", "param_bytes"), ("master weights", "master_bytes"),
           ("gradients", "grad_bytes"), ("optimizer states", "optimizer_bytes"),
           ("frozen", "frozen_bytes"), ("device total", "device_bytes"),
-          ("pinned host", "pinned_host_bytes"))
+          ("pinned host", "pinned_host_bytes"),
+          ("offloaded host", "offloaded_host_bytes"),
+          ("host total", "host_bytes"))
+# --offload-sweep's fractions: 0, 0.05, ..., 1.
+SWEEP_FRACTIONS = tuple(i / 20 for i in range(21))
 
 
 def parse_memory(text):
@@ -82,6 +87,13 @@ def add_arguments(parser):
                         "several, comma-separated, give one row each "
                         "(default 1)")
     gpu_presets.add_device_memory_arguments(parser, parse_memory)
+    parser.add_argument("--gpus-per-node", type=int, metavar="N",
+                        help="devices per node: adds the host bytes of a "
+                        "node of N most loaded ranks")
+    parser.add_argument("--offload-sweep", action="store_true",
+                        help="one row per offload_optim_frac 0, 0.05, ..., "
+                        "1 on the chosen configuration: the chunks really "
+                        "offloaded")
     add_choice_arguments(parser)
 
 
@@ -110,18 +122,46 @@ def add_choice_arguments(parser):
     gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
                         help="the optimizer whose states count (default "
                         "adam)")
+    gemini.add_argument("--placement", choices=PLACEMENTS, default="static",
+                        help="placement_policy (default static)")
+    gemini.add_argument("--offload-optim-frac", type=float, default=0.0,
+                        metavar="F", help="static: offload_optim_frac")
+    gemini.add_argument("--offload-param-frac", type=float, default=0.0,
+                        metavar="F", help="static: offload_param_frac")
+    gemini.add_argument("--shard-param-frac", type=float, metavar="F",
+                        help="static: shard_param_frac (default 1.0)")
 
 
 def gemini_keywords(args):
     """The keywords Client.layout and Client.frontier share, from the
     command's flags: the GeminiPlugin settings, objective, engine and
     timeout."""
-    return dict(precision=args.precision,
-                master_weights=not args.no_master_weights,
-                gradient_accumulation=args.gradient_accumulation,
-                pin_memory=not args.no_pin_memory, optimizer=args.optimizer,
-                objective=args.objective, engine=args.engine,
-                timeout=args.timeout)
+    keywords = dict(precision=args.precision,
+                    master_weights=not args.no_master_weights,
+                    gradient_accumulation=args.gradient_accumulation,
+                    pin_memory=not args.no_pin_memory,
+                    optimizer=args.optimizer, objective=args.objective,
+                    engine=args.engine, timeout=args.timeout,
+                    placement=args.placement,
+                    shard_param_frac=args.shard_param_frac,
+                    offload_optim_frac=args.offload_optim_frac,
+                    offload_param_frac=args.offload_param_frac)
+    device_memory = getattr(args, "device_memory", None)
+    if args.placement == "auto" and device_memory is not None:
+        keywords["device_memory_bytes"] = device_memory
+    return keywords
+
+
+def plugin_keywords(args):
+    """GeminiPlugin's placement keywords for these flags, as one line of
+    Python source: placement_policy and, under static, the three
+    fractions."""
+    if args.placement == "auto":
+        return 'placement_policy="auto"'
+    shard = 1.0 if args.shard_param_frac is None else args.shard_param_frac
+    return ('placement_policy="static", shard_param_frac=%r, '
+            'offload_optim_frac=%r, offload_param_frac=%r' % (
+                shard, args.offload_optim_frac, args.offload_param_frac))
 
 
 def layouts(client, model, args, interval):
@@ -142,10 +182,11 @@ def settings_line(args):
     """The "settings" line of the tables: the GeminiPlugin flags."""
     on_off = {True: "on", False: "off"}
     return ("settings        %s, master weights %s, gradient accumulation "
-            "%s, pin memory %s, optimizer %s" % (
+            "%s, pin memory %s, optimizer %s, %s" % (
                 args.precision, on_off[not args.no_master_weights],
                 on_off[args.gradient_accumulation],
-                on_off[not args.no_pin_memory], args.optimizer))
+                on_off[not args.no_pin_memory], args.optimizer,
+                plugin_keywords(args)))
 
 
 def fit(device_bytes, device_memory):
@@ -173,11 +214,15 @@ def format_layout(model, args, degree, layout):
                      "min_chunk_waste)" % layout.search.min_chunk_waste)
     lines += ["layout padding  %d elements (allocated as padding)" %
               layout.layout_padding, "",
-              "GiB               most loaded rank  least loaded rank"]
+              "GiB               most loaded rank  (best order)  "
+              "least loaded rank"]
+    best = layout.most_loaded_rank_least or layout.most_loaded_rank
     for name, part in _PARTS:
-        lines.append("%-16s  %16s  %17s" % (
+        lines.append("%-16s  %16s  %12s  %17s" % (
             name, _gib(getattr(layout.most_loaded_rank, part)),
+            _gib(getattr(best, part)),
             _gib(getattr(layout.least_loaded_rank, part))))
+    lines += placement_lines(args, layout)
     lines += ["", "gathered chunk  %s GiB (the largest chunk not kept "
               "gathered, gathered whole while it computes)" %
               _gib(layout.gathered_chunk_bytes)]
@@ -189,6 +234,62 @@ def format_layout(model, args, degree, layout):
                                           headroom))
     lines += padding_warning(layout)
     return "\n".join(lines) + "\n"
+
+
+def placement_lines(args, layout):
+    """The placement's outcome, host bytes per node and notes."""
+    p = layout.placement
+    lines = ["", "offloaded       %d .. %d chunks (least .. most over every "
+             "chunk order), %.1f%% of the fp16 chunk bytes" % (
+                 p.offloaded_chunks, p.offloaded_chunks_max,
+                 100 * p.effective_offload_optim_frac)]
+    if p.gathered_at_run_time:
+        lines.append("gathered        %d chunks kept whole at run time" %
+                     p.gathered_at_run_time)
+    if p.param_offloaded_chunks:
+        lines.append("fp16 on host    %d chunks" % p.param_offloaded_chunks)
+    if args.gpus_per_node:
+        lines.append("host per node   %s GiB at most (%d x the most loaded "
+                     "rank's host bytes)" % (
+                         _gib(args.gpus_per_node *
+                              layout.most_loaded_rank.host_bytes),
+                         args.gpus_per_node))
+    lines += ["note            %s" % note for note in p.notes]
+    return lines
+
+
+def format_sweep(model, args, rows):
+    """--offload-sweep's table: one row per (fraction, Layout)."""
+    lines = ["model           %s" % model.summary(), settings_line(args), "",
+             "offload_optim_frac  offloaded chunks  of fp16 bytes  "
+             "device GiB (worst .. best order)  host GiB"]
+    for fraction, layout in rows:
+        p = layout.placement
+        best = layout.most_loaded_rank_least or layout.most_loaded_rank
+        lines.append("%18.2f  %16s  %12.1f%%  %32s  %8s" % (
+            fraction, "%d .. %d" % (p.offloaded_chunks,
+                                    p.offloaded_chunks_max),
+            100 * p.effective_offload_optim_frac,
+            "%s .. %s" % (_gib(layout.most_loaded_rank.device_bytes),
+                          _gib(best.device_bytes)),
+            _gib(layout.most_loaded_rank.host_bytes)))
+    return "\n".join(lines) + "\n"
+
+
+def sweep(client, model, args, degree, layout):
+    """[(fraction, Layout)] for SWEEP_FRACTIONS on `layout`'s configs (every
+    parameter at `degree`) under static placement (the other flags as
+    given)."""
+    keywords = dict(gemini_keywords(args), placement="static",
+                    objective="seed_waste")
+    keywords.pop("device_memory_bytes", None)
+    rows = []
+    for fraction in SWEEP_FRACTIONS:
+        keywords["offload_optim_frac"] = fraction
+        rows.append((fraction, client.layout(
+            model.numels, configs=layout.config_dict, dp_degree=degree,
+            **keywords)))
+    return rows
 
 
 def format_rows(model, args, results):

@@ -23,6 +23,8 @@ _UNSWEPT_RANGE_M = 0
 _UNSWEPT_INTERVAL = 1
 
 PRECISIONS = ("fp16", "bf16")
+# GeminiPlugin's placement_policy names, in chunkplan.v1.Placement order.
+PLACEMENTS = ("static", "auto")
 OPTIMIZERS = ("adam", "none")
 # The chunkplan.v1.Objective names without "OBJECTIVE_", in enum order.
 OBJECTIVES = ("seed_waste", "layout_padding", "peak_rank_bytes")
@@ -106,14 +108,47 @@ def frozen_flags(model_or_params, frozen):
     return [_flag(v, f"frozen[{i}]") for i, v in enumerate(values)]
 
 
+def _fraction(value, where):
+    """A float for a double field (the server judges its range); an
+    InvalidArgumentError naming `where` for what is not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise invalid_argument(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
 def gemini_settings(precision="fp16", master_weights=True,
                     gradient_accumulation=False, pin_memory=True,
-                    optimizer="adam"):
-    """The GeminiSettings message, every field set. precision: "fp16" or
-    "bf16" (any case, "PRECISION_" optional) or a Precision number;
-    optimizer: "adam" or "none" likewise; the flags are bools (GeminiPlugin's
-    master_weights, enable_gradient_accumulation, pin_memory). Raises
+                    optimizer="adam", placement="static",
+                    shard_param_frac=None, offload_optim_frac=0.0,
+                    offload_param_frac=0.0, device_memory_bytes=None):
+    """The GeminiSettings message. precision: "fp16" or "bf16" (any case,
+    "PRECISION_" optional) or a Precision number; optimizer: "adam" or
+    "none" likewise; placement: "static" or "auto" likewise
+    (GeminiPlugin's placement_policy); the flags are bools (GeminiPlugin's
+    master_weights, enable_gradient_accumulation, pin_memory); the
+    fractions are GeminiPlugin's (shard_param_frac None: unset, 1.0);
+    device_memory_bytes (auto) None or an int. The server judges the
+    fractions' range and which policy they belong to. Raises
     InvalidArgumentError naming the field."""
+    message = _gemini_base(precision, master_weights, gradient_accumulation,
+                           pin_memory, optimizer)
+    message.placement = enum_value(chunk_search_pb2.Placement, "PLACEMENT_",
+                                   placement, "placement")
+    if shard_param_frac is not None:
+        message.shard_param_frac = _fraction(shard_param_frac,
+                                             "shard_param_frac")
+    message.offload_optim_frac = _fraction(offload_optim_frac,
+                                           "offload_optim_frac")
+    message.offload_param_frac = _fraction(offload_param_frac,
+                                           "offload_param_frac")
+    if device_memory_bytes is not None:
+        message.device_memory_bytes = unsigned(
+            device_memory_bytes, UINT64_MAX, "device_memory_bytes")
+    return message
+
+
+def _gemini_base(precision, master_weights, gradient_accumulation,
+                 pin_memory, optimizer):
     return chunk_search_pb2.GeminiSettings(
         precision=enum_value(chunk_search_pb2.Precision,
                                       "PRECISION_", precision, "precision"),

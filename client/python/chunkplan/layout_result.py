@@ -42,7 +42,9 @@ class GroupLayout:
 @dataclasses.dataclass(frozen=True)
 class RankMemory:
     """The bytes one rank holds, by part; device_bytes is the sum of the
-    first five, pinned_host_bytes is host memory."""
+    first five; pinned_host_bytes, offloaded_host_bytes (what the placement
+    keeps on the host beyond the pinned copies) and their sum host_bytes
+    are host memory."""
     param_bytes: int
     master_bytes: int
     grad_bytes: int
@@ -50,11 +52,28 @@ class RankMemory:
     frozen_bytes: int
     device_bytes: int
     pinned_host_bytes: int
+    offloaded_host_bytes: int = 0
+    host_bytes: int = 0
 
     def gib(self, part):
         """The bytes of `part` (a field name, e.g. "device_bytes") in GiB
         (2**30 bytes), as a float."""
         return getattr(self, part) / GIB
+
+
+@dataclasses.dataclass(frozen=True)
+class PlacementOutcome:
+    """What the placement policy did (docs/placement.md): chunks whose
+    optimizer side is on the host, the least and the most over every chunk
+    order; the share of the non-gathered fp16 bytes that is; chunks kept
+    whole at run time (shard_param_frac) and whose fp16 shard is on the host
+    (offload_param_frac); and the notes, in words."""
+    offloaded_chunks: int = 0
+    offloaded_chunks_max: int = 0
+    effective_offload_optim_frac: float = 0.0
+    gathered_at_run_time: int = 0
+    param_offloaded_chunks: int = 0
+    notes: Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +96,10 @@ class Layout:
     # settings, for colossalai_kwargs()).
     request: Optional[chunk_search_pb2.LayoutRequest] = dataclasses.field(
         default=None, repr=False, compare=False)
+    # The most loaded rank under the most favourable chunk order (issue 27;
+    # most_loaded_rank is the worst), and the placement's outcome.
+    most_loaded_rank_least: Optional[RankMemory] = None
+    placement: PlacementOutcome = PlacementOutcome()
 
     @property
     def config_dict(self):
@@ -112,7 +135,19 @@ class Layout:
             gathered_chunk_bytes=int(response.gathered_chunk_bytes),
             search=(SearchResult.from_response(response.search)
                     if response.HasField("search") else None),
-            response=response, request=request)
+            response=response, request=request,
+            most_loaded_rank_least=_rank(response.most_loaded_rank_least),
+            placement=_placement(response.placement))
+
+
+def _placement(p):
+    return PlacementOutcome(
+        offloaded_chunks=int(p.offloaded_chunks),
+        offloaded_chunks_max=int(p.offloaded_chunks_max),
+        effective_offload_optim_frac=float(p.effective_offload_optim_frac),
+        gathered_at_run_time=int(p.gathered_at_run_time),
+        param_offloaded_chunks=int(p.param_offloaded_chunks),
+        notes=tuple(p.notes))
 
 
 def _group(group):

@@ -33,6 +33,16 @@ struct ByteModel {
   // Per element of a rank's shards in pinned host memory; 0 without
   // pin_memory.
   uint64_t pinned = 6;
+  // Per element of a rank's shards of a chunk whose optimizer side the
+  // placement puts on the host, in pageable host memory: held() without
+  // pin_memory, else 0 (the pinned copies hold them).
+  uint64_t pageable = 0;
+  // Per held and per optimized element of a non-gathered chunk, what the
+  // placement keeps on the host instead of the device when it puts every
+  // non-gathered chunk's optimizer side there (auto, or static with
+  // offload_optim_frac 1): master + grad, and optimizer; else 0.
+  uint64_t host_side = 0;
+  uint64_t host_optimizer = 0;
 
   // Bytes per held element on the device.
   CHUNKPLAN_HOST_DEVICE constexpr uint64_t held() const {

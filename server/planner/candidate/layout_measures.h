@@ -209,12 +209,19 @@ struct LayoutSums {
     LayoutValues v;
     bool over = overflow;
     v.layout_padding = AddOrFlag(padding, fixed.gathered_padding, &over);
-    const uint64_t all_held = AddOrFlag(held, fixed.gathered_elements, &over);
-    const uint64_t all_optimized =
-        AddOrFlag(optimized, fixed.gathered_used, &over);
-    uint64_t peak = MulOrFlag(all_held, bytes.held(), &over);
-    peak = AddOrFlag(peak, MulOrFlag(all_optimized, bytes.optimizer, &over),
-                     &over);
+    // The sums' overflow as before; the non-gathered chunks' sides at
+    // their own rates (the placement may keep them on the host).
+    AddOrFlag(held, fixed.gathered_elements, &over);
+    AddOrFlag(optimized, fixed.gathered_used, &over);
+    uint64_t peak = MulOrFlag(held, bytes.held() - bytes.host_side, &over);
+    peak = AddOrFlag(
+        peak, MulOrFlag(fixed.gathered_elements, bytes.held(), &over), &over);
+    peak = AddOrFlag(
+        peak,
+        MulOrFlag(optimized, bytes.optimizer - bytes.host_optimizer, &over),
+        &over);
+    peak = AddOrFlag(
+        peak, MulOrFlag(fixed.gathered_used, bytes.optimizer, &over), &over);
     peak = AddOrFlag(
         peak, MulOrFlag(fixed.frozen_elements, bytes.frozen, &over), &over);
     peak = AddOrFlag(peak, MulOrFlag(largest, bytes.gathered, &over), &over);

@@ -17,7 +17,9 @@ inline constexpr uint64_t kAdamStates = 2;
 // The rates under `settings` (read from zero/gemini/gemini_ddp.py,
 // gemini_optimizer.py and chunk.py; docs/layout.md): gradients get their
 // own chunk without master weights or with gradient accumulation; Adam's
-// states take the master copy's width.
+// states take the master copy's width. Under auto placement or
+// offload_optim_frac 1 every non-gathered chunk's master, gradient and
+// states are on the host (docs/placement.md).
 constexpr ByteModel ByteModelOf(const GeminiSettings& settings) {
   const bool master = settings.master_weights;
   const bool separate_grads = !master || settings.gradient_accumulation;
@@ -31,6 +33,12 @@ constexpr ByteModel ByteModelOf(const GeminiSettings& settings) {
   m.frozen = kHalfBytes;
   m.gathered = kHalfBytes;
   m.pinned = settings.pin_memory ? m.held() : 0;
+  m.pageable = settings.pin_memory ? 0 : m.held();
+  if (settings.placement == Placement::kAuto ||
+      settings.offload_optim_frac == 1.0) {
+    m.host_side = m.master + m.grad;
+    m.host_optimizer = m.optimizer;
+  }
   return m;
 }
 

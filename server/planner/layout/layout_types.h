@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "server/planner/objective.h"
@@ -21,14 +22,28 @@ enum class Optimizer : int {
   kNone = 1,  // none
 };
 
+// GeminiPlugin's placement policy. Values equal chunkplan.v1's.
+enum class Placement : int {
+  kStatic = 0,  // fixed fractions (below)
+  kAuto = 1,    // every non-gathered chunk's optimizer side on the host
+};
+
 // GeminiPlugin's settings that change what a rank holds; the defaults are
 // GeminiPlugin's. fp16 and bf16 are both 2 bytes, so the precision does not
-// appear here.
+// appear here. The placement fields' rules are in docs/placement.md.
 struct GeminiSettings {
   bool master_weights = true;
   bool gradient_accumulation = false;
   bool pin_memory = true;
   Optimizer optimizer = Optimizer::kAdam;
+  Placement placement = Placement::kStatic;
+  // Static only; unset means 1.0.
+  std::optional<double> shard_param_frac;
+  // Static only, in [0, 1].
+  double offload_optim_frac = 0.0;
+  double offload_param_frac = 0.0;
+  // Auto only: the device's memory, to say whether warm-up moves chunks.
+  std::optional<uint64_t> device_memory_bytes;
 };
 
 struct LayoutRequest {
@@ -92,8 +107,29 @@ struct RankMemory {
   uint64_t frozen_bytes = 0;
   uint64_t device_bytes = 0;  // the sum of the five above
   uint64_t pinned_host_bytes = 0;
+  // Master shards, optimizer states and fp16 shards that the placement
+  // keeps on the host, beyond the pinned copies.
+  uint64_t offloaded_host_bytes = 0;
+  uint64_t host_bytes = 0;  // pinned_host_bytes + offloaded_host_bytes
 
   friend bool operator==(const RankMemory&, const RankMemory&) = default;
+};
+
+// What the placement policy does with the chunks (docs/placement.md).
+struct PlacementOutcome {
+  // Chunks whose master shard and optimizer states are on the host: the
+  // least and the most over every chunk order.
+  uint64_t offloaded_chunks = 0;
+  uint64_t offloaded_chunks_max = 0;
+  // Offloaded fp16 chunk bytes (the fewest chunks' order) over all
+  // non-gathered fp16 chunk bytes; 0 when there are none.
+  double effective_offload_optim_frac = 0.0;
+  uint64_t gathered_at_run_time = 0;    // chunks kept whole on the device
+  uint64_t param_offloaded_chunks = 0;  // chunks whose fp16 shard is on host
+  std::vector<std::string> notes;
+
+  friend bool operator==(const PlacementOutcome&,
+                         const PlacementOutcome&) = default;
 };
 
 struct LayoutResult {
@@ -101,9 +137,14 @@ struct LayoutResult {
   std::optional<SearchResult> search;
   // In the search's config order, or the given configs' order.
   std::vector<GroupLayout> groups;
-  uint64_t layout_padding = 0;   // sum of the groups' padding
-  RankMemory most_loaded_rank;   // rank 0 of every group
-  RankMemory least_loaded_rank;  // rank P - 1 of every group
+  uint64_t layout_padding = 0;  // sum of the groups' padding
+  // Rank 0 of every group under the chunk order that loads its device
+  // most, and the same rank under the order that loads it least.
+  RankMemory most_loaded_rank;
+  RankMemory most_loaded_rank_least;
+  // Rank P - 1 of every group under the order that loads its device least.
+  RankMemory least_loaded_rank;
+  PlacementOutcome placement;
   // The largest non-gathered chunk's size in bytes (0 when none).
   uint64_t gathered_chunk_bytes = 0;
   // Wall time spent in the planner, the search included.

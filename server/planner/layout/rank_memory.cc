@@ -23,36 +23,65 @@ absl::Status Narrow(Wide value, absl::string_view name, uint64_t* out) {
 
 }  // namespace
 
+uint64_t RealElementsOnRank(const ChunkLayout& chunk, uint64_t degree,
+                            RankOfGroup rank) {
+  const uint64_t r = rank == RankOfGroup::kFirst ? 0 : degree - 1;
+  const uint64_t shard = chunk.size / degree;
+  // r * shard <= size - shard < 2^64.
+  const uint64_t begin = r * shard;
+  return chunk.used <= begin ? 0 : std::min(chunk.used - begin, shard);
+}
+
 absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
                                      uint64_t frozen_elements,
                                      const ByteModel& bytes, RankOfGroup rank,
-                                     absl::string_view field) {
+                                     absl::string_view field,
+                                     std::span<const uint8_t> marks) {
+  Wide param_elements = 0;     // fp16 elements on the device
   Wide shard_elements = 0;     // sum of size / P over non-gathered chunks
   Wide gathered_elements = 0;  // sum of gathered chunk sizes
+  Wide side_elements = 0;      // master/grad elements on the device
   Wide optimized = 0;          // real elements here + gathered used ones
+  Wide host_states = 0;        // optimizer elements on the host
+  Wide host_shards = 0;        // shard elements of offloaded chunks
+  size_t index = 0;
   for (const GroupLayout& g : groups) {
     const uint64_t degree = g.config.dp_degree;
-    const uint64_t r = rank == RankOfGroup::kFirst ? 0 : degree - 1;
     for (const ChunkLayout& c : g.chunks) {
+      const uint8_t mark = marks.empty() ? 0 : marks[index];
+      ++index;
       if (g.config.keep_gathered) {
         gathered_elements += c.size;
         optimized += c.used;
         continue;
       }
       const uint64_t shard = c.size / degree;
+      const uint64_t real = RealElementsOnRank(c, degree, rank);
       shard_elements += shard;
-      // r * shard <= size - shard < 2^64.
-      const uint64_t begin = r * shard;
-      optimized += c.used <= begin ? 0 : std::min(c.used - begin, shard);
+      if (mark & kGatheredAtRunTime) {
+        param_elements += c.size;
+      } else if (!(mark & kParamOffloaded)) {
+        param_elements += shard;
+      }
+      if (mark & kOptimOffloaded) {
+        host_states += real;
+        host_shards += shard;
+      } else {
+        side_elements += shard;
+        optimized += real;
+      }
     }
   }
-  const Wide held = shard_elements + gathered_elements;
-  const Wide params = bytes.param * held;
-  const Wide masters = bytes.master * held;
-  const Wide grads = bytes.grad * held;
+  param_elements += gathered_elements;
+  side_elements += gathered_elements;
+  const Wide params = bytes.param * param_elements;
+  const Wide masters = bytes.master * side_elements;
+  const Wide grads = bytes.grad * side_elements;
   const Wide states = bytes.optimizer * optimized;
   const Wide frozen = Wide{bytes.frozen} * frozen_elements;
   const Wide pinned = bytes.pinned * shard_elements;
+  const Wide offloaded =
+      bytes.optimizer * host_states + bytes.pageable * host_shards;
   RankMemory m;
   for (const auto& [value, part, out] :
        {std::tuple{params, "param_bytes", &m.param_bytes},
@@ -62,7 +91,9 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
         std::tuple{frozen, "frozen_bytes", &m.frozen_bytes},
         std::tuple{params + masters + grads + states + frozen, "device_bytes",
                    &m.device_bytes},
-        std::tuple{pinned, "pinned_host_bytes", &m.pinned_host_bytes}}) {
+        std::tuple{pinned, "pinned_host_bytes", &m.pinned_host_bytes},
+        std::tuple{offloaded, "offloaded_host_bytes", &m.offloaded_host_bytes},
+        std::tuple{pinned + offloaded, "host_bytes", &m.host_bytes}}) {
     if (absl::Status s = Narrow(value, absl::StrCat(field, ".", part), out);
         !s.ok()) {
       return s;

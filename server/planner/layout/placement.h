@@ -1,0 +1,47 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_LAYOUT_PLACEMENT_H_
+#define CHUNKPLAN_SERVER_PLANNER_LAYOUT_PLACEMENT_H_
+
+// GeminiPlugin's placement policies replayed on a chunk layout: which chunks
+// keep their optimizer side, their fp16 shard or their whole fp16 chunk
+// where, and so every rank's device and host bytes. The rules, read from
+// ColossalAI's placement_policy.py, gemini_ddp.py, gemini_optimizer.py and
+// chunk.py, are in docs/placement.md.
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/planner/layout/layout_types.h"
+
+namespace chunkplan::planner {
+
+// The placement fields of `settings`: fractions in [0, 1] and not NaN, and
+// no field of one policy set under the other (shard_param_frac present, an
+// offload fraction non-zero under auto; device_memory_bytes under static).
+// Errors: INVALID_ARGUMENT naming the field (gemini.<field>).
+absl::Status CheckPlacement(const GeminiSettings& settings);
+
+// The layout objectives under `request.gemini`: OK for every objective
+// when the chunks the placement moves do not depend on the chunk size
+// (nothing moved; auto, or offload_optim_frac 1 alone: every non-gathered
+// chunk's optimizer side on the host, which the byte model carries);
+// OBJECTIVE_PEAK_RANK_BYTES under a fraction strictly between 0 and 1,
+// shard_param_frac < 1 or an honoured offload_param_frac is UNIMPLEMENTED
+// (docs/placement.md).
+absl::Status CheckObjectivePlacement(const LayoutRequest& request);
+
+// What the policy does with the chunks of `groups`, and the bytes of rank 0
+// and rank P - 1 of every group (with `frozen_elements` frozen elements):
+// result.most_loaded_rank, most_loaded_rank_least, least_loaded_rank and
+// placement. Default settings give today's static figures. Errors:
+// INVALID_ARGUMENT when a count exceeds 2^64-1 bytes; RESOURCE_EXHAUSTED
+// from ExtremeOffloadSet. Requires CheckPlacement to have passed.
+absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
+                            uint64_t frozen_elements,
+                            const GeminiSettings& settings,
+                            LayoutResult* result);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_PLACEMENT_H_
