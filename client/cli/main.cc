@@ -391,7 +391,8 @@ int Run(int argc, char* argv[]) {
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
     return UsageError(
-        "missing subcommand: search, layout, frontier, describe, health, gpus or "
+        "missing subcommand: search, layout, frontier, describe, health, gpus "
+        "or "
         "version");
   }
   if (args.size() > 2) {
@@ -411,10 +412,10 @@ int Run(int argc, char* argv[]) {
     std::cout << VersionText() << std::flush;
     return 0;
   }
-  return UsageError(
-      absl::StrCat("unknown subcommand '", command,
-                   "' (expected search, layout, frontier, describe, health, gpus or "
-                   "version)"));
+  return UsageError(absl::StrCat(
+      "unknown subcommand '", command,
+      "' (expected search, layout, frontier, describe, health, gpus or "
+      "version)"));
 }
 
 }  // namespace

@@ -19,14 +19,14 @@ std::string FormatTable(const v1::ChunkSearchResponse& response);
 
 // Per group (in the response's order) its dp degree, chunk size, keep
 // gathered, number of chunks and real padding in elements; then the elements
-// placed, the real padding as a share of them and, when the search ran, 
-// ColossalAI's search's own waste figure (min_chunk_waste) beside it; then each part of the most loaded
-// (rank 0) and least loaded (rank P-1) rank in GiB (2**30 bytes, 2
-// decimals), device and host, with the most loaded rank also under its most
-// favourable chunk order; the gathered chunk buffer; the placement's
-// outcome and notes; with `gpus_per_node` > 0 the host bytes of a node of
-// that many most loaded ranks; and the search's engine, candidates and time
-// when it ran. Every line ends in '\n'.
+// placed, the real padding as a share of them and, when the search ran,
+// ColossalAI's search's own waste figure (min_chunk_waste) beside it; then each
+// part of the most loaded (rank 0) and least loaded (rank P-1) rank in GiB
+// (2**30 bytes, 2 decimals), device and host, with the most loaded rank also
+// under its most favourable chunk order; the gathered chunk buffer; the
+// placement's outcome and notes; with `gpus_per_node` > 0 the host bytes of a
+// node of that many most loaded ranks; and the search's engine, candidates and
+// time when it ran. Every line ends in '\n'.
 std::string FormatLayoutTable(const v1::LayoutResponse& response,
                               uint32_t gpus_per_node = 0);
 
