@@ -218,7 +218,7 @@ def test_offload_sweep_rows_carry_the_oracles_counts(server):
     assert [float(r[0]) for r in rows] == [i / 20 for i in range(21)], out
     for fraction, least, most in rows:
         answer = oracle_layout({
-            "search": {"numels": models.from_hf_config(LLAMA_7B),
+            "search": {"numels": oracle_models.describe(LLAMA_7B).numels,
                        "dp_degrees": [8], **SEARCH},
             "configs": [{"dp_degree": g["dp_degree"],
                          "chunk_size": g["chunk_size"],

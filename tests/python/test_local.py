@@ -16,12 +16,13 @@ import grpc
 import pytest
 
 import chunkplan
-from chunkplan import local, models
+from chunkplan import local
 from frontier_cases import frontier_json, oracle_frontier
 from frontier_cases import random_case as random_frontier_case
 from layout_cases import layout_json, oracle_layout, plain
 from layout_cases import random_case as random_layout_case
 from oracle_cases import HF_CONFIGS, oracle_tuple, random_case, random_seed
+import models as oracle_models  # noqa: E402  (tests/oracle/models)
 
 TIMEOUT_S = 60
 RANDOM_REQUESTS = 30
@@ -105,7 +106,7 @@ def test_search_command_local_json_equals_the_oracle(cli):
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     expected = oracle_tuple({
-        "numels": models.from_hf_config(GPT2_TEST), "dp_degrees": [1],
+        "numels": oracle_models.describe(GPT2_TEST).numels, "dp_degrees": [1],
         "search_range_m": 1, "search_interval": 128, "min_chunk_size_m": 0,
         "filter_exlarge_params": True})
     assert [int(c["chunk_size"]) for c in answer["configs"]] == [
