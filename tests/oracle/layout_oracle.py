@@ -484,9 +484,11 @@ Layout = collections.namedtuple(
     "most_least placement")
 
 
-def _layout(numels, degrees, frozen, configs, settings):
+def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     """The layout of every group (in the order of configs) and the most and
-    least loaded ranks. Frozen parameters are never placed."""
+    least loaded ranks. Frozen parameters are never placed. outcome=False:
+    where the settings move nothing, the placement's outcome and extremes
+    are left None (a sweep's values need only the ranks' bytes)."""
     groups = []
     for config in configs:
         params = [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))
@@ -501,19 +503,22 @@ def _layout(numels, degrees, frozen, configs, settings):
     least = _rank_memory(groups, frozen_numel, settings, lambda p: p - 1)
     # Issue 27: the placement policy moves parts to the host; with default
     # settings it moves nothing and the figures above stand.
-    p_most, most_least, p_least, outcome = placement_oracle.place(
-        groups, frozen_numel, settings._asdict())
-    for mine, theirs in ((most, p_most), (least, p_least)):
-        if not _moves(settings):
-            assert all(theirs[k] == v for k, v in mine.items()), (mine, theirs)
-    most, least = p_most, p_least
+    most_least = placed = None
+    if outcome or _moves(settings):
+        p_most, most_least, p_least, placed = placement_oracle.place(
+            groups, frozen_numel, settings._asdict())
+        for mine, theirs in ((most, p_most), (least, p_least)):
+            if not _moves(settings):
+                assert all(theirs[k] == v for k, v in mine.items()), (mine,
+                                                                      theirs)
+        most, least = p_most, p_least
     # The transient buffer: the largest non-gathered chunk gathered whole in
     # the 2-byte dtype (chunk.py __gather allocates cuda_global_chunk of
     # chunk_size elements); 0 when every group is kept gathered.
     largest = max([c.size for g in groups if not g.config.keep_gathered
                    for c in g.chunks], default=0)
     return Layout(groups, sum(g.padding for g in groups), most, least,
-                  HALF_BYTES * largest, most_least, outcome)
+                  HALF_BYTES * largest, most_least, placed)
 
 
 def _moves(settings):
@@ -618,15 +623,15 @@ class _Request:
         else:
             self.grid = _grid(self.parsed.args)
 
-    def layout_at(self, configs):
+    def layout_at(self, configs, outcome=True):
         numels, degrees = self.parsed.args[0], self.parsed.args[1]
         return _layout(numels, degrees, self.parsed.frozen, configs,
-                       self.parsed.settings)
+                       self.parsed.settings, outcome)
 
     def values(self, chunk):
         """(seed_waste at C, layout_padding at C', peak at C')."""
         padding, peak = _layout_values(
-            self.layout_at(_configs_at(self.grid, chunk)))
+            self.layout_at(_configs_at(self.grid, chunk), outcome=False))
         return _seed_waste(self.grid, chunk), padding, peak
 
     def measured_row(self, row):
