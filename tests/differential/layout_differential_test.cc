@@ -18,7 +18,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -262,10 +261,7 @@ void Count(const GeneratedLayout& g,
 }
 
 TEST(LayoutDifferentialTest, RandomRequestsMatchTheOracle) {
-  std::random_device device;
-  const uint64_t seed =
-      EnvOr("CHUNKPLAN_DIFF_SEED",
-            (static_cast<uint64_t>(device()) << 32) ^ device());
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
   const int count =
       static_cast<int>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
   std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << " (" << count
@@ -367,10 +363,7 @@ void CountPlacement(const GeneratedPlacement& g,
 // Issue 27: every placement policy and setting on fresh random small
 // models, each through the planner and the server, equal to the oracle.
 TEST(LayoutDifferentialTest, PlacementsMatchTheOracle) {
-  std::random_device device;
-  const uint64_t seed =
-      EnvOr("CHUNKPLAN_DIFF_SEED",
-            (static_cast<uint64_t>(device()) << 32) ^ device());
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
   const int count =
       static_cast<int>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
   std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << " (" << count
