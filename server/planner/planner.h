@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/planner/engines/engine_options.h"
+#include "server/planner/fit/plan_types.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
 
@@ -99,6 +100,15 @@ class Planner {
   // status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
+
+  // The ranked Gemini configurations that fit `request.cluster`: per world
+  // size, up to three chunk sizes (Layout's, as above, with `stop`) under
+  // five placements, each option's figures and verdict (docs/plan.md, "The
+  // search, exactly"). Errors: INVALID_ARGUMENT naming the field for a
+  // malformed cluster, workload or search part (as Layout's, at each world
+  // size), a byte sum beyond 64 bits; those of Layout; the stop check's.
+  absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
+                                  const StopCheck& stop = {}) const;
 
   // The engines this binary can run now, in enum order (never kAuto).
   std::vector<Engine> AvailableEngines() const;
