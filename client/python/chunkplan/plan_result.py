@@ -124,7 +124,9 @@ class PlanOption:
             response=option)
 
 
-# The table's columns: (title, the cell of an option).
+# The table's first columns: (title, the cell of the i-th option); the
+# device need, host per node and verdict follow (Plan.table). The columns
+# in _LEFT are left-aligned.
 _COLUMNS = (
     ("option", lambda i, o: "%d" % i),
     ("world size", lambda i, o: "%d" % o.world_size),
@@ -133,9 +135,8 @@ _COLUMNS = (
         "%d%s" % (c["chunk_size"], " kept" if c["keep_gathered"] else "")
         for c in o.config_dict.values())),
     ("chunk size from", lambda i, o: o.chunk_size_from),
-    ("device need GiB", lambda i, o: verdict.gib(o.device_need_bytes)),
-    ("host per node GiB", lambda i, o: verdict.gib(o.host_bytes_per_node)),
 )
+_LEFT = (2, 4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,25 +162,29 @@ class Plan:
     def table(self):
         """The answer for people, as text: the cluster (with the request),
         one row per option (rank, world size, placement and fractions,
-        chunk size and where it came from, device need and host bytes per
-        node in GiB, and "fits" or Plan's why_not), a line saying the
+        chunk size and where it came from, device need / device memory and
+        host bytes per node in GiB, and "fits" or Plan's why_not), a line saying the
         activation bytes are an ESTIMATE when a workload was given, the
         notes once each with the options they hold for, and the first
         option's GeminiPlugin(...) line."""
         lines = _cluster_lines(self.request)
+        memory = ("" if self.request is None else " / " + verdict.gib(
+            self.request.cluster.device_memory_bytes))
         rows = [[cell(i, o) for _, cell in _COLUMNS] +
-                ["fits" if o.fits else "does not fit: " + o.why_not]
+                [verdict.gib(o.device_need_bytes) + memory,
+                 verdict.gib(o.host_bytes_per_node),
+                 "fits" if o.fits else "does not fit: " + o.why_not]
                 for i, o in enumerate(self.options, 1)]
-        titles = [title for title, _ in _COLUMNS] + ["verdict"]
+        titles = [title for title, _ in _COLUMNS] + [
+            "device need%s GiB" % (memory and " / memory"),
+            "host per node GiB", "verdict"]
         widths = [max([len(titles[c])] + [len(r[c]) for r in rows])
-                  for c in range(len(_COLUMNS))]
+                  for c in range(len(titles) - 1)]
         lines.append("")
         for row in [titles] + rows:
             lines.append("  ".join(
-                [row[0].rjust(widths[0]), row[1].rjust(widths[1]),
-                 row[2].ljust(widths[2]), row[3].rjust(widths[3]),
-                 row[4].ljust(widths[4])] +
-                [row[c].rjust(widths[c]) for c in range(5, len(_COLUMNS))] +
+                [row[c].ljust(widths[c]) if c in _LEFT else
+                 row[c].rjust(widths[c]) for c in range(len(widths))] +
                 [row[-1]]))
         if not self.options:
             lines.append("(no option)")
