@@ -92,7 +92,7 @@ class PlanOption:
                                   ("optim", self.offload_optim_frac, 0.0),
                                   ("param", self.offload_param_frac, 0.0)):
             if value != idle:
-                parts.append("%s %.4g" % (name, value))
+                parts.append("%s %.6g" % (name, value))
         return ", ".join(parts)
 
     @classmethod
@@ -244,8 +244,9 @@ def _note_lines(options):
     for i, option in enumerate(options, 1):
         for note in option.notes:
             holders.setdefault(note, []).append(str(i))
-    lines = ["note            options %s: %s" % (",".join(who), note)
-             for note, who in holders.items()]
+    lines = ["note            option%s %s: %s" % (
+        "s" if len(who) > 1 else "", ",".join(who), note)
+        for note, who in holders.items()]
     estimates = sorted({o.activation_bytes for o in options})
     if estimates and estimates[-1]:
         lines.append("activations     %s GiB per rank (an ESTIMATE, counted "
