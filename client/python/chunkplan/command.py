@@ -1,5 +1,6 @@
-"""`python3 -m chunkplan search` and `layout`: the chunk search, and what
-Gemini allocates for it, for a Hugging Face model, from a shell.
+"""`python3 -m chunkplan search|layout|frontier|plan`: the chunk search, what
+Gemini allocates for it, how it moves with the chunk size and what fits a
+cluster, for a Hugging Face model, from a shell.
 
     python3 -m chunkplan search --hf-config config.json --dp 8 \\
         --server localhost:50051 [--json]
@@ -7,22 +8,25 @@ Gemini allocates for it, for a Hugging Face model, from a shell.
         --device-memory 80GiB --server localhost:50051 [--json]
     python3 -m chunkplan frontier --hf-config DIR --dp 8 \\
         --objective layout_padding --plot frontier.png [--emit colossalai]
+    python3 -m chunkplan plan --hf-config DIR --device-memory 80GiB \\
+        --gpus-per-node 8 --world-sizes 8,16,32 [--host-memory 1TiB]
 
 has the server at --server describe the model's parameters from its
 config.json (chunkplan.models: the server's Describe) and answer, or with
 --local the chunkplan command line in a child process (chunkplan.local;
 nothing is planned in Python: the commands are thin layers over
-Client.describe, Client.search, Client.layout and Client.frontier), and
-prints
-a table, or with --json the response (layout: one line per degree) in
-protobuf's JSON mapping (field names as in the proto, every field printed,
-64-bit integers as strings), as the `chunkplan` command line prints it, or
-with --emit colossalai (layout and frontier) only the chosen configuration
-as GeminiPlugin's chunk_config_dict. The search interval is GeminiPlugin's
+Client.describe, Client.search, Client.layout, Client.frontier and
+Client.plan), and prints a table, or with --json (or --format json) the
+response (layout: one line per degree, with its verdict) in protobuf's JSON
+mapping (field names as in the proto, every field printed, 64-bit integers
+as strings), as the `chunkplan` command line prints it, or with --emit
+colossalai (layout, frontier and plan) only the chosen configuration as
+GeminiPlugin's chunk_config_dict. The search interval is GeminiPlugin's
 own: --hidden-dim when the trainer passes one, else 1024 (--search-interval
 sets another); the table (or, with --json or --emit, standard error) says
-which was used and why. The layout and frontier commands' own flags and
-tables: chunkplan.layout_command, chunkplan.frontier_command.
+which was used and why. The layout, frontier and plan commands' own flags
+and tables: chunkplan.layout_command, chunkplan.frontier_command,
+chunkplan.plan_command.
 
 Exit status: 0 on success; 1 when a call fails (one line on stderr,
 "CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").

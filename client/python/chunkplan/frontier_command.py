@@ -13,7 +13,8 @@ or bytes for peak_rank_bytes), ColossalAI's search's waste, the real
 padding (elements and % of the model's parameters) and the device need in
 GiB (chunkplan.verdict: the most loaded rank's device total + the gathered
 chunk + --reserve, i.e. peak_rank_bytes + reserve, / 2**30, 2 decimals; the
-figure `layout` prints under that name). --plot FILE draws the points (chunkplan.frontier_plot) with
+figure `layout` prints under that name). --plot FILE draws the points
+(chunkplan.frontier_plot) with
 ColossalAI's pick (its answer at GeminiPlugin's defaults: range and minimum
 32 Mi elements, the filter on, the same interval; one more Frontier call),
 the objective's best and the line of --device-memory or --gpu when given.

@@ -10,12 +10,16 @@ real padding; ColossalAI's search's min_chunk_waste beside the real layout
 padding; every part of the most and least loaded rank in GiB; the warning
 of chunks that dwarf what they hold, chunkplan.padding_warning). Several
 degrees (one Layout call each, every parameter at that degree): one row per
-degree, so that a user can pick one. --device-memory adds, for the most
-loaded rank, whether its device bytes fit and the headroom (negative: the
-shortfall); --gpu NAME gives a card's memory as nvidia-smi reports it
-instead (chunkplan.gpu_presets). GiB here is 2**30 bytes, printed with 2
-decimals. --objective picks the candidate to lay out (default ColossalAI's
-pick); --emit colossalai prints only the configs laid out, as GeminiPlugin's
+degree, so that a user can pick one. Both name their figures as every
+command does (chunkplan.verdict, Plan's definitions): the device total, the
+gathered chunk, --reserve, and the device need (their sum); --device-memory
+adds the headroom and whether the device need fits; --gpu NAME gives a
+card's memory as nvidia-smi reports it instead (chunkplan.gpu_presets);
+--gpus-per-node adds the host bytes per node (min(N, dp) ranks),
+--host-memory whether the node holds them. --json / --format json keeps the
+verdict in each line. GiB here is 2**30 bytes, printed with 2 decimals.
+--objective picks the candidate to lay out (default ColossalAI's pick);
+--emit colossalai prints only the configs laid out, as GeminiPlugin's
 chunk_config_dict (chunkplan.colossalai_export), one line per degree.
 """
 
@@ -157,6 +161,25 @@ def json_line(args, degree, layout):
     return json.dumps(fields) + "\n"
 
 
+def add_fixed_arguments(parser, title):
+    """Adds GeminiPlugin's choices that are not the placement (--precision,
+    --no-master-weights, --gradient-accumulation, --no-pin-memory,
+    --optimizer; fixed_settings says them back) as an argument group named
+    `title`, and returns the group."""
+    gemini = parser.add_argument_group(title)
+    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
+    gemini.add_argument("--no-master-weights", action="store_true",
+                        help="no fp32 master copies (master_weights=False)")
+    gemini.add_argument("--gradient-accumulation", action="store_true",
+                        help="enable_gradient_accumulation=True")
+    gemini.add_argument("--no-pin-memory", action="store_true",
+                        help="no pinned host copies of the shards")
+    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
+                        help="the optimizer whose states count (default "
+                        "adam)")
+    return gemini
+
+
 def add_choice_arguments(parser):
     """The flags layout and frontier share: --objective, --emit and the
     GeminiPlugin settings (gemini_keywords reads the latter back)."""
@@ -170,18 +193,8 @@ def add_choice_arguments(parser):
                         help="print only the chosen configuration, as "
                         "GeminiPlugin's chunk_config_dict (one line per "
                         "degree)")
-    gemini = parser.add_argument_group(
-        "GeminiPlugin settings (default: GeminiPlugin's)")
-    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
-    gemini.add_argument("--no-master-weights", action="store_true",
-                        help="no fp32 master copies (master_weights=False)")
-    gemini.add_argument("--gradient-accumulation", action="store_true",
-                        help="enable_gradient_accumulation=True")
-    gemini.add_argument("--no-pin-memory", action="store_true",
-                        help="no pinned host copies of the shards")
-    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
-                        help="the optimizer whose states count (default "
-                        "adam)")
+    gemini = add_fixed_arguments(parser, "GeminiPlugin settings (default: "
+                                 "GeminiPlugin's)")
     gemini.add_argument("--placement", choices=PLACEMENTS, default="static",
                         help="placement_policy (default static)")
     gemini.add_argument("--offload-optim-frac", type=float, default=0.0,

@@ -21,7 +21,6 @@ when that option does not fit).
 
 from chunkplan import layout_command, models
 from chunkplan.colossalai_export import EMIT_FORMATS, chunk_config_dict_literal
-from chunkplan.layout_request import OPTIMIZERS, PRECISIONS
 
 
 def add_arguments(parser):
@@ -48,19 +47,9 @@ def add_arguments(parser):
                       help="full recomputation: one checkpoint per layer")
     work.add_argument("--flash-attention", action="store_true",
                       help="no attention scores stored")
-    gemini = parser.add_argument_group(
-        "GeminiPlugin's fixed choices (default: GeminiPlugin's; Plan "
-        "chooses the placement)")
-    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
-    gemini.add_argument("--no-master-weights", action="store_true",
-                        help="no fp32 master copies (master_weights=False)")
-    gemini.add_argument("--gradient-accumulation", action="store_true",
-                        help="enable_gradient_accumulation=True")
-    gemini.add_argument("--no-pin-memory", action="store_true",
-                        help="no pinned host copies of the shards")
-    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
-                        help="the optimizer whose states count (default "
-                        "adam)")
+    layout_command.add_fixed_arguments(
+        parser, "GeminiPlugin's fixed choices (default: GeminiPlugin's; "
+        "Plan chooses the placement)")
 
 
 def usage_problem(args):
