@@ -10,11 +10,21 @@ real chunkplan-server on loopback.
              (range 32 Mi, interval 1024); a device one byte below the
              peak does not fit (exit 3), one at the peak fits (exit 0); a
              bad config is the server's INVALID_ARGUMENT (exit 1).
+  GoPlanTest chunkplan-plan reads a config.json and asks Plan; its first
+             option's GeminiPlugin(...) line, device need, host bytes per
+             node and exit status (0 fits, 3 not) equal the plan oracle's
+             (tests/oracle/plan_oracle.py) for the request it sends
+             (GeminiPlugin's search defaults, the cluster of its flags);
+             usage errors exit 2. Needs the real Plan (issue 28); the
+             oracle cases skip, saying "plan oracle not found", where the
+             oracle is not in the tree.
 
-Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT (the built chunkplan-fit),
+Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT and CHUNKPLAN_PLAN (the built
+chunkplan-fit and chunkplan-plan),
 CHUNKPLAN_PROTOC and CHUNKPLAN_GRPC_PROTO_DIR as in server_test.py.
 """
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -32,11 +42,15 @@ CONFIGS = os.path.join(ROOT, "tests", "python", "data", "hf_configs")
 GIB = 1 << 30
 
 
-def fit_binary():
-    path = os.environ.get("CHUNKPLAN_FIT", "")
+def binary(variable):
+    path = os.environ.get(variable, "")
     if not os.access(path, os.X_OK):
-        raise unittest.SkipTest(f"CHUNKPLAN_FIT={path!r} is not executable")
+        raise unittest.SkipTest(f"{variable}={path!r} is not executable")
     return path
+
+
+def fit_binary():
+    return binary("CHUNKPLAN_FIT")
 
 
 def expected_layout(channel, config_path, world_size):
@@ -110,6 +124,91 @@ class GoFitTest(unittest.TestCase):
             got = run_fit(self.server.address, bad.name, 8, 80 * GIB)
         self.assertEqual(got.returncode, 1, got.stdout)
         self.assertRegex(got.stderr, re.compile(r"^INVALID_ARGUMENT: .*n_embd"))
+
+
+def plan_oracle():
+    """tests/oracle/plan_oracle.py, or a skip where it is not in the tree."""
+    path = os.path.join(ROOT, "tests", "oracle", "plan_oracle.py")
+    if not os.path.exists(path):
+        raise unittest.SkipTest(f"plan oracle not found ({path})")
+    spec = importlib.util.spec_from_file_location("plan_oracle", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class GoPlanTest(unittest.TestCase):
+    """See the module's docstring."""
+
+    def setUp(self):
+        binary("CHUNKPLAN_PLAN")
+
+    def run_plan(self, *flags):
+        return subprocess.run([binary("CHUNKPLAN_PLAN"), *flags],
+                              capture_output=True, text=True,
+                              timeout=PATIENCE_S)
+
+    def check(self, name, device, host, reserve, world_sizes):
+        """chunkplan-plan against the oracle's first option for the
+        request it sends: the model's config, GeminiPlugin's search
+        (range 32, interval 0: 1024, minimum 32 by default), the cluster,
+        max_options 3."""
+        path = os.path.join(CONFIGS, name)
+        with open(path) as f:
+            config = f.read()
+        want = plan_oracle().plan({
+            "search": {"model": {"hf_config_json": config},
+                       "search_range_m": 32},
+            "cluster": {"device_memory_bytes": str(device),
+                        "host_memory_bytes": str(host), "gpus_per_node": 8,
+                        "world_sizes": world_sizes,
+                        "reserve_bytes": str(reserve)},
+            "max_options": 3})
+        self.assertNotIn("error", want)
+        first = want["options"][0]
+        server = Server("--threads=2")
+        self.addCleanup(server.stop)
+        got = self.run_plan(
+            f"--server={server.address}", f"--config={path}",
+            f"--device-memory-gib={device / GIB!r}",
+            f"--host-memory-gib={host / GIB!r}",
+            f"--reserve-gib={reserve / GIB!r}", "--gpus-per-node=8",
+            "--world-sizes=" + ",".join(map(str, world_sizes)),
+            "--max-options=3", "--timeout=120s")
+        self.assertEqual(got.returncode, 0 if first["fits"] else 3,
+                         got.stderr)
+        lines = got.stdout.splitlines()
+        self.assertEqual(lines[-1], "GeminiPlugin(%s)" % first["colossalai"])
+        self.assertIn("device_need_bytes %s host_bytes_per_node %s "
+                      "activation_bytes 0" % (
+                          first["device_need_bytes"],
+                          first["host_bytes_per_node"]), lines)
+        verdict = ("fits" if first["fits"] else
+                   "does not fit: " + first["why_not"])
+        self.assertTrue(lines[0].startswith(
+            "option 1 of %d (%d considered): world size %d, chunk size from "
+            "%s, " % (len(want["options"]), int(want["options_considered"]),
+                      first["world_size"], first["chunk_size_from"])),
+            lines[0])
+        self.assertTrue(lines[0].endswith(verdict), lines[0])
+        return first
+
+    def test_gpt2_xl_fits_as_the_oracle_says(self):
+        first = self.check("gpt2-xl.json", 10 * GIB, 512 * GIB, GIB, [8, 16])
+        self.assertTrue(first["fits"])
+
+    def test_nothing_fits_exits_3_with_the_oracles_reason(self):
+        first = self.check("colossalai-gpt2-test.json", 64 << 20, GIB,
+                           32 << 20, [2, 1])
+        self.assertFalse(first["fits"])
+
+    def test_usage_errors_exit_2(self):
+        for flags in (["--world-sizes=8"], ["--config=x", "--world-sizes=0"],
+                      ["--config=x", "--micro-batch=1"]):
+            got = self.run_plan(*flags)
+            self.assertEqual(got.returncode, 2, got.stderr)
+            self.assertTrue(got.stderr.startswith("INVALID_ARGUMENT: "),
+                            got.stderr)
 
 
 if __name__ == "__main__":

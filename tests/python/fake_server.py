@@ -27,6 +27,10 @@ class _Servicer(chunk_search_pb2_grpc.ChunkSearchServicer):
         self._requests.append(request)
         return self._handler(request, context)
 
+    def Plan(self, request, context):
+        self._requests.append(request)
+        return self._handler(request, context)
+
     def Describe(self, request, context):
         """The oracle's description of the config (the commands describe
         the model before they search)."""
@@ -39,8 +43,9 @@ class _Servicer(chunk_search_pb2_grpc.ChunkSearchServicer):
 
 
 class FakeServer:
-    """A ChunkSearch server on 127.0.0.1 (free port) whose Search is
-    `handler(request, context)` and whose Describe is the model oracle's; `credentials`: grpc server credentials for
+    """A ChunkSearch server on 127.0.0.1 (free port) whose Search and Plan
+    are `handler(request, context)` and whose Describe is the model
+    oracle's; `credentials`: grpc server credentials for
     TLS, else plaintext. `requests` records what arrived; `target` is
     "127.0.0.1:PORT"."""
 

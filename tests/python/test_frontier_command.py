@@ -242,3 +242,29 @@ def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
         "objective": objective_json("seed_waste")})["points"][-1]
     assert drawn["seed_pick"].chunk_size == int(want["chunk_size"])
     assert drawn["seed_pick"].seed_waste == int(want["seed_waste"])
+
+
+def test_device_need_is_the_layouts_with_the_reserve(server):
+    """Issue 31: one figure, one name. The frontier's best row under
+    seed_waste (ColossalAI's pick) and `layout` print the same device need:
+    the oracle's most loaded rank's device bytes + gathered chunk +
+    --reserve."""
+    llama = str(HF_CONFIGS / "llama-2-7b.json")
+    answer = oracle_layout({
+        "search": {"numels": oracle_models.describe(llama).numels,
+                   "dp_degrees": [8], **SEARCH}})
+    need = (int(answer["most_loaded_rank"]["device_bytes"]) +
+            int(answer["gathered_chunk_bytes"]) + 3 * GIB)
+    flags = ["--server", server.target, "--hf-config", llama, *SWEEP,
+             "--dp", "8", "--reserve", "3GiB"]
+    frontier = run("frontier", *flags)
+    layout = run("layout", *flags)
+    assert frontier.returncode == 0 and layout.returncode == 0
+    header, *rows = [line for line in frontier.stdout.splitlines()
+                     if line.startswith("candidate") or
+                     re.match(r"^\s*\d+\s+\d+", line)]
+    assert header.endswith("device need GiB")
+    assert rows[-1].split()[-1] == "%.2f" % (need / GIB), frontier.stdout
+    assert re.search(r"(?m)^device need\s+%.2f GiB \(" % (need / GIB),
+                     layout.stdout), layout.stdout
+    assert re.search(r"(?m)^reserve\s+3\.00 GiB", frontier.stdout)

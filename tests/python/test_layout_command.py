@@ -1,7 +1,9 @@
 """`python3 -m chunkplan layout --hf-config ...` against the real server:
 the table of one degree, the rows of several and the JSON carry the
-oracle's layout; --device-memory says fits / does not fit with the headroom
-worked out from the oracle's bytes; usage errors exit 2."""
+oracle's layout; the verdict (device need = device bytes + gathered chunk
++ --reserve against --device-memory, host per node against --host-memory,
+docs/plan.md's rules) and its headroom are worked out from the oracle's
+bytes, in the tables and in the JSON; usage errors exit 2."""
 
 import argparse
 import json
@@ -103,12 +105,31 @@ def test_settings_reach_the_request(server):
     assert got["most_loaded_rank"]["pinned_host_bytes"] == "0"
 
 
+def need_of(answer, reserve=0):
+    """The device need of an oracle layout, by docs/plan.md's rule: the most
+    loaded rank's device bytes + the gathered chunk + the reserve."""
+    return (int(answer["most_loaded_rank"]["device_bytes"]) +
+            int(answer["gathered_chunk_bytes"]) + reserve)
+
+
+def host_per_node_of(answer, gpus_per_node, dp):
+    """Host bytes per node, by docs/plan.md's rule: min(gpus_per_node, dp)
+    x the larger of rank 0's host bytes under the two extreme orders."""
+    return min(gpus_per_node, dp) * max(
+        int(answer["most_loaded_rank"]["host_bytes"]),
+        int(answer["most_loaded_rank_least"]["host_bytes"]))
+
+
+def rows_of(out):
+    return [line for line in out.splitlines()
+            if re.match(r"^\s*\d+\s+\d+", line)]
+
+
 def test_one_row_per_degree_with_the_fit(server):
     degrees = [1, 2, 4, 8]
     answers = [expected(d, config=LLAMA_7B) for d in degrees]
-    # A device between the dp 2 and the dp 1 figures: dp 1 does not fit.
-    dp1, dp2 = (int(a["most_loaded_rank"]["device_bytes"])
-                for a in answers[:2])
+    # A device between the dp 2 and the dp 1 needs: dp 1 does not fit.
+    dp1, dp2 = (need_of(a) for a in answers[:2])
     assert dp2 < dp1
     memory_mib = (dp1 + dp2) // 2 // 2**20
     memory = memory_mib * 2**20
@@ -116,34 +137,119 @@ def test_one_row_per_degree_with_the_fit(server):
                      *SWEEP, "--device-memory", f"{memory_mib}MiB")
     assert re.search(r"(?m)^device memory\s+%s GiB$" % re.escape(gib(memory)),
                      out), out
-    rows = [line for line in out.splitlines()
-            if re.match(r"^\s*\d+\s+\d+", line)]
+    rows = rows_of(out)
     assert len(rows) == len(degrees), out
     for degree, answer, row in zip(degrees, answers, rows):
         device = int(answer["most_loaded_rank"]["device_bytes"])
-        verdict = "fits" if device <= memory else "does not fit"
-        assert re.match(r"^\s*%d\s+%s\s+no\s+%s\s+%s\s+%s\s+%s\s+%s$" % (
+        need = need_of(answer)
+        verdict = "fits" if need <= memory else "does not fit"
+        assert re.match(r"^\s*%d\s+%s\s+no\s+%s\s+%s\s+%s\s+%s\s+%s\s+%s$" % (
             degree, answer["groups"][0]["chunk_size"],
             answer["layout_padding"], answer["search"]["min_chunk_waste"],
-            re.escape(gib(device)), verdict,
-            re.escape("%.2f" % ((memory - device) / GIB))), row), (row, out)
+            re.escape(gib(device)), re.escape(gib(need)),
+            re.escape("%.2f" % ((memory - need) / GIB)), verdict), row), (
+                row, out)
     assert "does not fit" in rows[0] and "does not fit" not in rows[1]
+
+
+def test_the_verdict_counts_the_gathered_chunk_and_the_reserve(server):
+    """A device that holds the rank's device bytes but not the gathered
+    chunk on top does not fit; nor one that holds both but not the
+    reserve."""
+    answer = expected(8, config=LLAMA_7B)
+    device = int(answer["most_loaded_rank"]["device_bytes"])
+    gathered = int(answer["gathered_chunk_bytes"])
+    assert gathered > 2**20
+    reserve = 3 * 2**20
+    for memory_mib, reserve_mib, fits in (
+            (device // 2**20 + 1, 0, False),              # buffer left out
+            ((device + gathered) // 2**20 + 1, 0, True),
+            ((device + gathered) // 2**20 + 1, 3, False),  # reserve left out
+            ((device + gathered + reserve) // 2**20 + 1, 3, True)):
+        out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
+                         "--device-memory", f"{memory_mib}MiB", "--reserve",
+                         f"{reserve_mib}MiB")
+        need = need_of(answer, reserve_mib * 2**20)
+        memory = memory_mib * 2**20
+        assert (need <= memory) == fits
+        assert re.search(r"(?m)^device need\s+%s GiB \(" % re.escape(
+            gib(need)), out), out
+        assert re.search(r"(?m)^device memory\s+%s GiB, headroom %s GiB$" % (
+            re.escape(gib(memory)), re.escape(gib(memory - need))), out), out
+        verdict = ("fits" if fits else "does not fit: device: %d > %d by %d"
+                   % (need, memory, need - memory))
+        assert re.search(r"(?m)^verdict\s+%s$" % re.escape(verdict), out), (
+            out)
+
+
+def test_host_per_node_against_the_host_memory(server):
+    """min(--gpus-per-node, dp) ranks' host bytes, the larger over the two
+    chunk orders (they differ under a partial offload), held against
+    --host-memory: a node of 4 holds dp 8's (4 ranks of an eighth) and
+    not dp 2's (2 ranks of a half)."""
+    gemini = {"offload_optim_frac": 0.1}
+    answers = {dp: expected(dp, gemini, config=LLAMA_7B) for dp in (2, 8)}
+    host = {dp: host_per_node_of(a, 4, dp) for dp, a in answers.items()}
+    assert answers[8]["most_loaded_rank"]["host_bytes"] != (
+        answers[8]["most_loaded_rank_least"]["host_bytes"])
+    assert host[8] < host[2]
+    memory_mib = (host[2] + host[8]) // 2 // 2**20
+    memory = memory_mib * 2**20
+    assert host[8] < memory < host[2]
+    flags = ["--hf-config", LLAMA_7B, *SWEEP, "--offload-optim-frac", "0.1",
+             "--gpus-per-node", "4", "--host-memory", f"{memory_mib}MiB"]
+    rows = rows_of(layout_out(server, "--dp", "2,8", *flags))
+    for dp, row in zip((2, 8), rows):
+        fits = host[dp] <= memory
+        tail = ["fits"] if fits else ["does", "not", "fit"]
+        assert row.split()[-2 - len(tail):] == [
+            gib(host[dp]), gib(memory - host[dp])] + tail, row
+    assert "does not fit" in rows[0] and "does not fit" not in rows[1]
+    one = layout_out(server, "--dp", "2", *flags)
+    assert re.search(r"(?m)^host per node\s+%s GiB \(2 ranks: " % re.escape(
+        gib(host[2])), one), one
+    assert re.search(r"(?m)^verdict\s+does not fit: host: %d > %d by %d$" % (
+        host[2], memory, host[2] - memory), one), one
+
+
+def test_json_keeps_the_verdict(server):
+    answer = expected(8, {"offload_optim_frac": 0.1}, config=LLAMA_7B)
+    reserve = 2 * GIB
+    need = need_of(answer, reserve)
+    host = host_per_node_of(answer, 8, 8)
+    out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
+                     "--offload-optim-frac", "0.1", "--device-memory",
+                     "12GiB", "--reserve", "2GiB", "--gpus-per-node", "8",
+                     "--host-memory", "1TiB", "--format", "json")
+    got = json.loads(out)
+    assert got["most_loaded_rank"] == answer["most_loaded_rank"]
+    assert need > 12 * GIB  # so the JSON says why not
+    assert got["verdict"] == {
+        "device_need_bytes": str(need), "reserve_bytes": str(reserve),
+        "host_bytes_per_node": str(host),
+        "device_memory_bytes": str(12 * GIB),
+        "device_headroom_bytes": str(12 * GIB - need),
+        "host_memory_bytes": str(2**40),
+        "host_headroom_bytes": str(2**40 - host),
+        "fits": False,
+        "why_not": "device: %d > %d by %d" % (need, 12 * GIB,
+                                              need - 12 * GIB)}
 
 
 def test_one_degree_with_device_memory(server):
     answer = expected(8, config=LLAMA_7B)
-    device = int(answer["most_loaded_rank"]["device_bytes"])
+    need = need_of(answer)
     out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
                      "--device-memory", "80GiB")
-    assert re.search(r"(?m)^device memory\s+80\.00 GiB: the most loaded "
-                     r"rank fits, headroom %s GiB$" % re.escape(
-                         "%.2f" % ((80 * GIB - device) / GIB)), out), out
-    assert 10**10 < device < 80 * GIB
+    assert re.search(r"(?m)^device memory\s+80\.00 GiB, headroom %s GiB$" %
+                     re.escape("%.2f" % ((80 * GIB - need) / GIB)), out), out
+    assert re.search(r"(?m)^verdict\s+fits$", out), out
+    assert 10**10 < need < 80 * GIB
     out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *SWEEP,
                      "--device-memory", "10GB")
-    assert re.search(r"(?m)^device memory\s+9\.31 GiB: the most loaded "
-                     r"rank does not fit, headroom %s GiB$" % re.escape(
-                         "%.2f" % ((10**10 - device) / GIB)), out), out
+    assert re.search(r"(?m)^device memory\s+9\.31 GiB, headroom %s GiB$" %
+                     re.escape("%.2f" % ((10**10 - need) / GIB)), out), out
+    assert re.search(r"(?m)^verdict\s+does not fit: device: ", out), out
 
 
 def test_json_one_line_per_degree(server):
@@ -164,12 +270,13 @@ def test_json_one_line_per_degree(server):
     ("79.5GiB", 159 * 2**29), ("81920MiB", 80 * 2**30), ("80GB", 80 * 10**9),
     ("1.5MB", 1_500_000), (".5MiB", 2**19), ("0GiB", 0),
     ("1.0000000001GB", 10**9),  # rounded down to a whole byte
+    ("1TiB", 2**40), ("2TB", 2 * 10**12),
 ])
 def test_memory_units(text, nbytes):
     assert parse_memory(text) == nbytes
 
 
-@pytest.mark.parametrize("text", ["80", "80G", "80TiB", "-1GiB", "GiB",
+@pytest.mark.parametrize("text", ["80", "80G", "80PiB", "-1GiB", "GiB",
                                   "1e3GiB", "8 0GiB", ""])
 def test_memory_without_a_known_unit_is_refused(text):
     with pytest.raises(argparse.ArgumentTypeError):
@@ -189,6 +296,10 @@ def test_degrees():
     (["--device-memory", "80"], "INVALID_ARGUMENT: argument --device-memory"),
     (["--optimizer", "sgd"], "INVALID_ARGUMENT: argument --optimizer"),
     (["--precision", "fp32"], "INVALID_ARGUMENT: argument --precision"),
+    (["--host-memory", "1TiB"], "INVALID_ARGUMENT: --host-memory needs "
+     "--gpus-per-node"),
+    (["--gpus-per-node", "0"], "INVALID_ARGUMENT: argument --gpus-per-node"),
+    (["--reserve", "2"], "INVALID_ARGUMENT: argument --reserve"),
 ])
 def test_usage_errors(args, prefix):
     result = run("layout", "--hf-config", GPT2_TEST, *args)
@@ -239,7 +350,8 @@ def test_placement_table_has_host_bytes_per_node_and_notes(server):
         re.escape(gib(most["host_bytes"])),
         re.escape(gib(answer["most_loaded_rank_least"]["host_bytes"])),
         re.escape(gib(answer["least_loaded_rank"]["host_bytes"]))), out), out
-    assert "host per node   %s GiB" % gib(8 * int(most["host_bytes"])) in out
+    assert "host per node   %s GiB (8 ranks: " % gib(
+        host_per_node_of(answer, 8, 8)) in out
     for note in answer["placement"]["notes"]:
         assert "note            " + note in out
 

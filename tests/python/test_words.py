@@ -31,7 +31,7 @@ def run(*args):
 
 @pytest.mark.parametrize("args", [
     ["--help"], ["search", "--help"], ["layout", "--help"],
-    ["frontier", "--help"],
+    ["frontier", "--help"], ["plan", "--help"],
     ["search", "--hf-config", GPT2_TEST, "--local", *SWEEP],
     ["layout", "--hf-config", GPT2_TEST, "--local", *SWEEP],
     ["layout", "--hf-config", GPT2_TEST, "--local", "--dp", "1,2", *SWEEP],

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	pb "chunkplan/v1"
 )
@@ -89,4 +90,47 @@ func FitOf(layout *pb.LayoutResponse, deviceBytes uint64) *Fit {
 		}
 	}
 	return &Fit{PeakBytes: peak, DeviceBytes: deviceBytes, Fits: peak <= deviceBytes, ChunkConfigDict: dict, Layout: layout}
+}
+
+// PlanModel asks Plan which Gemini configurations of the model of
+// configJSON fit cluster, ranked (the ones that fit first; docs/plan.md),
+// with GeminiPlugin's search (range 32 Mi elements, interval 1024, minimum
+// chunk 32 Mi) and its default fixed choices. workload may be nil (no
+// activation estimate); maxOptions 0 asks the server's 10. Every option's
+// Colossalai field holds GeminiPlugin's keyword arguments as Python text.
+func (c *Client) PlanModel(ctx context.Context, configJSON string, cluster *pb.Cluster, workload *pb.Workload, maxOptions uint32) (*pb.PlanResponse, error) {
+	return c.stub.Plan(ctx, &pb.PlanRequest{
+		Search: &pb.ChunkSearchRequest{
+			Model:        &pb.ModelConfig{HfConfigJson: configJSON},
+			SearchRangeM: 32, // GeminiPlugin's search_range_m
+		},
+		Cluster:    cluster,
+		Workload:   workload,
+		MaxOptions: maxOptions,
+	})
+}
+
+// StatusLine is err as the command lines print it: "CODE: message", the
+// gRPC code in its canonical form (INVALID_ARGUMENT, UNAVAILABLE, ...).
+func StatusLine(err error) string {
+	s := status.Convert(err)
+	return fmt.Sprintf("%s: %s", codeName(s.Code().String()), s.Message())
+}
+
+// codeName is a gRPC code in the canonical form ("InvalidArgument" ->
+// "INVALID_ARGUMENT").
+func codeName(camel string) string {
+	out := []byte{}
+	for i := 0; i < len(camel); i++ {
+		ch := camel[i]
+		if ch >= 'A' && ch <= 'Z' {
+			if i > 0 {
+				out = append(out, '_')
+			}
+			out = append(out, ch)
+		} else {
+			out = append(out, ch-'a'+'A')
+		}
+	}
+	return string(out)
 }

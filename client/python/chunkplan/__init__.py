@@ -10,7 +10,8 @@ The answer is exactly the seed's (colossalai.zero.gemini.chunk.search_utils):
 the same dict in the same order, the same total and waste. A Client keeps
 one channel (TLS optional) for many calls, and its layout() says what
 Gemini really allocates (chunks, padding, each rank's bytes) as a Layout,
-and its frontier() how they move with the chunk size, as a Frontier;
+its frontier() how they move with the chunk size, as a Frontier, and its
+plan() which configurations fit a cluster, ranked, as a Plan;
 chunkplan.models lists the parameters of Hugging Face models from their
 config.json; LocalClient answers the same calls without a server (the
 chunkplan command line in a child process); every failure raises a ChunkplanError subclass that carries
@@ -39,6 +40,7 @@ from chunkplan.errors import (AbortedError, AlreadyExistsError,
 from chunkplan.frontier_result import Frontier, FrontierPoint
 from chunkplan.layout_result import Chunk, GroupLayout, Layout, RankMemory
 from chunkplan.local import LocalClient
+from chunkplan.plan_result import Plan, PlanOption
 from chunkplan.search_result import SearchResult
 
 __version__ = "0.1.0"
@@ -47,7 +49,7 @@ __all__ = [
     "DEFAULT_TARGET", "Client", "LocalClient", "SearchResult",
     "search_chunk_configuration",
     "Layout", "GroupLayout", "Chunk", "RankMemory", "Frontier",
-    "FrontierPoint",
+    "FrontierPoint", "Plan", "PlanOption",
     "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",
     "CancelledError", "DataLossError", "DeadlineExceededError",
     "FailedPreconditionError", "InternalError", "InvalidArgumentError",

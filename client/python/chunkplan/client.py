@@ -8,8 +8,9 @@ a chunkplan server over gRPC.
 returns exactly what colossalai.zero.gemini.chunk.search_chunk_configuration
 returns for the same model and arguments. A Client keeps one channel open
 for many calls and takes TLS options; Client.layout says what Gemini really
-allocates for the search's configs (or given ones), rank by rank, and
-Client.frontier how padding and memory move with the chunk size.
+allocates for the search's configs (or given ones), rank by rank,
+Client.frontier how padding and memory move with the chunk size, and
+Client.plan which configurations fit a cluster.
 """
 
 import json
@@ -23,6 +24,8 @@ from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
 from chunkplan.layout_result import Layout
 from chunkplan.models import HfModel
+from chunkplan.plan_request import build_plan_request
+from chunkplan.plan_result import Plan
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2, chunk_search_pb2_grpc
 
@@ -158,6 +161,11 @@ class Client:
         return self._call(self._stub.Frontier, request, timeout,
                           wait_for_ready)
 
+    def plan_request(self, request, *, timeout=None, wait_for_ready=False):
+        """Sends a ready PlanRequest to Plan; returns the PlanResponse.
+        timeout, wait_for_ready and errors as search_request()."""
+        return self._call(self._stub.Plan, request, timeout, wait_for_ready)
+
     def describe_request(self, config, *, timeout=None,
                          wait_for_ready=False):
         """Sends a ready ModelConfig to Describe; returns the
@@ -287,6 +295,49 @@ class Client:
         response = self.frontier_request(request, timeout=timeout,
                                          wait_for_ready=wait_for_ready)
         return Frontier.from_response(response, request)
+
+    def plan(self, model_or_params, *, device_memory_bytes, world_sizes,
+             gpus_per_node=1, host_memory_bytes=0, reserve_bytes=0,
+             search_range_m=32, search_interval=1024, min_chunk_size_m=32,
+             filter_exlarge_params=True, frozen=None, precision="fp16",
+             master_weights=True, gradient_accumulation=False,
+             pin_memory=True, optimizer="adam", workload=None, max_options=0,
+             engine="auto", timeout=None, wait_for_ready=False):
+        """The Gemini configurations that fit a cluster, ranked: a Plan
+        (docs/plan.md; its options[0] is the one to take when it fits).
+
+        model_or_params: a chunkplan.v1.ModelConfig (e.g.
+        chunkplan.models.model_config("config.json"): the server describes
+        it; needed for `workload`), a torch.nn.Module or a list of numels.
+        The cluster: device_memory_bytes per device, world_sizes (the
+        data-parallel degrees the job may use), gpus_per_node (ranks per
+        node), host_memory_bytes per node (0: not checked), reserve_bytes
+        kept free per device. workload: None, or {"micro_batch": int,
+        "sequence_length": int, "activation_checkpointing": bool,
+        "flash_attention": bool} to count an activation ESTIMATE (decoder-
+        only models given by config). max_options: at most this many (0:
+        the server's 10). The search settings default to GeminiPlugin's
+        (range 32 Mi, interval 1024, minimum 32 Mi); pass its hidden_dim as
+        search_interval when the trainer does. frozen and the fixed Gemini
+        choices (precision, master_weights, gradient_accumulation,
+        pin_memory, optimizer) as layout(); Plan chooses the placement.
+        Raises InvalidArgumentError for arguments that cannot be sent, and
+        the ChunkplanError subclass of the call's status.
+        """
+        request = build_plan_request(
+            model_or_params, device_memory_bytes=device_memory_bytes,
+            world_sizes=world_sizes, gpus_per_node=gpus_per_node,
+            host_memory_bytes=host_memory_bytes, reserve_bytes=reserve_bytes,
+            search_range_m=search_range_m, search_interval=search_interval,
+            min_chunk_size_m=min_chunk_size_m,
+            filter_exlarge_params=filter_exlarge_params, frozen=frozen,
+            precision=precision, master_weights=master_weights,
+            gradient_accumulation=gradient_accumulation,
+            pin_memory=pin_memory, optimizer=optimizer, workload=workload,
+            max_options=max_options, engine=engine)
+        response = self.plan_request(request, timeout=timeout,
+                                     wait_for_ready=wait_for_ready)
+        return Plan.from_response(response, request)
 
     def search_chunk_configuration(self, model_or_params, search_range_m,
                                    search_interval, min_chunk_size_m=32,

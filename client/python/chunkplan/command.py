@@ -1,5 +1,6 @@
-"""`python3 -m chunkplan search` and `layout`: the chunk search, and what
-Gemini allocates for it, for a Hugging Face model, from a shell.
+"""`python3 -m chunkplan search|layout|frontier|plan`: the chunk search, what
+Gemini allocates for it, how it moves with the chunk size and what fits a
+cluster, for a Hugging Face model, from a shell.
 
     python3 -m chunkplan search --hf-config config.json --dp 8 \\
         --server localhost:50051 [--json]
@@ -7,22 +8,25 @@ Gemini allocates for it, for a Hugging Face model, from a shell.
         --device-memory 80GiB --server localhost:50051 [--json]
     python3 -m chunkplan frontier --hf-config DIR --dp 8 \\
         --objective layout_padding --plot frontier.png [--emit colossalai]
+    python3 -m chunkplan plan --hf-config DIR --device-memory 80GiB \\
+        --gpus-per-node 8 --world-sizes 8,16,32 [--host-memory 1TiB]
 
 has the server at --server describe the model's parameters from its
 config.json (chunkplan.models: the server's Describe) and answer, or with
 --local the chunkplan command line in a child process (chunkplan.local;
 nothing is planned in Python: the commands are thin layers over
-Client.describe, Client.search, Client.layout and Client.frontier), and
-prints
-a table, or with --json the response (layout: one line per degree) in
-protobuf's JSON mapping (field names as in the proto, every field printed,
-64-bit integers as strings), as the `chunkplan` command line prints it, or
-with --emit colossalai (layout and frontier) only the chosen configuration
-as GeminiPlugin's chunk_config_dict. The search interval is GeminiPlugin's
+Client.describe, Client.search, Client.layout, Client.frontier and
+Client.plan), and prints a table, or with --json (or --format json) the
+response (layout: one line per degree, with its verdict) in protobuf's JSON
+mapping (field names as in the proto, every field printed, 64-bit integers
+as strings), as the `chunkplan` command line prints it, or with --emit
+colossalai (layout, frontier and plan) only the chosen configuration as
+GeminiPlugin's chunk_config_dict. The search interval is GeminiPlugin's
 own: --hidden-dim when the trainer passes one, else 1024 (--search-interval
 sets another); the table (or, with --json or --emit, standard error) says
-which was used and why. The layout and frontier commands' own flags and
-tables: chunkplan.layout_command, chunkplan.frontier_command.
+which was used and why. The layout, frontier and plan commands' own flags
+and tables: chunkplan.layout_command, chunkplan.frontier_command,
+chunkplan.plan_command.
 
 Exit status: 0 on success; 1 when a call fails (one line on stderr,
 "CODE: message"); 2 for a usage error ("INVALID_ARGUMENT: ...").
@@ -34,7 +38,8 @@ import sys
 import grpc
 from google.protobuf import json_format
 
-from chunkplan import frontier_command, frontier_plot, layout_command, models
+from chunkplan import (frontier_command, frontier_plot, layout_command,
+                       models, plan_command)
 from chunkplan.client import DEFAULT_TARGET, Client
 from chunkplan.colossalai_export import chunk_config_dict_literal
 from chunkplan.errors import ChunkplanError
@@ -93,7 +98,11 @@ def _add_model_arguments(parser):
                         help="deadline of each call (default: none)")
     parser.add_argument("--json", action="store_true",
                         help="print the response as protobuf JSON (layout: "
-                        "one line per degree)")
+                        "one line per degree, with its verdict)")
+    parser.add_argument("--format", choices=("table", "json"),
+                        default="table",
+                        help="table for people (default), or json: as "
+                        "--json")
     tls = parser.add_argument_group("TLS (default: plaintext)")
     tls.add_argument("--tls", action="store_true",
                      help="TLS, trusting the system's CAs")
@@ -137,6 +146,14 @@ def _parser():
     _add_model_arguments(frontier)
     frontier_command.add_arguments(frontier)
     layout_command.add_choice_arguments(frontier)
+    plan = commands.add_parser(
+        "plan", help="the Gemini configurations that fit a cluster",
+        description="Ranks the Gemini configurations (world size, chunk "
+        "size, placement) of the model that a Hugging Face config.json "
+        "describes on a cluster, those that fit first (docs/plan.md; GiB: "
+        "2**30 bytes).")
+    _add_model_arguments(plan)
+    plan_command.add_arguments(plan)
     return parser
 
 
@@ -277,6 +294,9 @@ def _check_output_flags(args):
 
 def _layout(args, out, err):
     _check_output_flags(args)
+    problem = layout_command.budget_problem(args)
+    if problem:
+        raise _UsageError(problem)
     with _client(args) as client:
         model, interval = _model_and_interval(args, client)
         results = layout_command.layouts(client, model, args, interval)
@@ -292,8 +312,8 @@ def _layout(args, out, err):
         for _, layout in results:
             out.write(_plugin_line(args, layout.config_dict))
     elif args.json:
-        for _, layout in results:
-            out.write(_json_line(layout.response))
+        for degree, layout in results:
+            out.write(layout_command.json_line(args, degree, layout))
     elif len(results) == 1:
         out.write(layout_command.format_layout(model, args, *results[0]))
     else:
@@ -331,7 +351,29 @@ def _frontier(args, out, err):
     else:
         out.write(frontier_command.format_frontier(
             model, layout_command.settings_line(args), args.objective,
-            frontier))
+            frontier, args.reserve))
+
+
+def _plan(args, out, err):
+    problem = plan_command.usage_problem(args)
+    if problem:
+        raise _UsageError(problem)
+    with _client(args) as client:
+        plan = plan_command.plan(client, args, search_interval(args)[0])
+    _say_interval(args, out, err)
+    if args.emit is not None:
+        if not plan.options:
+            raise ChunkplanError(grpc.StatusCode.NOT_FOUND,
+                                 "Plan answered no option")
+        out.write(plan_command.emit_lines(plan.best))
+        if not plan.best.fits:
+            err.write("option 1 does not fit: %s\n" % plan.best.why_not)
+    elif args.json:
+        out.write(_json_line(plan.response))
+    else:
+        out.write("model           %s\nsettings        %s\n%s" % (
+            args.hf_config, layout_command.fixed_settings(args),
+            plan.table()))
 
 
 def _failure_code(error):
@@ -351,9 +393,10 @@ def main(argv=None, out=None, err=None):
     out = out or sys.stdout
     err = err or sys.stderr
     args = _parser().parse_args(argv)
+    args.json = args.json or args.format == "json"
     try:
-        {"search": _search, "layout": _layout,
-         "frontier": _frontier}[args.command](args, out, err)
+        {"search": _search, "layout": _layout, "frontier": _frontier,
+         "plan": _plan}[args.command](args, out, err)
     except _UsageError as error:
         err.write(f"INVALID_ARGUMENT: {error}\n")
         return EXIT_USAGE

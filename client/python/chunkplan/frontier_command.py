@@ -10,9 +10,11 @@ prints one row per frontier point (the candidates whose objective value is
 a new strict minimum, in grid order; the last is the objective's best):
 its grid index, chunk size C' (elements), the objective's value (elements,
 or bytes for peak_rank_bytes), ColossalAI's search's waste, the real
-padding (elements and % of the model's parameters) and the most loaded
-rank's GiB including the gathered buffer (peak_rank_bytes / 2**30, 2
-decimals). --plot FILE draws the points (chunkplan.frontier_plot) with
+padding (elements and % of the model's parameters) and the device need in
+GiB (chunkplan.verdict: the most loaded rank's device total + the gathered
+chunk + --reserve, i.e. peak_rank_bytes + reserve, / 2**30, 2 decimals; the
+figure `layout` prints under that name). --plot FILE draws the points
+(chunkplan.frontier_plot) with
 ColossalAI's pick (its answer at GeminiPlugin's defaults: range and minimum
 32 Mi elements, the filter on, the same interval; one more Frontier call),
 the objective's best and the line of --device-memory or --gpu when given.
@@ -23,8 +25,7 @@ chunk_config_dict.
 
 import argparse
 
-from chunkplan import gpu_presets, layout_command
-from chunkplan.layout_result import GIB
+from chunkplan import gpu_presets, layout_command, verdict
 
 
 def parse_degree(text):
@@ -46,6 +47,11 @@ def add_arguments(parser):
                         "matplotlib; Debian: python3-matplotlib)")
     gpu_presets.add_device_memory_arguments(parser,
                                             layout_command.parse_memory)
+    parser.add_argument("--reserve", type=layout_command.parse_memory,
+                        default=0, metavar="SIZE",
+                        help="per device, kept free for the CUDA context "
+                        "and workspace: counted in the device need "
+                        "(default 0)")
 
 
 def percent_of(part, whole):
@@ -60,21 +66,25 @@ def value_header(objective):
     return "value (%s)" % unit
 
 
-def format_frontier(model, settings_line, objective, frontier):
+def format_frontier(model, settings_line, objective, frontier,
+                    reserve_bytes=0):
     """The table of a Frontier (see the module docstring); model: the
-    HfModel whose parameters were sent."""
+    HfModel whose parameters were sent; reserve_bytes: --reserve, added to
+    every point's device need."""
     total = sum(model.numels)
     lines = ["model           %s" % model.summary(), settings_line,
              "objective       %s (the last row is its best)" % objective,
              "engine          %s, %d candidates" % (frontier.engine,
                                                     frontier.candidates),
+             "reserve         %s GiB" % verdict.gib(reserve_bytes),
+             "device need     " + verdict.DEVICE_NEED,
              "",
              "candidate  chunk size (elements)  %20s  search waste (elements)"
-             "  padding (elements)  padding (%% of params)  most loaded rank "
-             "GiB" % value_header(objective)]
+             "  padding (elements)  padding (%% of params)  device need GiB"
+             % value_header(objective)]
     for p in frontier.points:
-        lines.append("%9d  %21d  %20d  %23d  %18d  %20.4f%%  %20.2f" % (
+        lines.append("%9d  %21d  %20d  %23d  %18d  %20.4f%%  %15s" % (
             p.candidate, p.chunk_size, p.value, p.seed_waste,
             p.layout_padding, percent_of(p.layout_padding, total),
-            p.peak_rank_bytes / GIB))
+            verdict.gib(p.peak_rank_bytes + reserve_bytes)))
     return "\n".join(lines) + "\n"

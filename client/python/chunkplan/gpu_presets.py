@@ -61,13 +61,15 @@ def preset_bytes(name):
     return preset.bytes
 
 
-def add_device_memory_arguments(parser, parse_memory):
+def add_device_memory_arguments(parser, parse_memory, required=False):
     """--device-memory SIZE (parsed by `parse_memory`) or --gpu NAME, one
-    of them, both into args.device_memory (bytes, None when neither)."""
-    group = parser.add_mutually_exclusive_group()
+    of them (one is needed when `required`), both into args.device_memory
+    (bytes, None when neither)."""
+    group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument("--device-memory", type=parse_memory, metavar="SIZE",
-                       help="memory of one device, e.g. 80GiB (units GiB, "
-                       "MiB: 2**30, 2**20 bytes; GB, MB: 10**9, 10**6)")
+                       help="memory of one device, e.g. 80GiB (units TiB, "
+                       "GiB, MiB: 2**40, 2**30, 2**20 bytes; TB, GB, MB: "
+                       "10**12, 10**9, 10**6)")
     group.add_argument("--gpu", type=preset_bytes, dest="device_memory",
                        metavar="NAME",
                        help="the device memory of a card as nvidia-smi "

@@ -10,28 +10,35 @@ real padding; ColossalAI's search's min_chunk_waste beside the real layout
 padding; every part of the most and least loaded rank in GiB; the warning
 of chunks that dwarf what they hold, chunkplan.padding_warning). Several
 degrees (one Layout call each, every parameter at that degree): one row per
-degree, so that a user can pick one. --device-memory adds, for the most
-loaded rank, whether its device bytes fit and the headroom (negative: the
-shortfall); --gpu NAME gives a card's memory as nvidia-smi reports it
-instead (chunkplan.gpu_presets). GiB here is 2**30 bytes, printed with 2
-decimals. --objective picks the candidate to lay out (default ColossalAI's
-pick); --emit colossalai prints only the configs laid out, as GeminiPlugin's
+degree, so that a user can pick one. Both name their figures as every
+command does (chunkplan.verdict, Plan's definitions): the device total, the
+gathered chunk, --reserve, and the device need (their sum); --device-memory
+adds the headroom and whether the device need fits; --gpu NAME gives a
+card's memory as nvidia-smi reports it instead (chunkplan.gpu_presets);
+--gpus-per-node adds the host bytes per node (min(N, dp) ranks),
+--host-memory whether the node holds them. --json / --format json keeps the
+verdict in each line. GiB here is 2**30 bytes, printed with 2 decimals.
+--objective picks the candidate to lay out (default ColossalAI's pick);
+--emit colossalai prints only the configs laid out, as GeminiPlugin's
 chunk_config_dict (chunkplan.colossalai_export), one line per degree.
 """
 
 import argparse
 import fractions
+import json
 import re
 
-from chunkplan import gpu_presets
+from google.protobuf import json_format
+
+from chunkplan import gpu_presets, verdict
 from chunkplan.colossalai_export import EMIT_FORMATS
 from chunkplan.layout_request import (OBJECTIVES, OPTIMIZERS, PLACEMENTS,
                                       PRECISIONS)
-from chunkplan.layout_result import GIB
 from chunkplan.padding_warning import padding_warning
 
 # --device-memory's units, case-insensitive: binary and SI.
-MEMORY_UNITS = {"gib": 2**30, "mib": 2**20, "gb": 10**9, "mb": 10**6}
+MEMORY_UNITS = {"tib": 2**40, "gib": 2**30, "mib": 2**20, "tb": 10**12,
+                "gb": 10**9, "mb": 10**6}
 _MEMORY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]+)\s*$",
                      re.IGNORECASE)
 
@@ -48,16 +55,17 @@ SWEEP_FRACTIONS = tuple(i / 20 for i in range(21))
 
 def parse_memory(text):
     """Bytes (an int, rounded down) from "80GiB", "80 GB", "79.5GiB",
-    "81920MiB": a non-negative number and one of the units GiB (2**30), MiB
-    (2**20), GB (10**9), MB (10**6), any case. Raises
-    argparse.ArgumentTypeError (a usage error) otherwise; a bare number is
-    refused, as its unit would be a guess."""
+    "81920MiB", "1TiB": a non-negative number and one of the units TiB
+    (2**40), GiB (2**30), MiB (2**20), TB (10**12), GB (10**9), MB (10**6),
+    any case. Raises argparse.ArgumentTypeError (a usage error) otherwise;
+    a bare number is refused, as its unit would be a guess."""
     match = _MEMORY.match(text)
     unit = match and MEMORY_UNITS.get(match.group(2).lower())
     if not unit:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a memory size: a number and one of GiB, MiB "
-            "(2**30, 2**20 bytes), GB, MB (10**9, 10**6 bytes), e.g. 80GiB")
+            f"{text!r} is not a memory size: a number and one of TiB, GiB, "
+            "MiB (2**40, 2**30, 2**20 bytes), TB, GB, MB (10**12, 10**9, "
+            "10**6 bytes), e.g. 80GiB")
     return int(fractions.Fraction(match.group(1)) * unit)
 
 
@@ -86,15 +94,90 @@ def add_arguments(parser):
                         help="data-parallel degree of every parameter; "
                         "several, comma-separated, give one row each "
                         "(default 1)")
-    gpu_presets.add_device_memory_arguments(parser, parse_memory)
-    parser.add_argument("--gpus-per-node", type=int, metavar="N",
-                        help="devices per node: adds the host bytes of a "
-                        "node of N most loaded ranks")
+    add_budget_arguments(parser)
     parser.add_argument("--offload-sweep", action="store_true",
                         help="one row per offload_optim_frac 0, 0.05, ..., "
                         "1 on the chosen configuration: the chunks really "
                         "offloaded")
     add_choice_arguments(parser)
+
+
+def add_budget_arguments(parser, required=False):
+    """--device-memory or --gpu, --reserve, --gpus-per-node and
+    --host-memory (into args.device_memory, reserve, gpus_per_node,
+    host_memory: bytes or None); budget_problem judges their combination.
+    required: the device memory and --gpus-per-node must be given
+    (plan)."""
+    gpu_presets.add_device_memory_arguments(parser, parse_memory, required)
+    parser.add_argument("--reserve", type=parse_memory, default=0,
+                        metavar="SIZE",
+                        help="per device, kept free for the CUDA context "
+                        "and workspace: counted in the device need "
+                        "(default 0)")
+    parser.add_argument("--gpus-per-node", type=parse_count,
+                        required=required, metavar="N",
+                        help="devices (ranks) per node: the host bytes of "
+                        "a node are min(N, dp) x the most loaded rank's")
+    parser.add_argument("--host-memory", type=parse_memory, metavar="SIZE",
+                        help="host memory of one node, e.g. 1TiB: whether "
+                        "it holds the node's host bytes (needs "
+                        "--gpus-per-node)")
+
+
+def parse_count(text):
+    """An int >= 1 (e.g. --gpus-per-node); argparse.ArgumentTypeError
+    otherwise."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a whole number >= 1, e.g. 8")
+    return int(text)
+
+
+def budget_problem(args):
+    """A usage error in the budget flags' combination, as a sentence, or
+    None: --host-memory needs --gpus-per-node."""
+    if args.host_memory is not None and args.gpus_per_node is None:
+        return "--host-memory needs --gpus-per-node (the ranks of a node)"
+    return None
+
+
+def verdict_of(args, degree, layout):
+    """The Verdict (chunkplan.verdict) of `layout` at `degree` under the
+    budget flags."""
+    return verdict.of_layout(layout, degree, args.reserve,
+                             args.device_memory, args.gpus_per_node,
+                             args.host_memory)
+
+
+def json_line(args, degree, layout):
+    """--json's line for one degree: the LayoutResponse in protobuf's JSON
+    mapping (field names as in the proto, every field printed, 64-bit
+    integers as strings) with one more key, "verdict": the Verdict's
+    to_json() under the budget flags."""
+    fields = json_format.MessageToDict(
+        layout.response, preserving_proto_field_name=True,
+        including_default_value_fields=True)
+    fields["verdict"] = verdict_of(args, degree, layout).to_json()
+    return json.dumps(fields) + "\n"
+
+
+def add_fixed_arguments(parser, title):
+    """Adds GeminiPlugin's choices that are not the placement (--precision,
+    --no-master-weights, --gradient-accumulation, --no-pin-memory,
+    --optimizer; fixed_settings says them back) as an argument group named
+    `title`, and returns the group."""
+    gemini = parser.add_argument_group(title)
+    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
+    gemini.add_argument("--no-master-weights", action="store_true",
+                        help="no fp32 master copies (master_weights=False)")
+    gemini.add_argument("--gradient-accumulation", action="store_true",
+                        help="enable_gradient_accumulation=True")
+    gemini.add_argument("--no-pin-memory", action="store_true",
+                        help="no pinned host copies of the shards")
+    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
+                        help="the optimizer whose states count (default "
+                        "adam)")
+    return gemini
 
 
 def add_choice_arguments(parser):
@@ -110,18 +193,8 @@ def add_choice_arguments(parser):
                         help="print only the chosen configuration, as "
                         "GeminiPlugin's chunk_config_dict (one line per "
                         "degree)")
-    gemini = parser.add_argument_group(
-        "GeminiPlugin settings (default: GeminiPlugin's)")
-    gemini.add_argument("--precision", choices=PRECISIONS, default="fp16")
-    gemini.add_argument("--no-master-weights", action="store_true",
-                        help="no fp32 master copies (master_weights=False)")
-    gemini.add_argument("--gradient-accumulation", action="store_true",
-                        help="enable_gradient_accumulation=True")
-    gemini.add_argument("--no-pin-memory", action="store_true",
-                        help="no pinned host copies of the shards")
-    gemini.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
-                        help="the optimizer whose states count (default "
-                        "adam)")
+    gemini = add_fixed_arguments(parser, "GeminiPlugin settings (default: "
+                                 "GeminiPlugin's)")
     gemini.add_argument("--placement", choices=PLACEMENTS, default="static",
                         help="placement_policy (default static)")
     gemini.add_argument("--offload-optim-frac", type=float, default=0.0,
@@ -174,27 +247,20 @@ def layouts(client, model, args, interval):
         for degree in args.dp]
 
 
-def _gib(nbytes):
-    return "%.2f" % (nbytes / GIB)
+def fixed_settings(args):
+    """The GeminiPlugin choices that are not the placement, in words."""
+    on_off = {True: "on", False: "off"}
+    return ("%s, master weights %s, gradient accumulation %s, pin memory "
+            "%s, optimizer %s" % (
+                args.precision, on_off[not args.no_master_weights],
+                on_off[args.gradient_accumulation],
+                on_off[not args.no_pin_memory], args.optimizer))
 
 
 def settings_line(args):
     """The "settings" line of the tables: the GeminiPlugin flags."""
-    on_off = {True: "on", False: "off"}
-    return ("settings        %s, master weights %s, gradient accumulation "
-            "%s, pin memory %s, optimizer %s, %s" % (
-                args.precision, on_off[not args.no_master_weights],
-                on_off[args.gradient_accumulation],
-                on_off[not args.no_pin_memory], args.optimizer,
-                plugin_keywords(args)))
-
-
-def fit(device_bytes, device_memory):
-    """("fits" or "does not fit", headroom in GiB with 2 decimals, negative
-    for a shortfall) of a rank holding device_bytes on a device of
-    device_memory bytes."""
-    verdict = "fits" if device_bytes <= device_memory else "does not fit"
-    return verdict, _gib(device_memory - device_bytes)
+    return "settings        %s, %s" % (fixed_settings(args),
+                                       plugin_keywords(args))
 
 
 def format_layout(model, args, degree, layout):
@@ -219,19 +285,13 @@ def format_layout(model, args, degree, layout):
     best = layout.most_loaded_rank_least or layout.most_loaded_rank
     for name, part in _PARTS:
         lines.append("%-16s  %16s  %12s  %17s" % (
-            name, _gib(getattr(layout.most_loaded_rank, part)),
-            _gib(getattr(best, part)),
-            _gib(getattr(layout.least_loaded_rank, part))))
+            name, verdict.gib(getattr(layout.most_loaded_rank, part)),
+            verdict.gib(getattr(best, part)),
+            verdict.gib(getattr(layout.least_loaded_rank, part))))
     lines += placement_lines(args, layout)
-    lines += ["", "gathered chunk  %s GiB (the largest chunk not kept "
-              "gathered, gathered whole while it computes)" %
-              _gib(layout.gathered_chunk_bytes)]
-    if args.device_memory is not None:
-        verdict, headroom = fit(layout.most_loaded_rank.device_bytes,
-                                args.device_memory)
-        lines.append("device memory   %s GiB: the most loaded rank %s, "
-                     "headroom %s GiB" % (_gib(args.device_memory), verdict,
-                                          headroom))
+    lines += [""] + verdict.table_lines(verdict_of(args, degree, layout),
+                                        layout.gathered_chunk_bytes,
+                                        args.gpus_per_node, degree)
     lines += padding_warning(layout)
     return "\n".join(lines) + "\n"
 
@@ -248,12 +308,6 @@ def placement_lines(args, layout):
                      p.gathered_at_run_time)
     if p.param_offloaded_chunks:
         lines.append("fp16 on host    %d chunks" % p.param_offloaded_chunks)
-    if args.gpus_per_node:
-        lines.append("host per node   %s GiB at most (%d x the most loaded "
-                     "rank's host bytes)" % (
-                         _gib(args.gpus_per_node *
-                              layout.most_loaded_rank.host_bytes),
-                         args.gpus_per_node))
     lines += ["note            %s" % note for note in p.notes]
     return lines
 
@@ -270,9 +324,9 @@ def format_sweep(model, args, rows):
             fraction, "%d .. %d" % (p.offloaded_chunks,
                                     p.offloaded_chunks_max),
             100 * p.effective_offload_optim_frac,
-            "%s .. %s" % (_gib(layout.most_loaded_rank.device_bytes),
-                          _gib(best.device_bytes)),
-            _gib(layout.most_loaded_rank.host_bytes)))
+            "%s .. %s" % (verdict.gib(layout.most_loaded_rank.device_bytes),
+                          verdict.gib(best.device_bytes)),
+            verdict.gib(layout.most_loaded_rank.host_bytes)))
     return "\n".join(lines) + "\n"
 
 
@@ -295,28 +349,28 @@ def sweep(client, model, args, degree, layout):
 def format_rows(model, args, results):
     """One row per degree of [(degree, Layout)]: chunk size (the first
     group's: every parameter is at that degree), real padding, ColossalAI's
-    search's waste and the most loaded rank's device GiB, with --device-memory
-    whether it fits and the headroom."""
+    search's waste, the most loaded rank's device total and device need
+    (chunkplan.verdict), with --gpus-per-node the host bytes per node, with
+    --device-memory / --host-memory the headroom and whether it fits."""
     lines = ["model           %s" % model.summary(), settings_line(args)]
+    lines += verdict.budget_lines(args.reserve, args.device_memory,
+                                  args.gpus_per_node, args.host_memory)
     header = ("dp degree  chunk size (elements)  keep gathered  "
-              "padding (elements)  search waste (elements)  device GiB "
-              "(most loaded)")
-    if args.device_memory is not None:
-        lines.append("device memory   %s GiB" % _gib(args.device_memory))
-        header += "  fits          headroom GiB"
-    lines += ["", header]
+              "padding (elements)  search waste (elements)  device total "
+              "GiB  device need GiB")
+    columns = verdict.row_columns(args.device_memory, args.gpus_per_node,
+                                  args.host_memory)
+    lines += ["", header + "".join("  " + title for title, _ in columns)]
     for degree, layout in results:
         group = layout.groups[0]
-        row = "%9d  %21d  %13s  %18d  %23s  %24s" % (
+        judged = verdict_of(args, degree, layout)
+        row = "%9d  %21d  %13s  %18d  %23s  %16s  %15s" % (
             degree, group.chunk_size, "yes" if group.keep_gathered else "no",
             layout.layout_padding,
             "-" if layout.search is None else layout.search.min_chunk_waste,
-            _gib(layout.most_loaded_rank.device_bytes))
-        if args.device_memory is not None:
-            verdict, headroom = fit(layout.most_loaded_rank.device_bytes,
-                                    args.device_memory)
-            row += "  %-12s  %12s" % (verdict, headroom)
-        lines.append(row)
+            verdict.gib(layout.most_loaded_rank.device_bytes),
+            verdict.gib(judged.device_need_bytes))
+        lines.append(row + verdict.row_cells(columns, judged))
     for degree, layout in results:
         warning = padding_warning(layout)
         if warning:

@@ -130,8 +130,8 @@ def gemini_settings(precision="fp16", master_weights=True,
     device_memory_bytes (auto) None or an int. The server judges the
     fractions' range and which policy they belong to. Raises
     InvalidArgumentError naming the field."""
-    message = _gemini_base(precision, master_weights, gradient_accumulation,
-                           pin_memory, optimizer)
+    message = gemini_base(precision, master_weights, gradient_accumulation,
+                          pin_memory, optimizer)
     message.placement = enum_value(chunk_search_pb2.Placement, "PLACEMENT_",
                                    placement, "placement")
     if shard_param_frac is not None:
@@ -147,8 +147,10 @@ def gemini_settings(precision="fp16", master_weights=True,
     return message
 
 
-def _gemini_base(precision, master_weights, gradient_accumulation,
-                 pin_memory, optimizer):
+def gemini_base(precision, master_weights, gradient_accumulation,
+                pin_memory, optimizer):
+    """The GeminiSettings of the fixed choices alone (no placement field
+    set), as gemini_settings judges them."""
     return chunk_search_pb2.GeminiSettings(
         precision=enum_value(chunk_search_pb2.Precision,
                                       "PRECISION_", precision, "precision"),

@@ -130,13 +130,14 @@ class Layout:
         return cls(
             groups=tuple(_group(g) for g in response.groups),
             layout_padding=int(response.layout_padding),
-            most_loaded_rank=_rank(response.most_loaded_rank),
-            least_loaded_rank=_rank(response.least_loaded_rank),
+            most_loaded_rank=rank_memory(response.most_loaded_rank),
+            least_loaded_rank=rank_memory(response.least_loaded_rank),
             gathered_chunk_bytes=int(response.gathered_chunk_bytes),
             search=(SearchResult.from_response(response.search)
                     if response.HasField("search") else None),
             response=response, request=request,
-            most_loaded_rank_least=_rank(response.most_loaded_rank_least),
+            most_loaded_rank_least=rank_memory(
+                response.most_loaded_rank_least),
             placement=_placement(response.placement))
 
 
@@ -161,6 +162,7 @@ def _group(group):
         padding=int(group.padding))
 
 
-def _rank(rank):
+def rank_memory(rank):
+    """The RankMemory of a chunkplan.v1.RankMemory message."""
     return RankMemory(**{f.name: int(getattr(rank, f.name))
                          for f in dataclasses.fields(RankMemory)})

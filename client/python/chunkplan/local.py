@@ -4,11 +4,11 @@ process.
     with chunkplan.LocalClient() as client:      # as chunkplan.Client
         client.layout(numels, 32, 4096, dp_degree=8)
 
-LocalClient has Client's search, layout, frontier and *_request methods
-and returns the same typed results. Each call sends the request, built
-exactly as for a server, as protobuf JSON on the standard input of
-`chunkplan search|layout|frontier --local --request - --format json` and
-reads the response back from its standard output: the answer is the one
+LocalClient has Client's search, layout, frontier, plan and *_request
+methods and returns the same typed results. Each call sends the request,
+built exactly as for a server, as protobuf JSON on the standard input of
+`chunkplan search|layout|frontier|plan --local --request - --format json`
+and reads the response back from its standard output: the answer is the one
 `chunkplan-server` gives (both run the same planner and conversions).
 
 Why a child process and not an extension module: the command line is
@@ -136,3 +136,8 @@ class LocalClient(Client):
         del wait_for_ready
         return self._run("frontier", request,
                          chunk_search_pb2.FrontierResponse(), timeout)
+
+    def plan_request(self, request, *, timeout=None, wait_for_ready=False):
+        del wait_for_ready
+        return self._run("plan", request, chunk_search_pb2.PlanResponse(),
+                         timeout)

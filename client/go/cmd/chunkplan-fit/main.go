@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 
 	"chunkplan/client"
 )
@@ -56,8 +55,7 @@ func main() {
 	deviceBytes := uint64(*deviceGiB * gib)
 	fit, err := c.CheckFit(ctx, string(text), uint32(*worldSize), deviceBytes)
 	if err != nil {
-		s := status.Convert(err)
-		fmt.Fprintf(os.Stderr, "%s: %s\n", codeName(s.Code().String()), s.Message())
+		fmt.Fprintln(os.Stderr, client.StatusLine(err))
 		os.Exit(1)
 	}
 
@@ -95,22 +93,4 @@ func configDict(fit *client.Fit) string {
 		out += fmt.Sprintf("%d: {\"chunk_size\": %d, \"keep_gathered\": %s}", d, c.GetChunkSize(), gathered)
 	}
 	return out + "}"
-}
-
-// codeName is a gRPC code in the canonical form ("InvalidArgument" ->
-// "INVALID_ARGUMENT").
-func codeName(camel string) string {
-	out := []byte{}
-	for i := 0; i < len(camel); i++ {
-		ch := camel[i]
-		if ch >= 'A' && ch <= 'Z' {
-			if i > 0 {
-				out = append(out, '_')
-			}
-			out = append(out, ch)
-		} else {
-			out = append(out, ch-'a'+'A')
-		}
-	}
-	return string(out)
 }

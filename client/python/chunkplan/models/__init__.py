@@ -20,7 +20,8 @@ import json
 import os
 from typing import List
 
-__all__ = ["HfModel", "config_text", "describe", "from_hf_config"]
+__all__ = ["HfModel", "config_text", "describe", "from_hf_config",
+           "model_config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,3 +89,14 @@ def from_hf_config(config, architecture=None, **call):
     a list of ints to pass to chunkplan.search_chunk_configuration. See
     describe() for the arguments (client=, target=, timeout=) and errors."""
     return describe(config, architecture, **call).numels
+
+
+def model_config(config, architecture=None):
+    """The chunkplan.v1.ModelConfig of a config (a dict, a config.json path,
+    or a directory holding config.json): what a request sends as
+    search.model, for the server to describe (Client.plan takes it in place
+    of numels, and needs it to estimate activations). Raises as
+    config_text."""
+    from chunkplan.v1 import chunk_search_pb2
+    return chunk_search_pb2.ModelConfig(hf_config_json=config_text(config),
+                                        architecture=architecture or "")

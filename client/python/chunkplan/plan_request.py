@@ -1,0 +1,110 @@
+"""Client.plan's arguments as a PlanRequest (docs/plan.md).
+
+The parameters travel as numels (a torch.nn.Module or a list, as for
+Search) or as the model's config (a chunkplan.v1.ModelConfig, e.g.
+chunkplan.models.model_config("config.json"): the server describes it, and
+only then can it estimate activations). As in request.py, values that fit
+the wire are sent as they are and judged by the server (a world size of 0,
+a repeat, a device memory of 0); values that do not fit raise
+InvalidArgumentError here, named as the server names them
+("cluster.world_sizes[1]").
+"""
+
+from chunkplan.layout_request import gemini_base, frozen_flags
+from chunkplan.request import (UINT32_MAX, UINT64_MAX, build_request,
+                               invalid_argument, unsigned)
+from chunkplan.v1 import chunk_search_pb2
+
+# Workload's keys, as Client.plan takes them in a dict.
+WORKLOAD_KEYS = ("micro_batch", "sequence_length",
+                 "activation_checkpointing", "flash_attention")
+
+
+def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
+            host_memory_bytes=0, reserve_bytes=0):
+    """The Cluster message: bytes per device, world sizes (an iterable of
+    ints), ranks per node, host bytes per node (0: not checked) and bytes
+    kept free per device. Raises InvalidArgumentError naming the field for
+    what does not fit the wire."""
+    if isinstance(world_sizes, (str, bytes, int)):
+        raise invalid_argument("cluster.world_sizes: expected a list of "
+                               f"world sizes, got {world_sizes!r}")
+    message = chunk_search_pb2.Cluster(
+        device_memory_bytes=unsigned(device_memory_bytes, UINT64_MAX,
+                                     "cluster.device_memory_bytes"),
+        host_memory_bytes=unsigned(host_memory_bytes, UINT64_MAX,
+                                   "cluster.host_memory_bytes"),
+        gpus_per_node=unsigned(gpus_per_node, UINT32_MAX,
+                               "cluster.gpus_per_node"),
+        reserve_bytes=unsigned(reserve_bytes, UINT64_MAX,
+                               "cluster.reserve_bytes"))
+    message.world_sizes.extend(
+        unsigned(w, UINT32_MAX, f"cluster.world_sizes[{i}]")
+        for i, w in enumerate(world_sizes))
+    return message
+
+
+def workload_message(value):
+    """The Workload message of a dict with WORKLOAD_KEYS (micro_batch and
+    sequence_length ints, the two flags bools, default False), or of a
+    Workload message (sent as it is). Raises InvalidArgumentError for an
+    unknown key or a value that does not fit."""
+    if isinstance(value, chunk_search_pb2.Workload):
+        return value
+    if not isinstance(value, dict) or set(value) - set(WORKLOAD_KEYS):
+        raise invalid_argument(
+            f"workload: expected a dict of {', '.join(WORKLOAD_KEYS)}, got "
+            f"{value!r}")
+    flags = {}
+    for key in WORKLOAD_KEYS[2:]:
+        flag = value.get(key, False)
+        if not isinstance(flag, bool):
+            raise invalid_argument(f"workload.{key}: expected True or "
+                                   f"False, got {flag!r}")
+        flags[key] = flag
+    return chunk_search_pb2.Workload(
+        micro_batch=unsigned(value.get("micro_batch", 0), UINT32_MAX,
+                             "workload.micro_batch"),
+        sequence_length=unsigned(value.get("sequence_length", 0), UINT32_MAX,
+                                 "workload.sequence_length"),
+        **flags)
+
+
+def _search(model_or_params, search_range_m, search_interval,
+            min_chunk_size_m, filter_exlarge_params, engine):
+    """The ChunkSearchRequest: `model` for a ModelConfig, else numels (no
+    dp_degrees: Plan sets each option's world size)."""
+    model = None
+    if isinstance(model_or_params, chunk_search_pb2.ModelConfig):
+        model, model_or_params = model_or_params, []
+    search = build_request(model_or_params, search_range_m, search_interval,
+                           min_chunk_size_m, filter_exlarge_params,
+                           engine=engine)
+    if model is not None:
+        search.model.CopyFrom(model)
+    return search
+
+
+def build_plan_request(model_or_params, *, device_memory_bytes, world_sizes,
+                       gpus_per_node=1, host_memory_bytes=0,
+                       reserve_bytes=0, search_range_m=32,
+                       search_interval=1024, min_chunk_size_m=32,
+                       filter_exlarge_params=True, frozen=None,
+                       precision="fp16", master_weights=True,
+                       gradient_accumulation=False, pin_memory=True,
+                       optimizer="adam", workload=None, max_options=0,
+                       engine="auto"):
+    """The PlanRequest of Client.plan's arguments (see there). Raises
+    InvalidArgumentError for what does not fit the wire."""
+    request = chunk_search_pb2.PlanRequest(
+        search=_search(model_or_params, search_range_m, search_interval,
+                       min_chunk_size_m, filter_exlarge_params, engine),
+        gemini=gemini_base(precision, master_weights, gradient_accumulation,
+                            pin_memory, optimizer),
+        cluster=cluster(device_memory_bytes, world_sizes, gpus_per_node,
+                        host_memory_bytes, reserve_bytes),
+        max_options=unsigned(max_options, UINT32_MAX, "max_options"))
+    request.frozen.extend(frozen_flags(model_or_params, frozen))
+    if workload is not None:
+        request.workload.CopyFrom(workload_message(workload))
+    return request
