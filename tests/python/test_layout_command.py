@@ -327,7 +327,11 @@ def test_offload_sweep_rows_carry_the_oracles_counts(server):
     configs = expected(8, config=LLAMA_7B)["groups"]
     rows = re.findall(r"(?m)^\s+([01]\.\d\d)\s+(\d+) \.\. (\d+)\s", out)
     assert [float(r[0]) for r in rows] == [i / 20 for i in range(21)], out
-    for fraction, least, most in rows:
+    # Six of the 21 rows against the oracle (each oracle layout of LLaMA-2
+    # 7B takes seconds): the ends, and the fractions around 0.55 where
+    # LLaMA-2 7B's counts turn from some to every chunk (docs/placement.md).
+    checked = {"0.00", "0.05", "0.50", "0.55", "0.60", "1.00"}
+    for fraction, least, most in (r for r in rows if r[0] in checked):
         answer = oracle_layout({
             "search": {"numels": oracle_models.describe(LLAMA_7B).numels,
                        "dp_degrees": [8], **SEARCH},
