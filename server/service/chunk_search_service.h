@@ -25,11 +25,12 @@
 namespace chunkplan::service {
 
 class ChunkSearchService final
-    : public v1::ChunkSearch::WithRawCallbackMethod_Describe<
-          v1::ChunkSearch::WithRawCallbackMethod_Frontier<
-              v1::ChunkSearch::WithRawCallbackMethod_Layout<
-                  v1::ChunkSearch::WithRawCallbackMethod_Search<
-                      v1::ChunkSearch::Service>>>> {
+    : public v1::ChunkSearch::WithRawCallbackMethod_Plan<
+          v1::ChunkSearch::WithRawCallbackMethod_Describe<
+              v1::ChunkSearch::WithRawCallbackMethod_Frontier<
+                  v1::ChunkSearch::WithRawCallbackMethod_Layout<
+                      v1::ChunkSearch::WithRawCallbackMethod_Search<
+                          v1::ChunkSearch::Service>>>>> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -85,6 +86,17 @@ class ChunkSearchService final
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) override;
+
+  // The Plan RPC: a PlanRequest in (ParseAndCheckPlan: refused by size
+  // before it is decoded), a PlanResponse out. A heavy call holding
+  // PlanWeight of max_params_in_flight (a request with search.model is
+  // weighed again once its model is described, on the worker after
+  // admission, and refused RESOURCE_EXHAUSTED if that weight no longer
+  // fits), under the server's budget like Layout; errors: ConvertPlan's
+  // (plan_convert.h) and Planner::Plan's.
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
 
   // Calls admitted and not yet answered, heavy and light together.
   int searches_in_flight() const {
@@ -164,9 +176,26 @@ class ChunkSearchService final
                  CallRecord record, Clock::time_point started);
 
   // Takes a light slot (max_concurrent_light_searches) or a heavy one
-  // (max_concurrent_searches) with `params` of max_params_in_flight; else
+  // (max_concurrent_searches) holding `params` of max_params_in_flight; else
   // RESOURCE_EXHAUSTED naming the limit, and nothing is taken.
   absl::Status Admit(bool light, uint64_t params);
+
+  // Makes the heavy call of `record` hold `weight` of max_params_in_flight
+  // instead of record.held_params (then set to it): OK when it shrinks, or
+  // when it grows and Admit would admit `weight` beside what the other
+  // heavy calls hold; else RESOURCE_EXHAUSTED, and nothing changes.
+  absl::Status Reweigh(CallRecord& record, uint64_t weight);
+
+  // Replaces `own` of heavy_params_in_flight_ by `want` when that fits
+  // beside what the others hold (always when they hold none); else
+  // RESOURCE_EXHAUSTED naming --max_params_in_flight.
+  absl::Status HoldParams(uint64_t own, uint64_t want);
+
+  // A Plan's work on a worker: ConvertPlan (describing the model), Reweigh,
+  // Planner::Plan, the answer serialized into `bytes`.
+  absl::Status RunPlan(const v1::PlanRequest& request,
+                       const planner::StopCheck& stop, CallRecord& record,
+                       grpc::ByteBuffer* bytes);
 
   // Gives back what Admit took. A call on the pool holds a light slot
   // exactly when it moved there from the callback thread

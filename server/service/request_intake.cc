@@ -1,5 +1,6 @@
 #include "server/service/request_intake.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
+#include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/search_request_decoder.h"
 #include "server/service/wire_counts.h"
@@ -41,6 +43,8 @@ template <>
 constexpr Counter kCounter<v1::ChunkSearchRequest> = CheckSearchRequestCounts;
 template <>
 constexpr Counter kCounter<v1::LayoutRequest> = CheckLayoutRequestCounts;
+template <>
+constexpr Counter kCounter<v1::PlanRequest> = CheckPlanRequestCounts;
 
 // The `Message` serialized in `bytes` (which is left as it was), or
 // INVALID_ARGUMENT saying that the bytes are not one, and why: protobuf's
@@ -127,6 +131,7 @@ std::optional<planner::SearchRequest> Decode(const grpc::ByteBuffer& bytes) {
 void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
   if (record == nullptr) return;
   record->params = params;
+  record->held_params = params;
   record->engine = engine;
 }
 
@@ -145,6 +150,7 @@ absl::StatusOr<Request> Counted(absl::StatusOr<Request> converted,
                                 CallRecord* record) {
   if (converted.ok() && record != nullptr) {
     record->params = SearchOf(*converted).numels.size();
+    record->held_params = record->params;
   }
   return converted;
 }
@@ -234,6 +240,36 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
   Record(static_cast<uint64_t>(request->search().numels_size()),
          static_cast<planner::Engine>(request->search().engine()), record);
   return Counted(CheckAndConvert(*request, options), record);
+}
+
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record) {
+  absl::StatusOr<v1::PlanRequest> request =
+      CountAndParse<v1::PlanRequest>(bytes, options.max_params);
+  if (!request.ok()) return request.status();
+  Record(static_cast<uint64_t>(request->search().numels_size()),
+         static_cast<planner::Engine>(request->search().engine()), record);
+  if (record != nullptr) {
+    record->held_params = PlanWeight(
+        record->params,
+        static_cast<uint64_t>(request->cluster().world_sizes_size()));
+  }
+  return request;
+}
+
+absl::StatusOr<planner::PlanRequest> ConvertPlan(
+    const v1::PlanRequest& request, const ServiceOptions& options) {
+  return FromProto(request, ModelLimitsOf(options));
+}
+
+uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {
+  const uint64_t searches =
+      kPlanSearchesPerWorldSize *
+      std::min<uint64_t>(world_sizes, kPlanMaxWorldSizes);
+  return params > UINT64_MAX / std::max<uint64_t>(searches, 1)
+             ? UINT64_MAX
+             : params * searches;
 }
 
 absl::StatusOr<v1::ModelConfig> ParseModelConfig(

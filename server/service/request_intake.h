@@ -74,6 +74,37 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);
 
+// ParseAndCheck for a PlanRequest body: refused by size before it is
+// decoded (CheckPlanRequestCounts: search.numels, search.dp_degrees, frozen,
+// cluster.world_sizes), then parsed; nothing else is checked here, and a
+// model is not yet described (ConvertPlan, after admission). `record` gets
+// search's numels (0 with model) and engine, and held_params
+// PlanWeight(numels, world sizes).
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(
+    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+    CallRecord* record = nullptr);
+
+// The planner's Plan request for `request` within `options`' limits
+// (FromProto, plan_convert.h: with search.model, the model described within
+// max_params and max_config_bytes).
+absl::StatusOr<planner::PlanRequest> ConvertPlan(
+    const v1::PlanRequest& request, const ServiceOptions& options);
+
+// The searches a Plan runs per world size at most (docs/plan.md: ColossalAI's
+// search, the peak objective on the request's grid and on the wide grid),
+// and the world sizes a Plan takes at most (more: the planner's
+// INVALID_ARGUMENT).
+inline constexpr uint64_t kPlanSearchesPerWorldSize = 3;
+inline constexpr uint64_t kPlanMaxWorldSizes = 64;
+
+// What a Plan of `params` parameters over `world_sizes` world sizes holds of
+// --max_params_in_flight while admitted: its parameters once per search it
+// may run (kPlanSearchesPerWorldSize per world size, at most
+// kPlanMaxWorldSizes counted), saturating at 2^64-1. Heavy calls are
+// admitted by this estimate of their work: a Plan weighs as much as the
+// Frontier calls it stands for.
+uint64_t PlanWeight(uint64_t params, uint64_t world_sizes);
+
 // What a ModelConfig body may hold besides its hf_config_json: the
 // architecture's name and the fields' tags and lengths.
 inline constexpr uint64_t kModelConfigSlackBytes = 4096;
