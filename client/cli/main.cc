@@ -182,8 +182,9 @@ With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping (plan prints a table unless --format json). Flags take dashes or
-underscores (--hf-config or --hf_config). --hf-config names the model by its Hugging Face config.json
-instead: the search GeminiPlugin runs for it (search range 32 Mi, interval
+underscores (--hf-config or --hf_config). --hf-config names the model by
+its Hugging Face config.json instead: the search GeminiPlugin runs for it
+(search range 32 Mi, interval
 --hidden-dim or else GeminiPlugin's 1024, every parameter at degree --dp);
 which interval was used, and why, is said on stderr (json) or in the table.
 describe lists the model's parameters. Exit codes: 0 success, 1 failure, 2
