@@ -13,10 +13,14 @@ using Wide = unsigned __int128;
 constexpr int kFractionDigits = 20;
 
 constexpr std::pair<absl::string_view, uint64_t> kUnits[] = {
-    {"kib", uint64_t{1} << 10},     {"mib", uint64_t{1} << 20},
-    {"gib", uint64_t{1} << 30},     {"tib", uint64_t{1} << 40},
-    {"kb", 1'000},                  {"mb", 1'000'000},
-    {"gb", 1'000'000'000},          {"tb", 1'000'000'000'000}};
+    {"kib", uint64_t{1} << 10},
+    {"mib", uint64_t{1} << 20},
+    {"gib", uint64_t{1} << 30},
+    {"tib", uint64_t{1} << 40},
+    {"kb", 1'000},
+    {"mb", 1'000'000},
+    {"gb", 1'000'000'000},
+    {"tb", 1'000'000'000'000}};
 
 // Digits taken while they are digits; their value saturates past 2^64.
 Wide TakeDigits(absl::string_view& text, int* count) {
@@ -64,9 +68,8 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view flag,
     if (unit != name) continue;
     const Wide total = whole * bytes + fraction * bytes / scale;
     if (whole > UINT64_MAX || total > UINT64_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": '", text.substr(0, 64),
-                       "' is more than 2^64-1 bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": '", text.substr(0, 64), "' is more than 2^64-1 bytes"));
     }
     return static_cast<uint64_t>(total);
   }

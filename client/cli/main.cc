@@ -39,7 +39,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "common/status_macros.h"
 #include "client/cli/byte_size.h"
 #include "client/cli/cluster_plan_command.h"
 #include "client/cli/flag_check.h"
@@ -48,6 +47,7 @@
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
+#include "common/status_macros.h"
 #include "server/planner/planner.h"
 
 ABSL_FLAG(
@@ -489,8 +489,7 @@ absl::StatusOr<ClusterFlags> ClusterFromFlags() {
 // `chunkplan plan`'s options from the flags, or a usage error.
 absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
   if (absl::GetFlag(FLAGS_dp) != 1) {
-    return absl::InvalidArgumentError(
-        "plan takes --world-sizes, not --dp");
+    return absl::InvalidArgumentError("plan takes --world-sizes, not --dp");
   }
   if (!absl::GetFlag(FLAGS_placement).empty() ||
       !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||

@@ -23,7 +23,8 @@ std::string ChunkSizeLabel(const v1::PlanOption& option) {
 }
 
 void AppendCluster(const v1::Cluster& c, std::string* out) {
-  absl::StrAppendFormat(out, "device memory %.2f GiB per GPU", GiB(c.device_memory_bytes()));
+  absl::StrAppendFormat(out, "device memory %.2f GiB per GPU",
+                        GiB(c.device_memory_bytes()));
   if (c.reserve_bytes() != 0) {
     absl::StrAppendFormat(out, " (%.2f GiB reserved)", GiB(c.reserve_bytes()));
   }
@@ -74,9 +75,10 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
         "counted in the device need\n",
         GiB(response.options(0).activation_bytes()));
   }
-  absl::StrAppendFormat(&out, "\noptions considered  %u\nplan time           %.2f ms\n",
-                        response.options_considered(),
-                        static_cast<double>(response.plan_nanos()) / 1e6);
+  absl::StrAppendFormat(
+      &out, "\noptions considered  %u\nplan time           %.2f ms\n",
+      response.options_considered(),
+      static_cast<double>(response.plan_nanos()) / 1e6);
   return out;
 }
 
@@ -84,8 +86,7 @@ absl::StatusOr<std::string> EmitColossalai(const v1::PlanResponse& response) {
   if (response.options().empty()) {
     return absl::NotFoundError("the plan has no option to emit");
   }
-  return absl::StrCat("GeminiPlugin(", response.options(0).colossalai(),
-                      ")\n");
+  return absl::StrCat("GeminiPlugin(", response.options(0).colossalai(), ")\n");
 }
 
 }  // namespace chunkplan::cli

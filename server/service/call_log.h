@@ -22,7 +22,7 @@ struct CallRecord {
   // The client's address as gRPC names it; filled only for a call that is
   // logged (CallIsLogged), as it costs an allocation per call.
   std::string peer;
-  uint64_t params = 0;      // entries in the request's numels
+  uint64_t params = 0;  // entries in the request's numels
   // What an admitted heavy call holds of
   // ServiceOptions::max_params_in_flight: its params, or a Plan's weight
   // (PlanWeight, request_intake.h). Set at intake.

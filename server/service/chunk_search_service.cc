@@ -369,7 +369,8 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
   if (request.search().has_model()) {
     record.params = plan->search.numels.size();
     if (absl::Status s = Reweigh(
-            record, PlanWeight(record.params, plan->cluster.world_sizes.size()));
+            record,
+            PlanWeight(record.params, plan->cluster.world_sizes.size()));
         !s.ok()) {
       return s;
     }

@@ -242,9 +242,9 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
   return Counted(CheckAndConvert(*request, options), record);
 }
 
-absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
-    CallRecord* record) {
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
+                                                  const ServiceOptions& options,
+                                                  CallRecord* record) {
   absl::StatusOr<v1::PlanRequest> request =
       CountAndParse<v1::PlanRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
@@ -264,9 +264,8 @@ absl::StatusOr<planner::PlanRequest> ConvertPlan(
 }
 
 uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {
-  const uint64_t searches =
-      kPlanSearchesPerWorldSize *
-      std::min<uint64_t>(world_sizes, kPlanMaxWorldSizes);
+  const uint64_t searches = kPlanSearchesPerWorldSize *
+                            std::min<uint64_t>(world_sizes, kPlanMaxWorldSizes);
   return params > UINT64_MAX / std::max<uint64_t>(searches, 1)
              ? UINT64_MAX
              : params * searches;

@@ -80,15 +80,15 @@ absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
 // model is not yet described (ConvertPlan, after admission). `record` gets
 // search's numels (0 with model) and engine, and held_params
 // PlanWeight(numels, world sizes).
-absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
-    CallRecord* record = nullptr);
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
+                                                  const ServiceOptions& options,
+                                                  CallRecord* record = nullptr);
 
 // The planner's Plan request for `request` within `options`' limits
 // (FromProto, plan_convert.h: with search.model, the model described within
 // max_params and max_config_bytes).
-absl::StatusOr<planner::PlanRequest> ConvertPlan(
-    const v1::PlanRequest& request, const ServiceOptions& options);
+absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
+                                                 const ServiceOptions& options);
 
 // The searches a Plan runs per world size at most (docs/plan.md: ColossalAI's
 // search, the peak objective on the request's grid and on the wide grid),

@@ -3,8 +3,7 @@
 
 // A request bounded by its size before protobuf decodes it: the entries of
 // every repeated field of a serialized ChunkSearchRequest, LayoutRequest or
-// PlanRequest,
-// counted from the wire format with protobuf's own reader
+// PlanRequest, counted from the wire format with protobuf's own reader
 // (io::CodedInputStream over the body's slices: no copy of the body, no
 // allocation per entry; packed and unpacked encodings alike), the count
 // ending as soon as one field is past the limit. A refused body then costs

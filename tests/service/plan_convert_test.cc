@@ -93,8 +93,7 @@ TEST(PlanConvert, RequestCarriesEveryFieldAndIgnoresThePlansOwn) {
 }
 
 TEST(PlanConvert, UnsetFieldsTakeTheContractsDefaults) {
-  const absl::StatusOr<planner::PlanRequest> got =
-      FromProto(v1::PlanRequest());
+  const absl::StatusOr<planner::PlanRequest> got = FromProto(v1::PlanRequest());
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->precision, "fp16");  // PRECISION_FP16 is 0
   EXPECT_TRUE(got->gemini.master_weights);
@@ -170,7 +169,8 @@ TEST(PlanConvert, OutOfRangeEnumsAndModelErrorsNameTheField) {
   EXPECT_THAT(bad.message(), HasSubstr("search.model: "));
   // The server's limits reach the description.
   model.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
-  const absl::Status large = FromProto(model, ModelLimits{10, 1 << 20}).status();
+  const absl::Status large =
+      FromProto(model, ModelLimits{10, 1 << 20}).status();
   EXPECT_EQ(large.code(), absl::StatusCode::kResourceExhausted);
 }
 

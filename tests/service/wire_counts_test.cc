@@ -135,9 +135,8 @@ TEST(WireCounts, CountsEveryFieldOfAPlanRequest) {
   EXPECT_THAT(CheckPlanRequestCounts(BodyOf(Packed(2, 3)), 2).message(),
               HasSubstr("frozen has more than 2"));
   EXPECT_THAT(
-      CheckPlanRequestCounts(BodyOf(Delimited(4, Packed(4, 2)) +
-                                    Delimited(4, Unpacked(4, 1))),
-                             2)
+      CheckPlanRequestCounts(
+          BodyOf(Delimited(4, Packed(4, 2)) + Delimited(4, Unpacked(4, 1))), 2)
           .message(),
       HasSubstr("cluster.world_sizes has more than 2"));
 }
