@@ -253,19 +253,20 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
       response, std::move(record), started, run_inline);
 }
 
-grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
+template <typename Parsed>
+grpc::ServerUnaryReactor* ChunkSearchService::ServeHeavy(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-    grpc::ByteBuffer* response, const char* method, LayoutWork run) {
+    grpc::ByteBuffer* response, const char* method, HeavyIntake<Parsed> intake,
+    HeavyWork<Parsed> run) {
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = method;
-  absl::StatusOr<planner::LayoutRequest> layout =
-      ParseAndCheckLayout(*request, options_, &record);
-  const absl::Status prepared = layout.status();
-  Work work = [layout = std::move(layout), run = std::move(run)](
+  absl::StatusOr<Parsed> parsed = intake(*request, options_, &record);
+  const absl::Status prepared = parsed.status();
+  Work work = [parsed = std::move(parsed), run = std::move(run)](
                   const planner::StopCheck& stop, CallRecord& record,
                   grpc::ByteBuffer* bytes) {
-    return run(*layout, stop, record, bytes);
+    return run(*parsed, stop, record, bytes);
   };
   return Serve(
       context, prepared, work, [&work]() -> Work { return std::move(work); },
@@ -275,8 +276,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeLayoutRequest(
-      context, request, response, "Frontier",
+  return ServeHeavy<planner::LayoutRequest>(
+      context, request, response, "Frontier", ParseAndCheckLayout,
       [this](const planner::LayoutRequest& layout,
              const planner::StopCheck& stop, CallRecord& record,
              grpc::ByteBuffer* bytes) -> absl::Status {
@@ -292,8 +293,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
 grpc::ServerUnaryReactor* ChunkSearchService::Layout(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeLayoutRequest(
-      context, request, response, "Layout",
+  return ServeHeavy<planner::LayoutRequest>(
+      context, request, response, "Layout", ParseAndCheckLayout,
       [this](const planner::LayoutRequest& layout,
              const planner::StopCheck& stop, CallRecord& record,
              grpc::ByteBuffer* bytes) -> absl::Status {
@@ -344,20 +345,12 @@ grpc::ServerUnaryReactor* ChunkSearchService::Describe(
 grpc::ServerUnaryReactor* ChunkSearchService::Plan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  const Clock::time_point started = Clock::now();
-  CallRecord record;
-  record.method = "Plan";
-  absl::StatusOr<v1::PlanRequest> plan =
-      ParseAndCheckPlan(*request, options_, &record);
-  const absl::Status prepared = plan.status();
-  Work work = [this, plan = std::move(plan)](const planner::StopCheck& stop,
-                                             CallRecord& record,
-                                             grpc::ByteBuffer* bytes) {
-    return RunPlan(*plan, stop, record, bytes);
-  };
-  return Serve(
-      context, prepared, work, [&work]() -> Work { return std::move(work); },
-      response, std::move(record), started, /*run_inline=*/false);
+  return ServeHeavy<v1::PlanRequest>(
+      context, request, response, "Plan", ParseAndCheckPlan,
+      [this](const v1::PlanRequest& plan, const planner::StopCheck& stop,
+             CallRecord& record, grpc::ByteBuffer* bytes) {
+        return RunPlan(plan, stop, record, bytes);
+      });
 }
 
 absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,

@@ -119,17 +119,29 @@ class ChunkSearchService final
   // itself (chunk_search_service.cc).
   class AnswerReactor;
 
-  // What Layout and Frontier run on a worker for one checked request.
-  using LayoutWork = std::function<absl::Status(
-      const planner::LayoutRequest& request, const planner::StopCheck& stop,
-      CallRecord& record, grpc::ByteBuffer* bytes)>;
+  // What a heavy call runs on a worker for its checked request.
+  template <typename Parsed>
+  using HeavyWork = std::function<absl::Status(
+      const Parsed& request, const planner::StopCheck& stop, CallRecord& record,
+      grpc::ByteBuffer* bytes)>;
 
-  // A call carrying a LayoutRequest (`method`: "Layout" or "Frontier"):
-  // parsed and checked against the server's limits (the record's params
-  // and engine filled in), then served as Search is, `run` doing the work.
-  grpc::ServerUnaryReactor* ServeLayoutRequest(
-      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-      grpc::ByteBuffer* response, const char* method, LayoutWork run);
+  // How a heavy call's body is parsed and checked against the server's
+  // limits (ParseAndCheckLayout, ParseAndCheckPlan: request_intake.h).
+  template <typename Parsed>
+  using HeavyIntake = absl::StatusOr<Parsed> (*)(const grpc::ByteBuffer&,
+                                                 const ServiceOptions&,
+                                                 CallRecord*);
+
+  // A heavy call (`method`: "Layout", "Frontier", "Plan"): its body taken
+  // in by `intake` (the record's params, engine and held params filled
+  // in), then served as Search is, `run` doing the work on a worker.
+  template <typename Parsed>
+  grpc::ServerUnaryReactor* ServeHeavy(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response,
+                                       const char* method,
+                                       HeavyIntake<Parsed> intake,
+                                       HeavyWork<Parsed> run);
 
   // The work of one admitted call on a worker: runs the planner on the
   // request with the call's StopCheck, fills the record's engine,

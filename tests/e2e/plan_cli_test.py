@@ -21,15 +21,14 @@ read here), the answer the stand-in gives, and the oracle.
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_fake_server  # noqa: E402
 import cli_test  # noqa: E402
-from cli_test import FAILED, ROOT, USAGE, CliTestCase, run  # noqa: E402
+from cli_test import (ROOT, USAGE, CliTestCase, FakeServerCase,  # noqa: E402
+                      run)
 from server_process import ServerProcess  # noqa: E402
 
 GPT2_CONFIG = cli_test.GPT2_CONFIG
@@ -80,18 +79,8 @@ BASE = ("--device-memory", "80GiB", "--gpus-per-node", "8",
         "--world-sizes", "8,16,32")
 
 
-class PlanFlagsTest(CliTestCase):
+class PlanFlagsTest(FakeServerCase):
     """`chunkplan plan --server` against a stand-in that records requests."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.stubs = tempfile.mkdtemp(prefix="chunkplan_stubs_")
-        protoc = os.environ.get("CHUNKPLAN_PROTOC") or shutil.which("protoc")
-        cli_fake_server.generate_stubs(protoc, cls.stubs)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.stubs, ignore_errors=True)
 
     def sent(self, *args):
         """The PlanRequest `chunkplan plan --server ... *args` sends, and the
