@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/service/request_intake.h"
@@ -160,6 +161,23 @@ TEST_F(PlanLimitsTest, EveryRepeatedFieldIsBoundedByMaxParams) {
   // A Plan within the limit is admitted (whatever the planner answers).
   status = Plan(NumelsPlan(10, {8}));
   EXPECT_NE(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+// A server whose budget (--max_search_time) has passed before any work can
+// start: a Plan, like every call, ends DEADLINE_EXCEEDED naming it.
+class PlanBudgetTest : public PlanServiceTest {
+ protected:
+  service::ServiceOptions Options() const override {
+    service::ServiceOptions options;
+    options.max_search_time = absl::ZeroDuration();
+    return options;
+  }
+};
+
+TEST_F(PlanBudgetTest, ThePlanMeetsTheServersBudget) {
+  const grpc::Status status = Plan(NumelsPlan(4, {8}));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_search_time"));
 }
 
 // One heavy slot, and room for 4100 parameters in flight: SlowSweepRequest
