@@ -241,14 +241,17 @@ class PlanFlagsTest(FakeServerCase):
 
 
 def small_plan_request():
-    """A plan the brute-force oracle answers in moments: a few tensors, a
-    small grid, two world sizes, a device memory where some options fit."""
+    """A plan the brute-force oracle answers in moments (under a second): a
+    few tensors, one frozen, a small grid, two world sizes, and memories
+    where one option fits (a partial optimizer offload), others fail on the
+    device, the host or both, and the fractions found include a denormal
+    and a fraction just above 0.2."""
     return {"search": {"numels": [5000, 120000, 3000, 70000, 64, 9000],
                        "search_range_m": 0.05, "search_interval": 512,
                        "min_chunk_size_m": 0},
             "frozen": [False, False, True, False, False, False],
-            "cluster": {"device_memory_bytes": "3000000",
-                        "host_memory_bytes": "40000000",
+            "cluster": {"device_memory_bytes": "1200000",
+                        "host_memory_bytes": "1300000",
                         "gpus_per_node": 2, "world_sizes": [2, 4],
                         "reserve_bytes": "100000"},
             "max_options": 50}
