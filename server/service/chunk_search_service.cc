@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -273,31 +274,47 @@ grpc::ServerUnaryReactor* ChunkSearchService::ServeHeavy(
       response, std::move(record), started, /*run_inline=*/false);
 }
 
+ChunkSearchService::HeavyWork<LayoutIntake> ChunkSearchService::OnLayout(
+    HeavyWork<planner::LayoutRequest> run) {
+  return [this, run = std::move(run)](
+             const LayoutIntake& intake, const planner::StopCheck& stop,
+             CallRecord& record, grpc::ByteBuffer* bytes) -> absl::Status {
+    if (const auto* converted = std::get_if<planner::LayoutRequest>(&intake)) {
+      return run(*converted, stop, record, bytes);
+    }
+    absl::StatusOr<planner::LayoutRequest> layout =
+        ConvertLayout(std::get<v1::LayoutRequest>(intake), options_, &record);
+    if (!layout.ok()) return layout.status();
+    if (absl::Status s = Reweigh(record, record.params); !s.ok()) return s;
+    return run(*layout, stop, record, bytes);
+  };
+}
+
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeHeavy<planner::LayoutRequest>(
+  return ServeHeavy<LayoutIntake>(
       context, request, response, "Frontier", ParseAndCheckLayout,
-      [this](const planner::LayoutRequest& layout,
-             const planner::StopCheck& stop, CallRecord& record,
-             grpc::ByteBuffer* bytes) -> absl::Status {
+      OnLayout([this](const planner::LayoutRequest& layout,
+                      const planner::StopCheck& stop, CallRecord& record,
+                      grpc::ByteBuffer* bytes) -> absl::Status {
         absl::StatusOr<planner::FrontierResult> result =
             planner_.Frontier(layout, stop);
         if (!result.ok()) return result.status();
         record.candidates = result->candidates;
         record.engine = result->engine;
         return SerializeResponse(ToProto(*result), bytes);
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Layout(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeHeavy<planner::LayoutRequest>(
+  return ServeHeavy<LayoutIntake>(
       context, request, response, "Layout", ParseAndCheckLayout,
-      [this](const planner::LayoutRequest& layout,
-             const planner::StopCheck& stop, CallRecord& record,
-             grpc::ByteBuffer* bytes) -> absl::Status {
+      OnLayout([this](const planner::LayoutRequest& layout,
+                      const planner::StopCheck& stop, CallRecord& record,
+                      grpc::ByteBuffer* bytes) -> absl::Status {
         absl::StatusOr<planner::LayoutResult> result =
             planner_.Layout(layout, stop);
         if (!result.ok()) return result.status();
@@ -307,7 +324,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
           record.fallback_reason = std::move(result->search->fallback_reason);
         }
         return SerializeResponse(ToProto(*result), bytes);
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Describe(

@@ -20,6 +20,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "server/planner/planner.h"
 #include "server/service/call_log.h"
+#include "server/service/request_intake.h"
 #include "server/service/service_options.h"
 
 namespace chunkplan::service {
@@ -66,7 +67,10 @@ class ChunkSearchService final
   // chunkplan.v1.LayoutRequest, `response` receives a LayoutResponse.
   // Answers Search's errors (for the search part, and the limits applied to
   // search.numels, search.dp_degrees, configs and frozen), and the
-  // planner's Layout errors (Planner::Layout).
+  // planner's Layout errors (Planner::Layout). A request that names its
+  // model has it described on the worker, after admission, and is then
+  // weighed again by the described parameters (RESOURCE_EXHAUSTED if they
+  // no longer fit max_params_in_flight).
   grpc::ServerUnaryReactor* Layout(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
@@ -131,6 +135,12 @@ class ChunkSearchService final
   using HeavyIntake = absl::StatusOr<Parsed> (*)(const grpc::ByteBuffer&,
                                                  const ServiceOptions&,
                                                  CallRecord*);
+
+  // `run` for a Layout or Frontier intake (request_intake.h): on the
+  // converted request, or on the parsed one once converted (ConvertLayout:
+  // its model described, after admission) and the call weighed again by
+  // its described parameters (Reweigh).
+  HeavyWork<LayoutIntake> OnLayout(HeavyWork<planner::LayoutRequest> run);
 
   // A heavy call (`method`: "Layout", "Frontier", "Plan"): its body taken
   // in by `intake` (the record's params, engine and held params filled

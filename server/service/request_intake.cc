@@ -231,15 +231,30 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
   return Counted(CheckAndConvert(*request, options), record);
 }
 
-absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
-    CallRecord* record) {
+absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
+                                                 const ServiceOptions& options,
+                                                 CallRecord* record) {
   absl::StatusOr<v1::LayoutRequest> request =
       CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
   if (!request.ok()) return request.status();
   Record(static_cast<uint64_t>(request->search().numels_size()),
          static_cast<planner::Engine>(request->search().engine()), record);
-  return Counted(CheckAndConvert(*request, options), record);
+  if (request->search().has_model()) return LayoutIntake(*std::move(request));
+  absl::StatusOr<planner::LayoutRequest> converted =
+      CheckAndConvert(*request, options);
+  if (!converted.ok()) return converted.status();
+  return LayoutIntake(*std::move(converted));
+}
+
+absl::StatusOr<planner::LayoutRequest> ConvertLayout(
+    const v1::LayoutRequest& request, const ServiceOptions& options,
+    CallRecord* record) {
+  absl::StatusOr<planner::LayoutRequest> converted =
+      CheckAndConvert(request, options);
+  if (converted.ok() && record != nullptr) {
+    record->params = converted->search.numels.size();
+  }
+  return converted;
 }
 
 absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,

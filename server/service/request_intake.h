@@ -8,6 +8,8 @@
 // (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
 // server runs.
 
+#include <variant>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
@@ -66,12 +68,26 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
     const v1::LayoutRequest& request, const ServiceOptions& options);
 
+// A Layout or Frontier request as intake leaves it: converted, or, when it
+// names its model (search.model), only parsed, so that the model is
+// described after admission (ConvertLayout).
+using LayoutIntake = std::variant<planner::LayoutRequest, v1::LayoutRequest>;
+
 // ParseAndCheck for a LayoutRequest body (Layout and Frontier): refused by
 // size before it is decoded (CheckLayoutRequestCounts: search.numels,
-// search.dp_degrees, configs, frozen), then parsed and CheckAndConvert;
-// `record` gets search's params and engine.
-absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+// search.dp_degrees, configs, frozen), then parsed and, unless it names its
+// model, CheckAndConvert; `record` gets search's params (0 with a model)
+// and engine.
+absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
+                                                 const ServiceOptions& options,
+                                                 CallRecord* record = nullptr);
+
+// The planner's request for an intake that names its model: CheckAndConvert
+// (the model described within `options`' limits), its described parameters
+// then in record->params (if given; record->held_params is left as it is:
+// the caller weighs the call again).
+absl::StatusOr<planner::LayoutRequest> ConvertLayout(
+    const v1::LayoutRequest& request, const ServiceOptions& options,
     CallRecord* record = nullptr);
 
 // ParseAndCheck for a PlanRequest body: refused by size before it is

@@ -1,7 +1,8 @@
 // chunkplan.v1.ChunkSearch/Plan through a real gRPC server in process: the
 // server's limits before decoding, admission by the Plan's weight (its
 // parameters once per search it may run), the model described after
-// admission, the workload's refusal, and the call's record. The expected
+// admission (for Layout and Frontier too), the workload's refusal, the
+// server's budget, and the call's record. The expected
 // figures come from the contract (proto/chunkplan/v1/chunk_search.proto,
 // docs/plan.md) and the layer shapes of testing/model_shapes.h.
 
@@ -262,6 +263,59 @@ TEST_F(PlanOneSlotTest, TheModelIsDescribedAfterAdmission) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_concurrent_searches"));
   Release(std::move(slow));
+}
+
+TEST_F(PlanOneSlotTest, LayoutAndFrontierDescribeTheirModelAfterAdmission) {
+  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  v1::LayoutRequest request;
+  request.mutable_search()->mutable_model()->set_hf_config_json("{not json");
+  grpc::ClientContext layout_context;
+  layout_context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  v1::LayoutResponse layout;
+  grpc::Status status = stub_->Layout(&layout_context, request, &layout);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_concurrent_searches"));
+  grpc::ClientContext frontier_context;
+  frontier_context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  v1::FrontierResponse frontier;
+  status = stub_->Frontier(&frontier_context, request, &frontier);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_concurrent_searches"));
+  Release(std::move(slow));
+  // With the slot free, the same request meets the description's refusal.
+  grpc::ClientContext again;
+  again.set_deadline(std::chrono::system_clock::now() + kPatience);
+  v1::LayoutResponse response;
+  const grpc::Status refused = stub_->Layout(&again, request, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("search.model: "));
+}
+
+TEST_F(PlanAdmissionTest, AModelLayoutIsWeighedOnceDescribed) {
+  const size_t described = Gpt2TestNumels(LmHead::kTied).size();
+  // 100 left beside the slow search: more than the model's 28 parameters.
+  ASSERT_LT(described, 100u);
+  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  v1::LayoutRequest request;
+  request.mutable_search()->mutable_model()->set_hf_config_json(kGpt2Config);
+  request.mutable_search()->set_search_range_m(1);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  v1::LayoutResponse response;
+  const grpc::Status status = stub_->Layout(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  Release(std::move(slow));
+  ASSERT_TRUE(records_.WaitForCount(2));
+  int layouts = 0;
+  for (const service::CallRecord& record : records_.All()) {
+    if (std::string(record.method) != "Layout") continue;
+    ++layouts;
+    EXPECT_EQ(record.params, described);
+    EXPECT_EQ(record.held_params, described);
+  }
+  EXPECT_EQ(layouts, 1);
+  // What it held was given back: nothing is held now.
+  ExpectServing();
 }
 
 }  // namespace
