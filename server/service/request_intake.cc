@@ -135,21 +135,27 @@ void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
   record->engine = engine;
 }
 
-// The search part of a converted request.
-const planner::SearchRequest& SearchOf(const planner::SearchRequest& r) {
-  return r;
-}
-const planner::SearchRequest& SearchOf(const planner::LayoutRequest& r) {
-  return r.search;
+// The `Message` (a LayoutRequest or PlanRequest) in `bytes`
+// (CountAndParse), its search part's numels and engine in `record` (Record).
+template <typename Message>
+absl::StatusOr<Message> ParseRecorded(const grpc::ByteBuffer& bytes,
+                                      const ServiceOptions& options,
+                                      CallRecord* record) {
+  absl::StatusOr<Message> request =
+      CountAndParse<Message>(bytes, options.max_params);
+  if (request.ok()) {
+    Record(static_cast<uint64_t>(request->search().numels_size()),
+           static_cast<planner::Engine>(request->search().engine()), record);
+  }
+  return request;
 }
 
 // `converted`, its numels counted in `record` (if given): a request that
 // names its model has as many parameters as were described.
-template <typename Request>
-absl::StatusOr<Request> Counted(absl::StatusOr<Request> converted,
-                                CallRecord* record) {
+absl::StatusOr<planner::SearchRequest> Counted(
+    absl::StatusOr<planner::SearchRequest> converted, CallRecord* record) {
   if (converted.ok() && record != nullptr) {
-    record->params = SearchOf(*converted).numels.size();
+    record->params = converted->numels.size();
     record->held_params = record->params;
   }
   return converted;
@@ -235,10 +241,8 @@ absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
                                                  const ServiceOptions& options,
                                                  CallRecord* record) {
   absl::StatusOr<v1::LayoutRequest> request =
-      CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
+      ParseRecorded<v1::LayoutRequest>(bytes, options, record);
   if (!request.ok()) return request.status();
-  Record(static_cast<uint64_t>(request->search().numels_size()),
-         static_cast<planner::Engine>(request->search().engine()), record);
   if (request->search().has_model()) return LayoutIntake(*std::move(request));
   absl::StatusOr<planner::LayoutRequest> converted =
       CheckAndConvert(*request, options);
@@ -261,11 +265,8 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
                                                   const ServiceOptions& options,
                                                   CallRecord* record) {
   absl::StatusOr<v1::PlanRequest> request =
-      CountAndParse<v1::PlanRequest>(bytes, options.max_params);
-  if (!request.ok()) return request.status();
-  Record(static_cast<uint64_t>(request->search().numels_size()),
-         static_cast<planner::Engine>(request->search().engine()), record);
-  if (record != nullptr) {
+      ParseRecorded<v1::PlanRequest>(bytes, options, record);
+  if (request.ok() && record != nullptr) {
     record->held_params = PlanWeight(
         record->params,
         static_cast<uint64_t>(request->cluster().world_sizes_size()));
