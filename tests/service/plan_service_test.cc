@@ -190,6 +190,9 @@ class PlanAdmissionTest : public PlanServiceTest {
     options.max_inline_work = 0;  // every search is heavy
     options.max_concurrent_searches = 2;
     options.max_params_in_flight = 4100;
+    // A worker for the slow search and one for the call under test, however
+    // many cores this machine has.
+    options.search_threads = 2;
     return options;
   }
 
