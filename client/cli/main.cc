@@ -7,6 +7,9 @@
 //   chunkplan frontier  (the same flags; a LayoutRequest)
 //   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
 //                    [--dp N] [--hidden-dim H] (--local | --server ...)
+//   chunkplan plan (--hf-config FILE | --request FILE|-)
+//                  (--local | --server ...) (--device-memory 80GiB | --gpu
+//                  NAME) --gpus-per-node N --world-sizes 8,16 [...]
 //   chunkplan describe --hf-config FILE [--architecture NAME]
 //                      (--local | --server HOST:PORT) [--format json|table]
 //   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
@@ -36,12 +39,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "client/cli/byte_size.h"
+#include "client/cli/cluster_plan_command.h"
 #include "client/cli/flag_check.h"
 #include "client/cli/gpu_presets.h"
 #include "client/cli/health_command.h"
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
+#include "common/status_macros.h"
 #include "server/planner/planner.h"
 
 ABSL_FLAG(
@@ -68,8 +74,8 @@ ABSL_FLAG(
     std::string, engine, "",
     "search, layout, frontier: auto|cpu_sweep|cpu_plateau|cuda, replaces the "
     "request's");
-ABSL_FLAG(std::string, format, "json",
-          "search, layout, frontier: json or table");
+ABSL_FLAG(std::string, format, "",
+          "json or table (default: json; plan: table)");
 ABSL_FLAG(std::string, placement, "",
           "layout, frontier: static|auto, replaces the request's "
           "gemini.placement");
@@ -80,8 +86,33 @@ ABSL_FLAG(std::string, offload_param_frac, "",
 ABSL_FLAG(std::string, shard_param_frac, "",
           "layout, frontier: replaces the request's gemini.shard_param_frac");
 ABSL_FLAG(uint32_t, gpus_per_node, 0,
-          "layout --format table: devices per node, to print a node's host "
-          "bytes");
+          "plan: GPUs (ranks) per node; layout --format table: devices per "
+          "node, to print a node's host bytes");
+ABSL_FLAG(std::string, device_memory, "",
+          "plan: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB)");
+ABSL_FLAG(std::string, gpu, "",
+          "plan: the GPU by name (chunkplan gpus), in place of "
+          "--device-memory");
+ABSL_FLAG(std::string, host_memory, "",
+          "plan: host memory of one node, e.g. 1TiB (default: not checked)");
+ABSL_FLAG(std::string, world_sizes, "",
+          "plan: the data-parallel sizes the job may use, e.g. 8,16,32");
+ABSL_FLAG(std::string, reserve, "",
+          "plan: per GPU, kept free for the CUDA context and workspace, e.g. "
+          "2GiB");
+ABSL_FLAG(uint32_t, micro_batch, 0,
+          "plan, with --sequence-length: estimate activations for this "
+          "micro-batch");
+ABSL_FLAG(uint32_t, sequence_length, 0,
+          "plan, with --micro-batch: the sequence length");
+ABSL_FLAG(bool, activation_checkpointing, false,
+          "plan, with --micro-batch: full activation checkpointing");
+ABSL_FLAG(bool, flash_attention, false,
+          "plan, with --micro-batch: no attention scores kept");
+ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
+ABSL_FLAG(std::string, emit, "",
+          "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
+          "line");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, layout, frontier, health with --server: deadline of the "
           "call, e.g. 5s");
@@ -130,6 +161,18 @@ Commands:
   chunkplan describe --hf-config FILE [--architecture NAME]
                    (--local | --server HOST:PORT) [--format json|table]
       the model's parameters, in model.parameters() order
+  chunkplan plan (--hf-config FILE [--architecture NAME] [--hidden-dim H]
+                  | --request FILE|-) (--local | --server HOST:PORT)
+                 (--device-memory 80GiB | --gpu NAME) [--host-memory 1TiB]
+                 --gpus-per-node 8 --world-sizes 8,16,32 [--reserve 2GiB]
+                 [--micro-batch N --sequence-length N
+                  [--activation-checkpointing] [--flash-attention]]
+                 [--max-options N] [--format table|json]
+                 [--emit colossalai] [--deadline 5s]
+      the Gemini configurations that fit the cluster, ranked: per world
+      size, chunk size and placement (offload fractions), each one's
+      device and host bytes, and GeminiPlugin's arguments
+      (a PlanRequest file takes the flags given over its own fields)
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan gpus
       the cards --gpu knows, with their memory as nvidia-smi reports it
@@ -138,8 +181,10 @@ Commands:
 With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
 --tls_key FILE add a client certificate (mutual TLS).
 The request and the response are chunkplan.v1 messages in protobuf's JSON
-mapping. --hf-config names the model by its Hugging Face config.json
-instead: the search GeminiPlugin runs for it (search range 32 Mi, interval
+mapping (plan prints a table unless --format json). Flags take dashes or
+underscores (--hf-config or --hf_config). --hf-config names the model by
+its Hugging Face config.json instead: the search GeminiPlugin runs for it
+(search range 32 Mi, interval
 --hidden-dim or else GeminiPlugin's 1024, every parameter at degree --dp);
 which interval was used, and why, is said on stderr (json) or in the table.
 describe lists the model's parameters. Exit codes: 0 success, 1 failure, 2
@@ -289,11 +334,32 @@ absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
     if (!server.ok()) return server.status();
     options.server = *std::move(server);
   }
-  auto format = ParseOutputFormat(absl::GetFlag(FLAGS_format));
+  const std::string format_flag = absl::GetFlag(FLAGS_format);
+  auto format = ParseOutputFormat(format_flag.empty() ? "json" : format_flag);
   if (!format.ok()) return format.status();
   options.format = *format;
   return absl::OkStatus();
 }
+
+// Whether a flag that only plan takes is set.
+bool PlanFlagsSet() {
+  return !absl::GetFlag(FLAGS_device_memory).empty() ||
+         !absl::GetFlag(FLAGS_gpu).empty() ||
+         !absl::GetFlag(FLAGS_host_memory).empty() ||
+         !absl::GetFlag(FLAGS_world_sizes).empty() ||
+         !absl::GetFlag(FLAGS_reserve).empty() ||
+         absl::GetFlag(FLAGS_micro_batch) != 0 ||
+         absl::GetFlag(FLAGS_sequence_length) != 0 ||
+         absl::GetFlag(FLAGS_activation_checkpointing) ||
+         absl::GetFlag(FLAGS_flash_attention) ||
+         absl::GetFlag(FLAGS_max_options) != 0 ||
+         !absl::GetFlag(FLAGS_emit).empty();
+}
+
+constexpr char kPlanOnly[] =
+    "--device-memory, --gpu, --host-memory, --world-sizes, --reserve, "
+    "--micro-batch, --sequence-length, --activation-checkpointing, "
+    "--flash-attention, --max-options and --emit apply to plan only";
 
 // The options of `command` (search, layout or frontier) from the flags, or
 // a usage error.
@@ -318,6 +384,7 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   if (absl::Status s = PlacementFromFlags(command, &options); !s.ok()) {
     return s;
   }
+  if (PlanFlagsSet()) return absl::InvalidArgumentError(kPlanOnly);
   return options;
 }
 
@@ -339,7 +406,7 @@ int Plan(absl::string_view command,
 int Describe() {
   if (!absl::GetFlag(FLAGS_request).empty() ||
       !absl::GetFlag(FLAGS_engine).empty() || absl::GetFlag(FLAGS_dp) != 1 ||
-      absl::GetFlag(FLAGS_hidden_dim) != 0) {
+      absl::GetFlag(FLAGS_hidden_dim) != 0 || PlanFlagsSet()) {
     return UsageError(
         "describe takes --hf-config, --architecture, --local or --server, "
         "--format, --deadline and --tls_* only");
@@ -358,10 +425,123 @@ int Describe() {
   return 0;
 }
 
+// --name's memory size into `out` when given.
+absl::Status ByteSizeFlag(const absl::Flag<std::string>& flag,
+                          absl::string_view name,
+                          std::optional<uint64_t>* out) {
+  const std::string text = absl::GetFlag(flag);
+  if (text.empty()) return absl::OkStatus();
+  CHUNKPLAN_ASSIGN_OR_RETURN(*out, ParseByteSize(name, text));
+  return absl::OkStatus();
+}
+
+// The cluster and workload flags of plan, or a usage error.
+absl::StatusOr<ClusterFlags> ClusterFromFlags() {
+  ClusterFlags f;
+  if (!absl::GetFlag(FLAGS_gpu).empty()) {
+    if (!absl::GetFlag(FLAGS_device_memory).empty()) {
+      return absl::InvalidArgumentError(
+          "give one of --gpu and --device-memory");
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes,
+                               GpuPresetBytes(absl::GetFlag(FLAGS_gpu)));
+  }
+  for (const auto& [flag, name, out] :
+       {std::tuple{&FLAGS_device_memory, "--device-memory",
+                   &f.device_memory_bytes},
+        std::tuple{&FLAGS_host_memory, "--host-memory", &f.host_memory_bytes},
+        std::tuple{&FLAGS_reserve, "--reserve", &f.reserve_bytes}}) {
+    CHUNKPLAN_RETURN_IF_ERROR(ByteSizeFlag(*flag, name, out));
+  }
+  if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes, ParseWorldSizes(w));
+  }
+  if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
+    f.gpus_per_node = n;
+  }
+  if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
+    f.max_options = n;
+  }
+  const uint32_t batch = absl::GetFlag(FLAGS_micro_batch);
+  const uint32_t length = absl::GetFlag(FLAGS_sequence_length);
+  if ((batch == 0) != (length == 0)) {
+    return absl::InvalidArgumentError(
+        "--micro-batch and --sequence-length go together");
+  }
+  if (batch == 0 && (absl::GetFlag(FLAGS_activation_checkpointing) ||
+                     absl::GetFlag(FLAGS_flash_attention))) {
+    return absl::InvalidArgumentError(
+        "--activation-checkpointing and --flash-attention need --micro-batch "
+        "and --sequence-length");
+  }
+  if (batch != 0) {
+    v1::Workload w;
+    w.set_micro_batch(batch);
+    w.set_sequence_length(length);
+    w.set_activation_checkpointing(
+        absl::GetFlag(FLAGS_activation_checkpointing));
+    w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+    f.workload = std::move(w);
+  }
+  return f;
+}
+
+// `chunkplan plan`'s options from the flags, or a usage error.
+absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
+  if (absl::GetFlag(FLAGS_dp) != 1) {
+    return absl::InvalidArgumentError("plan takes --world-sizes, not --dp");
+  }
+  if (!absl::GetFlag(FLAGS_placement).empty() ||
+      !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||
+      !absl::GetFlag(FLAGS_offload_param_frac).empty() ||
+      !absl::GetFlag(FLAGS_shard_param_frac).empty()) {
+    return absl::InvalidArgumentError(
+        "plan chooses the placement: --placement and --*_frac do not apply");
+  }
+  ClusterPlanOptions options;
+  options.request_path = absl::GetFlag(FLAGS_request);
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.model, ModelFromFlags());
+  if (options.request_path.empty() == !options.model.has_value()) {
+    return absl::InvalidArgumentError(
+        "plan needs exactly one of --request FILE (or -) and --hf-config "
+        "FILE");
+  }
+  PlanOptions target;
+  CHUNKPLAN_RETURN_IF_ERROR(TargetFromFlags("plan", target));
+  options.server = std::move(target.server);
+  options.format = absl::GetFlag(FLAGS_format).empty() ? OutputFormat::kTable
+                                                       : target.format;
+  if (const std::string engine = absl::GetFlag(FLAGS_engine); !engine.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.engine, ParseEngine(engine));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+  if (const std::string emit = absl::GetFlag(FLAGS_emit); !emit.empty()) {
+    if (emit != "colossalai") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--emit takes colossalai, not '", emit, "'"));
+    }
+    options.emit_colossalai = true;
+  }
+  return options;
+}
+
+int ClusterPlan() {
+  const absl::StatusOr<ClusterPlanOptions> options = ClusterPlanFromFlags();
+  if (!options.ok()) return Fail(options.status(), kExitUsage);
+  const absl::StatusOr<std::string> output = RunClusterPlan(*options);
+  if (!output.ok()) return Fail(output.status(), kExitFailed);
+  if (options->model.has_value() &&
+      (options->format == OutputFormat::kJson || options->emit_colossalai)) {
+    std::cerr << IntervalNote(*options->model) << std::flush;
+  }
+  std::cout << *output << std::flush;
+  return 0;
+}
+
 int Health() {
   if (!absl::GetFlag(FLAGS_request).empty() || absl::GetFlag(FLAGS_local) ||
       !absl::GetFlag(FLAGS_engine).empty() ||
-      !absl::GetFlag(FLAGS_hf_config).empty()) {
+      !absl::GetFlag(FLAGS_hf_config).empty() || PlanFlagsSet()) {
     return UsageError("health takes --server, --service and --deadline only");
   }
   const absl::StatusOr<RemoteTarget> target = RemoteFromFlags("health");
@@ -391,9 +571,8 @@ int Run(int argc, char* argv[]) {
       static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (args.size() < 2) {
     return UsageError(
-        "missing subcommand: search, layout, frontier, describe, health, gpus "
-        "or "
-        "version");
+        "missing subcommand: search, layout, frontier, plan, describe, "
+        "health, gpus or version");
   }
   if (args.size() > 2) {
     return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
@@ -403,6 +582,7 @@ int Run(int argc, char* argv[]) {
   if (command == "layout") return Plan(command, RunLayout);
   if (command == "frontier") return Plan(command, RunFrontier);
   if (command == "describe") return Describe();
+  if (command == "plan") return ClusterPlan();
   if (command == "health") return Health();
   if (command == "gpus") {
     std::cout << FormatGpuPresets() << std::flush;
@@ -414,8 +594,8 @@ int Run(int argc, char* argv[]) {
   }
   return UsageError(absl::StrCat(
       "unknown subcommand '", command,
-      "' (expected search, layout, frontier, describe, health, gpus or "
-      "version)"));
+      "' (expected search, layout, frontier, plan, describe, health, gpus "
+      "or version)"));
 }
 
 }  // namespace

@@ -17,11 +17,16 @@ namespace chunkplan::service {
 
 // One finished call.
 struct CallRecord {
-  const char* method = "Search";  // the RPC: "Search", "Layout", "Frontier"
+  // The RPC: "Search", "Layout", "Frontier", "Describe", "Plan".
+  const char* method = "Search";
   // The client's address as gRPC names it; filled only for a call that is
   // logged (CallIsLogged), as it costs an allocation per call.
   std::string peer;
-  uint64_t params = 0;      // entries in the request's numels
+  uint64_t params = 0;  // entries in the request's numels
+  // What an admitted heavy call holds of
+  // ServiceOptions::max_params_in_flight: its params, or a Plan's weight
+  // (PlanWeight, request_intake.h). Set at intake.
+  uint64_t held_params = 0;
   uint64_t candidates = 0;  // grid points swept; 0 when no search ran
   // The engine that ran, or the one requested when no search finished.
   planner::Engine engine = planner::Engine::kAuto;

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/service/call_stop.h"
+#include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
 #include "server/service/wire_counts.h"
@@ -94,21 +96,32 @@ absl::Status ChunkSearchService::Admit(bool light, uint64_t params) {
   } while (!in_flight.compare_exchange_weak(current, current + 1,
                                             std::memory_order_acq_rel));
   if (light) return absl::OkStatus();
+  absl::Status held = HoldParams(0, params);
+  if (!held.ok()) in_flight.fetch_sub(1, std::memory_order_acq_rel);
+  return held;
+}
+
+absl::Status ChunkSearchService::HoldParams(uint64_t own, uint64_t want) {
+  const uint64_t limit = options_.max_params_in_flight;
   uint64_t held = heavy_params_in_flight_.load(std::memory_order_relaxed);
   do {
-    if (held != 0 &&
-        params > options_.max_params_in_flight -
-                     std::min(held, options_.max_params_in_flight)) {
-      in_flight.fetch_sub(1, std::memory_order_acq_rel);
+    const uint64_t others = held - own;
+    if (others != 0 && want > limit - std::min(others, limit)) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "the searches this server runs already hold ", held, " of its ",
-          options_.max_params_in_flight,
+          "the searches this server runs already hold ", others, " of its ",
+          limit,
           " parameters in flight (--max_params_in_flight), and this one has ",
-          params, "; retry later"));
+          want, "; retry later"));
     }
   } while (!heavy_params_in_flight_.compare_exchange_weak(
-      held, held + params, std::memory_order_acq_rel));
+      held, held - own + want, std::memory_order_acq_rel));
   return absl::OkStatus();
+}
+
+absl::Status ChunkSearchService::Reweigh(CallRecord& record, uint64_t weight) {
+  absl::Status status = HoldParams(record.held_params, weight);
+  if (status.ok()) record.held_params = weight;
+  return status;
 }
 
 void ChunkSearchService::Release(bool light, uint64_t params) {
@@ -152,7 +165,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
     Finish(context, refused, std::move(record), prepared, started);
     return refused;
   }
-  if (absl::Status admitted = Admit(run_inline, record.params);
+  if (absl::Status admitted = Admit(run_inline, record.held_params);
       !admitted.ok()) {
     Finish(context, refused, std::move(record), std::move(admitted), started);
     return refused;
@@ -199,7 +212,7 @@ void ChunkSearchService::RunInline(grpc::CallbackServerContext* context,
     return;
   }
   record.ran_inline = true;
-  Release(/*light=*/true, record.params);
+  Release(/*light=*/true, record.held_params);
   status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }
@@ -241,50 +254,67 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
       response, std::move(record), started, run_inline);
 }
 
-grpc::ServerUnaryReactor* ChunkSearchService::ServeLayoutRequest(
+template <typename Parsed>
+grpc::ServerUnaryReactor* ChunkSearchService::ServeHeavy(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-    grpc::ByteBuffer* response, const char* method, LayoutWork run) {
+    grpc::ByteBuffer* response, const char* method, HeavyIntake<Parsed> intake,
+    HeavyWork<Parsed> run) {
   const Clock::time_point started = Clock::now();
   CallRecord record;
   record.method = method;
-  absl::StatusOr<planner::LayoutRequest> layout =
-      ParseAndCheckLayout(*request, options_, &record);
-  const absl::Status prepared = layout.status();
-  Work work = [layout = std::move(layout), run = std::move(run)](
+  absl::StatusOr<Parsed> parsed = intake(*request, options_, &record);
+  const absl::Status prepared = parsed.status();
+  Work work = [parsed = std::move(parsed), run = std::move(run)](
                   const planner::StopCheck& stop, CallRecord& record,
                   grpc::ByteBuffer* bytes) {
-    return run(*layout, stop, record, bytes);
+    return run(*parsed, stop, record, bytes);
   };
   return Serve(
       context, prepared, work, [&work]() -> Work { return std::move(work); },
       response, std::move(record), started, /*run_inline=*/false);
 }
 
+ChunkSearchService::HeavyWork<LayoutIntake> ChunkSearchService::OnLayout(
+    HeavyWork<planner::LayoutRequest> run) {
+  return [this, run = std::move(run)](
+             const LayoutIntake& intake, const planner::StopCheck& stop,
+             CallRecord& record, grpc::ByteBuffer* bytes) -> absl::Status {
+    if (const auto* converted = std::get_if<planner::LayoutRequest>(&intake)) {
+      return run(*converted, stop, record, bytes);
+    }
+    absl::StatusOr<planner::LayoutRequest> layout =
+        ConvertLayout(std::get<v1::LayoutRequest>(intake), options_, &record);
+    if (!layout.ok()) return layout.status();
+    if (absl::Status s = Reweigh(record, record.params); !s.ok()) return s;
+    return run(*layout, stop, record, bytes);
+  };
+}
+
 grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeLayoutRequest(
-      context, request, response, "Frontier",
-      [this](const planner::LayoutRequest& layout,
-             const planner::StopCheck& stop, CallRecord& record,
-             grpc::ByteBuffer* bytes) -> absl::Status {
+  return ServeHeavy<LayoutIntake>(
+      context, request, response, "Frontier", ParseAndCheckLayout,
+      OnLayout([this](const planner::LayoutRequest& layout,
+                      const planner::StopCheck& stop, CallRecord& record,
+                      grpc::ByteBuffer* bytes) -> absl::Status {
         absl::StatusOr<planner::FrontierResult> result =
             planner_.Frontier(layout, stop);
         if (!result.ok()) return result.status();
         record.candidates = result->candidates;
         record.engine = result->engine;
         return SerializeResponse(ToProto(*result), bytes);
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Layout(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return ServeLayoutRequest(
-      context, request, response, "Layout",
-      [this](const planner::LayoutRequest& layout,
-             const planner::StopCheck& stop, CallRecord& record,
-             grpc::ByteBuffer* bytes) -> absl::Status {
+  return ServeHeavy<LayoutIntake>(
+      context, request, response, "Layout", ParseAndCheckLayout,
+      OnLayout([this](const planner::LayoutRequest& layout,
+                      const planner::StopCheck& stop, CallRecord& record,
+                      grpc::ByteBuffer* bytes) -> absl::Status {
         absl::StatusOr<planner::LayoutResult> result =
             planner_.Layout(layout, stop);
         if (!result.ok()) return result.status();
@@ -294,7 +324,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
           record.fallback_reason = std::move(result->search->fallback_reason);
         }
         return SerializeResponse(ToProto(*result), bytes);
-      });
+      }));
 }
 
 grpc::ServerUnaryReactor* ChunkSearchService::Describe(
@@ -329,6 +359,38 @@ grpc::ServerUnaryReactor* ChunkSearchService::Describe(
       response, std::move(record), started, /*run_inline=*/true);
 }
 
+grpc::ServerUnaryReactor* ChunkSearchService::Plan(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return ServeHeavy<v1::PlanRequest>(
+      context, request, response, "Plan", ParseAndCheckPlan,
+      [this](const v1::PlanRequest& plan, const planner::StopCheck& stop,
+             CallRecord& record, grpc::ByteBuffer* bytes) {
+        return RunPlan(plan, stop, record, bytes);
+      });
+}
+
+absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
+                                         const planner::StopCheck& stop,
+                                         CallRecord& record,
+                                         grpc::ByteBuffer* bytes) {
+  absl::StatusOr<planner::PlanRequest> plan = ConvertPlan(request, options_);
+  if (!plan.ok()) return plan.status();
+  if (request.search().has_model()) {
+    record.params = plan->search.numels.size();
+    if (absl::Status s = Reweigh(
+            record,
+            PlanWeight(record.params, plan->cluster.world_sizes.size()));
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<planner::PlanResult> result = planner_.Plan(*plan, stop);
+  if (!result.ok()) return result.status();
+  return SerializeResponse(ToProto(*result, request.gemini().precision()),
+                           bytes);
+}
+
 void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
                                  AnswerReactor* reactor, const Work& work,
                                  grpc::ByteBuffer* response, CallRecord record,
@@ -340,7 +402,7 @@ void ChunkSearchService::RunWork(grpc::CallbackServerContext* context,
   if (status.ok()) status = work(stop, record, response);
   // Free the slot before answering, so that a client that calls again as
   // soon as it has its answer finds the slot free.
-  Release(/*light=*/record.moved_to_pool, record.params);
+  Release(/*light=*/record.moved_to_pool, record.held_params);
   status = HoldAnswer(reactor, std::move(status), response);
   Finish(context, reactor, std::move(record), std::move(status), started);
 }

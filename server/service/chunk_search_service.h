@@ -20,16 +20,18 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "server/planner/planner.h"
 #include "server/service/call_log.h"
+#include "server/service/request_intake.h"
 #include "server/service/service_options.h"
 
 namespace chunkplan::service {
 
 class ChunkSearchService final
-    : public v1::ChunkSearch::WithRawCallbackMethod_Describe<
-          v1::ChunkSearch::WithRawCallbackMethod_Frontier<
-              v1::ChunkSearch::WithRawCallbackMethod_Layout<
-                  v1::ChunkSearch::WithRawCallbackMethod_Search<
-                      v1::ChunkSearch::Service>>>> {
+    : public v1::ChunkSearch::WithRawCallbackMethod_Plan<
+          v1::ChunkSearch::WithRawCallbackMethod_Describe<
+              v1::ChunkSearch::WithRawCallbackMethod_Frontier<
+                  v1::ChunkSearch::WithRawCallbackMethod_Layout<
+                      v1::ChunkSearch::WithRawCallbackMethod_Search<
+                          v1::ChunkSearch::Service>>>>> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -65,7 +67,10 @@ class ChunkSearchService final
   // chunkplan.v1.LayoutRequest, `response` receives a LayoutResponse.
   // Answers Search's errors (for the search part, and the limits applied to
   // search.numels, search.dp_degrees, configs and frozen), and the
-  // planner's Layout errors (Planner::Layout).
+  // planner's Layout errors (Planner::Layout). A request that names its
+  // model has it described on the worker, after admission, and is then
+  // weighed again by the described parameters (RESOURCE_EXHAUSTED if they
+  // no longer fit max_params_in_flight).
   grpc::ServerUnaryReactor* Layout(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
@@ -85,6 +90,17 @@ class ChunkSearchService final
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) override;
+
+  // The Plan RPC: a PlanRequest in (ParseAndCheckPlan: refused by size
+  // before it is decoded), a PlanResponse out. A heavy call holding
+  // PlanWeight of max_params_in_flight (a request with search.model is
+  // weighed again once its model is described, on the worker after
+  // admission, and refused RESOURCE_EXHAUSTED if that weight no longer
+  // fits), under the server's budget like Layout; errors: ConvertPlan's
+  // (plan_convert.h) and Planner::Plan's.
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
 
   // Calls admitted and not yet answered, heavy and light together.
   int searches_in_flight() const {
@@ -107,17 +123,35 @@ class ChunkSearchService final
   // itself (chunk_search_service.cc).
   class AnswerReactor;
 
-  // What Layout and Frontier run on a worker for one checked request.
-  using LayoutWork = std::function<absl::Status(
-      const planner::LayoutRequest& request, const planner::StopCheck& stop,
-      CallRecord& record, grpc::ByteBuffer* bytes)>;
+  // What a heavy call runs on a worker for its checked request.
+  template <typename Parsed>
+  using HeavyWork = std::function<absl::Status(
+      const Parsed& request, const planner::StopCheck& stop, CallRecord& record,
+      grpc::ByteBuffer* bytes)>;
 
-  // A call carrying a LayoutRequest (`method`: "Layout" or "Frontier"):
-  // parsed and checked against the server's limits (the record's params
-  // and engine filled in), then served as Search is, `run` doing the work.
-  grpc::ServerUnaryReactor* ServeLayoutRequest(
-      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-      grpc::ByteBuffer* response, const char* method, LayoutWork run);
+  // How a heavy call's body is parsed and checked against the server's
+  // limits (ParseAndCheckLayout, ParseAndCheckPlan: request_intake.h).
+  template <typename Parsed>
+  using HeavyIntake = absl::StatusOr<Parsed> (*)(const grpc::ByteBuffer&,
+                                                 const ServiceOptions&,
+                                                 CallRecord*);
+
+  // `run` for a Layout or Frontier intake (request_intake.h): on the
+  // converted request, or on the parsed one once converted (ConvertLayout:
+  // its model described, after admission) and the call weighed again by
+  // its described parameters (Reweigh).
+  HeavyWork<LayoutIntake> OnLayout(HeavyWork<planner::LayoutRequest> run);
+
+  // A heavy call (`method`: "Layout", "Frontier", "Plan"): its body taken
+  // in by `intake` (the record's params, engine and held params filled
+  // in), then served as Search is, `run` doing the work on a worker.
+  template <typename Parsed>
+  grpc::ServerUnaryReactor* ServeHeavy(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response,
+                                       const char* method,
+                                       HeavyIntake<Parsed> intake,
+                                       HeavyWork<Parsed> run);
 
   // The work of one admitted call on a worker: runs the planner on the
   // request with the call's StopCheck, fills the record's engine,
@@ -164,9 +198,26 @@ class ChunkSearchService final
                  CallRecord record, Clock::time_point started);
 
   // Takes a light slot (max_concurrent_light_searches) or a heavy one
-  // (max_concurrent_searches) with `params` of max_params_in_flight; else
+  // (max_concurrent_searches) holding `params` of max_params_in_flight; else
   // RESOURCE_EXHAUSTED naming the limit, and nothing is taken.
   absl::Status Admit(bool light, uint64_t params);
+
+  // Makes the heavy call of `record` hold `weight` of max_params_in_flight
+  // instead of record.held_params (then set to it): OK when it shrinks, or
+  // when it grows and Admit would admit `weight` beside what the other
+  // heavy calls hold; else RESOURCE_EXHAUSTED, and nothing changes.
+  absl::Status Reweigh(CallRecord& record, uint64_t weight);
+
+  // Replaces `own` of heavy_params_in_flight_ by `want` when that fits
+  // beside what the others hold (always when they hold none); else
+  // RESOURCE_EXHAUSTED naming --max_params_in_flight.
+  absl::Status HoldParams(uint64_t own, uint64_t want);
+
+  // A Plan's work on a worker: ConvertPlan (describing the model), Reweigh,
+  // Planner::Plan, the answer serialized into `bytes`.
+  absl::Status RunPlan(const v1::PlanRequest& request,
+                       const planner::StopCheck& stop, CallRecord& record,
+                       grpc::ByteBuffer* bytes);
 
   // Gives back what Admit took. A call on the pool holds a light slot
   // exactly when it moved there from the callback thread

@@ -34,18 +34,12 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   return out;
 }
 
-absl::StatusOr<std::vector<uint64_t>> ModelNumels(
+absl::StatusOr<models::ModelDescription> DescribeRequestModel(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
   if (request.numels_size() != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "numels (", request.numels_size(),
         " entries) and model are both set; send exactly one of them"));
-  }
-  if (request.dp_degrees_size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dp_degrees has ", request.dp_degrees_size(),
-        " values; with model it holds at most one, the degree of every "
-        "parameter"));
   }
   absl::StatusOr<models::ModelDescription> description =
       DescribeConfig(request.model(), limits);
@@ -54,6 +48,20 @@ absl::StatusOr<std::vector<uint64_t>> ModelNumels(
         description.status().code(),
         absl::StrCat("model: ", description.status().message()));
   }
+  return description;
+}
+
+absl::StatusOr<std::vector<uint64_t>> ModelNumels(
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+  if (request.numels_size() == 0 && request.dp_degrees_size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dp_degrees has ", request.dp_degrees_size(),
+        " values; with model it holds at most one, the degree of every "
+        "parameter"));
+  }
+  absl::StatusOr<models::ModelDescription> description =
+      DescribeRequestModel(request, limits);
+  if (!description.ok()) return description.status();
   return std::move(description->numels);
 }
 

@@ -43,6 +43,12 @@ v1::ModelDescription ToProto(const models::ModelDescription& description);
 absl::StatusOr<std::vector<uint64_t>> ModelNumels(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits);
 
+// The description of `request.model` (a request whose dp_degrees are not
+// the model's business, as a PlanRequest's search). Errors: INVALID_ARGUMENT
+// for numels and model both set; DescribeConfig's, prefixed "model: ".
+absl::StatusOr<models::ModelDescription> DescribeRequestModel(
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits);
+
 }  // namespace chunkplan::service
 
 #endif  // CHUNKPLAN_SERVER_SERVICE_MODEL_CONVERT_H_

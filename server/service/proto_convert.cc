@@ -29,6 +29,12 @@ static_assert(static_cast<int>(planner::Objective::kLayoutPadding) ==
 static_assert(static_cast<int>(planner::Objective::kPeakRankBytes) ==
               v1::OBJECTIVE_PEAK_RANK_BYTES);
 
+}  // namespace
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
 void SetConfig(const planner::ChunkConfig& c, v1::ChunkConfig* out) {
   out->set_dp_degree(c.dp_degree);
   out->set_chunk_size(c.chunk_size);
@@ -47,6 +53,8 @@ void SetRank(const planner::RankMemory& m, v1::RankMemory* out) {
   out->set_host_bytes(m.host_bytes);
 }
 
+namespace {
+
 void SetPlacement(const planner::PlacementOutcome& p,
                   v1::PlacementOutcome* out) {
   out->set_offloaded_chunks(p.offloaded_chunks);
@@ -59,8 +67,8 @@ void SetPlacement(const planner::PlacementOutcome& p,
 
 }  // namespace
 
-absl::StatusOr<planner::SearchRequest> FromProto(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
+    const v1::ChunkSearchRequest& request) {
   if (!v1::Engine_IsValid(request.engine())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "engine is ", request.engine(),
@@ -69,18 +77,9 @@ absl::StatusOr<planner::SearchRequest> FromProto(
   }
   planner::SearchRequest out;
   out.search_interval = request.search_interval();
-  if (request.has_model()) {
-    absl::StatusOr<std::vector<uint64_t>> numels = ModelNumels(request, limits);
-    if (!numels.ok()) return numels.status();
-    out.numels = *std::move(numels);
-    if (out.search_interval == 0) {
-      out.search_interval = kGeminiDefaultSearchInterval;
-    }
-  } else {
-    out.numels.assign(request.numels().begin(), request.numels().end());
+  if (request.has_model() && out.search_interval == 0) {
+    out.search_interval = kGeminiDefaultSearchInterval;
   }
-  out.dp_degrees.assign(request.dp_degrees().begin(),
-                        request.dp_degrees().end());
   out.search_range_m = request.search_range_m();
   if (request.has_min_chunk_size_m()) {
     out.min_chunk_size_m = request.min_chunk_size_m();
@@ -89,6 +88,22 @@ absl::StatusOr<planner::SearchRequest> FromProto(
     out.filter_exlarge_params = request.filter_exlarge_params();
   }
   out.engine = static_cast<Engine>(request.engine());
+  return out;
+}
+
+absl::StatusOr<planner::SearchRequest> FromProto(
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+  absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
+  if (!out.ok()) return out.status();
+  if (request.has_model()) {
+    absl::StatusOr<std::vector<uint64_t>> numels = ModelNumels(request, limits);
+    if (!numels.ok()) return numels.status();
+    out->numels = *std::move(numels);
+  } else {
+    out->numels.assign(request.numels().begin(), request.numels().end());
+  }
+  out->dp_degrees.assign(request.dp_degrees().begin(),
+                         request.dp_degrees().end());
   return out;
 }
 
@@ -105,9 +120,8 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result) {
   return out;
 }
 
-absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request, const ModelLimits& limits) {
-  const v1::GeminiSettings& gemini = request.gemini();
+absl::StatusOr<planner::GeminiSettings> FromProto(
+    const v1::GeminiSettings& gemini) {
   if (!v1::Precision_IsValid(gemini.precision())) {
     return absl::InvalidArgumentError(
         absl::StrCat("gemini.precision is ", gemini.precision(),
@@ -123,6 +137,45 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         absl::StrCat("gemini.optimizer is ", gemini.optimizer(),
                      "; expected OPTIMIZER_ADAM or OPTIMIZER_NONE"));
   }
+  planner::GeminiSettings out;
+  if (gemini.has_master_weights()) out.master_weights = gemini.master_weights();
+  out.gradient_accumulation = gemini.gradient_accumulation();
+  if (gemini.has_pin_memory()) out.pin_memory = gemini.pin_memory();
+  out.optimizer = static_cast<planner::Optimizer>(gemini.optimizer());
+  out.placement = static_cast<planner::Placement>(gemini.placement());
+  if (gemini.has_shard_param_frac()) {
+    out.shard_param_frac = gemini.shard_param_frac();
+  }
+  out.offload_optim_frac = gemini.offload_optim_frac();
+  out.offload_param_frac = gemini.offload_param_frac();
+  if (gemini.has_device_memory_bytes()) {
+    out.device_memory_bytes = gemini.device_memory_bytes();
+  }
+  return out;
+}
+
+void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
+               v1::GeminiSettings* out) {
+  out->set_precision(precision);
+  out->set_master_weights(g.master_weights);
+  out->set_gradient_accumulation(g.gradient_accumulation);
+  out->set_pin_memory(g.pin_memory);
+  out->set_optimizer(static_cast<v1::Optimizer>(g.optimizer));
+  out->set_placement(static_cast<v1::Placement>(g.placement));
+  if (g.shard_param_frac.has_value()) {
+    out->set_shard_param_frac(*g.shard_param_frac);
+  }
+  out->set_offload_optim_frac(g.offload_optim_frac);
+  out->set_offload_param_frac(g.offload_param_frac);
+  if (g.device_memory_bytes.has_value()) {
+    out->set_device_memory_bytes(*g.device_memory_bytes);
+  }
+}
+
+absl::StatusOr<planner::LayoutRequest> FromProto(
+    const v1::LayoutRequest& request, const ModelLimits& limits) {
+  absl::StatusOr<planner::GeminiSettings> gemini = FromProto(request.gemini());
+  if (!gemini.ok()) return gemini.status();
   if (!v1::Objective_IsValid(request.objective())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "objective is ", request.objective(),
@@ -131,10 +184,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   }
   absl::StatusOr<planner::SearchRequest> search =
       FromProto(request.search(), limits);
-  if (!search.ok()) {
-    return absl::Status(search.status().code(),
-                        absl::StrCat("search.", search.status().message()));
-  }
+  if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
@@ -142,21 +192,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
   }
   out.frozen.assign(request.frozen().begin(), request.frozen().end());
-  if (gemini.has_master_weights()) {
-    out.gemini.master_weights = gemini.master_weights();
-  }
-  out.gemini.gradient_accumulation = gemini.gradient_accumulation();
-  if (gemini.has_pin_memory()) out.gemini.pin_memory = gemini.pin_memory();
-  out.gemini.optimizer = static_cast<planner::Optimizer>(gemini.optimizer());
-  out.gemini.placement = static_cast<planner::Placement>(gemini.placement());
-  if (gemini.has_shard_param_frac()) {
-    out.gemini.shard_param_frac = gemini.shard_param_frac();
-  }
-  out.gemini.offload_optim_frac = gemini.offload_optim_frac();
-  out.gemini.offload_param_frac = gemini.offload_param_frac();
-  if (gemini.has_device_memory_bytes()) {
-    out.gemini.device_memory_bytes = gemini.device_memory_bytes();
-  }
+  out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   return out;
 }

@@ -4,7 +4,9 @@
 // chunkplan.v1 messages <-> the planner's plain values: the one place where
 // the wire contract meets the planner.
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
@@ -21,6 +23,13 @@ namespace chunkplan::service {
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits = {});
 
+// FromProto's search settings of `request`, without its parameters (numels,
+// model, dp_degrees): the engine checked, the defaults applied, and with
+// `model` search_interval 0 taken as kGeminiDefaultSearchInterval.
+// Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine.
+absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
+    const v1::ChunkSearchRequest& request);
+
 // The wire form of a planner result.
 v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 
@@ -32,6 +41,26 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // "search.". Every other check is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
     const v1::LayoutRequest& request, const ModelLimits& limits = {});
+
+// The planner's Gemini settings for `gemini`, with GeminiPlugin's defaults
+// (master weights and pinned memory on) where unset. Errors:
+// INVALID_ARGUMENT naming the field ("gemini.precision", "gemini.placement",
+// "gemini.optimizer") for a value outside its chunkplan.v1 enum. Every other
+// check is the planner's.
+absl::StatusOr<planner::GeminiSettings> FromProto(
+    const v1::GeminiSettings& gemini);
+
+// `g` into `out`, every field set (the optional ones where `g` has them),
+// with `precision` (the planner's settings do not carry it).
+void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
+               v1::GeminiSettings* out);
+
+// The wire forms of a chunk config and of a rank's bytes, into `out`.
+void SetConfig(const planner::ChunkConfig& c, v1::ChunkConfig* out);
+void SetRank(const planner::RankMemory& m, v1::RankMemory* out);
+
+// `status` with its message behind `prefix` (e.g. "search.").
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
 
 // The wire form of a Layout result.
 v1::LayoutResponse ToProto(const planner::LayoutResult& result);

@@ -1,5 +1,6 @@
 #include "server/service/request_intake.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/plan/search_plan.h"
+#include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/search_request_decoder.h"
 #include "server/service/wire_counts.h"
@@ -41,6 +43,8 @@ template <>
 constexpr Counter kCounter<v1::ChunkSearchRequest> = CheckSearchRequestCounts;
 template <>
 constexpr Counter kCounter<v1::LayoutRequest> = CheckLayoutRequestCounts;
+template <>
+constexpr Counter kCounter<v1::PlanRequest> = CheckPlanRequestCounts;
 
 // The `Message` serialized in `bytes` (which is left as it was), or
 // INVALID_ARGUMENT saying that the bytes are not one, and why: protobuf's
@@ -127,24 +131,32 @@ std::optional<planner::SearchRequest> Decode(const grpc::ByteBuffer& bytes) {
 void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
   if (record == nullptr) return;
   record->params = params;
+  record->held_params = params;
   record->engine = engine;
 }
 
-// The search part of a converted request.
-const planner::SearchRequest& SearchOf(const planner::SearchRequest& r) {
-  return r;
-}
-const planner::SearchRequest& SearchOf(const planner::LayoutRequest& r) {
-  return r.search;
+// The `Message` (a LayoutRequest or PlanRequest) in `bytes`
+// (CountAndParse), its search part's numels and engine in `record` (Record).
+template <typename Message>
+absl::StatusOr<Message> ParseRecorded(const grpc::ByteBuffer& bytes,
+                                      const ServiceOptions& options,
+                                      CallRecord* record) {
+  absl::StatusOr<Message> request =
+      CountAndParse<Message>(bytes, options.max_params);
+  if (request.ok()) {
+    Record(static_cast<uint64_t>(request->search().numels_size()),
+           static_cast<planner::Engine>(request->search().engine()), record);
+  }
+  return request;
 }
 
 // `converted`, its numels counted in `record` (if given): a request that
 // names its model has as many parameters as were described.
-template <typename Request>
-absl::StatusOr<Request> Counted(absl::StatusOr<Request> converted,
-                                CallRecord* record) {
+absl::StatusOr<planner::SearchRequest> Counted(
+    absl::StatusOr<planner::SearchRequest> converted, CallRecord* record) {
   if (converted.ok() && record != nullptr) {
-    record->params = SearchOf(*converted).numels.size();
+    record->params = converted->numels.size();
+    record->held_params = record->params;
   }
   return converted;
 }
@@ -225,15 +237,54 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
   return Counted(CheckAndConvert(*request, options), record);
 }
 
-absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
-    CallRecord* record) {
+absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
+                                                 const ServiceOptions& options,
+                                                 CallRecord* record) {
   absl::StatusOr<v1::LayoutRequest> request =
-      CountAndParse<v1::LayoutRequest>(bytes, options.max_params);
+      ParseRecorded<v1::LayoutRequest>(bytes, options, record);
   if (!request.ok()) return request.status();
-  Record(static_cast<uint64_t>(request->search().numels_size()),
-         static_cast<planner::Engine>(request->search().engine()), record);
-  return Counted(CheckAndConvert(*request, options), record);
+  if (request->search().has_model()) return LayoutIntake(*std::move(request));
+  absl::StatusOr<planner::LayoutRequest> converted =
+      CheckAndConvert(*request, options);
+  if (!converted.ok()) return converted.status();
+  return LayoutIntake(*std::move(converted));
+}
+
+absl::StatusOr<planner::LayoutRequest> ConvertLayout(
+    const v1::LayoutRequest& request, const ServiceOptions& options,
+    CallRecord* record) {
+  absl::StatusOr<planner::LayoutRequest> converted =
+      CheckAndConvert(request, options);
+  if (converted.ok() && record != nullptr) {
+    record->params = converted->search.numels.size();
+  }
+  return converted;
+}
+
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
+                                                  const ServiceOptions& options,
+                                                  CallRecord* record) {
+  absl::StatusOr<v1::PlanRequest> request =
+      ParseRecorded<v1::PlanRequest>(bytes, options, record);
+  if (request.ok() && record != nullptr) {
+    record->held_params = PlanWeight(
+        record->params,
+        static_cast<uint64_t>(request->cluster().world_sizes_size()));
+  }
+  return request;
+}
+
+absl::StatusOr<planner::PlanRequest> ConvertPlan(
+    const v1::PlanRequest& request, const ServiceOptions& options) {
+  return FromProto(request, ModelLimitsOf(options));
+}
+
+uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {
+  const uint64_t searches = kPlanSearchesPerWorldSize *
+                            std::min<uint64_t>(world_sizes, kPlanMaxWorldSizes);
+  return params > UINT64_MAX / std::max<uint64_t>(searches, 1)
+             ? UINT64_MAX
+             : params * searches;
 }
 
 absl::StatusOr<v1::ModelConfig> ParseModelConfig(

@@ -8,6 +8,8 @@
 // (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
 // server runs.
 
+#include <variant>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
@@ -66,13 +68,58 @@ bool RunsInline(const planner::SearchRequest& request,
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
     const v1::LayoutRequest& request, const ServiceOptions& options);
 
+// A Layout or Frontier request as intake leaves it: converted, or, when it
+// names its model (search.model), only parsed, so that the model is
+// described after admission (ConvertLayout).
+using LayoutIntake = std::variant<planner::LayoutRequest, v1::LayoutRequest>;
+
 // ParseAndCheck for a LayoutRequest body (Layout and Frontier): refused by
 // size before it is decoded (CheckLayoutRequestCounts: search.numels,
-// search.dp_degrees, configs, frozen), then parsed and CheckAndConvert;
-// `record` gets search's params and engine.
-absl::StatusOr<planner::LayoutRequest> ParseAndCheckLayout(
-    const grpc::ByteBuffer& bytes, const ServiceOptions& options,
+// search.dp_degrees, configs, frozen), then parsed and, unless it names its
+// model, CheckAndConvert; `record` gets search's params (0 with a model)
+// and engine.
+absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
+                                                 const ServiceOptions& options,
+                                                 CallRecord* record = nullptr);
+
+// The planner's request for an intake that names its model: CheckAndConvert
+// (the model described within `options`' limits), its described parameters
+// then in record->params (if given; record->held_params is left as it is:
+// the caller weighs the call again).
+absl::StatusOr<planner::LayoutRequest> ConvertLayout(
+    const v1::LayoutRequest& request, const ServiceOptions& options,
     CallRecord* record = nullptr);
+
+// ParseAndCheck for a PlanRequest body: refused by size before it is
+// decoded (CheckPlanRequestCounts: search.numels, search.dp_degrees, frozen,
+// cluster.world_sizes), then parsed; nothing else is checked here, and a
+// model is not yet described (ConvertPlan, after admission). `record` gets
+// search's numels (0 with model) and engine, and held_params
+// PlanWeight(numels, world sizes).
+absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
+                                                  const ServiceOptions& options,
+                                                  CallRecord* record = nullptr);
+
+// The planner's Plan request for `request` within `options`' limits
+// (FromProto, plan_convert.h: with search.model, the model described within
+// max_params and max_config_bytes).
+absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
+                                                 const ServiceOptions& options);
+
+// The searches a Plan runs per world size at most (docs/plan.md: ColossalAI's
+// search, the peak objective on the request's grid and on the wide grid),
+// and the world sizes a Plan takes at most (more: the planner's
+// INVALID_ARGUMENT).
+inline constexpr uint64_t kPlanSearchesPerWorldSize = 3;
+inline constexpr uint64_t kPlanMaxWorldSizes = 64;
+
+// What a Plan of `params` parameters over `world_sizes` world sizes holds of
+// --max_params_in_flight while admitted: its parameters once per search it
+// may run (kPlanSearchesPerWorldSize per world size, at most
+// kPlanMaxWorldSizes counted), saturating at 2^64-1. Heavy calls are
+// admitted by this estimate of their work: a Plan weighs as much as the
+// Frontier calls it stands for.
+uint64_t PlanWeight(uint64_t params, uint64_t world_sizes);
 
 // What a ModelConfig body may hold besides its hf_config_json: the
 // architecture's name and the fields' tags and lengths.

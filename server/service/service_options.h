@@ -72,7 +72,9 @@ struct ServiceOptions {
   // (about 10 MiB at 10^6 numels) until it ends, so this bounds that memory
   // whatever max_concurrent_searches allows. A heavy call that would pass it
   // is answered RESOURCE_EXHAUSTED at once, except when no other heavy call
-  // holds any: a request within max_params is never refused for good.
+  // holds any: a request within max_params is never refused for good. A
+  // Plan holds its entries once per search it may run (PlanWeight,
+  // request_intake.h: 3 per world size), the Frontier calls it stands for.
   uint64_t max_params_in_flight = uint64_t{4} << 20;
 
   // Worker threads that run searches; 0: one per core.

@@ -27,7 +27,16 @@ struct Tally {
   uint64_t counts[2] = {0, 0};
 };
 static_assert(std::size(kSearchRequestCounted) <= 2 &&
-              std::size(kLayoutRequestCounted) <= 2);
+              std::size(kLayoutRequestCounted) <= 2 &&
+              std::size(kPlanRequestCounted) <= 2 &&
+              std::size(kClusterCounted) <= 2);
+
+// A nested message field whose occurrences are walked counting into
+// `tally` (a ChunkSearchRequest's search, a PlanRequest's cluster).
+struct Nested {
+  int number;
+  Tally* tally;
+};
 
 absl::Status Malformed(const CodedInputStream& in, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -127,10 +136,10 @@ absl::Status CountField(CodedInputStream& in, uint32_t tag, Tally& tally,
 }
 
 // Walks one message to its end (or `in`'s limit), counting into `tally`;
-// where `search` is given, the occurrences of kLayoutSearchField are walked
-// as a ChunkSearchRequest counting into it.
+// the occurrences of each `nested` field are walked as its message,
+// counting into its tally.
 absl::Status Walk(CodedInputStream& in, Tally& tally, uint64_t limit,
-                  Tally* search) {
+                  std::span<const Nested> nested) {
   while (true) {
     const uint32_t tag = in.ReadTag();
     if (tag == 0) {
@@ -139,13 +148,16 @@ absl::Status Walk(CodedInputStream& in, Tally& tally, uint64_t limit,
                  : Malformed(in, "a malformed field tag (or field number 0)");
     }
     const int number = WireFormatLite::GetTagFieldNumber(tag);
-    if (search != nullptr && number == kLayoutSearchField &&
-        WireFormatLite::GetTagWireType(tag) ==
-            WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+    const Nested* inner = nullptr;
+    for (const Nested& n : nested) {
+      if (n.number == number) inner = &n;
+    }
+    if (inner != nullptr && WireFormatLite::GetTagWireType(tag) ==
+                                WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       absl::StatusOr<int> length = ReadLength(in);
       if (!length.ok()) return length.status();
       const CodedInputStream::Limit outer = in.PushLimit(*length);
-      absl::Status status = Walk(in, *search, limit, nullptr);
+      absl::Status status = Walk(in, *inner->tally, limit, {});
       in.PopLimit(outer);
       if (!status.ok()) return status;
       continue;
@@ -162,14 +174,14 @@ absl::Status Walk(CodedInputStream& in, Tally& tally, uint64_t limit,
   }
 }
 
-// Walks the message in `bytes` with `top` (and `search`, see Walk).
+// Walks the message in `bytes` with `top` (and `nested`, see Walk).
 absl::Status WalkBody(const grpc::ByteBuffer& bytes, Tally& top, uint64_t limit,
-                      Tally* search) {
+                      std::span<const Nested> nested) {
   // The reader takes a mutable buffer; the copy shares the slices.
   grpc::ByteBuffer copy(bytes);
   grpc::ProtoBufferReader reader(&copy);
   CodedInputStream in(&reader);
-  return Walk(in, top, limit, search);
+  return Walk(in, top, limit, nested);
 }
 
 }  // namespace
@@ -177,14 +189,25 @@ absl::Status WalkBody(const grpc::ByteBuffer& bytes, Tally& top, uint64_t limit,
 absl::Status CheckSearchRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params) {
   Tally top{"", kSearchRequestCounted};
-  return WalkBody(bytes, top, max_params, nullptr);
+  return WalkBody(bytes, top, max_params, {});
 }
 
 absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params) {
   Tally top{"", kLayoutRequestCounted};
   Tally search{"search.", kSearchRequestCounted};
-  return WalkBody(bytes, top, max_params, &search);
+  const Nested nested[] = {{kLayoutSearchField, &search}};
+  return WalkBody(bytes, top, max_params, nested);
+}
+
+absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
+                                    uint64_t max_params) {
+  Tally top{"", kPlanRequestCounted};
+  Tally search{"search.", kSearchRequestCounted};
+  Tally cluster{"cluster.", kClusterCounted};
+  const Nested nested[] = {{kPlanSearchField, &search},
+                           {kPlanClusterField, &cluster}};
+  return WalkBody(bytes, top, max_params, nested);
 }
 
 uint64_t LargestRequestBytes(uint64_t max_params) {

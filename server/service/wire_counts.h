@@ -2,8 +2,8 @@
 #define CHUNKPLAN_SERVER_SERVICE_WIRE_COUNTS_H_
 
 // A request bounded by its size before protobuf decodes it: the entries of
-// every repeated field of a serialized ChunkSearchRequest or LayoutRequest,
-// counted from the wire format with protobuf's own reader
+// every repeated field of a serialized ChunkSearchRequest, LayoutRequest or
+// PlanRequest, counted from the wire format with protobuf's own reader
 // (io::CodedInputStream over the body's slices: no copy of the body, no
 // allocation per entry; packed and unpacked encodings alike), the count
 // ending as soon as one field is past the limit. A refused body then costs
@@ -41,7 +41,18 @@ inline constexpr CountedField kLayoutRequestCounted[] = {
     {3, "frozen", CountedField::Kind::kVarint}};
 inline constexpr int kLayoutSearchField = 1;
 
-// OK when no repeated field of the ChunkSearchRequest (LayoutRequest) in
+// The repeated fields of chunkplan.v1.PlanRequest besides those of its
+// `search` (kPlanSearchField, as a LayoutRequest's) and of its `cluster`
+// (kPlanClusterField, a Cluster: kClusterCounted, under "cluster.").
+inline constexpr CountedField kPlanRequestCounted[] = {
+    {2, "frozen", CountedField::Kind::kVarint}};
+inline constexpr int kPlanSearchField = 1;
+inline constexpr int kPlanClusterField = 4;
+inline constexpr CountedField kClusterCounted[] = {
+    {4, "world_sizes", CountedField::Kind::kVarint}};
+
+// OK when no repeated field of the ChunkSearchRequest (LayoutRequest,
+// PlanRequest) in
 // `bytes` has more than `max_params` entries. Errors: RESOURCE_EXHAUSTED
 // naming the first field (in wire order) found past the limit;
 // INVALID_ARGUMENT saying where the bytes stop being protobuf's wire format
@@ -51,11 +62,15 @@ absl::Status CheckSearchRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params);
 absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params);
+absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
+                                    uint64_t max_params);
 
 // The largest body that protobuf's serializers write for a LayoutRequest
-// (the largest request of any method) of at most `max_params` entries per
-// repeated field, unpacked encodings included: 40 bytes per parameter (numels
-// 11, dp_degrees 6, a ChunkConfig 21, frozen 2) and 4 KiB for the scalars.
+// (the largest request of any method: a PlanRequest's numels 11,
+// dp_degrees 6, frozen 2 and cluster.world_sizes 6 are fewer) of at most
+// `max_params` entries per repeated field, unpacked encodings included: 40
+// bytes per parameter (numels 11, dp_degrees 6, a ChunkConfig 21, frozen 2)
+// and 4 KiB for the scalars.
 // A body beyond it is no such request; the server takes it as its receive
 // limit where that is below --max_receive_message_bytes.
 uint64_t LargestRequestBytes(uint64_t max_params);

@@ -51,17 +51,19 @@ class FakeServer:
 
     `answer(request_dict)` gives the oracle's answer dict; the server adds
     the engine that was asked for (CPU_PLATEAU for AUTO). With `hang`, Search
-    waits until the call is cancelled or passes its deadline. Every request
-    received is kept in `requests`.
+    waits until the call is cancelled or passes its deadline. Plan answers
+    `plan` (a PlanResponse as a protobuf JSON dict; UNIMPLEMENTED without
+    one). Every request received is kept in `requests`.
     """
 
-    def __init__(self, answer, address="127.0.0.1:0", hang=False):
+    def __init__(self, answer, address="127.0.0.1:0", hang=False, plan=None):
         from google.protobuf import json_format
         self._json_format = json_format
         self._pb = importlib.import_module("chunkplan.v1.chunk_search_pb2")
         self._health = importlib.import_module("health_pb2")
         self._answer = answer
         self._hang = hang
+        self._plan = plan
         self.requests = []
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self._server.add_generic_rpc_handlers((
@@ -70,6 +72,11 @@ class FakeServer:
                     self._search,
                     request_deserializer=self._pb.ChunkSearchRequest.FromString,
                     response_serializer=self._pb.ChunkSearchResponse
+                    .SerializeToString),
+                "Plan": grpc.unary_unary_rpc_method_handler(
+                    self._plan_call,
+                    request_deserializer=self._pb.PlanRequest.FromString,
+                    response_serializer=self._pb.PlanResponse
                     .SerializeToString),
             }),
             grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
@@ -110,6 +117,13 @@ class FakeServer:
              ("configs", "total_param_size", "min_chunk_waste")}, response)
         response.engine = request.engine or self._pb.ENGINE_CPU_PLATEAU
         return response
+
+    def _plan_call(self, request, context):
+        self.requests.append(request)
+        if self._plan is None:
+            context.abort(grpc.StatusCode.UNIMPLEMENTED, "no plan given")
+        return self._json_format.ParseDict(self._plan,
+                                           self._pb.PlanResponse())
 
     def _check(self, request, context):
         if request.service not in HEALTH:

@@ -626,9 +626,9 @@ class NothingListeningTest(CliTestCase):
                          "UNAVAILABLE: ")
 
 
-class FakeServerTest(CliTestCase):
-    """The remote path against a stand-in server that implements the proto
-    with Python's gRPC and answers with the oracle."""
+class FakeServerCase(CliTestCase):
+    """Tests against the stand-in server (cli_fake_server): its Python stubs
+    generated once per class."""
 
     @classmethod
     def setUpClass(cls):
@@ -639,6 +639,11 @@ class FakeServerTest(CliTestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.stubs, ignore_errors=True)
+
+
+class FakeServerTest(FakeServerCase):
+    """The remote path against a stand-in server that implements the proto
+    with Python's gRPC and answers with the oracle."""
 
     def fake(self, **kwargs):
         return cli_fake_server.FakeServer(oracle.search, **kwargs)

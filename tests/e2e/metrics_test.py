@@ -188,6 +188,32 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(moved("chunkplan_call_params_sum",
                                method="Describe"), 28)
 
+    def test_plan_is_counted_as_its_own_method(self):
+        """Plan (chunkplan plan --server) is counted under its own method,
+        with its numels: here a request the service refuses before the
+        planner runs (a workload needs a model)."""
+        before, _ = parse(scrape(self.url)[1])
+        path = os.path.join(self.tmp, "plan.json")
+        with open(path, "w") as f:
+            json.dump({"search": {"numels": [1000, 2000, 3000]},
+                       "cluster": {"device_memory_bytes": "1000",
+                                   "gpus_per_node": 1, "world_sizes": [1]},
+                       "workload": {"micro_batch": 1,
+                                    "sequence_length": 8}}, f)
+        result = run_cli("plan", "--request", path, "--server",
+                         self.server.address, "--deadline", "60s")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("workload: ", result.stderr)
+        after, _ = parse(scrape(self.url)[1])
+        self.assertEqual(
+            value(after, "chunkplan_calls_total", method="Plan",
+                  code="INVALID_ARGUMENT")
+            - value(before, "chunkplan_calls_total", method="Plan",
+                    code="INVALID_ARGUMENT"), 1)
+        self.assertEqual(
+            value(after, "chunkplan_call_params_sum", method="Plan")
+            - value(before, "chunkplan_call_params_sum", method="Plan"), 3)
+
     def test_build_info_names_the_version_and_engines(self):
         version = subprocess.run(
             [os.environ["CHUNKPLAN_SERVER"], "--version"], capture_output=True,

@@ -157,22 +157,6 @@ TEST_F(ServiceTest, InvalidInputNamesTheFieldAndServingGoesOn) {
   }
 }
 
-// Sends `body` as the request of chunkplan.v1.ChunkSearch/Search, unparsed.
-grpc::Status SendRawBytes(const std::shared_ptr<grpc::Channel>& channel,
-                          const std::string& body) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kPatience);
-  grpc::Slice slice(body);
-  const grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/chunkplan.v1.ChunkSearch/Search",
-                 grpc::StubOptions(), &request, &response,
-                 [&done](grpc::Status s) { done.set_value(s); });
-  return done.get_future().get();
-}
-
 TEST_F(ServiceTest, BytesThatAreNoRequestAreInvalidArgument) {
   // A varint cut short: no protobuf message at all.
   grpc::Status status = SendRawBytes(channel_, std::string("\x08\xff\xff", 3));

@@ -4,6 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include "grpcpp/generic/generic_stub.h"
+
 namespace chunkplan::testing {
 
 void RecordLog::Add(const service::CallRecord& record) {
@@ -117,6 +119,20 @@ v1::ChunkSearchRequest IntervalOneRequest(uint64_t seed, int count, uint64_t lo,
 }
 
 }  // namespace
+
+grpc::Status SendRawBytes(const std::shared_ptr<grpc::Channel>& channel,
+                          const std::string& body, const std::string& method) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  grpc::Slice slice(body);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status s) { done.set_value(s); });
+  return done.get_future().get();
+}
 
 v1::ChunkSearchRequest SlowSweepRequest() {
   return IntervalOneRequest(7, 4000, 1000, 2000, v1::ENGINE_CPU_SWEEP);

@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
@@ -79,6 +80,12 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<v1::ChunkSearch::Stub> stub_;
   RecordLog records_;
 };
+
+// Sends `body` unparsed as the request of `method` (e.g.
+// "/chunkplan.v1.ChunkSearch/Plan") on `channel`; the call's status.
+grpc::Status SendRawBytes(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& body,
+    const std::string& method = "/chunkplan.v1.ChunkSearch/Search");
 
 // ColossalAI's own test of search_chunk_configuration
 // (tests/test_zero/test_gemini/test_search.py): the model zoo's

@@ -103,6 +103,42 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   ASSERT_NE(nested, nullptr);
   EXPECT_EQ(nested->name(), "search");
   EXPECT_EQ(nested->message_type(), v1::ChunkSearchRequest::descriptor());
+
+  std::set<std::string> plan;
+  RepeatedFields(v1::PlanRequest::descriptor(), "", plan);
+  std::set<std::string> want_plan = Counted(kPlanRequestCounted, "");
+  want_plan.merge(Counted(kSearchRequestCounted, "search."));
+  want_plan.merge(Counted(kClusterCounted, "cluster."));
+  EXPECT_EQ(plan, want_plan);
+  const auto* descriptor = v1::PlanRequest::descriptor();
+  EXPECT_EQ(descriptor->FindFieldByNumber(kPlanSearchField)->message_type(),
+            v1::ChunkSearchRequest::descriptor());
+  EXPECT_EQ(descriptor->FindFieldByNumber(kPlanClusterField)->message_type(),
+            v1::Cluster::descriptor());
+}
+
+// A PlanRequest's fields, nested ones included, each counted as protobuf
+// reads them.
+TEST(WireCounts, CountsEveryFieldOfAPlanRequest) {
+  const std::string plan = Delimited(1, Packed(1, 3)) + Packed(2, 2) +
+                           Delimited(4, Packed(4, 2)) +
+                           Delimited(1, Unpacked(1, 2) + Packed(2, 1)) +
+                           Unpacked(2, 3) + Delimited(4, Unpacked(4, 3, 64));
+  v1::PlanRequest request;
+  ASSERT_TRUE(request.ParseFromString(plan));
+  ASSERT_EQ(request.search().numels_size(), 5);
+  ASSERT_EQ(request.frozen_size(), 5);
+  ASSERT_EQ(request.cluster().world_sizes_size(), 5);
+  EXPECT_TRUE(CheckPlanRequestCounts(BodyOf(plan), 5).ok());
+  EXPECT_THAT(CheckPlanRequestCounts(BodyOf(plan), 4).message(),
+              HasSubstr("search.numels has more than 4"));
+  EXPECT_THAT(CheckPlanRequestCounts(BodyOf(Packed(2, 3)), 2).message(),
+              HasSubstr("frozen has more than 2"));
+  EXPECT_THAT(
+      CheckPlanRequestCounts(
+          BodyOf(Delimited(4, Packed(4, 2)) + Delimited(4, Unpacked(4, 1))), 2)
+          .message(),
+      HasSubstr("cluster.world_sizes has more than 2"));
 }
 
 // At the limit a body passes; one entry more is refused naming the field,

@@ -1,0 +1,113 @@
+#include "client/cli/cluster_plan_command.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/plan_table.h"
+#include "common/grpc_status.h"
+#include "common/json_codec.h"
+#include "common/request_file.h"
+#include "common/status_macros.h"
+#include "server/planner/planner.h"
+#include "server/service/plan_convert.h"
+
+namespace chunkplan::cli {
+namespace {
+
+// The PlanRequest of `options`: the file's, or the model's search.
+absl::StatusOr<v1::PlanRequest> ReadPlanRequest(
+    const ClusterPlanOptions& options) {
+  v1::PlanRequest request;
+  if (options.model.has_value()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
+                               ModelSearchRequest(*options.model));
+    request.mutable_search()->clear_dp_degrees();
+    return request;
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(const std::string json,
+                             common::ReadInput(options.request_path));
+  if (absl::Status s = common::JsonToMessage(json, &request); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrCat(common::InputName(options.request_path), ": ",
+                               s.message()));
+  }
+  return request;
+}
+
+// The flags over the request's fields.
+void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
+  if (options.engine.has_value()) {
+    request->mutable_search()->set_engine(*options.engine);
+  }
+  const ClusterFlags& f = options.cluster;
+  v1::Cluster* c = request->mutable_cluster();
+  if (f.device_memory_bytes) c->set_device_memory_bytes(*f.device_memory_bytes);
+  if (f.host_memory_bytes) c->set_host_memory_bytes(*f.host_memory_bytes);
+  if (f.gpus_per_node) c->set_gpus_per_node(*f.gpus_per_node);
+  if (f.world_sizes) {
+    c->clear_world_sizes();
+    for (const uint32_t w : *f.world_sizes) c->add_world_sizes(w);
+  }
+  if (f.reserve_bytes) c->set_reserve_bytes(*f.reserve_bytes);
+  if (f.max_options) request->set_max_options(*f.max_options);
+  if (f.workload) *request->mutable_workload() = *f.workload;
+}
+
+// The answer of a server with default limits, computed here.
+absl::StatusOr<v1::PlanResponse> PlanLocally(const v1::PlanRequest& request) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::PlanRequest plain,
+                             service::FromProto(request));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::PlanResult result,
+                             planner::Planner().Plan(plain));
+  return service::ToProto(result, request.gemini().precision());
+}
+
+absl::StatusOr<v1::PlanResponse> PlanRemotely(const RemoteTarget& target,
+                                              const v1::PlanRequest& request) {
+  const auto stub = v1::ChunkSearch::NewStub(OpenChannel(target));
+  grpc::ClientContext context;
+  ApplyDeadline(target, &context);
+  v1::PlanResponse response;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      common::ToAbslStatus(stub->Plan(&context, request, &response)));
+  return response;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text) {
+  std::vector<uint32_t> out;
+  for (const absl::string_view part : absl::StrSplit(text, ',')) {
+    uint32_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size == 0 ||
+        std::find(out.begin(), out.end(), size) != out.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--world-sizes: '", text.substr(0, 64),
+          "' is not a list of distinct world sizes >= 1, e.g. 8,16,32"));
+    }
+    out.push_back(size);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(v1::PlanRequest request, ReadPlanRequest(options));
+  ApplyFlags(options, &request);
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::PlanResponse response,
+                             options.server.has_value()
+                                 ? PlanRemotely(*options.server, request)
+                                 : PlanLocally(request));
+  if (options.emit_colossalai) return EmitColossalai(response);
+  if (options.format == OutputFormat::kJson) {
+    return absl::StrCat(common::MessageToJson(response), "\n");
+  }
+  std::string table = FormatPlanTable(request, response);
+  if (!options.model.has_value()) return table;
+  return absl::StrCat(IntervalNote(*options.model), "\n", table);
+}
+
+}  // namespace chunkplan::cli

@@ -1,0 +1,66 @@
+#ifndef CHUNKPLAN_CLIENT_CLI_CLUSTER_PLAN_COMMAND_H_
+#define CHUNKPLAN_CLIENT_CLI_CLUSTER_PLAN_COMMAND_H_
+
+// `chunkplan plan`: the ranked Gemini configurations that fit a cluster
+// (chunkplan.v1.ChunkSearch/Plan), for a model named by its config.json or
+// a PlanRequest file, answered in this process or on a server.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/model_request.h"
+#include "client/cli/plan_command.h"
+#include "client/cli/remote_call.h"
+
+namespace chunkplan::cli {
+
+// What the flags set of the request; each set field replaces the
+// request file's.
+struct ClusterFlags {
+  std::optional<uint64_t> device_memory_bytes;
+  std::optional<uint64_t> host_memory_bytes;
+  std::optional<uint32_t> gpus_per_node;
+  std::optional<std::vector<uint32_t>> world_sizes;
+  std::optional<uint64_t> reserve_bytes;
+  std::optional<uint32_t> max_options;
+  // --micro-batch and --sequence-length (both, or neither), with the two
+  // switches.
+  std::optional<v1::Workload> workload;
+};
+
+struct ClusterPlanOptions {
+  // The PlanRequest file, or "-" for standard input; empty with `model`.
+  std::string request_path;
+  // The model in place of a request file: its search is GeminiPlugin's
+  // (ModelSearchRequest, dp_degrees cleared: the plan sets each world size).
+  std::optional<ModelFlags> model;
+  std::optional<RemoteTarget> server;  // none: answer in this process
+  std::optional<v1::Engine> engine;    // replaces search.engine when set
+  ClusterFlags cluster;
+  OutputFormat format = OutputFormat::kTable;
+  // Print the first option's GeminiPlugin(...) line instead.
+  bool emit_colossalai = false;
+};
+
+// "8,16,32": the world sizes in the order given, each >= 1 and once.
+// Errors: INVALID_ARGUMENT naming --world-sizes.
+absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text);
+
+// Reads the request (or builds the model's), applies the flags, has it
+// answered (here: the server's planner and conversions, with a server's
+// default limits), and returns the text to print, ending in '\n': the
+// PlanResponse as one line of protobuf JSON, FormatPlanTable (opened with
+// the model's IntervalNote), or EmitColossalai's line. Errors: the input's
+// (naming the path), INVALID_ARGUMENT for JSON that is not a PlanRequest;
+// then Plan's (as chunkplan.v1.ChunkSearch/Plan answers) and, with a
+// server, the call's; EmitColossalai's.
+absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options);
+
+}  // namespace chunkplan::cli
+
+#endif  // CHUNKPLAN_CLIENT_CLI_CLUSTER_PLAN_COMMAND_H_

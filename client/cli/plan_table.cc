@@ -1,0 +1,92 @@
+#include "client/cli/plan_table.h"
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace chunkplan::cli {
+namespace {
+
+double GiB(uint64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+}
+
+// The chunk size of an option's chunk_config_dict: the first config that
+// is not kept gathered, else "gathered".
+std::string ChunkSizeLabel(const v1::PlanOption& option) {
+  for (const v1::ChunkConfig& c : option.configs()) {
+    if (!c.keep_gathered()) return absl::StrCat(c.chunk_size());
+  }
+  return "gathered";
+}
+
+void AppendCluster(const v1::Cluster& c, std::string* out) {
+  absl::StrAppendFormat(out, "device memory %.2f GiB per GPU",
+                        GiB(c.device_memory_bytes()));
+  if (c.reserve_bytes() != 0) {
+    absl::StrAppendFormat(out, " (%.2f GiB reserved)", GiB(c.reserve_bytes()));
+  }
+  if (c.host_memory_bytes() != 0) {
+    absl::StrAppendFormat(out, ", host memory %.2f GiB per node",
+                          GiB(c.host_memory_bytes()));
+  } else {
+    out->append(", host memory not checked");
+  }
+  absl::StrAppendFormat(out, ", %u GPUs per node\n\n", c.gpus_per_node());
+}
+
+}  // namespace
+
+std::string PlacementLabel(const v1::GeminiSettings& gemini) {
+  if (gemini.placement() == v1::PLACEMENT_AUTO) return "auto";
+  std::string out = "static";
+  if (gemini.offload_optim_frac() != 0) {
+    absl::StrAppendFormat(&out, ", optim %.6g", gemini.offload_optim_frac());
+  }
+  if (gemini.offload_param_frac() != 0) {
+    absl::StrAppendFormat(&out, ", param %.6g", gemini.offload_param_frac());
+  }
+  return out;
+}
+
+std::string FormatPlanTable(const v1::PlanRequest& request,
+                            const v1::PlanResponse& response) {
+  std::string out;
+  AppendCluster(request.cluster(), &out);
+  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %14s  %s\n",
+                        "world", "placement", "chunk size", "chunk size from",
+                        "device need / memory GiB", "host/node GiB", "fits");
+  const double memory = GiB(request.cluster().device_memory_bytes());
+  for (const v1::PlanOption& o : response.options()) {
+    absl::StrAppendFormat(
+        &out, "%5u  %-28s  %12s  %-20s  %24s  %14.2f  %s\n", o.world_size(),
+        PlacementLabel(o.gemini()), ChunkSizeLabel(o), o.chunk_size_from(),
+        absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
+        GiB(o.host_bytes_per_node()),
+        o.fits() ? std::string("yes") : absl::StrCat("no: ", o.why_not()));
+  }
+  if (response.options().empty()) out += "(no option)\n";
+  if (request.has_workload() && !response.options().empty()) {
+    absl::StrAppendFormat(
+        &out,
+        "\nactivations: an ESTIMATE (docs/plan.md), %.2f GiB per rank, "
+        "counted in the device need\n",
+        GiB(response.options(0).activation_bytes()));
+  }
+  absl::StrAppendFormat(
+      &out, "\noptions considered  %u\nplan time           %.2f ms\n",
+      response.options_considered(),
+      static_cast<double>(response.plan_nanos()) / 1e6);
+  return out;
+}
+
+absl::StatusOr<std::string> EmitColossalai(const v1::PlanResponse& response) {
+  if (response.options().empty()) {
+    return absl::NotFoundError("the plan has no option to emit");
+  }
+  return absl::StrCat("GeminiPlugin(", response.options(0).colossalai(), ")\n");
+}
+
+}  // namespace chunkplan::cli

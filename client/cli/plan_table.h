@@ -1,0 +1,36 @@
+#ifndef CHUNKPLAN_CLIENT_CLI_PLAN_TABLE_H_
+#define CHUNKPLAN_CLIENT_CLI_PLAN_TABLE_H_
+
+// `chunkplan plan --format table` and `--emit colossalai`: a PlanResponse
+// laid out for people.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+
+namespace chunkplan::cli {
+
+// The cluster of `request` on one line; one row per option of `response`
+// in its order: world size, placement with its fractions (PlacementLabel),
+// chunk size (the first config not kept gathered; "gathered" when every
+// config is), where the chunk size came from, device need against device
+// memory in GiB (2**30 bytes, 2 decimals), host bytes per node in GiB, and
+// "yes" or "no: <why_not>"; then, when the request has a workload, a line
+// saying that activations are an estimate and how many GiB each rank is
+// counted for; then the options considered and the planner's time. Every
+// line ends in '\n'.
+std::string FormatPlanTable(const v1::PlanRequest& request,
+                            const v1::PlanResponse& response);
+
+// "static", "static, optim 0.25", "static, optim 1, param 0.5" (fractions
+// with up to 6 significant digits; those at 0 left out), or "auto".
+std::string PlacementLabel(const v1::GeminiSettings& gemini);
+
+// `--emit colossalai`: "GeminiPlugin(<the first option's colossalai>)\n".
+// Errors: NOT_FOUND when the response has no option.
+absl::StatusOr<std::string> EmitColossalai(const v1::PlanResponse& response);
+
+}  // namespace chunkplan::cli
+
+#endif  // CHUNKPLAN_CLIENT_CLI_PLAN_TABLE_H_

@@ -1,0 +1,137 @@
+#include "server/service/plan_convert.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/service/proto_convert.h"
+
+namespace chunkplan::service {
+namespace {
+
+// The search part: its settings, and the numels given or described (the
+// description kept in *described for the workload's shape).
+absl::StatusOr<planner::SearchRequest> PlanSearch(
+    const v1::ChunkSearchRequest& search, const ModelLimits& limits,
+    std::optional<models::ModelDescription>* described) {
+  absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(search);
+  if (!out.ok()) return Prefixed("search.", out.status());
+  if (!search.has_model()) {
+    out->numels.assign(search.numels().begin(), search.numels().end());
+    return out;
+  }
+  absl::StatusOr<models::ModelDescription> description =
+      DescribeRequestModel(search, limits);
+  if (!description.ok()) return Prefixed("search.", description.status());
+  out->numels = std::move(description->numels);
+  description->numels.clear();
+  *described = *std::move(description);
+  return out;
+}
+
+// The activation estimate's inputs: the described model's shape and the
+// request's workload. INVALID_ARGUMENT "workload: ..." without a
+// decoder-only model.
+absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
+    const v1::Workload& workload,
+    const std::optional<models::ModelDescription>& model) {
+  if (!model.has_value()) {
+    return absl::InvalidArgumentError(
+        "workload: the activation estimate needs the model's shape: send "
+        "search.model (a decoder-only family), not numels");
+  }
+  if (!model->decoder_only) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload: the activation estimate covers decoder-only models; ",
+        model->architecture, " (model_type \"", model->model_type,
+        "\") is not one"));
+  }
+  planner::PlanWorkload out;
+  out.shape.num_layers = model->num_layers;
+  out.shape.hidden_size = model->hidden_size;
+  out.shape.num_attention_heads = model->num_attention_heads;
+  out.shape.vocab_size = model->vocab_size;
+  out.workload.micro_batch = workload.micro_batch();
+  out.workload.sequence_length = workload.sequence_length();
+  out.workload.activation_checkpointing = workload.activation_checkpointing();
+  out.workload.flash_attention = workload.flash_attention();
+  return out;
+}
+
+void SetOption(const planner::PlanOption& o, v1::Precision precision,
+               v1::PlanOption* out) {
+  out->set_world_size(o.world_size);
+  SetGemini(o.gemini, precision, out->mutable_gemini());
+  for (const planner::ChunkConfig& c : o.configs) {
+    SetConfig(c, out->add_configs());
+  }
+  out->set_objective(static_cast<v1::Objective>(o.objective));
+  SetRank(o.most_loaded_rank, out->mutable_most_loaded_rank());
+  out->set_gathered_chunk_bytes(o.gathered_chunk_bytes);
+  out->set_host_bytes_per_node(o.host_bytes_per_node);
+  out->set_layout_padding(o.layout_padding);
+  out->set_fits(o.fits);
+  out->set_why_not(o.why_not);
+  out->set_colossalai(o.colossalai);
+  out->set_activation_bytes(o.activation_bytes);
+  out->set_chunk_size_from(planner::ChunkSizeFromName(o.chunk_size_from));
+  for (const std::string& note : o.notes) out->add_notes(note);
+  out->set_device_need_bytes(o.device_need_bytes);
+}
+
+}  // namespace
+
+std::string PrecisionName(v1::Precision precision) {
+  return precision == v1::PRECISION_BF16 ? "bf16" : "fp16";
+}
+
+absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
+                                               const ModelLimits& limits) {
+  // The placement fields are the plan's to choose: ignored, not checked.
+  v1::GeminiSettings fixed = request.gemini();
+  fixed.clear_placement();
+  fixed.clear_shard_param_frac();
+  fixed.clear_offload_optim_frac();
+  fixed.clear_offload_param_frac();
+  fixed.clear_device_memory_bytes();
+  absl::StatusOr<planner::GeminiSettings> gemini = FromProto(fixed);
+  if (!gemini.ok()) return gemini.status();
+  planner::PlanRequest out;
+  std::optional<models::ModelDescription> described;
+  absl::StatusOr<planner::SearchRequest> search =
+      PlanSearch(request.search(), limits, &described);
+  if (!search.ok()) return search.status();
+  out.search = *std::move(search);
+  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  out.gemini = *std::move(gemini);
+  out.precision = PrecisionName(request.gemini().precision());
+  const v1::Cluster& cluster = request.cluster();
+  out.cluster.device_memory_bytes = cluster.device_memory_bytes();
+  out.cluster.host_memory_bytes = cluster.host_memory_bytes();
+  out.cluster.gpus_per_node = cluster.gpus_per_node();
+  out.cluster.world_sizes.assign(cluster.world_sizes().begin(),
+                                 cluster.world_sizes().end());
+  out.cluster.reserve_bytes = cluster.reserve_bytes();
+  out.max_options = request.max_options();
+  if (request.has_workload()) {
+    absl::StatusOr<planner::PlanWorkload> workload =
+        PlanWorkloadOf(request.workload(), described);
+    if (!workload.ok()) return workload.status();
+    out.workload = *std::move(workload);
+  }
+  return out;
+}
+
+v1::PlanResponse ToProto(const planner::PlanResult& result,
+                         v1::Precision precision) {
+  v1::PlanResponse out;
+  out.mutable_options()->Reserve(static_cast<int>(result.options.size()));
+  for (const planner::PlanOption& o : result.options) {
+    SetOption(o, precision, out.add_options());
+  }
+  out.set_options_considered(result.options_considered);
+  out.set_plan_nanos(result.plan_nanos);
+  return out;
+}
+
+}  // namespace chunkplan::service

@@ -1,0 +1,241 @@
+// server/service/plan_convert: chunkplan.v1.PlanRequest / PlanResponse <->
+// the planner's Plan values. Expected values come from the wire contract
+// (proto/chunkplan/v1/chunk_search.proto, docs/plan.md) and, for a model's
+// shape, from the config text itself, not from the converter's output.
+#include "server/service/plan_convert.h"
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace chunkplan::service {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A LLaMA-style decoder: 3 layers, hidden 64, 4 heads, vocabulary 1000.
+constexpr char kLlamaConfig[] = R"({
+  "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 3,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000})";
+
+// BERT: not a decoder-only family.
+constexpr char kBertConfig[] = R"({
+  "architectures": ["BertForMaskedLM"], "model_type": "bert",
+  "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "vocab_size": 1000})";
+
+v1::PlanRequest FullPlanRequest() {
+  v1::PlanRequest r;
+  v1::ChunkSearchRequest* s = r.mutable_search();
+  for (uint64_t n : {uint64_t{7}, uint64_t{0}, uint64_t{300}}) s->add_numels(n);
+  s->add_dp_degrees(4);  // ignored: each option's world size
+  s->set_search_range_m(1.5);
+  s->set_search_interval(129);
+  s->set_min_chunk_size_m(0.25);
+  s->set_filter_exlarge_params(false);
+  s->set_engine(v1::ENGINE_CPU_SWEEP);
+  for (bool f : {true, false, true}) r.add_frozen(f);
+  v1::GeminiSettings* g = r.mutable_gemini();
+  g->set_precision(v1::PRECISION_BF16);
+  g->set_master_weights(false);
+  g->set_gradient_accumulation(true);
+  g->set_pin_memory(false);
+  g->set_optimizer(v1::OPTIMIZER_NONE);
+  // The placement fields are the plan's: ignored, even out of range.
+  g->set_placement(static_cast<v1::Placement>(7));
+  g->set_shard_param_frac(0.5);
+  g->set_offload_optim_frac(2.0);
+  g->set_offload_param_frac(0.25);
+  g->set_device_memory_bytes(12345);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(uint64_t{80} << 30);
+  c->set_host_memory_bytes(uint64_t{1} << 40);
+  c->set_gpus_per_node(8);
+  for (uint32_t w : {8u, 16u, 32u}) c->add_world_sizes(w);
+  c->set_reserve_bytes(uint64_t{2} << 30);
+  r.set_max_options(4);
+  return r;
+}
+
+TEST(PlanConvert, RequestCarriesEveryFieldAndIgnoresThePlansOwn) {
+  const absl::StatusOr<planner::PlanRequest> got = FromProto(FullPlanRequest());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(got->search.numels, ElementsAre(7u, 0u, 300u));
+  EXPECT_TRUE(got->search.dp_degrees.empty());
+  EXPECT_EQ(got->search.search_range_m, 1.5);
+  EXPECT_EQ(got->search.search_interval, 129u);
+  EXPECT_EQ(got->search.min_chunk_size_m, 0.25);
+  EXPECT_FALSE(got->search.filter_exlarge_params);
+  EXPECT_EQ(got->search.engine, planner::Engine::kCpuSweep);
+  EXPECT_THAT(got->frozen, ElementsAre(true, false, true));
+  EXPECT_FALSE(got->gemini.master_weights);
+  EXPECT_TRUE(got->gemini.gradient_accumulation);
+  EXPECT_FALSE(got->gemini.pin_memory);
+  EXPECT_EQ(got->gemini.optimizer, planner::Optimizer::kNone);
+  EXPECT_EQ(got->gemini.placement, planner::Placement::kStatic);
+  EXPECT_FALSE(got->gemini.shard_param_frac.has_value());
+  EXPECT_EQ(got->gemini.offload_optim_frac, 0.0);
+  EXPECT_EQ(got->gemini.offload_param_frac, 0.0);
+  EXPECT_FALSE(got->gemini.device_memory_bytes.has_value());
+  EXPECT_EQ(got->precision, "bf16");
+  EXPECT_EQ(got->cluster.device_memory_bytes, uint64_t{80} << 30);
+  EXPECT_EQ(got->cluster.host_memory_bytes, uint64_t{1} << 40);
+  EXPECT_EQ(got->cluster.gpus_per_node, 8u);
+  EXPECT_THAT(got->cluster.world_sizes, ElementsAre(8u, 16u, 32u));
+  EXPECT_EQ(got->cluster.reserve_bytes, uint64_t{2} << 30);
+  EXPECT_EQ(got->max_options, 4u);
+  EXPECT_FALSE(got->workload.has_value());
+}
+
+TEST(PlanConvert, UnsetFieldsTakeTheContractsDefaults) {
+  const absl::StatusOr<planner::PlanRequest> got = FromProto(v1::PlanRequest());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->precision, "fp16");  // PRECISION_FP16 is 0
+  EXPECT_TRUE(got->gemini.master_weights);
+  EXPECT_TRUE(got->gemini.pin_memory);
+  EXPECT_EQ(got->search.min_chunk_size_m, 32.0);
+  EXPECT_TRUE(got->search.filter_exlarge_params);
+  EXPECT_EQ(got->max_options, 0u);  // the planner reads 0 as 10
+  EXPECT_TRUE(got->cluster.world_sizes.empty());
+}
+
+TEST(PlanConvert, AModelsShapeFillsTheWorkload) {
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
+  r.mutable_search()->add_dp_degrees(2);  // ignored, not "at most one"
+  r.mutable_search()->add_dp_degrees(4);
+  r.mutable_workload()->set_micro_batch(2);
+  r.mutable_workload()->set_sequence_length(512);
+  r.mutable_workload()->set_flash_attention(true);
+  const absl::StatusOr<planner::PlanRequest> got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  // search_interval 0 with a model: GeminiPlugin's 1024.
+  EXPECT_EQ(got->search.search_interval, 1024u);
+  EXPECT_TRUE(got->search.dp_degrees.empty());
+  // embed_tokens, 3 x (q, k, v, o, gate, up, down, 2 norms), norm, lm_head.
+  EXPECT_EQ(got->search.numels.size(), 1u + 3 * 9 + 2);
+  ASSERT_TRUE(got->workload.has_value());
+  EXPECT_EQ(got->workload->shape.num_layers, 3u);
+  EXPECT_EQ(got->workload->shape.hidden_size, 64u);
+  EXPECT_EQ(got->workload->shape.num_attention_heads, 4u);
+  EXPECT_EQ(got->workload->shape.vocab_size, 1000u);
+  EXPECT_EQ(got->workload->workload.micro_batch, 2u);
+  EXPECT_EQ(got->workload->workload.sequence_length, 512u);
+  EXPECT_FALSE(got->workload->workload.activation_checkpointing);
+  EXPECT_TRUE(got->workload->workload.flash_attention);
+}
+
+TEST(PlanConvert, AWorkloadNeedsADecoderOnlyModel) {
+  v1::PlanRequest numels = FullPlanRequest();
+  numels.mutable_workload()->set_micro_batch(1);
+  absl::StatusOr<planner::PlanRequest> got = FromProto(numels);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
+
+  v1::PlanRequest bert;
+  bert.mutable_search()->mutable_model()->set_hf_config_json(kBertConfig);
+  bert.mutable_workload()->set_micro_batch(1);
+  got = FromProto(bert);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
+  EXPECT_THAT(got.status().message(), HasSubstr("bert"));
+  // Without a workload the same model plans.
+  bert.clear_workload();
+  EXPECT_TRUE(FromProto(bert).ok());
+}
+
+TEST(PlanConvert, OutOfRangeEnumsAndModelErrorsNameTheField) {
+  v1::PlanRequest engine;
+  engine.mutable_search()->set_engine(static_cast<v1::Engine>(9));
+  EXPECT_THAT(FromProto(engine).status().message(),
+              HasSubstr("search.engine is 9"));
+  v1::PlanRequest precision;
+  precision.mutable_gemini()->set_precision(static_cast<v1::Precision>(3));
+  EXPECT_THAT(FromProto(precision).status().message(),
+              HasSubstr("gemini.precision is 3"));
+  v1::PlanRequest optimizer;
+  optimizer.mutable_gemini()->set_optimizer(static_cast<v1::Optimizer>(4));
+  EXPECT_THAT(FromProto(optimizer).status().message(),
+              HasSubstr("gemini.optimizer is 4"));
+  v1::PlanRequest model;
+  model.mutable_search()->mutable_model()->set_hf_config_json("[]");
+  const absl::Status bad = FromProto(model).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("search.model: "));
+  // The server's limits reach the description.
+  model.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
+  const absl::Status large =
+      FromProto(model, ModelLimits{10, 1 << 20}).status();
+  EXPECT_EQ(large.code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(PlanConvert, ResponseCarriesEveryField) {
+  planner::PlanResult result;
+  planner::PlanOption o;
+  o.world_size = 16;
+  o.gemini.placement = planner::Placement::kStatic;
+  o.gemini.offload_optim_frac = 0.25;
+  o.gemini.offload_param_frac = 0.5;
+  o.gemini.master_weights = false;
+  o.configs = {{16, 4096, false}, {1, 100, true}};
+  o.objective = planner::Objective::kPeakRankBytes;
+  o.chunk_size_from = planner::ChunkSizeFrom::kPeakRankBytesWide;
+  o.most_loaded_rank.device_bytes = 11;
+  o.most_loaded_rank.host_bytes = 12;
+  o.gathered_chunk_bytes = 13;
+  o.host_bytes_per_node = 14;
+  o.layout_padding = 15;
+  o.activation_bytes = 16;
+  o.device_need_bytes = 17;
+  o.fits = false;
+  o.why_not = "device: 17 > 10 by 7";
+  o.colossalai = "placement_policy=\"static\"";
+  o.notes = {"a", "b"};
+  result.options = {o};
+  result.options_considered = 30;
+  result.plan_nanos = 99;
+  const v1::PlanResponse got = ToProto(result, v1::PRECISION_BF16);
+  ASSERT_EQ(got.options_size(), 1);
+  const v1::PlanOption& p = got.options(0);
+  EXPECT_EQ(p.world_size(), 16u);
+  EXPECT_EQ(p.gemini().precision(), v1::PRECISION_BF16);
+  EXPECT_EQ(p.gemini().placement(), v1::PLACEMENT_STATIC);
+  EXPECT_EQ(p.gemini().offload_optim_frac(), 0.25);
+  EXPECT_EQ(p.gemini().offload_param_frac(), 0.5);
+  EXPECT_TRUE(p.gemini().has_master_weights());
+  EXPECT_FALSE(p.gemini().master_weights());
+  EXPECT_FALSE(p.gemini().has_shard_param_frac());
+  EXPECT_FALSE(p.gemini().has_device_memory_bytes());
+  ASSERT_EQ(p.configs_size(), 2);
+  EXPECT_EQ(p.configs(0).dp_degree(), 16u);
+  EXPECT_EQ(p.configs(0).chunk_size(), 4096u);
+  EXPECT_TRUE(p.configs(1).keep_gathered());
+  EXPECT_EQ(p.objective(), v1::OBJECTIVE_PEAK_RANK_BYTES);
+  EXPECT_EQ(p.chunk_size_from(), "peak_rank_bytes_wide");
+  EXPECT_EQ(p.most_loaded_rank().device_bytes(), 11u);
+  EXPECT_EQ(p.most_loaded_rank().host_bytes(), 12u);
+  EXPECT_EQ(p.gathered_chunk_bytes(), 13u);
+  EXPECT_EQ(p.host_bytes_per_node(), 14u);
+  EXPECT_EQ(p.layout_padding(), 15u);
+  EXPECT_EQ(p.activation_bytes(), 16u);
+  EXPECT_EQ(p.device_need_bytes(), 17u);
+  EXPECT_FALSE(p.fits());
+  EXPECT_EQ(p.why_not(), "device: 17 > 10 by 7");
+  EXPECT_EQ(p.colossalai(), "placement_policy=\"static\"");
+  EXPECT_THAT(p.notes(), ElementsAre("a", "b"));
+  EXPECT_EQ(got.options_considered(), 30u);
+  EXPECT_EQ(got.plan_nanos(), 99u);
+}
+
+TEST(PlanConvert, PrecisionNamesAreGeminiPlugins) {
+  EXPECT_EQ(PrecisionName(v1::PRECISION_FP16), "fp16");
+  EXPECT_EQ(PrecisionName(v1::PRECISION_BF16), "bf16");
+}
+
+}  // namespace
+}  // namespace chunkplan::service
