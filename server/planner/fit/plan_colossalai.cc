@@ -66,12 +66,11 @@ std::string ColossalaiKwargs(const GeminiSettings& settings,
         ", offload_optim_frac=", PythonFloatRepr(settings.offload_optim_frac),
         ", offload_param_frac=", PythonFloatRepr(settings.offload_param_frac));
   }
-  absl::StrAppend(&text, ", precision=\"", precision,
-                  "\", master_weights=", PyBool(settings.master_weights),
-                  ", enable_gradient_accumulation=",
-                  PyBool(settings.gradient_accumulation),
-                  ", pin_memory=", PyBool(settings.pin_memory),
-                  ", chunk_config_dict={");
+  absl::StrAppend(
+      &text, ", precision=\"", precision,
+      "\", master_weights=", PyBool(settings.master_weights),
+      ", enable_gradient_accumulation=", PyBool(settings.gradient_accumulation),
+      ", pin_memory=", PyBool(settings.pin_memory), ", chunk_config_dict={");
   for (size_t i = 0; i < configs.size(); ++i) {
     absl::StrAppend(&text, i > 0 ? ", " : "", configs[i].dp_degree,
                     ": {\"chunk_size\": ", configs[i].chunk_size,

@@ -18,8 +18,7 @@ absl::StatusOr<std::optional<double>> SmallestPassing(double lo, double hi,
   uint64_t b = std::bit_cast<uint64_t>(hi);
   while (a < b) {
     const uint64_t m = a + (b - a) / 2;
-    CHUNKPLAN_ASSIGN_OR_RETURN(const bool ok,
-                               passes(std::bit_cast<double>(m)));
+    CHUNKPLAN_ASSIGN_OR_RETURN(const bool ok, passes(std::bit_cast<double>(m)));
     if (ok) {
       b = m;
     } else {

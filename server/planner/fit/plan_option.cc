@@ -122,10 +122,9 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
                   std::max(r.most_loaded_rank.host_bytes,
                            r.most_loaded_rank_least.host_bytes),
                   &o.host_bytes_per_node)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("host_bytes_per_node: exceeds 2^64-1 at world size ",
-                     chunks.world_size, " (", ChunkSizeFromName(chunks.from),
-                     ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host_bytes_per_node: exceeds 2^64-1 at world size ", chunks.world_size,
+        " (", ChunkSizeFromName(chunks.from), ")"));
   }
   const std::string device =
       Excess("device", o.device_need_bytes, cluster.device_memory_bytes);
@@ -134,8 +133,8 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
           ? ""
           : Excess("host", o.host_bytes_per_node, cluster.host_memory_bytes);
   o.fits = device.empty() && host.empty();
-  o.why_not = absl::StrCat(device, !device.empty() && !host.empty() ? "; " : "",
-                           host);
+  o.why_not =
+      absl::StrCat(device, !device.empty() && !host.empty() ? "; " : "", host);
   o.colossalai = ColossalaiKwargs(settings, *context.precision, o.configs);
   o.notes = std::move(r.placement.notes);
   if (placement != PlanPlacement::kNothingMoved) {

@@ -14,9 +14,10 @@ uint64_t Over(uint64_t need, uint64_t have) {
 
 // Device excess plus host excess (a host budget of 0 is not checked).
 Wide TotalExcess(const Cluster& cluster, const PlanOption& o) {
-  const Wide host = cluster.host_memory_bytes == 0
-                        ? 0
-                        : Over(o.host_bytes_per_node, cluster.host_memory_bytes);
+  const Wide host =
+      cluster.host_memory_bytes == 0
+          ? 0
+          : Over(o.host_bytes_per_node, cluster.host_memory_bytes);
   return Wide{Over(o.device_need_bytes, cluster.device_memory_bytes)} + host;
 }
 

@@ -60,15 +60,17 @@ absl::Status AppendOptions(const PlanContext& context,
                        double fraction) -> absl::StatusOr<bool> {
     if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
     CHUNKPLAN_ASSIGN_OR_RETURN(
-        PlanOption o, EvaluateOption(context, chunks, p, settings(p, fraction)));
+        PlanOption o,
+        EvaluateOption(context, chunks, p, settings(p, fraction)));
     out->push_back(std::move(o));
     return out->back().device_need_bytes <= memory;
   };
   // The smallest fraction of `p` that passes the device check, if any.
   const auto smallest = [&](PlanPlacement p, auto search) {
     return search([&](double x) -> absl::StatusOr<bool> {
-      CHUNKPLAN_ASSIGN_OR_RETURN(const uint64_t need,
-                                 DeviceNeedBytes(context, chunks, settings(p, x)));
+      CHUNKPLAN_ASSIGN_OR_RETURN(
+          const uint64_t need,
+          DeviceNeedBytes(context, chunks, settings(p, x)));
       return need <= memory;
     });
   };
@@ -121,8 +123,8 @@ LayoutRequest ChunkSizeRequest(const PlanRequest& request, uint32_t world_size,
   l.search = request.search;
   l.search.dp_degrees = {world_size};
   l.frozen = request.frozen;
-  l.gemini = PlacementSettings(request.gemini, PlanPlacement::kNothingMoved,
-                               0, 0);
+  l.gemini =
+      PlacementSettings(request.gemini, PlanPlacement::kNothingMoved, 0, 0);
   l.objective = from == ChunkSizeFrom::kColossalaiSearch
                     ? Objective::kSeedWaste
                     : Objective::kPeakRankBytes;

@@ -37,8 +37,7 @@ bool ColossalaiAccepts(const std::vector<ChunkConfig>& configs,
 // activation estimate, the options' sums; those of `layout` (the search part
 // named search.<field>, frozen); the stop check's.
 absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
-                                      LayoutCall layout,
-                                      const StopCheck& stop);
+                                      LayoutCall layout, const StopCheck& stop);
 
 }  // namespace chunkplan::planner
 
