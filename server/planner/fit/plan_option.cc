@@ -20,24 +20,13 @@ constexpr char kOptimizerNote[] =
 constexpr char kActivationNote[] =
     "activation_bytes is an estimate (docs/plan.md)";
 
-// Layout's figures of `chunks` under `settings`, and the device need.
-struct Placed {
-  LayoutResult layout;
-  uint64_t device_need_bytes = 0;
-};
-
-absl::StatusOr<Placed> Place(const PlanContext& context,
-                             const PlanChunks& chunks,
-                             const GeminiSettings& settings) {
-  Placed placed;
-  LayoutResult& r = placed.layout;
-  CHUNKPLAN_RETURN_IF_ERROR(
-      PlaceOnDevices(chunks.groups, context.frozen_elements, settings, &r));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      r.gathered_chunk_bytes,
-      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
-  uint64_t need = r.most_loaded_rank.device_bytes;
-  if (!CheckedAdd(need, r.gathered_chunk_bytes, &need) ||
+// most_loaded_rank's device bytes + the gathered chunk + reserve_bytes +
+// activation_bytes. Errors: INVALID_ARGUMENT naming device_need_bytes.
+absl::StatusOr<uint64_t> NeedOf(const PlanContext& context,
+                                const PlanChunks& chunks, uint64_t device_bytes,
+                                uint64_t gathered_chunk_bytes) {
+  uint64_t need = device_bytes;
+  if (!CheckedAdd(need, gathered_chunk_bytes, &need) ||
       !CheckedAdd(need, context.cluster->reserve_bytes, &need) ||
       !CheckedAdd(need, context.activation_bytes, &need)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -46,8 +35,7 @@ absl::StatusOr<Placed> Place(const PlanContext& context,
         "2^64-1 at world size ",
         chunks.world_size, " (", ChunkSizeFromName(chunks.from), ")"));
   }
-  placed.device_need_bytes = need;
-  return placed;
+  return need;
 }
 
 // "<what>: <need> > <have> by <excess>" when need > have, else "".
@@ -90,18 +78,26 @@ GeminiSettings PlacementSettings(const GeminiSettings& fixed,
 absl::StatusOr<uint64_t> DeviceNeedBytes(const PlanContext& context,
                                          const PlanChunks& chunks,
                                          const GeminiSettings& settings) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(const Placed placed,
-                             Place(context, chunks, settings));
-  return placed.device_need_bytes;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const RankMemory rank,
+      MostLoadedRank(chunks.groups, context.frozen_elements, settings));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const uint64_t gathered,
+      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
+  return NeedOf(context, chunks, rank.device_bytes, gathered);
 }
 
 absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
                                           const PlanChunks& chunks,
                                           PlanPlacement placement,
                                           const GeminiSettings& settings) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Placed placed, Place(context, chunks, settings));
+  LayoutResult r;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      PlaceOnDevices(chunks.groups, context.frozen_elements, settings, &r));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      r.gathered_chunk_bytes,
+      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
   const Cluster& cluster = *context.cluster;
-  LayoutResult& r = placed.layout;
   PlanOption o;
   o.world_size = chunks.world_size;
   o.gemini = settings;
@@ -115,7 +111,10 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   o.gathered_chunk_bytes = r.gathered_chunk_bytes;
   o.layout_padding = chunks.layout_padding;
   o.activation_bytes = context.activation_bytes;
-  o.device_need_bytes = placed.device_need_bytes;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      o.device_need_bytes,
+      NeedOf(context, chunks, r.most_loaded_rank.device_bytes,
+             r.gathered_chunk_bytes));
   const uint64_t ranks =
       std::min<uint64_t>(cluster.gpus_per_node, chunks.world_size);
   if (!CheckedMul(ranks,

@@ -153,16 +153,20 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.has_workload = request.workload.has_value();
   CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
                              PlanActivationBytes(request));
-  std::vector<PlanOption> options;
+  // Every Layout first: each refusal of the search part or frozen comes
+  // before any option's sums.
+  std::vector<PlanChunks> sizes;
   for (const uint32_t w : request.cluster.world_sizes) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(const std::vector<PlanChunks> sizes,
+    CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
                                ChunkSizesAt(request, w, layout));
-    // Layout has checked frozen against the numels.
-    context.frozen_elements = FrozenElements(request.search, request.frozen);
-    for (const PlanChunks& chunks : sizes) {
-      CHUNKPLAN_RETURN_IF_ERROR(
-          AppendOptions(context, request.gemini, chunks, stop, &options));
-    }
+    for (PlanChunks& chunks : at) sizes.push_back(std::move(chunks));
+  }
+  // Layout has checked frozen against the numels.
+  context.frozen_elements = FrozenElements(request.search, request.frozen);
+  std::vector<PlanOption> options;
+  for (const PlanChunks& chunks : sizes) {
+    CHUNKPLAN_RETURN_IF_ERROR(
+        AppendOptions(context, request.gemini, chunks, stop, &options));
   }
   OrderOptions(request.cluster, &options);
   PlanResult result;

@@ -175,10 +175,13 @@ absl::Status CheckObjectivePlacement(const LayoutRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
-                            uint64_t frozen_elements,
-                            const GeminiSettings& settings,
-                            LayoutResult* result) {
+namespace {
+
+// PlaceOnDevices, with only most_loaded_rank (and placement) unless
+// `every_rank`.
+absl::Status Place(std::span<const GroupLayout> groups,
+                   uint64_t frozen_elements, const GeminiSettings& settings,
+                   bool every_rank, LayoutResult* result) {
   const ByteModel bytes = ByteModelOf(settings);
   const std::vector<FlatChunk> flat = Flatten(groups);
   PlacementOutcome& out = result->placement;
@@ -265,14 +268,16 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
       result->most_loaded_rank,
       rank(RankOfGroup::kFirst, OffloadExtreme::kMostDevice,
            "most_loaded_rank"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result->most_loaded_rank_least,
-      rank(RankOfGroup::kFirst, OffloadExtreme::kLeastDevice,
-           "most_loaded_rank_least"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result->least_loaded_rank,
-      rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
-           "least_loaded_rank"));
+  if (every_rank) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result->most_loaded_rank_least,
+        rank(RankOfGroup::kFirst, OffloadExtreme::kLeastDevice,
+             "most_loaded_rank_least"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result->least_loaded_rank,
+        rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
+             "least_loaded_rank"));
+  }
   if (is_auto) {
     out.notes.push_back(absl::StrFormat(
         "auto: the master shards and optimizer states of all %d non-gathered "
@@ -296,6 +301,24 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
               : "no chunk is moved during warm-up"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
+                            uint64_t frozen_elements,
+                            const GeminiSettings& settings,
+                            LayoutResult* result) {
+  return Place(groups, frozen_elements, settings, true, result);
+}
+
+absl::StatusOr<RankMemory> MostLoadedRank(std::span<const GroupLayout> groups,
+                                          uint64_t frozen_elements,
+                                          const GeminiSettings& settings) {
+  LayoutResult result;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      Place(groups, frozen_elements, settings, false, &result));
+  return result.most_loaded_rank;
 }
 
 }  // namespace chunkplan::planner

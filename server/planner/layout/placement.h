@@ -42,6 +42,13 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
                             const GeminiSettings& settings,
                             LayoutResult* result);
 
+// PlaceOnDevices' result.most_loaded_rank alone (the other ranks are not
+// computed): for searches that ask many settings of one layout. The same
+// requirements and errors.
+absl::StatusOr<RankMemory> MostLoadedRank(std::span<const GroupLayout> groups,
+                                          uint64_t frozen_elements,
+                                          const GeminiSettings& settings);
+
 }  // namespace chunkplan::planner
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_PLACEMENT_H_
