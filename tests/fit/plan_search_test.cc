@@ -32,6 +32,7 @@
 #include "server/planner/fit/plan_fractions.h"
 #include "server/planner/fit/plan_option.h"
 #include "server/planner/fit/plan_types.h"
+#include "server/planner/layout/placement.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -364,6 +365,21 @@ TEST(PlanSearchTest, TheStopCheckEndsIt) {
   auto got = PlanSearch(Request(600, 0), TwoChunks, stop);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(asked, 3);
+}
+
+// The two chunks' fp16 bytes are 200 each (gcd 200), T = 400: the budget
+// ceil(400 f) matters only as ceil(budget / 200), the kept bytes
+// floor(400 fl(1 - g)) only as floor(kept / 200).
+TEST(FractionClassesTest, ClassesOfTheTwoChunks) {
+  const FractionClasses classes(Chunks(2, 100, {100, 60}).groups, {});
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  EXPECT_EQ(classes.OptimClass(tiny), 1u);                  // budget 1
+  EXPECT_EQ(classes.OptimClass(0.5), 1u);                   // budget 200
+  EXPECT_EQ(classes.OptimClass(kJustAboveHalf), 2u);        // budget 201
+  EXPECT_EQ(classes.ParamClass(std::ldexp(1.0, -54)), 2u);  // keeps 400
+  EXPECT_EQ(classes.ParamClass(std::nextafter(std::ldexp(1.0, -54), 1.0)),
+            1u);                           // keeps 399
+  EXPECT_EQ(classes.ParamClass(1.0), 0u);  // keeps 0
 }
 
 // The bisection finds the smallest passing double exactly.

@@ -9,6 +9,7 @@
 #include "server/planner/fit/plan_option.h"
 #include "server/planner/fit/plan_order.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/placement.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -65,12 +66,22 @@ absl::Status AppendOptions(const PlanContext& context,
     out->push_back(std::move(o));
     return out->back().device_need_bytes <= memory;
   };
-  // The smallest fraction of `p` that passes the device check, if any.
+  // The smallest fraction of `p` that passes the device check, if any: one
+  // placement per class of fractions PlaceOnDevices cannot tell apart.
+  const FractionClasses classes(chunks.groups, fixed);
   const auto smallest = [&](PlanPlacement p, auto search) {
+    std::vector<std::pair<WideBytes, bool>> known;
     return search([&](double x) -> absl::StatusOr<bool> {
+      const WideBytes key = p == PlanPlacement::kPartialOptimizer
+                                ? classes.OptimClass(x)
+                                : classes.ParamClass(x);
+      for (const auto& [k, passes] : known) {
+        if (k == key) return passes;
+      }
       CHUNKPLAN_ASSIGN_OR_RETURN(
           const uint64_t need,
           DeviceNeedBytes(context, chunks, settings(p, x)));
+      known.emplace_back(key, need <= memory);
       return need <= memory;
     });
   };

@@ -34,6 +34,16 @@ std::vector<FlatChunk> Flatten(std::span<const GroupLayout> groups) {
   return flat;
 }
 
+// setup_grads_device's total T: each chunk's fp16 bytes once per parameter
+// it holds.
+Wide InflatedTotal(const std::vector<FlatChunk>& flat, const ByteModel& bytes) {
+  Wide total = 0;
+  for (const FlatChunk& c : flat) {
+    total += Wide{bytes.param} * c.chunk->size * c.chunk->num_params;
+  }
+  return total;
+}
+
 std::string WideString(Wide v) {
   if (v <= UINT64_MAX) return absl::StrCat(static_cast<uint64_t>(v));
   std::string digits;
@@ -186,14 +196,12 @@ absl::Status Place(std::span<const GroupLayout> groups,
   const std::vector<FlatChunk> flat = Flatten(groups);
   PlacementOutcome& out = result->placement;
   out = PlacementOutcome{};
-  // setup_grads_device's total: each chunk's bytes once per parameter.
-  Wide total = 0;
+  const Wide total = InflatedTotal(flat, bytes);
   Wide non_gathered_bytes = 0;
   uint64_t non_gathered = 0;
   std::vector<Wide> weights;
   for (const FlatChunk& c : flat) {
     const Wide w = Wide{bytes.param} * c.chunk->size;
-    total += w * c.chunk->num_params;
     if (c.gathered) continue;
     non_gathered_bytes += w;
     ++non_gathered;
@@ -319,6 +327,38 @@ absl::StatusOr<RankMemory> MostLoadedRank(std::span<const GroupLayout> groups,
   CHUNKPLAN_RETURN_IF_ERROR(
       Place(groups, frozen_elements, settings, false, &result));
   return result.most_loaded_rank;
+}
+
+FractionClasses::FractionClasses(std::span<const GroupLayout> groups,
+                                 const GeminiSettings& settings) {
+  const ByteModel bytes = ByteModelOf(settings);
+  const std::vector<FlatChunk> flat = Flatten(groups);
+  total_ = static_cast<double>(InflatedTotal(flat, bytes));
+  for (const FlatChunk& c : flat) {
+    if (c.gathered) continue;
+    for (Wide a = Wide{bytes.param} * c.chunk->size; a != 0;) {
+      const Wide r = gcd_ % a;  // Euclid: gcd_ = gcd(gcd_, weight)
+      gcd_ = a;
+      a = r;
+    }
+  }
+}
+
+WideBytes FractionClasses::OptimClass(double fraction) const {
+  if (gcd_ == 0) return 0;
+  // A sum s of weights is below the budget B exactly when s / gcd <
+  // ceil(B / gcd).
+  const Wide budget = CeilBytes(total_ * fraction);
+  return (budget + gcd_ - 1) / gcd_;
+}
+
+WideBytes FractionClasses::ParamClass(double fraction) const {
+  if (gcd_ == 0) return 0;
+  // The rest r fits floor(keep) exactly when r / gcd <= floor(floor(keep) /
+  // gcd), as PassedUntilRestFits compares.
+  const double keep = total_ * (1 - fraction);
+  const Wide fits = keep > 0 ? static_cast<Wide>(std::floor(keep)) : 0;
+  return fits / gcd_;
 }
 
 }  // namespace chunkplan::planner
