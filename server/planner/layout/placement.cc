@@ -125,7 +125,7 @@ absl::StatusOr<RankMemory> RankUnder(std::span<const GroupLayout> groups,
   std::vector<uint64_t> chosen;
   if (all) {
     for (const OffloadItem& item : items) chosen.push_back(item.index);
-  } else {
+  } else if (budget > 0) {  // 0: no chunk sees less before it, none moves
     CHUNKPLAN_ASSIGN_OR_RETURN(chosen,
                                ExtremeOffloadSet(items, budget, extreme));
   }
@@ -269,8 +269,10 @@ absl::Status Place(std::span<const GroupLayout> groups,
   }
   const auto rank = [&](RankOfGroup r, OffloadExtreme e,
                         absl::string_view field) {
+    // Every order offloads every chunk when the budget exceeds their sum
+    // (each sees less before it): no extreme to search.
     return RankUnder(groups, flat, frozen_elements, bytes, marks, budget,
-                     is_auto, r, e, field);
+                     is_auto || budget > non_gathered_bytes, r, e, field);
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(
       result->most_loaded_rank,
