@@ -33,6 +33,7 @@
 #include "server/planner/fit/plan_option.h"
 #include "server/planner/fit/plan_types.h"
 #include "server/planner/layout/placement.h"
+#include "server/planner/planner.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -354,6 +355,31 @@ TEST(PlanSearchTest, EveryCheckNamesItsField) {
   r = Request(600, 0);
   r.cluster.reserve_bytes = UINT64_MAX - 1000;  // + 1400 + 200 wraps
   ExpectRefused(r, "device_need_bytes");
+}
+
+// Through Planner::Plan, on the planner's own Layout: the search part and
+// frozen refused as Layout refuses them, and an answer whose every chunk
+// size ColossalAI accepts.
+TEST(PlannerPlanTest, OnTheRealLayout) {
+  const Planner planner;
+  PlanRequest r = Request(1 << 20, 0, {3, 2});
+  r.search.search_interval = 0;
+  auto refused = planner.Plan(r);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::StartsWith("search.search_interval"));
+  r.search.search_interval = 16;
+  r.frozen = {true};
+  refused = planner.Plan(r);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::StartsWith("frozen"));
+  r.frozen.clear();
+  auto got = planner.Plan(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_GE(got->options_considered, 6u);  // three placements at least, twice
+  for (const PlanOption& o : got->options) {
+    EXPECT_TRUE(ColossalaiAccepts(o.configs, o.world_size));
+  }
 }
 
 // The stop check is asked before every option; its status ends the search.

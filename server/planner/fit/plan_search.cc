@@ -78,6 +78,7 @@ absl::Status AppendOptions(const PlanContext& context,
       for (const auto& [k, passes] : known) {
         if (k == key) return passes;
       }
+      if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
       CHUNKPLAN_ASSIGN_OR_RETURN(
           const uint64_t need,
           DeviceNeedBytes(context, chunks, settings(p, x)));
@@ -88,7 +89,6 @@ absl::Status AppendOptions(const PlanContext& context,
   CHUNKPLAN_ASSIGN_OR_RETURN(const bool nothing_moved_passes,
                              add(PlanPlacement::kNothingMoved, 0));
   if (!nothing_moved_passes) {
-    if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
     CHUNKPLAN_ASSIGN_OR_RETURN(
         const std::optional<double> f,
         smallest(PlanPlacement::kPartialOptimizer,
@@ -101,7 +101,6 @@ absl::Status AppendOptions(const PlanContext& context,
   CHUNKPLAN_ASSIGN_OR_RETURN(const bool full_passes,
                              add(PlanPlacement::kFullOptimizer, 1));
   if (!full_passes) {
-    if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
     CHUNKPLAN_ASSIGN_OR_RETURN(
         const std::optional<double> g,
         smallest(PlanPlacement::kOptimizerAndParams,

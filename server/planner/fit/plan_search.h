@@ -33,9 +33,10 @@ bool ColossalaiAccepts(const std::vector<ChunkConfig>& configs,
                        uint32_t world_size);
 
 // The ranked options of `request` (plan_nanos left 0). `stop` is asked
-// before each option. Errors: INVALID_ARGUMENT from CheckCluster, the
-// activation estimate, the options' sums; those of `layout` (the search part
-// named search.<field>, frozen); the stop check's.
+// before each option and each placement of a fraction's search. Errors:
+// INVALID_ARGUMENT from CheckCluster, the activation estimate, the options'
+// sums; those of `layout` (the search part named search.<field>, frozen); the
+// stop check's.
 absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
                                       LayoutCall layout, const StopCheck& stop);
 
