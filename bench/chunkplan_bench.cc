@@ -36,6 +36,10 @@
 //   LAYOUT/W                Planner::Layout on the same request (searched
 //                           with CPU_PLATEAU, then laid out at GeminiPlugin's
 //                           defaults): compare with CPU_PLATEAU/W
+//   FIT_PLAN/W              Planner::Plan on W with world sizes {8, 16, 32,
+//                           64} on 80 GiB GPUs (bench/plan_bench.h; W:
+//                           llama-2-70b and mixtral-8x7b): compare with
+//                           LAYOUT/W
 // Each run's label is its answer, "DEGREE:CHUNK[:gathered] ... waste=W
 // total=T" (bench/compare_oracle.py checks it against the oracle); counters:
 // candidates, params, swept_params, and for CPU_SWEEP and CUDA steps_per_s
@@ -57,6 +61,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "bench/plan_bench.h"
 #include "bench/workload_loader.h"
 #include "benchmark/benchmark.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -384,6 +389,7 @@ int Main(int argc, char** argv) {
         [&w](benchmark::State& state) { RunLayout(state, w); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
+    RegisterPlanBenchmark(w);
   }
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -16,6 +16,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/frontier_points.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/fit/plan_search.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/layout_checks.h"
@@ -353,6 +354,19 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
                              GatheredChunkBytes(result.groups, bytes));
   result.layout_nanos = NanosSince(started);
+  return result;
+}
+
+absl::StatusOr<PlanResult> Planner::Plan(const PlanRequest& request,
+                                         const StopCheck& stop) const {
+  const auto started = Clock::now();
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      PlanResult result,
+      PlanSearch(
+          request,
+          [this, &stop](const LayoutRequest& l) { return Layout(l, stop); },
+          stop));
+  result.plan_nanos = NanosSince(started);
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,34 @@ std::string Clip(const std::string& text, size_t max_chars) {
   if (text.size() <= max_chars) return text;
   return absl::StrCat(text.substr(0, max_chars), "... (", text.size(),
                       " chars in all)");
+}
+
+namespace {
+
+absl::string_view LeadingField(absl::string_view message) {
+  return message.substr(0, message.find_first_of(": "));
+}
+
+}  // namespace
+
+bool SameField(absl::string_view ours, absl::string_view oracle) {
+  const absl::string_view field = LeadingField(oracle);
+  if (field == "search") return absl::StartsWith(ours, "search.");
+  return LeadingField(ours) == field;
+}
+
+std::string RefusalDiff(absl::string_view who, absl::string_view oracle_message,
+                        const absl::Status& actual) {
+  if (actual.ok()) {
+    return absl::StrCat(who, ": answered, the oracle refused (", oracle_message,
+                        ")\n");
+  }
+  if (actual.code() != absl::StatusCode::kInvalidArgument ||
+      !SameField(actual.message(), oracle_message)) {
+    return absl::StrCat(who, ": ", actual.ToString(),
+                        "\n  the oracle: ", oracle_message, "\n");
+  }
+  return "";
 }
 
 void MismatchReport::Add(size_t index, const std::string& request_line,

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "testing/oracle_runner.h"
 
 namespace chunkplan::testing {
@@ -21,6 +23,17 @@ uint64_t FreshSeed();
 
 // `text`, cut after `max_chars` with a note of its full length.
 std::string Clip(const std::string& text, size_t max_chars = 16000);
+
+// Whether a refusal's message `ours` names the field the oracle's message
+// names (each message's field: up to its first ':' or ' '). An oracle that
+// names only "search" for the search part matches any "search.<field>".
+bool SameField(absl::string_view ours, absl::string_view oracle);
+
+// "" when `actual` is the refusal the oracle gave (`oracle_message`):
+// INVALID_ARGUMENT naming the same field; else what differs, opened by
+// `who`. `actual` is OK when the request was answered.
+std::string RefusalDiff(absl::string_view who, absl::string_view oracle_message,
+                        const absl::Status& actual);
 
 // Collects the requests whose answers differ from the oracle's: each one a
 // gtest failure (the first kMaxPrinted in full, then a count), and all of

@@ -19,9 +19,9 @@ namespace chunkplan::planner {
 
 // Where a job may run (chunkplan.v1.Cluster).
 struct Cluster {
-  uint64_t device_memory_bytes = 0;  // per GPU, > 0
-  uint64_t host_memory_bytes = 0;    // per node; 0: not checked
-  uint32_t gpus_per_node = 0;        // >= 1
+  uint64_t device_memory_bytes = 0;   // per GPU, > 0
+  uint64_t host_memory_bytes = 0;     // per node; 0: not checked
+  uint32_t gpus_per_node = 0;         // >= 1
   std::vector<uint32_t> world_sizes;  // 1 to 64 distinct degrees >= 1
   uint64_t reserve_bytes = 0;         // per rank
 };

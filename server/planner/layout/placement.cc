@@ -34,6 +34,16 @@ std::vector<FlatChunk> Flatten(std::span<const GroupLayout> groups) {
   return flat;
 }
 
+// setup_grads_device's total T: each chunk's fp16 bytes once per parameter
+// it holds.
+Wide InflatedTotal(const std::vector<FlatChunk>& flat, const ByteModel& bytes) {
+  Wide total = 0;
+  for (const FlatChunk& c : flat) {
+    total += Wide{bytes.param} * c.chunk->size * c.chunk->num_params;
+  }
+  return total;
+}
+
 std::string WideString(Wide v) {
   if (v <= UINT64_MAX) return absl::StrCat(static_cast<uint64_t>(v));
   std::string digits;
@@ -115,7 +125,7 @@ absl::StatusOr<RankMemory> RankUnder(std::span<const GroupLayout> groups,
   std::vector<uint64_t> chosen;
   if (all) {
     for (const OffloadItem& item : items) chosen.push_back(item.index);
-  } else {
+  } else if (budget > 0) {  // 0: no chunk sees less before it, none moves
     CHUNKPLAN_ASSIGN_OR_RETURN(chosen,
                                ExtremeOffloadSet(items, budget, extreme));
   }
@@ -175,22 +185,23 @@ absl::Status CheckObjectivePlacement(const LayoutRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
-                            uint64_t frozen_elements,
-                            const GeminiSettings& settings,
-                            LayoutResult* result) {
+namespace {
+
+// PlaceOnDevices, with only most_loaded_rank (and placement) unless
+// `every_rank`.
+absl::Status Place(std::span<const GroupLayout> groups,
+                   uint64_t frozen_elements, const GeminiSettings& settings,
+                   bool every_rank, LayoutResult* result) {
   const ByteModel bytes = ByteModelOf(settings);
   const std::vector<FlatChunk> flat = Flatten(groups);
   PlacementOutcome& out = result->placement;
   out = PlacementOutcome{};
-  // setup_grads_device's total: each chunk's bytes once per parameter.
-  Wide total = 0;
+  const Wide total = InflatedTotal(flat, bytes);
   Wide non_gathered_bytes = 0;
   uint64_t non_gathered = 0;
   std::vector<Wide> weights;
   for (const FlatChunk& c : flat) {
     const Wide w = Wide{bytes.param} * c.chunk->size;
-    total += w * c.chunk->num_params;
     if (c.gathered) continue;
     non_gathered_bytes += w;
     ++non_gathered;
@@ -258,21 +269,25 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
   }
   const auto rank = [&](RankOfGroup r, OffloadExtreme e,
                         absl::string_view field) {
+    // Every order offloads every chunk when the budget exceeds their sum
+    // (each sees less before it): no extreme to search.
     return RankUnder(groups, flat, frozen_elements, bytes, marks, budget,
-                     is_auto, r, e, field);
+                     is_auto || budget > non_gathered_bytes, r, e, field);
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(
       result->most_loaded_rank,
       rank(RankOfGroup::kFirst, OffloadExtreme::kMostDevice,
            "most_loaded_rank"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result->most_loaded_rank_least,
-      rank(RankOfGroup::kFirst, OffloadExtreme::kLeastDevice,
-           "most_loaded_rank_least"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      result->least_loaded_rank,
-      rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
-           "least_loaded_rank"));
+  if (every_rank) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result->most_loaded_rank_least,
+        rank(RankOfGroup::kFirst, OffloadExtreme::kLeastDevice,
+             "most_loaded_rank_least"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result->least_loaded_rank,
+        rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
+             "least_loaded_rank"));
+  }
   if (is_auto) {
     out.notes.push_back(absl::StrFormat(
         "auto: the master shards and optimizer states of all %d non-gathered "
@@ -296,6 +311,56 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
               : "no chunk is moved during warm-up"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
+                            uint64_t frozen_elements,
+                            const GeminiSettings& settings,
+                            LayoutResult* result) {
+  return Place(groups, frozen_elements, settings, true, result);
+}
+
+absl::StatusOr<RankMemory> MostLoadedRank(std::span<const GroupLayout> groups,
+                                          uint64_t frozen_elements,
+                                          const GeminiSettings& settings) {
+  LayoutResult result;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      Place(groups, frozen_elements, settings, false, &result));
+  return result.most_loaded_rank;
+}
+
+FractionClasses::FractionClasses(std::span<const GroupLayout> groups,
+                                 const GeminiSettings& settings) {
+  const ByteModel bytes = ByteModelOf(settings);
+  const std::vector<FlatChunk> flat = Flatten(groups);
+  total_ = static_cast<double>(InflatedTotal(flat, bytes));
+  for (const FlatChunk& c : flat) {
+    if (c.gathered) continue;
+    for (Wide a = Wide{bytes.param} * c.chunk->size; a != 0;) {
+      const Wide r = gcd_ % a;  // Euclid: gcd_ = gcd(gcd_, weight)
+      gcd_ = a;
+      a = r;
+    }
+  }
+}
+
+WideBytes FractionClasses::OptimClass(double fraction) const {
+  if (gcd_ == 0) return 0;
+  // A sum s of weights is below the budget B exactly when s / gcd <
+  // ceil(B / gcd).
+  const Wide budget = CeilBytes(total_ * fraction);
+  return (budget + gcd_ - 1) / gcd_;
+}
+
+WideBytes FractionClasses::ParamClass(double fraction) const {
+  if (gcd_ == 0) return 0;
+  // The rest r fits floor(keep) exactly when r / gcd <= floor(floor(keep) /
+  // gcd), as PassedUntilRestFits compares.
+  const double keep = total_ * (1 - fraction);
+  const Wide fits = keep > 0 ? static_cast<Wide>(std::floor(keep)) : 0;
+  return fits / gcd_;
 }
 
 }  // namespace chunkplan::planner

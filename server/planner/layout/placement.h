@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/planner/layout/layout_types.h"
+#include "server/planner/layout/offload_order.h"
 
 namespace chunkplan::planner {
 
@@ -41,6 +42,37 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
                             uint64_t frozen_elements,
                             const GeminiSettings& settings,
                             LayoutResult* result);
+
+// PlaceOnDevices' result.most_loaded_rank alone (the other ranks are not
+// computed): for searches that ask many settings of one layout. The same
+// requirements and errors.
+absl::StatusOr<RankMemory> MostLoadedRank(std::span<const GroupLayout> groups,
+                                          uint64_t frozen_elements,
+                                          const GeminiSettings& settings);
+
+// Offload fractions that PlaceOnDevices cannot tell apart on one layout,
+// for searches over a fraction: ColossalAI compares its budgets, T x
+// offload_optim_frac and T x (1 - offload_param_frac) (T the inflated
+// total), only with sums of non-gathered chunks' fp16 bytes, all multiples of
+// their gcd (docs/plan.md).
+class FractionClasses {
+ public:
+  // The layout `groups` under the byte rates of `settings`.
+  FractionClasses(std::span<const GroupLayout> groups,
+                  const GeminiSettings& settings);
+
+  // Equal for two offload_optim_frac values in (0, 1) that offload the same
+  // chunks in every order (all else equal).
+  WideBytes OptimClass(double fraction) const;
+
+  // Equal for two offload_param_frac values in (0, 1] whose walk moves the
+  // same chunks (all else equal).
+  WideBytes ParamClass(double fraction) const;
+
+ private:
+  double total_ = 0;   // T as the float ColossalAI multiplies
+  WideBytes gcd_ = 0;  // of the non-gathered chunks' fp16 bytes; 0: none
+};
 
 }  // namespace chunkplan::planner
 

@@ -1,0 +1,32 @@
+#ifndef CHUNKPLAN_SERVER_PLANNER_FIT_PLAN_CHECKS_H_
+#define CHUNKPLAN_SERVER_PLANNER_FIT_PLAN_CHECKS_H_
+
+// The Plan request's own checks (docs/plan.md, "The search, exactly"); the
+// search part and `frozen` are checked by Layout at each world size.
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/planner/fit/plan_types.h"
+
+namespace chunkplan::planner {
+
+// The most world sizes one request may list.
+inline constexpr size_t kMaxWorldSizes = 64;
+
+// INVALID_ARGUMENT naming the first bad field, in this order:
+// cluster.device_memory_bytes 0, cluster.gpus_per_node 0,
+// cluster.world_sizes empty or longer than kMaxWorldSizes,
+// cluster.world_sizes[i] 0, cluster.world_sizes[j] repeating an earlier one.
+absl::Status CheckCluster(const Cluster& cluster);
+
+// The activation estimate every option counts: 0 without a workload, else
+// EstimateActivationBytes(...).total_bytes. Errors: the estimate's
+// (INVALID_ARGUMENT naming workload.<field>, shape.<field> or
+// activations.<part>).
+absl::StatusOr<uint64_t> PlanActivationBytes(const PlanRequest& request);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_SERVER_PLANNER_FIT_PLAN_CHECKS_H_
