@@ -118,10 +118,12 @@ def _reachable_counts(classes, budget):
     return found
 
 
-def place(groups, frozen_numel, s):
+def place(groups, frozen_numel, s, least_loaded=True):
     """(most, most_least, least, outcome) for the groups of layout_oracle
     (each with .config.dp_degree/.keep_gathered and .chunks with size, used,
-    num_params), frozen elements and the settings dict."""
+    num_params), frozen elements and the settings dict. least_loaded=False
+    leaves `least` None (rank P - 1's extreme is the costly one where the
+    chunks' padding differs; plan_oracle.py needs rank 0's only)."""
     flat = [(c, g.config.dp_degree, g.config.keep_gathered)
             for g in groups for c in g.chunks]
     non_gathered = [i for i, f in enumerate(flat) if not f[2]]
@@ -261,7 +263,7 @@ def place(groups, frozen_numel, s):
 
     most = extreme(lambda d: 0, True)
     most_least = extreme(lambda d: 0, False)
-    least = extreme(lambda d: d - 1, False)
+    least = extreme(lambda d: d - 1, False) if least_loaded else None
     if is_auto:
         notes.append(
             "auto: the master shards and optimizer states of all %d "
