@@ -397,23 +397,60 @@ def _divisible(configs, world_size):
                for c in configs)
 
 
-def _chunk_sizes(parsed, world_size, req):
+World = collections.namedtuple("World", "size parsed grid seed_configs")
+# size: W; parsed: the layout oracle's Parsed of {search with dp_degrees
+# [W], frozen, gemini}; grid: its search grid; seed_configs: ColossalAI's
+# search's configs at W.
+
+
+def _worlds(parsed):
+    """A World per world size, in the request's order. The search part is
+    checked once by the search oracle, at degree 1, and frozen by the
+    layout oracle at every W: with one degree for every parameter, neither
+    the checks nor the seed's sweep (its waste is computed at C, before its
+    pick is rounded up to the lcm of the degrees) depend on that degree, so
+    the pick at W is the pick at degree 1 rounded up to W."""
+    def request(w):
+        search = dict(parsed.search)
+        search["dp_degrees"] = [w]
+        return {"search": search, "frozen": parsed.frozen,
+                "gemini": dict(parsed.gemini)}
+
+    at_one = lo._Request(request(1), need_search=True)
+    picks = [int(c["chunk_size"]) for c in at_one.search_answer["configs"]
+             if not c["keep_gathered"]]
+    worlds = []
+    for w in parsed.cluster.world_sizes:
+        world = lo.parse(request(w))
+        lo._check_frozen(world)
+        grid = lo._grid(world.args)
+        # Every group kept gathered: no pick (the configs do not depend on
+        # the candidate).
+        seed = lo._configs_at(grid, picks[0] if picks else grid.start)
+        worlds.append(World(w, world, grid, seed))
+    return worlds
+
+
+def _divisible(configs, world_size):
+    return all(c.keep_gathered or c.chunk_size % world_size == 0
+               for c in configs)
+
+
+def _chunk_sizes(world):
     """[(source index, configs)] for one world size, duplicates left out."""
-    numels, degrees = req.parsed.args[0], req.parsed.args[1]
-    frozen, settings = req.parsed.frozen, req.parsed.settings
+    numels, degrees = world.parsed.args[0], world.parsed.args[1]
+    frozen, settings = world.parsed.frozen, world.parsed.settings
     found = []
-    seed = [lo.Config(c["dp_degree"], int(c["chunk_size"]), c["keep_gathered"])
-            for c in req.search_answer["configs"]]
-    if _divisible(seed, world_size):
-        found.append((0, seed))
-    best = _peak_best(numels, degrees, frozen, settings, req.grid)
-    found.append((1, lo._configs_at(req.grid, best)))
-    wide = dict(req.parsed.search_request)
+    if _divisible(world.seed_configs, world.size):
+        found.append((0, world.seed_configs))
+    best = _peak_best(numels, degrees, frozen, settings, world.grid)
+    found.append((1, lo._configs_at(world.grid, best)))
+    wide = dict(world.parsed.search_request)
     for key in ("search_range_m", "searchRangeM", "search_interval",
                 "searchInterval"):
         wide.pop(key, None)
     wide["search_range_m"] = WIDE_RANGE_M
-    wide["search_interval"] = min(WIDE_INTERVAL, req.grid.interval)
+    wide["search_interval"] = min(WIDE_INTERVAL, world.grid.interval)
     wide_grid = lo._grid(lo.parse({"search": wide}).args)
     best = _peak_best(numels, degrees, frozen, settings, wide_grid)
     found.append((2, lo._configs_at(wide_grid, best)))
@@ -432,13 +469,12 @@ class _Evaluator:
     """One world size's chunk size under every placement: the layout once,
     the placement oracle per setting."""
 
-    def __init__(self, parsed, req, configs, activation):
+    def __init__(self, parsed, world, configs, activation):
         self.parsed = parsed
-        numels, degrees = req.parsed.args[0], req.parsed.args[1]
-        self.settings = req.parsed.settings
-        self.layout = _layout(numels, degrees, req.parsed.frozen, configs,
-                              self.settings)
-        frozen = req.parsed.frozen
+        numels, degrees = world.parsed.args[0], world.parsed.args[1]
+        frozen = world.parsed.frozen
+        self.settings = world.parsed.settings
+        self.layout = _layout(numels, degrees, frozen, configs, self.settings)
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
         self.fixed = (self.layout.gathered_chunk_bytes +
@@ -783,19 +819,13 @@ def plan(request):
     """The PlanResponse dict for a PlanRequest dict, or {"error": ...}."""
     try:
         parsed = parse(request)
-        requests = []
-        for w in parsed.cluster.world_sizes:
-            search = dict(parsed.search)
-            search["dp_degrees"] = [w]
-            requests.append(lo._Request(
-                {"search": search, "frozen": parsed.frozen,
-                 "gemini": dict(parsed.gemini)}, need_search=True))
+        worlds = _worlds(parsed)
         activation = _activation(parsed)
         keyed = []
-        for w, req in zip(parsed.cluster.world_sizes, requests):
-            for source, configs in _chunk_sizes(parsed, w, req):
-                ev = _Evaluator(parsed, req, configs, activation)
-                keyed += _options_of(parsed, w, source, configs, ev,
+        for world in worlds:
+            for source, configs in _chunk_sizes(world):
+                ev = _Evaluator(parsed, world, configs, activation)
+                keyed += _options_of(parsed, world.size, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:
         return {"error": str(exc)}
