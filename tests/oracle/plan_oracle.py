@@ -51,7 +51,12 @@ Readings where docs/plan.md leaves a choice (the lead aligns the C++ side):
   - Checks run in this order: the cluster's fields, the workload's sizes,
     `search.model` (described once), the workload's model family, then the
     search part and `frozen` as Layout checks them at each world size in
-    the request's order. Every check precedes any evaluation.
+    the request's order (the search oracle runs once, at degree 1: see
+    _worlds), then the activation estimate's own refusal (a part past
+    2^64 - 1). Every check precedes any evaluation; a device_need_bytes or
+    host_bytes_per_node past 2^64 - 1 is refused when the first option
+    that has it is built (world sizes in the request's order, then the
+    sources, then the placement ranks), and the message names that option.
   - The placement fields of `gemini` are ignored, not checked.
   - An option's `gemini` states every fixed choice with its resolved value
     (master_weights and pin_memory printed even where the request left them
@@ -60,6 +65,10 @@ Readings where docs/plan.md leaves a choice (the lead aligns the C++ side):
   - options_considered counts the options built (present placements of the
     distinct chunk sizes), before max_options cuts the list.
   - host_bytes_per_node past 2^64 - 1 is refused as device_need_bytes is.
+  - The optimizer note is added under every placement rank 1 to 4, even
+    with OPTIMIZER_NONE (docs/plan.md says "under any optimizer offload").
+  - Rank 1 exists when the device check passes just below 1
+    (nextafter(1, 0)); its f* is then found among the breakpoints.
   - The world-size divisibility rule for colossalai_search is applied, but
     cannot fire: with dp_degrees = [W] the search rounds its pick up to the
     lcm of the degrees, W, and an oversize chunk is rounded up to W too.
