@@ -120,9 +120,10 @@ ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
 # candidate; larger ones jump between layouts (_peak_best).
 BRUTE_FORCE_WORK = 60000
 # The f* breakpoints are asked of the placement oracle one by one when there
-# are at most this many and at most LINEAR_CHUNKS chunks; else bisected.
-LINEAR_BREAKPOINTS = 48
-LINEAR_CHUNKS = 48
+# are at most this many and at most LINEAR_CHUNKS chunks; else bisected
+# (each placement oracle call may enumerate many chunk choices).
+LINEAR_BREAKPOINTS = 8
+LINEAR_CHUNKS = 12
 # Beyond this many count vectors (chunk sizes x counts), f* is bisected over
 # the doubles' bit patterns instead of over the listed breakpoints.
 MAX_COUNT_VECTORS = 1 << 20
@@ -614,18 +615,20 @@ def _partial_optim(ev):
     """f*: the smallest double in (0, 1) at which static placement with
     offload_optim_frac = f passes the device check; None if none does."""
     below_one = math.nextafter(1.0, 0.0)
-    if not ev.static_passes(below_one):
-        return None
     total = float(ev.total)
     vectors = _CountVectors(ev)
     sums = vectors.breakpoints()
     if vectors.count > MAX_COUNT_VECTORS:
+        if not ev.static_passes(below_one):
+            return None
         # Too many count vectors to list the breakpoints: bisect the
         # doubles in (0, 1) with the placement oracle (the device bytes
         # never grow with the fraction).
         f = _smallest_double(ev.static_passes, 5e-324, below_one)
     elif len(sums) <= LINEAR_BREAKPOINTS and len(ev.flat) <= LINEAR_CHUNKS:
         # The breakpoints in increasing order; the first that passes.
+        if not ev.static_passes(below_one):
+            return None
         f = None
         for s in sums:
             candidate = _smallest_f_above(s, total)
@@ -644,6 +647,11 @@ def _partial_optim(ev):
                     vectors.worst_device(total * candidate)))
             return fits[j][1]
 
+        # Rank 0's worst-order bytes just below 1 (the placement oracle's
+        # own figure is asked only at f* and below it: its extremes
+        # enumerate the chunks that differ on rank 0, which is slow).
+        if not ev.passes(vectors.worst_device(total * below_one)):
+            return None
         low, high = 0, len(sums) - 1
         assert passes_at(high), "f just below 1 passes, so every chunk does"
         while low < high:

@@ -151,6 +151,16 @@ class Fractions(unittest.TestCase):
                 ev = oracle._Evaluator(oracle.parse(r), world, configs, 0)
                 nothing = ev.place(po.PLACEMENT_STATIC)[0]["device_bytes"]
                 full = ev.place(po.PLACEMENT_STATIC, 1.0)[0]["device_bytes"]
+                # Rank 0's worst-order bytes from the count vectors are the
+                # placement oracle's, at breakpoints and between them.
+                vectors = oracle._CountVectors(ev)
+                for f in [rng.random() for _ in range(3)] + [
+                        oracle._smallest_f_above(s, float(ev.total))
+                        for s in vectors.breakpoints()[:4]]:
+                    self.assertEqual(
+                        vectors.worst_device(float(ev.total) * f),
+                        ev.place(po.PLACEMENT_STATIC, f)[0]["device_bytes"],
+                        (r, f))
                 for device in rng.sample(range(full, nothing + 1), 3):
                     ev.parsed = oracle.parse(dict(r, cluster=dict(
                         r["cluster"], device_memory_bytes=device +
