@@ -124,6 +124,9 @@ BRUTE_FORCE_WORK = 60000
 # (each placement oracle call may enumerate many chunk choices).
 LINEAR_BREAKPOINTS = 8
 LINEAR_CHUNKS = 12
+# Beyond about this many chunk choices the placement oracle's extremes under
+# a partial optimizer offload are left to _Rank0 (they are held equal below).
+PLACEMENT_ENUMERATION = 1 << 14
 # Beyond this many count vectors (chunk sizes x counts), f* is bisected over
 # the doubles' bit patterns instead of over the listed breakpoints.
 MAX_COUNT_VECTORS = 1 << 20
@@ -496,6 +499,7 @@ class _Evaluator:
         self.total = sum(po.HALF * c.size * c.num_params
                          for c, _, _ in self.flat)
         self.cache = {}
+        self.rank0 = None
 
     def settings_for(self, placement, optim=0.0, param=0.0):
         s = self.settings._asdict()
@@ -507,13 +511,31 @@ class _Evaluator:
         return s
 
     def place(self, placement, optim=0.0, param=0.0):
+        """(most, most_least, outcome) from the placement oracle; under a
+        partial optimizer offload, rank 0's two extremes from _Rank0
+        instead where the placement oracle's enumeration would be too long
+        (elsewhere they are held equal)."""
         key = (placement, optim, param)
-        if key not in self.cache:
+        if key in self.cache:
+            return self.cache[key]
+        s = self.settings_for(placement, optim, param)
+        partial = placement == po.PLACEMENT_STATIC and 0.0 < optim < 1.0
+        if not partial:
             most, most_least, _, outcome = po.place(
-                self.layout.groups, self.frozen_numel,
-                self.settings_for(placement, optim, param),
-                least_loaded=False)
-            self.cache[key] = (most, most_least, outcome)
+                self.layout.groups, self.frozen_numel, s, least_loaded=False)
+        else:
+            if self.rank0 is None:
+                self.rank0 = _Rank0(self)
+            budget = self.total * optim
+            cheap = self.rank0.enumeration(budget) <= PLACEMENT_ENUMERATION
+            most, most_least, _, outcome = po.place(
+                self.layout.groups, self.frozen_numel, s, least_loaded=False,
+                extremes=cheap)
+            mine = self.rank0.extremes(budget)
+            if cheap:
+                assert (most, most_least) == mine, (optim, most, mine)
+            most, most_least = mine
+        self.cache[key] = (most, most_least, outcome)
         return self.cache[key]
 
     def passes(self, device_bytes):
@@ -609,6 +631,73 @@ class _CountVectors:
                     if total - largest < budget and (total >= budget or
                                                      every))
         return self.base - freed
+
+
+class _Rank0:
+    """Rank 0's two extremes under a partial optimizer offload, for when
+    the placement oracle's enumeration (every split of a size's count
+    among the chunks that differ on rank 0) is too long. The reachable
+    count vectors are the placement oracle's own (_reachable_counts). Per
+    chunk, offloading frees d device bytes and adds h host bytes on rank
+    0; a choice's figures are sums of those, and the lexicographic order
+    of (d, -h) pairs is total and kept by addition, so within a size the
+    k chunks with the least (d, -h) give the worst order's least (sum d,
+    -sum h), and the k with the most give the best order's most. The
+    figures of the chosen chunks are the placement oracle's (_memory)."""
+
+    def __init__(self, ev):
+        self.ev = ev
+        self.s = ev.settings_for(po.PLACEMENT_STATIC)
+        self.classes = collections.defaultdict(list)  # fp16 bytes -> [i]
+        self.pair = {}  # i -> (d, -h)
+        rank0 = lambda d: 0  # noqa: E731
+        for i, item in enumerate(ev.flat):
+            if item[2]:
+                continue
+            kept = po._memory([item], 0, self.s, rank0, [set()])
+            moved = po._memory([item], 0, self.s, rank0, [{"optim"}])
+            self.classes[po.HALF * item[0].size].append(i)
+            self.pair[i] = (kept["device_bytes"] - moved["device_bytes"],
+                            kept["host_bytes"] - moved["host_bytes"])
+        for chunks in self.classes.values():
+            chunks.sort(key=lambda i: self.pair[i])
+
+    def enumeration(self, budget):
+        """About how many chunk choices the placement oracle would try."""
+        kinds = {}
+        for w, chunks in self.classes.items():
+            kinds[w] = collections.Counter(self.pair[i] for i in chunks)
+        work = 0
+        for r in po._reachable_counts(self.classes, budget):
+            work += 1 + sum(math.prod(n + 1 for n in kinds[w].values())
+                            for w, k in r.items() if 0 < k < len(
+                                self.classes[w]))
+        return work
+
+    def _figures(self, chosen):
+        marks = [set() for _ in self.ev.flat]
+        for i in chosen:
+            marks[i].add("optim")
+        return po._memory(self.ev.flat, self.ev.frozen_numel, self.s,
+                          lambda d: 0, marks)
+
+    def extremes(self, budget):
+        """(most, most_least): the worst order's and the best order's."""
+        out = []
+        for worst in (True, False):
+            best = None
+            for r in po._reachable_counts(self.classes, budget):
+                chosen = []
+                for w, k in r.items():
+                    chunks = self.classes[w]
+                    chosen += chunks[:k] if worst else chunks[len(chunks) - k:]
+                d = sum(self.pair[i][0] for i in chosen)
+                h = sum(self.pair[i][1] for i in chosen)
+                key = (-d, -h) if worst else (d, h)
+                if best is None or key > best[0]:
+                    best = (key, chosen)
+            out.append(self._figures(best[1]))
+        return tuple(out)
 
 
 def _partial_optim(ev):
