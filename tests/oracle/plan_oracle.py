@@ -661,6 +661,12 @@ class _Rank0:
                             kept["host_bytes"] - moved["host_bytes"])
         for chunks in self.classes.values():
             chunks.sort(key=lambda i: self.pair[i])
+        self.memo = {}
+
+    def reachable(self, budget):
+        if budget not in self.memo:
+            self.memo[budget] = po._reachable_counts(self.classes, budget)
+        return self.memo[budget]
 
     def enumeration(self, budget):
         """About how many chunk choices the placement oracle would try."""
@@ -668,7 +674,7 @@ class _Rank0:
         for w, chunks in self.classes.items():
             kinds[w] = collections.Counter(self.pair[i] for i in chunks)
         work = 0
-        for r in po._reachable_counts(self.classes, budget):
+        for r in self.reachable(budget):
             work += 1 + sum(math.prod(n + 1 for n in kinds[w].values())
                             for w, k in r.items() if 0 < k < len(
                                 self.classes[w]))
@@ -686,7 +692,7 @@ class _Rank0:
         out = []
         for worst in (True, False):
             best = None
-            for r in po._reachable_counts(self.classes, budget):
+            for r in self.reachable(budget):
                 chosen = []
                 for w, k in r.items():
                     chunks = self.classes[w]
