@@ -47,6 +47,13 @@ How the two fractions are found (not the C++ side's bisection):
       leave it unchanged for 2^52 steps); the prefix length k is searched
       with the placement oracle, and certified as f* is.
 
+  Under a partial optimizer offload the placement oracle enumerates every
+      split of a size's chunk count among the chunks that differ on rank 0
+      (2^n for n such chunks of one size); beyond PLACEMENT_ENUMERATION
+      choices rank 0's two extremes come from _Rank0 (the same reachable
+      count vectors, the chunks of a size sorted), which is held equal to
+      the placement oracle wherever that is affordable.
+
 Readings where docs/plan.md leaves a choice (the lead aligns the C++ side):
   - Checks run in this order: the cluster's fields, the workload's sizes,
     `search.model` (described once), the workload's model family, then the
