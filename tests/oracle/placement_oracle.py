@@ -118,10 +118,14 @@ def _reachable_counts(classes, budget):
     return found
 
 
-def place(groups, frozen_numel, s):
+def place(groups, frozen_numel, s, least_loaded=True, extremes=True):
     """(most, most_least, least, outcome) for the groups of layout_oracle
     (each with .config.dp_degree/.keep_gathered and .chunks with size, used,
-    num_params), frozen elements and the settings dict."""
+    num_params), frozen elements and the settings dict. least_loaded=False
+    leaves `least` None (rank P - 1's extreme is the costly one where the
+    chunks' padding differs; plan_oracle.py needs rank 0's only);
+    extremes=False (static placement only) leaves all three None: the
+    outcome alone, where the extremes' enumeration would take too long."""
     flat = [(c, g.config.dp_degree, g.config.keep_gathered)
             for g in groups for c in g.chunks]
     non_gathered = [i for i, f in enumerate(flat) if not f[2]]
@@ -259,9 +263,12 @@ def place(groups, frozen_numel, s):
                     best = (key, mem)
         return best[1]
 
+    if not extremes:
+        assert not is_auto, "auto's notes need rank 0's figures"
+        return None, None, None, outcome
     most = extreme(lambda d: 0, True)
     most_least = extreme(lambda d: 0, False)
-    least = extreme(lambda d: d - 1, False)
+    least = extreme(lambda d: d - 1, False) if least_loaded else None
     if is_auto:
         notes.append(
             "auto: the master shards and optimizer states of all %d "
