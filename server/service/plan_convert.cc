@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/planner/fit/plan_checks.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
@@ -80,6 +81,25 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
 }
 
 }  // namespace
+
+absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
+  const v1::Cluster& c = request.cluster();
+  planner::Cluster cluster;
+  cluster.device_memory_bytes = c.device_memory_bytes();
+  cluster.gpus_per_node = c.gpus_per_node();
+  cluster.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
+  if (absl::Status s = planner::CheckCluster(cluster); !s.ok()) return s;
+  if (!request.has_workload()) return absl::OkStatus();
+  const v1::Workload& w = request.workload();
+  if (w.micro_batch() == 0) {
+    return absl::InvalidArgumentError("workload.micro_batch: 0; at least 1");
+  }
+  if (w.sequence_length() == 0) {
+    return absl::InvalidArgumentError(
+        "workload.sequence_length: 0; at least 1");
+  }
+  return absl::OkStatus();
+}
 
 std::string PrecisionName(v1::Precision precision) {
   return precision == v1::PRECISION_BF16 ? "bf16" : "fp16";

@@ -13,6 +13,12 @@
 
 namespace chunkplan::service {
 
+// The checks that come before the model is described, in the oracle's order
+// (docs/plan.md): the cluster's fields (planner::CheckCluster), then a
+// present workload's micro_batch and sequence_length (0: INVALID_ARGUMENT
+// naming it). The service runs them before FromProto.
+absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
+
 // The planner's Plan request for `request`. The search part as Layout's
 // (its errors prefixed "search."), except that dp_degrees is ignored (each
 // option's world size): with `search.model` the model is described (within

@@ -276,6 +276,7 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
 
 absl::StatusOr<planner::PlanRequest> ConvertPlan(
     const v1::PlanRequest& request, const ServiceOptions& options) {
+  if (absl::Status s = CheckPlanBeforeModel(request); !s.ok()) return s;
   return FromProto(request, ModelLimitsOf(options));
 }
 

@@ -237,5 +237,24 @@ TEST(PlanConvert, PrecisionNamesAreGeminiPlugins) {
   EXPECT_EQ(PrecisionName(v1::PRECISION_BF16), "bf16");
 }
 
+// The oracle's order: a bad cluster answers before the workload's family
+// (numels cannot describe a shape), and the workload's sizes before it too.
+TEST(PlanConvert, TheClusterAndWorkloadSizesAreCheckedBeforeTheModel) {
+  v1::PlanRequest r = FullPlanRequest();
+  r.mutable_workload()->set_micro_batch(1);
+  r.mutable_workload()->set_sequence_length(8);
+  EXPECT_TRUE(CheckPlanBeforeModel(r).ok());
+  r.mutable_cluster()->add_world_sizes(16);  // a repeat
+  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
+              HasSubstr("cluster.world_sizes[3]"));
+  r.mutable_cluster()->mutable_world_sizes()->RemoveLast();
+  r.mutable_workload()->set_sequence_length(0);
+  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
+              HasSubstr("workload.sequence_length"));
+  r.mutable_cluster()->set_device_memory_bytes(0);
+  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
+              HasSubstr("cluster.device_memory_bytes"));
+}
+
 }  // namespace
 }  // namespace chunkplan::service
