@@ -208,8 +208,7 @@ class Planner::Impl {
   // of every later call.
   absl::StatusOr<Ran> Run(Engine requested, const SweepTask& task,
                           const StopCheck& stop) const {
-    CHUNKPLAN_RETURN_IF_ERROR(
-        EngineServes(requested, task));
+    CHUNKPLAN_RETURN_IF_ERROR(EngineServes(requested, task));
     Ran ran;
     CHUNKPLAN_ASSIGN_OR_RETURN(ran.engine, Choose(requested, task));
     absl::StatusOr<SweepOutcome> got = ran.engine->Run(task, stop);

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "server/planner/candidate/layout_measures.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/plan/search_plan.h"
