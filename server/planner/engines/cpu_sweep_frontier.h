@@ -15,12 +15,13 @@
 
 namespace chunkplan::planner {
 
-// What one candidate of the placed peak (SweepTask::placed_peak: laid out,
-// placed and rank 0 counted in full, per placed parameter) costs in steps
-// of the vector sweep (kMeasureLanes candidates per pass): a work limit
-// counts it so, and so does the stop check's cadence. Measured on the
-// workloads (docs/placement.md, "The objectives and the frontier").
-inline constexpr uint64_t kPlacedStepWeight = 64;
+// What one step of the placed peak (SweepTask::placed_peak: a candidate
+// laid out, placed and its rank 0 counted in full, per placed parameter)
+// counts in steps of the vector sweep, for the work limit and the stop
+// check's cadence: measured 0.6x (GPT-2 XL) to 2.7x (LLaMA-2 7B) on their
+// fine grids, rounded up (docs/placement.md, "The objectives and the
+// frontier").
+inline constexpr uint64_t kPlacedStepWeight = 4;
 
 // The frontier of `task` (which needs task.layout for a layout objective),
 // its first task.keep() points; the placed peak candidate by candidate
