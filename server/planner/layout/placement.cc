@@ -204,6 +204,59 @@ void PolicyNotes(const PolicyPlan& plan, std::vector<std::string>* notes) {
   }
 }
 
+// The counts of chunks whose optimizer side `plan` puts on the host, over
+// every chunk order, and the note on what the fraction really offloads.
+void OptimizerOutcome(const PolicyPlan& plan, PlacementOutcome* out) {
+  if (plan.is_auto) {
+    out->offloaded_chunks = out->offloaded_chunks_max = plan.non_gathered;
+    out->effective_offload_optim_frac = plan.non_gathered > 0 ? 1.0 : 0.0;
+    return;
+  }
+  const OffloadCounts counts = CountOffloaded(plan.weights, plan.budget);
+  out->offloaded_chunks = counts.least;
+  out->offloaded_chunks_max = counts.most;
+  if (plan.non_gathered_bytes > 0) {
+    out->effective_offload_optim_frac =
+        static_cast<double>(counts.least_bytes) /
+        static_cast<double>(plan.non_gathered_bytes);
+  }
+  if (plan.optim > 0) {
+    out->notes.push_back(absl::StrFormat(
+        "offload_optim_frac %g offloads %d to %d of %d non-gathered chunks "
+        "(%.2f%% of their fp16 bytes): ColossalAI's budget is the fraction "
+        "of %s bytes, a total that counts each fp16 chunk once per "
+        "parameter it holds (%s bytes counted once)",
+        plan.optim, counts.least, counts.most, plan.non_gathered,
+        100 * out->effective_offload_optim_frac, WideString(plan.total),
+        WideString(plan.non_gathered_bytes)));
+  }
+}
+
+// Auto's notes: every optimizer side on the host, and with the device's
+// memory whether rank 0's chunks (`most`) exceed the warm-up share.
+void AutoNotes(const PolicyPlan& plan, const GeminiSettings& settings,
+               const RankMemory& most, std::vector<std::string>* notes) {
+  notes->push_back(absl::StrFormat(
+      "auto: the master shards and optimizer states of all %d non-gathered "
+      "chunks are on the host; fp16 shards stay on the device unless "
+      "evicted at run time, and during warm-up model data may use 20%% of "
+      "the device's memory",
+      plan.non_gathered));
+  if (!settings.device_memory_bytes.has_value()) return;
+  const Wide used =
+      Wide{most.param_bytes} + most.master_bytes + most.grad_bytes;
+  const double cap = static_cast<double>(*settings.device_memory_bytes);
+  const double share = cap - cap * 0.8;
+  const bool moves = used > static_cast<Wide>(std::floor(share));
+  notes->push_back(absl::StrFormat(
+      "auto: rank 0's chunks on the device take %s bytes, %s the warm-up "
+      "share of %.0f bytes (20%% of %d): %s",
+      WideString(used), moves ? "more than" : "within", share,
+      *settings.device_memory_bytes,
+      moves ? "chunks will be moved to the host during warm-up"
+            : "no chunk is moved during warm-up"));
+}
+
 }  // namespace
 
 absl::Status CheckPlacement(const GeminiSettings& s) {
@@ -264,41 +317,17 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
                             LayoutResult* result) {
   const ByteModel bytes = ByteModelOf(settings);
   const PolicyPlan plan = PlanPolicy(groups, settings, bytes);
-  const bool is_auto = plan.is_auto;
-  const uint64_t non_gathered = plan.non_gathered;
   PlacementOutcome& out = result->placement;
   out = PlacementOutcome{};
   out.gathered_at_run_time = plan.gathered_at_run_time;
   out.param_offloaded_chunks = plan.param_offloaded;
   PolicyNotes(plan, &out.notes);
-  if (is_auto) {
-    out.offloaded_chunks = out.offloaded_chunks_max = non_gathered;
-    out.effective_offload_optim_frac = non_gathered > 0 ? 1.0 : 0.0;
-  } else {
-    const OffloadCounts counts = CountOffloaded(plan.weights, plan.budget);
-    out.offloaded_chunks = counts.least;
-    out.offloaded_chunks_max = counts.most;
-    if (plan.non_gathered_bytes > 0) {
-      out.effective_offload_optim_frac =
-          static_cast<double>(counts.least_bytes) /
-          static_cast<double>(plan.non_gathered_bytes);
-    }
-    if (plan.optim > 0) {
-      out.notes.push_back(absl::StrFormat(
-          "offload_optim_frac %g offloads %d to %d of %d non-gathered chunks "
-          "(%.2f%% of their fp16 bytes): ColossalAI's budget is the fraction "
-          "of %s bytes, a total that counts each fp16 chunk once per "
-          "parameter it holds (%s bytes counted once)",
-          plan.optim, counts.least, counts.most, non_gathered,
-          100 * out.effective_offload_optim_frac, WideString(plan.total),
-          WideString(plan.non_gathered_bytes)));
-    }
-  }
+  OptimizerOutcome(plan, &out);
   const auto rank = [&](RankOfGroup r, OffloadExtreme e,
                         absl::string_view field) -> absl::StatusOr<RankMemory> {
-    CHUNKPLAN_ASSIGN_OR_RETURN(
-        const ChunkMarks marks,
-        MarksUnder(plan.flat, bytes, plan.marks, plan.budget, is_auto, r, e));
+    CHUNKPLAN_ASSIGN_OR_RETURN(const ChunkMarks marks,
+                               MarksUnder(plan.flat, bytes, plan.marks,
+                                          plan.budget, plan.is_auto, r, e));
     return RankBytes(groups, frozen_elements, bytes, r, field, marks);
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(
@@ -313,27 +342,8 @@ absl::Status PlaceOnDevices(std::span<const GroupLayout> groups,
       result->least_loaded_rank,
       rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
            "least_loaded_rank"));
-  if (is_auto) {
-    out.notes.push_back(absl::StrFormat(
-        "auto: the master shards and optimizer states of all %d non-gathered "
-        "chunks are on the host; fp16 shards stay on the device unless "
-        "evicted at run time, and during warm-up model data may use 20%% of "
-        "the device's memory",
-        non_gathered));
-  }
-  if (is_auto && settings.device_memory_bytes.has_value()) {
-    const RankMemory& m = result->most_loaded_rank;
-    const Wide used = Wide{m.param_bytes} + m.master_bytes + m.grad_bytes;
-    const double cap = static_cast<double>(*settings.device_memory_bytes);
-    const double share = cap - cap * 0.8;
-    const bool moves = used > static_cast<Wide>(std::floor(share));
-    out.notes.push_back(absl::StrFormat(
-        "auto: rank 0's chunks on the device take %s bytes, %s the warm-up "
-        "share of %.0f bytes (20%% of %d): %s",
-        WideString(used), moves ? "more than" : "within", share,
-        *settings.device_memory_bytes,
-        moves ? "chunks will be moved to the host during warm-up"
-              : "no chunk is moved during warm-up"));
+  if (plan.is_auto) {
+    AutoNotes(plan, settings, result->most_loaded_rank, &out.notes);
   }
   return absl::OkStatus();
 }
