@@ -38,9 +38,11 @@ absl::StatusOr<LayoutValues> ObjectiveProblem::Exact(uint64_t chunk) const {
   const absl::StatusOr<std::vector<GroupLayout>> groups =
       PlaceChunks(placed->search, at, placed->frozen);
   if (!groups.ok()) {
-    // Its only refusal: a group's padding beyond 2^64-1 elements.
-    v.overflow = groups.status().code() == absl::StatusCode::kInvalidArgument;
-    if (!v.overflow) return groups.status();
+    // PlaceChunks refuses only a group's padding beyond 2^64-1 elements.
+    if (groups.status().code() != absl::StatusCode::kInvalidArgument) {
+      return groups.status();
+    }
+    v.overflow = true;
     return v;
   }
   Wide padding = 0;
