@@ -31,20 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The seed's config_dict: kept-gathered degrees first (in first-seen order),
-// then every other degree with the shared chunk size.
-std::vector<ChunkConfig> Configs(const SearchPlan& plan, uint64_t chunk_size) {
-  std::vector<ChunkConfig> configs;
-  configs.reserve(plan.groups.size());
-  for (const DegreeGroup& g : plan.groups) {
-    if (g.keep_gathered) configs.push_back({g.dp_degree, g.total, true});
-  }
-  for (const DegreeGroup& g : plan.groups) {
-    if (!g.keep_gathered) configs.push_back({g.dp_degree, chunk_size, false});
-  }
-  return configs;
-}
-
 // Nanoseconds of the steady clock since `started`.
 uint64_t NanosSince(Clock::time_point started) {
   return static_cast<uint64_t>(
@@ -141,7 +127,7 @@ class Planner::Impl {
     SearchResult result;
     // BuildSearchPlan checked every candidate's round-up.
     result.configs =
-        Configs(plan, RoundUp(ran.outcome.chunk_size, plan.degree_lcm));
+        plan.Configs(RoundUp(ran.outcome.chunk_size, plan.degree_lcm));
     result.total_param_size = plan.total_param_size;
     result.min_chunk_waste = ran.outcome.waste;
     result.engine = ran.engine->kind();
@@ -168,7 +154,7 @@ class Planner::Impl {
                                Run(request.search.engine, task, stop));
     FrontierResult result;
     CHUNKPLAN_ASSIGN_OR_RETURN(result.points,
-                               FrontierPoints(task, ran.outcome));
+                               FrontierPoints(task, ran.outcome, stop));
     result.engine = ran.engine->kind();
     result.candidates = plan.sweep.grid.count;
     result.search_nanos = NanosSince(started);
@@ -223,12 +209,11 @@ class Planner::Impl {
   // of every later call.
   absl::StatusOr<Ran> Run(Engine requested, const SweepTask& task,
                           const StopCheck& stop) const {
-    CHUNKPLAN_RETURN_IF_ERROR(
-        EngineServes(requested, task.objective, task.want));
+    CHUNKPLAN_RETURN_IF_ERROR(EngineServes(requested, task));
     Ran ran;
     CHUNKPLAN_ASSIGN_OR_RETURN(ran.engine, Choose(requested, task));
     absl::StatusOr<SweepOutcome> got = ran.engine->Run(task, stop);
-    const SweepEngine* cpu = Find(CpuEngineFor(task.objective));
+    const SweepEngine* cpu = Find(CpuEngineFor(task));
     if (IsCudaFailure(got.status()) && cpu != nullptr) {
       HealthOf(*ran.engine).RecordFailure(got.status());
       ran.fallback_reason = absl::StrCat(
@@ -290,7 +275,6 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
   const auto started = Clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
-  CHUNKPLAN_RETURN_IF_ERROR(CheckObjectivePlacement(request));
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
   if (!plan.ok()) return InSearchPart(plan.status());
   return impl_->FrontierOn(request, *plan, started, stop);
@@ -301,7 +285,6 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   const auto started = Clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
-  CHUNKPLAN_RETURN_IF_ERROR(CheckObjectivePlacement(request));
   // One plan for the whole request: the search's, the objective's, and the
   // check of the search part beside given configs.
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
@@ -315,7 +298,7 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
         impl_->FrontierOn(request, *plan, started, stop));
     const FrontierPoint& best = frontier.points.back();
     result.search = SearchResult{};
-    result.search->configs = Configs(*plan, best.chunk_size);
+    result.search->configs = plan->Configs(best.chunk_size);
     result.search->total_param_size = plan->total_param_size;
     result.search->min_chunk_waste = best.seed_waste;
     result.search->engine = frontier.engine;

@@ -87,10 +87,13 @@ class Planner {
 
   // Every candidate of the search's grid scored by `request.objective` (the
   // seed's waste at C, or the layout's padding or rank 0's peak bytes at C
-  // rounded up to the lcm), and the frontier of those scores: each candidate
-  // whose value is a new strict minimum, in grid order, with all three
-  // measures. The engine: as named, or AUTO's pick (engines/engine_choice.h;
-  // docs/architecture.md, "The planner's three calls, in full").
+  // rounded up to the lcm, under request.gemini's placement: where it moves
+  // chunks by their size each candidate is laid out and placed, on
+  // CPU_SWEEP alone; docs/placement.md), and the frontier of those scores:
+  // each candidate whose value is a new strict minimum, in grid order, with
+  // all three measures. The engine: as named, or AUTO's pick
+  // (engines/engine_choice.h; docs/architecture.md, "The planner's three
+  // calls, in full").
   //
   // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
   // for given configs, an engine that does not serve the objective

@@ -17,9 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -32,6 +35,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/planner/layout/placement.h"
 #include "server/planner/plan/search_plan.h"
 #include "server/planner/planner.h"
 #include "server/service/chunk_search_service.h"
@@ -91,6 +95,30 @@ absl::StatusOr<v1::LayoutResponse> PlannerLayout(
   absl::StatusOr<planner::LayoutResult> result = planner.Layout(*plain);
   if (!result.ok()) return result.status();
   return service::ToProto(*result);
+}
+
+// Whether the planner refuses `request` on `engine` by design: the peak
+// objective under a placement that moves chunks by their size is
+// CPU_SWEEP's alone (AUTO picks it; planner/engines/engine_choice.h).
+bool RefusedOn(const v1::LayoutRequest& request, v1::Engine engine) {
+  if (engine != v1::ENGINE_CPU_PLATEAU && engine != v1::ENGINE_CUDA) {
+    return false;
+  }
+  const absl::StatusOr<planner::LayoutRequest> plain =
+      service::FromProto(request);
+  return plain.ok() && plain->objective == planner::Objective::kPeakRankBytes &&
+         planner::CheckPlacement(plain->gemini).ok() &&
+         planner::MovesBySize(plain->gemini);
+}
+
+// "" when `actual` is the refusal RefusedOn promises; else what it is.
+std::string DiffRefused(absl::string_view who, const absl::Status& actual) {
+  if (actual.code() == absl::StatusCode::kInvalidArgument &&
+      absl::StartsWith(actual.message(), "search.engine: ")) {
+    return "";
+  }
+  return absl::StrCat(who, ": ", actual.ToString(),
+                      "\n  expected INVALID_ARGUMENT naming search.engine\n");
 }
 
 // A ChunkSearchService behind a real gRPC server, asked on its in-process
@@ -173,10 +201,13 @@ std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
       diff = absl::StrCat(expected.status().message(), "\n");
     } else {
       for (const v1::Engine engine : engines) {
-        absl::StrAppend(
-            &diff,
-            Diff(absl::StrCat("planner ", v1::Engine_Name(engine)), *expected,
-                 PlannerLayout(planner, requests[i], engine)));
+        const std::string who =
+            absl::StrCat("planner ", v1::Engine_Name(engine));
+        const absl::StatusOr<v1::LayoutResponse> got =
+            PlannerLayout(planner, requests[i], engine);
+        absl::StrAppend(&diff, expected->ok() && RefusedOn(requests[i], engine)
+                                   ? DiffRefused(who, got.status())
+                                   : Diff(who, *expected, got));
       }
       absl::StrAppend(&diff,
                       Diff("server", *expected, server.Layout(requests[i])));
@@ -386,8 +417,10 @@ TEST(LayoutDifferentialTest, PlacementsMatchTheOracle) {
 // Every model workload (bench/workloads; not the stress sweep, too long for
 // the Python oracle) at GeminiPlugin's defaults: searched, with a third of
 // the parameters frozen, and with given configs.
-TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
-  std::vector<v1::LayoutRequest> requests;
+// The search part of every model workload (bench/workloads), by file name;
+// not the stress sweep, too long for the Python oracle.
+std::vector<std::pair<std::string, v1::ChunkSearchRequest>> WorkloadSearches() {
+  std::vector<std::pair<std::string, v1::ChunkSearchRequest>> out;
   for (const auto& entry :
        std::filesystem::directory_iterator(CHUNKPLAN_WORKLOAD_DIR)) {
     const std::string name = entry.path().filename().string();
@@ -397,10 +430,20 @@ TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
+    v1::ChunkSearchRequest search;
+    EXPECT_TRUE(common::JsonToMessage(text.str(), &search).ok()) << name;
+    out.emplace_back(name, search);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
+  std::vector<v1::LayoutRequest> requests;
+  for (const auto& [name, search] : WorkloadSearches()) {
     v1::LayoutRequest request;
-    ASSERT_TRUE(
-        common::JsonToMessage(text.str(), request.mutable_search()).ok())
-        << name;
+    *request.mutable_search() = search;
     requests.push_back(request);
     for (int i = 0; i < request.search().numels_size(); ++i) {
       request.add_frozen(i % 3 == 0);
@@ -429,6 +472,74 @@ TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
   const auto answers = CheckAgainstOracle(requests, "workloads", "");
   for (const auto& answer : answers)
     EXPECT_TRUE(answer.ok()) << answer.status();
+}
+
+// Issue 27 on the model workloads: the search's pick at GeminiPlugin's
+// defaults (the planner's Search chooses the configs, an input here; the
+// oracle lays them out itself) under full optimizer offload,
+// shard_param_frac 0.5, offload_param_frac 0.5 with both others at 1, auto
+// with an 80 GiB device, and on four models partial optimizer offload (0.1:
+// docs/placement.md's rows; the oracle's brute force over every chunk
+// order takes 7 to 41 s on LLaMA-2 13B and 70B and on Mixtral). The search
+// part is sent with search_range_m 0: beside given configs it is only
+// checked, and the oracle's check of a full grid costs seconds a request.
+TEST(LayoutDifferentialTest, PlacedWorkloadsMatchTheOracle) {
+  const planner::Planner planner;
+  std::vector<v1::LayoutRequest> requests;
+  for (const auto& [name, search] : WorkloadSearches()) {
+    const absl::StatusOr<planner::SearchRequest> plain =
+        service::FromProto(search);
+    ASSERT_TRUE(plain.ok()) << name << ": " << plain.status();
+    const absl::StatusOr<planner::SearchResult> pick = planner.Search(*plain);
+    ASSERT_TRUE(pick.ok()) << name << ": " << pick.status();
+    v1::LayoutRequest request;
+    *request.mutable_search() = search;
+    request.mutable_search()->set_search_range_m(0);
+    for (const planner::ChunkConfig& c : pick->configs) {
+      v1::ChunkConfig* config = request.add_configs();
+      config->set_dp_degree(c.dp_degree);
+      config->set_chunk_size(c.chunk_size);
+      config->set_keep_gathered(c.keep_gathered);
+    }
+    const bool partial = name == "bert-large.json" || name == "gpt2-xl.json" ||
+                         name == "llama-2-7b.json" || name == "opt-30b.json";
+    for (int setting = partial ? 0 : 1; setting < 5; ++setting) {
+      v1::LayoutRequest r = request;
+      v1::GeminiSettings* g = r.mutable_gemini();
+      switch (setting) {
+        case 0:
+          g->set_offload_optim_frac(0.1);
+          break;
+        case 1:
+          g->set_offload_optim_frac(1.0);
+          break;
+        case 2:
+          g->set_shard_param_frac(0.5);
+          break;
+        case 3:
+          g->set_offload_optim_frac(1.0);
+          g->set_offload_param_frac(0.5);
+          break;
+        default:
+          g->set_placement(v1::PLACEMENT_AUTO);
+          g->set_device_memory_bytes(uint64_t{80} << 30);
+          break;
+      }
+      requests.push_back(r);
+    }
+  }
+  ASSERT_GE(requests.size(), 36u);
+  const auto answers = CheckAgainstOracle(requests, "placed workloads", "");
+  int moved = 0;
+  for (const auto& answer : answers) {
+    EXPECT_TRUE(answer.ok()) << answer.status();
+    if (!answer.ok()) continue;
+    const v1::PlacementOutcome& p = answer->placement();
+    moved += p.offloaded_chunks() > 0 || p.gathered_at_run_time() > 0 ||
+             p.param_offloaded_chunks() > 0;
+  }
+  // Every setting moves something on every workload.
+  EXPECT_EQ(moved, static_cast<int>(requests.size()));
 }
 
 // Requests picked by hand for the corners, as protobuf JSON.
@@ -534,7 +645,12 @@ void CheckFrontiersAgainstOracle(const std::vector<v1::LayoutRequest>& requests,
                                       : got.status());
       }
       answers.emplace_back("server", server.Frontier(requests[i]));
-      for (auto& [who, got] : answers) {
+      for (size_t e = 0; e < answers.size(); ++e) {
+        auto& [who, got] = answers[e];
+        if (e < std::size(engines) && RefusedOn(requests[i], engines[e])) {
+          absl::StrAppend(&diff, DiffRefused(who, got.status()));
+          continue;
+        }
         if (got.ok()) {
           got->clear_engine();
           got->clear_search_nanos();
@@ -601,6 +717,53 @@ TEST(FrontierDifferentialTest, EveryObjectiveMatchesTheOracle) {
   // Layout lays out each objective's best candidate, as the oracle does,
   // with either CPU engine.
   CheckAgainstOracle(requests, "objectives", "");
+}
+
+// Issue 27: the frontier and Layout's pick under every placement, the peak
+// objective's included where the chunks a placement moves depend on the
+// chunk size (each candidate laid out and placed; CPU_PLATEAU refused, AUTO
+// on CPU_SWEEP), on the placement generator's small models searched on
+// grids of at most 300 steps (the oracle places every candidate anew).
+TEST(FrontierDifferentialTest, PlacementsMatchTheOracle) {
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << "\n";
+  PlacementGenerator generator(seed);
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&rng](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  std::vector<v1::LayoutRequest> requests;
+  int placed_peak = 0;
+  while (requests.size() < 160) {
+    GeneratedPlacement g = generator.Next();
+    if (g.kind == PlacementCase::kDefault || g.kind == PlacementCase::kFault) {
+      continue;
+    }
+    v1::LayoutRequest r = g.request;
+    r.clear_configs();
+    v1::ChunkSearchRequest* search = r.mutable_search();
+    const uint64_t numels = std::max(1, search->numels_size());
+    const uint64_t interval = uniform(1, 64);
+    search->set_search_interval(interval);
+    search->set_search_range_m(
+        static_cast<double>((uniform(1, 300 / numels) - 1) * interval) /
+        (1 << 20));
+    // Mostly every group swept; sometimes a small one kept gathered.
+    search->set_min_chunk_size_m(
+        static_cast<double>(uniform(0, 3) == 0 ? uniform(1, 1500) : 0) /
+        (1 << 20));
+    r.set_objective(uniform(0, 3) == 0 ? v1::OBJECTIVE_LAYOUT_PADDING
+                                       : v1::OBJECTIVE_PEAK_RANK_BYTES);
+    placed_peak += RefusedOn(r, v1::ENGINE_CPU_PLATEAU);
+    requests.push_back(r);
+  }
+  std::cout << "placed peak requests: " << placed_peak << " of "
+            << requests.size() << "\n";
+  EXPECT_GE(placed_peak, 40);
+  const std::string context =
+      absl::StrCat("frontier placements CHUNKPLAN_DIFF_SEED=", seed);
+  CheckFrontiersAgainstOracle(requests, context);
+  CheckAgainstOracle(requests, context, "");
 }
 
 // The frontier of every objective and Layout's pick on the LLaMA-2 70B and

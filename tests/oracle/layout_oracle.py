@@ -256,18 +256,9 @@ def parse(request):
     if error is not None:
         raise LayoutError(error)
     objective = _enum(top.get("objective", 0), _OBJECTIVES, "objective")
-    # Issue 27 reading: the peak objective is answered where the chunks a
-    # placement moves do not depend on the chunk size (auto; static with
-    # offload_optim_frac 0 or 1 alone); elsewhere it is refused.
-    static = settings.placement == 0
-    optim = settings.offload_optim_frac
-    shard = settings.shard_param_frac
-    by_size = static and (0 < optim < 1 or (shard is not None and shard < 1)
-                          or (optim == 1 and settings.offload_param_frac > 0))
-    if objective == OBJECTIVE_PEAK_RANK_BYTES and by_size:
-        raise LayoutError("objective: OBJECTIVE_PEAK_RANK_BYTES is not "
-                          "computed where the chunks a placement moves "
-                          "depend on the chunk size")
+    # Issue 27: the peak objective is answered under every placement: each
+    # candidate is laid out and placed (_layout_values: the most loaded
+    # rank under the worst chunk order, plus the gathered buffer).
     return Parsed(search_request, args, configs, frozen, settings, objective)
 
 

@@ -665,5 +665,39 @@ class PlacementTest(LayoutCase):
             self.assertTrue(got["error"].startswith(field), got)
 
 
+class PlacedPeakTest(unittest.TestCase):
+    """The peak objective under a partial optimizer offload, each candidate
+    laid out and placed; worked by hand in tests/planner/placed_peak_test.cc
+    (four tensors of 8 at dp 2, C = 8, 16, 24, 32)."""
+
+    def frontier(self, frac, objective):
+        return oracle.frontier({
+            "search": {"numels": [8, 8, 8, 8], "dp_degrees": [2],
+                       "search_range_m": 24 / 2**20, "search_interval": 8,
+                       "min_chunk_size_m": 0},
+            "gemini": {"offload_optim_frac": frac},
+            "objective": objective})
+
+    def rows(self, answer):
+        self.assertNotIn("error", answer)
+        return [(p["candidate"], p["value"], p["peak_rank_bytes"])
+                for p in answer["points"]]
+
+    def test_partial_offload_scores_each_candidate_placed(self):
+        # Peaks 192, 160, 240 (the worst order offloads the chunk with 8
+        # real elements), 96.
+        self.assertEqual(
+            self.rows(self.frontier(0.25, "OBJECTIVE_PEAK_RANK_BYTES")),
+            [("0", "192", "192"), ("1", "160", "160"), ("3", "96", "96")])
+        self.assertEqual(
+            self.rows(self.frontier(0.5, "OBJECTIVE_PEAK_RANK_BYTES")),
+            [("0", "144", "144"), ("1", "64", "64")])
+
+    def test_other_objectives_points_carry_the_placed_peak(self):
+        self.assertEqual(
+            self.rows(self.frontier(0.25, "OBJECTIVE_LAYOUT_PADDING")),
+            [("0", "0", "192")])
+
+
 if __name__ == "__main__":
     unittest.main()

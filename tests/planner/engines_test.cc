@@ -481,8 +481,53 @@ TEST(EngineServes, RefusesWhatAnEngineHasNoMethodFor) {
   EXPECT_THAT(
       std::string(cuda.message()),
       ::testing::HasSubstr("search.engine: CUDA serves the layout objectives"));
-  EXPECT_EQ(CpuEngineFor(Objective::kSeedWaste), Engine::kCpuPlateau);
-  EXPECT_EQ(CpuEngineFor(Objective::kPeakRankBytes), Engine::kCpuPlateau);
+  for (const Objective o : {Objective::kSeedWaste, Objective::kLayoutPadding,
+                            Objective::kPeakRankBytes}) {
+    EXPECT_EQ(CpuEngineFor(SweepTask{nullptr, nullptr, o, Want::kFrontier}),
+              Engine::kCpuPlateau);
+  }
+}
+
+// The peak objective under a placement that moves chunks by their size
+// (ObjectiveProblem::placed): CPU_SWEEP alone lays out and places every
+// candidate, AUTO picks it without asking the device, and the other engines
+// are refused naming the field; the other objectives under that placement
+// are served as before.
+TEST(EngineServes, ThePlacedPeakIsCpuSweepsAlone) {
+  int asked = 0;
+  const auto usable = [&asked] {
+    ++asked;
+    return true;
+  };
+  const LayoutRequest request;  // only its address is read here
+  ObjectiveProblem layout = problems::ManyBreakpointsLayout();
+  layout.placed = &request;
+  SweepProblem sweep;
+  // Large enough that AUTO would take CUDA for an objective it serves.
+  sweep.grid = {.start = 1, .interval = 1, .count = uint64_t{1} << 20};
+  SweepTask task{&sweep, &layout, Objective::kPeakRankBytes, Want::kFrontier};
+  ASSERT_TRUE(task.placed_peak());
+  EXPECT_TRUE(EngineServes(Engine::kAuto, task).ok());
+  EXPECT_TRUE(EngineServes(Engine::kCpuSweep, task).ok());
+  for (const Engine e : {Engine::kCpuPlateau, Engine::kCuda}) {
+    const absl::Status refused = EngineServes(e, task);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(refused.message()),
+                ::testing::StartsWith("search.engine: "));
+    EXPECT_THAT(std::string(refused.message()),
+                ::testing::HasSubstr("CPU_SWEEP"));
+  }
+  EXPECT_EQ(CpuEngineFor(task), Engine::kCpuSweep);
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable),
+            Engine::kCpuSweep);
+  EXPECT_EQ(asked, 0);
+  // The same problem's padding: CUDA serves it and AUTO asks the device.
+  task.objective = Objective::kLayoutPadding;
+  EXPECT_FALSE(task.placed_peak());
+  EXPECT_TRUE(EngineServes(Engine::kCpuPlateau, task).ok());
+  EXPECT_EQ(CpuEngineFor(task), Engine::kCpuPlateau);
+  EXPECT_EQ(PickEngine(Engine::kAuto, task, UINT64_MAX, usable), Engine::kCuda);
+  EXPECT_EQ(asked, 1);
 }
 
 // AUTO's pick: CUDA only for a task it serves, worth a launch and within

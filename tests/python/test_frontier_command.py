@@ -80,6 +80,47 @@ def test_table_rows_are_the_oracles_points(server):
     assert re.search(r"(?m)^objective\s+layout_padding ", out), out
 
 
+@pytest.mark.parametrize("flags, gemini, objective", [
+    # The peak under a partial optimizer offload: each candidate laid out
+    # and placed (issue 27).
+    (["--offload-optim-frac", "0.3"], {"offload_optim_frac": 0.3},
+     "peak_rank_bytes"),
+    # The padding's points carry the peak with the placement too.
+    (["--shard-param-frac", "0.5"], {"shard_param_frac": 0.5},
+     "layout_padding"),
+])
+def test_table_under_a_placement_is_the_oracles(server, flags, gemini,
+                                                objective):
+    out = command_out(server, "frontier", "--dp", "8", "--objective",
+                      objective, *flags)
+    placed = oracle_frontier(dict(request(8, objective),
+                                  gemini=gemini))["points"]
+    # The placement changes the answer: the flags must reach the request.
+    assert placed != oracle_frontier(request(8, objective))["points"]
+    rows = [line.split()[-1] for line in out.splitlines()
+            if re.match(r"^\s*\d+\s+\d+", line)]
+    assert rows == ["%.2f" % (int(p["peak_rank_bytes"]) / GIB)
+                    for p in placed], out
+    values = [line.split()[2] for line in out.splitlines()
+              if re.match(r"^\s*\d+\s+\d+", line)]
+    assert values == [p["value"] for p in placed], out
+    # The settings line says the placement, as GeminiPlugin's keywords.
+    settings = [line for line in out.splitlines()
+                if line.startswith("settings")]
+    assert len(settings) == 1, out
+    for name, value in gemini.items():
+        assert "%s=%r" % (name, value) in settings[0], out
+
+
+def test_json_under_a_placement_is_the_oracles_frontier(server):
+    got = json.loads(command_out(server, "frontier", "--dp", "4",
+                                 "--objective", "peak_rank_bytes",
+                                 "--offload-optim-frac", "0.3", "--json"))
+    expected = oracle_frontier(dict(request(4, "peak_rank_bytes"),
+                                    gemini={"offload_optim_frac": 0.3}))
+    assert got["points"] == expected["points"]
+
+
 def test_json_is_the_oracles_frontier(server):
     got = json.loads(command_out(server, "frontier", "--dp", "4",
                                  "--objective", "peak_rank_bytes", "--json"))

@@ -539,7 +539,7 @@ CpuPlateauEngine::CpuPlateauEngine(uint64_t max_work) : max_work_(max_work) {}
 
 absl::StatusOr<SweepOutcome> CpuPlateauEngine::Run(
     const SweepTask& task, const StopCheck& stop) const {
-  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task));
   if (task.objective != Objective::kSeedWaste) {
     CHUNKPLAN_RETURN_IF_ERROR(CheckLayoutWork(task, max_work_));
     return WalkLayoutPlateaus(task, max_work_, stop, nullptr);

@@ -10,6 +10,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/range_split.h"
 #include "server/planner/engines/sweep_stop.h"
+#include "server/planner/plan/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -46,16 +47,22 @@ CpuSweepEngine::CpuSweepEngine(CpuSweepOptions options,
 
 absl::StatusOr<SweepOutcome> CpuSweepEngine::Run(const SweepTask& task,
                                                  const StopCheck& stop) const {
-  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task));
   if (task.objective == Objective::kSeedWaste && task.want == Want::kBest) {
     return SeedBest(*task.sweep, stop);
   }
-  const uint64_t work = task.layout->LayoutWork(task.sweep->grid);
+  uint64_t work = task.layout->LayoutWork(task.sweep->grid);
+  const bool placed = task.placed_peak();
+  if (placed && !CheckedMul(work, kPlacedStepWeight, &work)) work = UINT64_MAX;
   if (work == UINT64_MAX || work > options_.max_work) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the frontier visits ", task.sweep->grid.count, " candidates x ",
-        task.layout->tensors.size(),
-        " parameters, above this server's limit of ", options_.max_work,
+        task.layout->tensors.size(), " parameters",
+        placed ? absl::StrCat(" x ", kPlacedStepWeight,
+                              " (each candidate laid out and placed in full: "
+                              "the peak under a size-dependent placement)")
+               : "",
+        ", above this server's limit of ", options_.max_work,
         " steps (CPU_SWEEP's --max_sweep_work)"));
   }
   return SweepFrontier(task, stop, pool_);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <optional>
 #include <vector>
 
 #include "server/planner/engines/frontier_merge.h"
@@ -23,14 +22,34 @@ constexpr unsigned kRangesPerThread = 4;
 
 // One contiguous range of the grid: its own frontier (its strict prefix
 // minima, only the last `keep` of them: the merge keeps a head of the whole
-// frontier, which they end), or its first candidate beyond 64 bits.
+// frontier, which they end), or the error of its first candidate that has
+// one (a layout measure beyond 64 bits, a placement's refusal).
 struct RangeFrontier {
   std::deque<Improvement> points;
-  std::optional<uint64_t> overflow_at;
+  absl::Status failure;
 };
 
+// The placed peak of candidates [i, i + lanes) (ObjectiveProblem::Exact),
+// one after the other; false (and out->failure set) at the first error.
+bool PlacedValuesAt(const SweepTask& task, uint64_t i, uint64_t lanes,
+                    uint64_t* values, RangeFrontier* out) {
+  const CandidateGrid& grid = task.sweep->grid;
+  for (uint64_t l = 0; l < lanes; ++l) {
+    absl::StatusOr<LayoutValues> v = task.layout->Exact(grid.At(i + l));
+    if (v.ok() && v->overflow) {
+      v = MeasureOverflowError(i + l, grid.At(i + l));
+    }
+    if (!v.ok()) {
+      out->failure = v.status();
+      return false;
+    }
+    values[l] = v->peak_rank_bytes;
+  }
+  return true;
+}
+
 // The values of candidates [i, i + lanes) into values[0..lanes); false
-// (and out->overflow_at set) where a layout measure passed 2^64-1.
+// (and out->failure set) where one has none.
 bool ValuesAt(const SweepTask& task, uint64_t i, uint64_t lanes,
               uint64_t* values, RangeFrontier* out) {
   const CandidateGrid& grid = task.sweep->grid;
@@ -40,6 +59,7 @@ bool ValuesAt(const SweepTask& task, uint64_t i, uint64_t lanes,
     }
     return true;
   }
+  if (task.placed_peak()) return PlacedValuesAt(task, i, lanes, values, out);
   // A short last pass repeats candidate i in the lanes beyond the range and
   // drops them.
   uint64_t rounded[kMeasureLanes];
@@ -50,7 +70,7 @@ bool ValuesAt(const SweepTask& task, uint64_t i, uint64_t lanes,
   MeasureLanes(task.layout->arrays(), rounded, measured);
   for (uint64_t l = 0; l < lanes; ++l) {
     if (measured[l].overflow) {
-      out->overflow_at = i + l;
+      out->failure = MeasureOverflowError(i + l, grid.At(i + l));
       return false;
     }
     values[l] = ObjectiveValue(task.objective, 0, measured[l]);
@@ -90,9 +110,10 @@ absl::StatusOr<SweepOutcome> SweepFrontier(const SweepTask& task,
   const CandidateGrid& grid = task.sweep->grid;
   const uint64_t count = grid.count;
   const uint64_t steps_per_candidate =
-      1 + (task.objective == Objective::kSeedWaste
-               ? task.sweep->sizes.size()
-               : task.layout->tensors.size());
+      (1 + (task.objective == Objective::kSeedWaste
+                ? task.sweep->sizes.size()
+                : task.layout->tensors.size())) *
+      (task.placed_peak() ? kPlacedStepWeight : 1);
   const uint64_t ranges = RangeCount(
       pool, count,
       count / std::max<uint64_t>(1, kStopEverySteps / steps_per_candidate),
@@ -105,11 +126,9 @@ absl::StatusOr<SweepOutcome> SweepFrontier(const SweepTask& task,
   if (absl::Status s = shared.status(); !s.ok()) return s;
   FrontierMerge merge(task.keep());
   for (const RangeFrontier& part : partial) {
-    // The lowest candidate beyond 64 bits is the answer.
-    if (part.overflow_at.has_value()) {
-      return MeasureOverflowError(*part.overflow_at,
-                                  grid.At(*part.overflow_at));
-    }
+    // The lowest candidate with an error: a range stops at its first, and
+    // the ranges are in grid order.
+    if (!part.failure.ok()) return part.failure;
     for (const Improvement& p : part.points) {
       if (!merge.Offer(p.index, p.chunk_size, p.waste)) return merge.Take();
     }

@@ -13,7 +13,7 @@ namespace chunkplan::planner {
 
 absl::StatusOr<SweepOutcome> CudaEngine::Run(const SweepTask& task,
                                              const StopCheck& stop) const {
-  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task.objective, task.want));
+  CHUNKPLAN_RETURN_IF_ERROR(EngineServes(kind(), task));
   if (task.objective == Objective::kSeedWaste) {
     return SeedBest(*task.sweep, stop);
   }

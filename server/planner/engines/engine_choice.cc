@@ -111,17 +111,32 @@ absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   return absl::OkStatus();
 }
 
-Engine CpuEngineFor(Objective) { return Engine::kCpuPlateau; }
+absl::Status EngineServes(Engine kind, const SweepTask& task) {
+  if (task.placed_peak() && kind != Engine::kAuto &&
+      kind != Engine::kCpuSweep) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "search.engine: ", EngineName(kind),
+        " does not serve OBJECTIVE_PEAK_RANK_BYTES under a placement that "
+        "moves chunks by their size (an offload_optim_frac strictly between "
+        "0 and 1, shard_param_frac < 1, an honoured offload_param_frac); "
+        "CPU_SWEEP (AUTO) lays out and places every candidate"));
+  }
+  return EngineServes(kind, task.objective, task.want);
+}
+
+Engine CpuEngineFor(const SweepTask& task) {
+  return task.placed_peak() ? Engine::kCpuSweep : Engine::kCpuPlateau;
+}
 
 Engine PickEngine(Engine requested, const SweepTask& task,
                   uint64_t cuda_max_work,
                   absl::FunctionRef<bool()> cuda_usable) {
   if (requested != Engine::kAuto) return requested;
-  if (EngineServes(Engine::kCuda, task.objective, task.want).ok() &&
+  if (EngineServes(Engine::kCuda, task).ok() &&
       AutoPrefersCuda(task, cuda_max_work) && cuda_usable()) {
     return Engine::kCuda;
   }
-  return CpuEngineFor(task.objective);
+  return CpuEngineFor(task);
 }
 
 }  // namespace chunkplan::planner

@@ -63,15 +63,21 @@ double EstimateLayoutCudaSeconds(uint64_t layout_work);
 // whether or not the engine is built into this binary.
 absl::Status EngineServes(Engine kind, Objective objective, Want want);
 
-// The exact CPU engine for `objective`, which also answers when the device
-// fails mid-sweep: CPU_PLATEAU for every objective (the seed's plateau walk,
-// or the layout walk of engines/layout_plateau.h).
-Engine CpuEngineFor(Objective objective);
+// EngineServes for `task`: as above, and for the peak objective under a
+// placement that moves chunks by their size (task.placed_peak()) only
+// CPU_SWEEP (and AUTO, which picks it); CPU_PLATEAU and CUDA are
+// INVALID_ARGUMENT.
+absl::Status EngineServes(Engine kind, const SweepTask& task);
+
+// The exact CPU engine for `task`, which also answers when the device fails
+// mid-sweep: CPU_SWEEP for task.placed_peak(), else CPU_PLATEAU (the seed's
+// plateau walk, or the layout walk of engines/layout_plateau.h).
+Engine CpuEngineFor(const SweepTask& task);
 
 // The engine that answers `task` for `requested`: that engine, or for AUTO
 // CUDA where it serves the task, AutoPrefersCuda(task, cuda_max_work) and
 // `cuda_usable()` (asked last, so small requests never initialise the CUDA
-// runtime), else CpuEngineFor(task.objective).
+// runtime), else CpuEngineFor(task).
 Engine PickEngine(Engine requested, const SweepTask& task,
                   uint64_t cuda_max_work,
                   absl::FunctionRef<bool()> cuda_usable);

@@ -14,13 +14,17 @@ namespace chunkplan::planner {
 
 // The points of `outcome`, the answer to `task` (kFrontier, with
 // task.layout): each improvement with the seed's waste at its candidate C
-// and the layout's measures at C'. Errors, at the first point in grid order
-// that has one: INVALID_ARGUMENT when its layout measures exceed 2^64-1
-// (the seed's objective measures the layout only at its points); INTERNAL
-// when its value is not the host's (an engine that measured wrong);
-// RESOURCE_EXHAUSTED beyond task.max_points points.
+// and the layout's measures at C' as Layout counts them
+// (ObjectiveProblem::Exact: under a size-dependent placement each point is
+// laid out and placed, and `stop` is asked between points). Errors, at the
+// first point in grid order that has one: INVALID_ARGUMENT when its layout
+// measures exceed 2^64-1 (the seed's objective measures the layout only at
+// its points); INTERNAL when its value is not the host's (an engine that
+// measured wrong); RESOURCE_EXHAUSTED beyond task.max_points points or
+// from the placement's extremes; the stop check's status.
 absl::StatusOr<std::vector<FrontierPoint>> FrontierPoints(
-    const SweepTask& task, const SweepOutcome& outcome);
+    const SweepTask& task, const SweepOutcome& outcome,
+    const StopCheck& stop = {});
 
 }  // namespace chunkplan::planner
 

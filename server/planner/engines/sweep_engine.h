@@ -41,6 +41,14 @@ struct SweepTask {
     return max_points == UINT64_MAX ? max_points : max_points + 1;
   }
 
+  // The peak objective under a placement that moves chunks by their size
+  // (ObjectiveProblem::placed): each candidate laid out and placed in full,
+  // which only CPU_SWEEP does (engine_choice.h).
+  bool placed_peak() const {
+    return objective == Objective::kPeakRankBytes && layout != nullptr &&
+           layout->placed != nullptr;
+  }
+
   // The seed's best candidate of `problem` (a Search).
   static SweepTask SeedBest(const SweepProblem& problem) {
     return {&problem, nullptr, Objective::kSeedWaste, Want::kBest};

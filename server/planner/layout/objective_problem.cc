@@ -5,6 +5,7 @@
 #include "server/planner/candidate/round_up.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/placement.h"
 #include "server/planner/plan/checked_math.h"
 #include "server/planner/plan/request_checks.h"
 
@@ -22,6 +23,42 @@ LayoutValues ObjectiveProblem::At(uint64_t chunk) const {
   const uint64_t rounded = Rounded(chunk);
   LayoutValues v;
   MeasureLayout<uint64_t>(arrays(), &rounded, &v);
+  return v;
+}
+
+absl::StatusOr<LayoutValues> ObjectiveProblem::Exact(uint64_t chunk) const {
+  if (placed == nullptr) return At(chunk);
+  using Wide = unsigned __int128;
+  const uint64_t rounded = Rounded(chunk);
+  std::vector<ChunkConfig> at = configs;
+  for (ChunkConfig& c : at) {
+    if (!c.keep_gathered) c.chunk_size = rounded;
+  }
+  LayoutValues v;
+  const absl::StatusOr<std::vector<GroupLayout>> groups =
+      PlaceChunks(placed->search, at, placed->frozen);
+  if (!groups.ok()) {
+    // PlaceChunks refuses only a group's padding beyond 2^64-1 elements.
+    if (groups.status().code() != absl::StatusCode::kInvalidArgument) {
+      return groups.status();
+    }
+    v.overflow = true;
+    return v;
+  }
+  Wide padding = 0;
+  uint64_t largest = 0;
+  for (const GroupLayout& g : *groups) {
+    padding += g.padding;
+    if (g.config.keep_gathered) continue;
+    for (const ChunkLayout& c : g.chunks) largest = std::max(largest, c.size);
+  }
+  absl::StatusOr<Wide> device =
+      MostLoadedDeviceBytes(*groups, fixed.frozen_elements, placed->gemini);
+  if (!device.ok()) return device.status();
+  const Wide peak = *device + Wide{bytes.gathered} * largest;
+  v.overflow = padding > UINT64_MAX || peak > UINT64_MAX;
+  v.layout_padding = static_cast<uint64_t>(padding);
+  v.peak_rank_bytes = static_cast<uint64_t>(peak);
   return v;
 }
 
@@ -68,6 +105,10 @@ ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
   // non-gathered ones are here, already in first-seen order.
   p.fixed.frozen_elements = FrozenElements(search, request.frozen);
   p.bytes = ByteModelOf(request.gemini);
+  if (MovesBySize(request.gemini)) {
+    p.placed = &request;
+    p.configs = plan.Configs(0);
+  }
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "server/planner/candidate/layout_measures.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/plan/search_plan.h"
@@ -23,6 +24,12 @@ struct ObjectiveProblem {
   FixedTotals fixed;                  // kept-gathered groups, frozen elements
   ByteModel bytes;
   uint64_t degree_lcm = 1;
+  // Set where the request's placement moves chunks by their size
+  // (MovesBySize): the request, whose candidates Exact lays out and places
+  // in full, and the search's configs (their non-gathered sizes replaced
+  // there). Not owned; it must outlive this problem.
+  const LayoutRequest* placed = nullptr;
+  std::vector<ChunkConfig> configs;
 
   uint64_t groups() const { return degrees.size(); }
   // The arrays above as the measures read them; valid while this lives.
@@ -33,13 +40,22 @@ struct ObjectiveProblem {
   // The layout objectives at the grid's candidate `chunk`, laid out at
   // Rounded(chunk).
   LayoutValues At(uint64_t chunk) const;
+  // The layout objectives at the grid's candidate `chunk` as Layout counts
+  // them at Rounded(chunk): At(chunk) where the byte model carries the
+  // placement; under `placed`, the candidate laid out (PlaceChunks), placed
+  // (MostLoadedDeviceBytes: rank 0 under the worst chunk order) and its
+  // gathered buffer added. `overflow` is set where either measure, or a
+  // group's padding, passes 2^64-1. Errors: RESOURCE_EXHAUSTED from the
+  // placement's extremes over every chunk order.
+  absl::StatusOr<LayoutValues> Exact(uint64_t chunk) const;
   // Steps of a sweep that lays out every candidate of `grid`: candidates x
   // max(1, placed tensors); UINT64_MAX when the product overflows.
   uint64_t LayoutWork(const CandidateGrid& grid) const;
 };
 
-// `request`'s problem under its plan. Requires CheckFrozen passed and
-// `plan` = BuildSearchPlan(request.search).
+// `request`'s problem under its plan (`placed` set to &request where
+// MovesBySize(request.gemini)). Requires CheckFrozen and CheckPlacement
+// passed and `plan` = BuildSearchPlan(request.search).
 ObjectiveProblem BuildObjectiveProblem(const LayoutRequest& request,
                                        const SearchPlan& plan);
 

@@ -112,15 +112,13 @@ std::vector<OffloadItem> ItemsFor(const std::vector<FlatChunk>& flat,
   return items;
 }
 
-// One rank's bytes with the optimizer offloaded as `extreme` orders it
-// (`budget` 0: nothing; `all`: every non-gathered chunk).
-absl::StatusOr<RankMemory> RankUnder(std::span<const GroupLayout> groups,
-                                     const std::vector<FlatChunk>& flat,
-                                     uint64_t frozen_elements,
-                                     const ByteModel& bytes, ChunkMarks marks,
-                                     Wide budget, bool all, RankOfGroup rank,
-                                     OffloadExtreme extreme,
-                                     absl::string_view field) {
+// `marks` with the optimizer of rank `rank`'s chunks offloaded as
+// `extreme` orders it (`budget` 0: nothing; `all`: every non-gathered
+// chunk).
+absl::StatusOr<ChunkMarks> MarksUnder(const std::vector<FlatChunk>& flat,
+                                      const ByteModel& bytes, ChunkMarks marks,
+                                      Wide budget, bool all, RankOfGroup rank,
+                                      OffloadExtreme extreme) {
   const std::vector<OffloadItem> items = ItemsFor(flat, bytes, rank);
   std::vector<uint64_t> chosen;
   if (all) {
@@ -130,7 +128,147 @@ absl::StatusOr<RankMemory> RankUnder(std::span<const GroupLayout> groups,
                                ExtremeOffloadSet(items, budget, extreme));
   }
   for (const uint64_t i : chosen) marks[i] |= kOptimOffloaded;
-  return RankBytes(groups, frozen_elements, bytes, rank, field, marks);
+  return marks;
+}
+
+// What a policy decides before the chunk order comes in: the chunks it
+// keeps gathered at run time or whose fp16 shard it moves (marks), the
+// optimizer budget, and the figures the notes cite.
+struct PolicyPlan {
+  std::vector<FlatChunk> flat;
+  ChunkMarks marks;
+  bool is_auto = false;
+  double optim = 0;        // offload_optim_frac in force (0 under auto)
+  double shard = 1;        // shard_param_frac
+  double param = 0;        // offload_param_frac in force
+  double param_given = 0;  // offload_param_frac as asked
+  Wide total = 0;          // setup_grads_device's inflated total
+  Wide budget = 0;         // ceil(total x optim)
+  // Every non-gathered chunk's optimizer side moves in every order (auto, or
+  // a budget above their sum: each chunk sees less before it).
+  bool all_offloaded = false;
+  Wide non_gathered_bytes = 0;
+  uint64_t non_gathered = 0;
+  std::vector<Wide> weights;  // each non-gathered chunk's fp16 bytes
+  uint64_t gathered_at_run_time = 0;
+  uint64_t param_offloaded = 0;
+};
+
+PolicyPlan PlanPolicy(std::span<const GroupLayout> groups,
+                      const GeminiSettings& settings, const ByteModel& bytes) {
+  PolicyPlan p;
+  p.flat = Flatten(groups);
+  p.total = InflatedTotal(p.flat, bytes);
+  for (const FlatChunk& c : p.flat) {
+    const Wide w = Wide{bytes.param} * c.chunk->size;
+    if (c.gathered) continue;
+    p.non_gathered_bytes += w;
+    ++p.non_gathered;
+    p.weights.push_back(w);
+  }
+  const double total_f = static_cast<double>(p.total);
+  p.marks.assign(p.flat.size(), 0);
+  p.is_auto = settings.placement == Placement::kAuto;
+  p.optim = p.is_auto ? 0.0 : settings.offload_optim_frac;
+  p.shard = settings.shard_param_frac.value_or(1.0);
+  p.param = p.param_given = settings.offload_param_frac;
+  if (p.param > 0 && (p.shard != 1.0 || p.optim != 1.0)) p.param = 0;
+  if (!p.is_auto && p.shard < 1.0) {
+    const uint64_t released =
+        PassedUntilRestFits(p.flat, bytes.param, total_f * (1 - p.shard));
+    p.gathered_at_run_time = p.non_gathered - released;
+    MarkNonGathered(p.flat, released, true, kGatheredAtRunTime, &p.marks);
+  }
+  if (p.param > 0) {
+    p.param_offloaded =
+        PassedUntilRestFits(p.flat, bytes.param, total_f * (1 - p.param));
+    MarkNonGathered(p.flat, p.param_offloaded, false, kParamOffloaded,
+                    &p.marks);
+  }
+  p.budget = CeilBytes(total_f * p.optim);
+  p.all_offloaded = p.is_auto || p.budget > p.non_gathered_bytes;
+  return p;
+}
+
+// The notes of `plan` on what its settings really do, before the
+// optimizer's (which need the counts).
+void PolicyNotes(const PolicyPlan& plan, std::vector<std::string>* notes) {
+  const std::string total_s = WideString(plan.total);
+  if (plan.param_given > 0 && plan.param == 0) {
+    notes->push_back(absl::StrFormat(
+        "offload_param_frac %g is ignored: ColossalAI honours it only when "
+        "shard_param_frac == 1 and offload_optim_frac == 1",
+        plan.param_given));
+  }
+  if (!plan.is_auto && plan.shard < 1.0) {
+    notes->push_back(absl::StrFormat(
+        "shard_param_frac %g keeps %d of %d non-gathered chunks whole on the "
+        "device at run time (keep_gathered_chunk_mem is %g of the inflated "
+        "total %s bytes)",
+        plan.shard, plan.gathered_at_run_time, plan.non_gathered,
+        1 - plan.shard, total_s));
+  }
+  if (plan.param > 0) {
+    notes->push_back(absl::StrFormat(
+        "offload_param_frac %g moves the fp16 shards of %d of %d non-gathered "
+        "chunks to the host (keep_cuda_chunk_mem is %g of the inflated total "
+        "%s bytes)",
+        plan.param, plan.param_offloaded, plan.non_gathered, 1 - plan.param,
+        total_s));
+  }
+}
+
+// The counts of chunks whose optimizer side `plan` puts on the host, over
+// every chunk order, and the note on what the fraction really offloads.
+void OptimizerOutcome(const PolicyPlan& plan, PlacementOutcome* out) {
+  if (plan.is_auto) {
+    out->offloaded_chunks = out->offloaded_chunks_max = plan.non_gathered;
+    out->effective_offload_optim_frac = plan.non_gathered > 0 ? 1.0 : 0.0;
+    return;
+  }
+  const OffloadCounts counts = CountOffloaded(plan.weights, plan.budget);
+  out->offloaded_chunks = counts.least;
+  out->offloaded_chunks_max = counts.most;
+  if (plan.non_gathered_bytes > 0) {
+    out->effective_offload_optim_frac =
+        static_cast<double>(counts.least_bytes) /
+        static_cast<double>(plan.non_gathered_bytes);
+  }
+  if (plan.optim > 0) {
+    out->notes.push_back(absl::StrFormat(
+        "offload_optim_frac %g offloads %d to %d of %d non-gathered chunks "
+        "(%.2f%% of their fp16 bytes): ColossalAI's budget is the fraction "
+        "of %s bytes, a total that counts each fp16 chunk once per "
+        "parameter it holds (%s bytes counted once)",
+        plan.optim, counts.least, counts.most, plan.non_gathered,
+        100 * out->effective_offload_optim_frac, WideString(plan.total),
+        WideString(plan.non_gathered_bytes)));
+  }
+}
+
+// Auto's notes: every optimizer side on the host, and with the device's
+// memory whether rank 0's chunks (`most`) exceed the warm-up share.
+void AutoNotes(const PolicyPlan& plan, const GeminiSettings& settings,
+               const RankMemory& most, std::vector<std::string>* notes) {
+  notes->push_back(absl::StrFormat(
+      "auto: the master shards and optimizer states of all %d non-gathered "
+      "chunks are on the host; fp16 shards stay on the device unless "
+      "evicted at run time, and during warm-up model data may use 20%% of "
+      "the device's memory",
+      plan.non_gathered));
+  if (!settings.device_memory_bytes.has_value()) return;
+  const Wide used =
+      Wide{most.param_bytes} + most.master_bytes + most.grad_bytes;
+  const double cap = static_cast<double>(*settings.device_memory_bytes);
+  const double share = cap - cap * 0.8;
+  const bool moves = used > static_cast<Wide>(std::floor(share));
+  notes->push_back(absl::StrFormat(
+      "auto: rank 0's chunks on the device take %s bytes, %s the warm-up "
+      "share of %.0f bytes (20%% of %d): %s",
+      WideString(used), moves ? "more than" : "within", share,
+      *settings.device_memory_bytes,
+      moves ? "chunks will be moved to the host during warm-up"
+            : "no chunk is moved during warm-up"));
 }
 
 }  // namespace
@@ -167,22 +305,25 @@ absl::Status CheckPlacement(const GeminiSettings& s) {
   return absl::OkStatus();
 }
 
-absl::Status CheckObjectivePlacement(const LayoutRequest& request) {
-  const GeminiSettings& s = request.gemini;
-  const bool by_size =
-      s.placement == Placement::kStatic &&
-      ((s.offload_optim_frac > 0 && s.offload_optim_frac < 1) ||
-       s.shard_param_frac.value_or(1.0) < 1.0 ||
-       (s.offload_optim_frac == 1 && s.offload_param_frac > 0));
-  if (request.objective == Objective::kPeakRankBytes && by_size) {
-    return absl::UnimplementedError(
-        "objective: OBJECTIVE_PEAK_RANK_BYTES is not computed where the "
-        "chunks a placement moves depend on the chunk size (an offload "
-        "fraction strictly between 0 and 1, shard_param_frac < 1, an "
-        "honoured offload_param_frac); use Layout with given configs per "
-        "candidate");
-  }
-  return absl::OkStatus();
+bool MovesBySize(const GeminiSettings& s) {
+  return s.placement == Placement::kStatic &&
+         ((s.offload_optim_frac > 0 && s.offload_optim_frac < 1) ||
+          s.shard_param_frac.value_or(1.0) < 1.0 ||
+          (s.offload_optim_frac == 1 && s.offload_param_frac > 0));
+}
+
+absl::StatusOr<unsigned __int128> MostLoadedDeviceBytes(
+    std::span<const GroupLayout> groups, uint64_t frozen_elements,
+    const GeminiSettings& settings) {
+  const ByteModel bytes = ByteModelOf(settings);
+  const PolicyPlan plan = PlanPolicy(groups, settings, bytes);
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const ChunkMarks marks,
+      MarksUnder(plan.flat, bytes, plan.marks, plan.budget,
+                 plan.all_offloaded, RankOfGroup::kFirst,
+                 OffloadExtreme::kMostDevice));
+  return RankDeviceBytes(groups, frozen_elements, bytes, RankOfGroup::kFirst,
+                         marks);
 }
 
 namespace {
@@ -193,86 +334,20 @@ absl::Status Place(std::span<const GroupLayout> groups,
                    uint64_t frozen_elements, const GeminiSettings& settings,
                    bool every_rank, LayoutResult* result) {
   const ByteModel bytes = ByteModelOf(settings);
-  const std::vector<FlatChunk> flat = Flatten(groups);
+  const PolicyPlan plan = PlanPolicy(groups, settings, bytes);
   PlacementOutcome& out = result->placement;
   out = PlacementOutcome{};
-  const Wide total = InflatedTotal(flat, bytes);
-  Wide non_gathered_bytes = 0;
-  uint64_t non_gathered = 0;
-  std::vector<Wide> weights;
-  for (const FlatChunk& c : flat) {
-    const Wide w = Wide{bytes.param} * c.chunk->size;
-    if (c.gathered) continue;
-    non_gathered_bytes += w;
-    ++non_gathered;
-    weights.push_back(w);
-  }
-  const double total_f = static_cast<double>(total);
-  const std::string total_s = WideString(total);
-  ChunkMarks marks(flat.size(), 0);
-  const bool is_auto = settings.placement == Placement::kAuto;
-  const double optim = is_auto ? 0.0 : settings.offload_optim_frac;
-  const double shard = settings.shard_param_frac.value_or(1.0);
-  double param = settings.offload_param_frac;
-  if (param > 0 && (shard != 1.0 || optim != 1.0)) {
-    out.notes.push_back(absl::StrFormat(
-        "offload_param_frac %g is ignored: ColossalAI honours it only when "
-        "shard_param_frac == 1 and offload_optim_frac == 1",
-        param));
-    param = 0;
-  }
-  if (!is_auto && shard < 1.0) {
-    const uint64_t released =
-        PassedUntilRestFits(flat, bytes.param, total_f * (1 - shard));
-    out.gathered_at_run_time = non_gathered - released;
-    MarkNonGathered(flat, released, true, kGatheredAtRunTime, &marks);
-    out.notes.push_back(absl::StrFormat(
-        "shard_param_frac %g keeps %d of %d non-gathered chunks whole on the "
-        "device at run time (keep_gathered_chunk_mem is %g of the inflated "
-        "total %s bytes)",
-        shard, out.gathered_at_run_time, non_gathered, 1 - shard, total_s));
-  }
-  if (param > 0) {
-    out.param_offloaded_chunks =
-        PassedUntilRestFits(flat, bytes.param, total_f * (1 - param));
-    MarkNonGathered(flat, out.param_offloaded_chunks, false, kParamOffloaded,
-                    &marks);
-    out.notes.push_back(absl::StrFormat(
-        "offload_param_frac %g moves the fp16 shards of %d of %d non-gathered "
-        "chunks to the host (keep_cuda_chunk_mem is %g of the inflated total "
-        "%s bytes)",
-        param, out.param_offloaded_chunks, non_gathered, 1 - param, total_s));
-  }
-  const Wide budget = CeilBytes(total_f * optim);
-  if (is_auto) {
-    out.offloaded_chunks = out.offloaded_chunks_max = non_gathered;
-    out.effective_offload_optim_frac = non_gathered > 0 ? 1.0 : 0.0;
-  } else {
-    const OffloadCounts counts = CountOffloaded(weights, budget);
-    out.offloaded_chunks = counts.least;
-    out.offloaded_chunks_max = counts.most;
-    if (non_gathered_bytes > 0) {
-      out.effective_offload_optim_frac =
-          static_cast<double>(counts.least_bytes) /
-          static_cast<double>(non_gathered_bytes);
-    }
-    if (optim > 0) {
-      out.notes.push_back(absl::StrFormat(
-          "offload_optim_frac %g offloads %d to %d of %d non-gathered chunks "
-          "(%.2f%% of their fp16 bytes): ColossalAI's budget is the fraction "
-          "of %s bytes, a total that counts each fp16 chunk once per "
-          "parameter it holds (%s bytes counted once)",
-          optim, counts.least, counts.most, non_gathered,
-          100 * out.effective_offload_optim_frac, total_s,
-          WideString(non_gathered_bytes)));
-    }
-  }
+  out.gathered_at_run_time = plan.gathered_at_run_time;
+  out.param_offloaded_chunks = plan.param_offloaded;
+  PolicyNotes(plan, &out.notes);
+  OptimizerOutcome(plan, &out);
   const auto rank = [&](RankOfGroup r, OffloadExtreme e,
-                        absl::string_view field) {
-    // Every order offloads every chunk when the budget exceeds their sum
-    // (each sees less before it): no extreme to search.
-    return RankUnder(groups, flat, frozen_elements, bytes, marks, budget,
-                     is_auto || budget > non_gathered_bytes, r, e, field);
+                        absl::string_view field) -> absl::StatusOr<RankMemory> {
+    CHUNKPLAN_ASSIGN_OR_RETURN(const ChunkMarks marks,
+                               MarksUnder(plan.flat, bytes, plan.marks,
+                                          plan.budget, plan.all_offloaded, r,
+                                          e));
+    return RankBytes(groups, frozen_elements, bytes, r, field, marks);
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(
       result->most_loaded_rank,
@@ -288,27 +363,8 @@ absl::Status Place(std::span<const GroupLayout> groups,
         rank(RankOfGroup::kLast, OffloadExtreme::kLeastDevice,
              "least_loaded_rank"));
   }
-  if (is_auto) {
-    out.notes.push_back(absl::StrFormat(
-        "auto: the master shards and optimizer states of all %d non-gathered "
-        "chunks are on the host; fp16 shards stay on the device unless "
-        "evicted at run time, and during warm-up model data may use 20%% of "
-        "the device's memory",
-        non_gathered));
-  }
-  if (is_auto && settings.device_memory_bytes.has_value()) {
-    const RankMemory& m = result->most_loaded_rank;
-    const Wide used = Wide{m.param_bytes} + m.master_bytes + m.grad_bytes;
-    const double cap = static_cast<double>(*settings.device_memory_bytes);
-    const double share = cap - cap * 0.8;
-    const bool moves = used > static_cast<Wide>(std::floor(share));
-    out.notes.push_back(absl::StrFormat(
-        "auto: rank 0's chunks on the device take %s bytes, %s the warm-up "
-        "share of %.0f bytes (20%% of %d): %s",
-        WideString(used), moves ? "more than" : "within", share,
-        *settings.device_memory_bytes,
-        moves ? "chunks will be moved to the host during warm-up"
-              : "no chunk is moved during warm-up"));
+  if (plan.is_auto) {
+    AutoNotes(plan, settings, result->most_loaded_rank, &out.notes);
   }
   return absl::OkStatus();
 }

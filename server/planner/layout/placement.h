@@ -23,14 +23,21 @@ namespace chunkplan::planner {
 // Errors: INVALID_ARGUMENT naming the field (gemini.<field>).
 absl::Status CheckPlacement(const GeminiSettings& settings);
 
-// The layout objectives under `request.gemini`: OK for every objective
-// when the chunks the placement moves do not depend on the chunk size
-// (nothing moved; auto, or offload_optim_frac 1 alone: every non-gathered
-// chunk's optimizer side on the host, which the byte model carries);
-// OBJECTIVE_PEAK_RANK_BYTES under a fraction strictly between 0 and 1,
-// shard_param_frac < 1 or an honoured offload_param_frac is UNIMPLEMENTED
-// (docs/placement.md).
-absl::Status CheckObjectivePlacement(const LayoutRequest& request);
+// Whether the chunks `settings`' placement moves depend on the chunk size:
+// static with an offload_optim_frac strictly between 0 and 1,
+// shard_param_frac < 1, or an honoured offload_param_frac. Elsewhere
+// (nothing moved; auto, or offload_optim_frac 1 alone) the byte model
+// carries the placement (layout/byte_model.h); here the peak objective lays
+// out and places each candidate (docs/placement.md).
+bool MovesBySize(const GeminiSettings& settings);
+
+// PlaceOnDevices' most_loaded_rank.device_bytes alone, in 128 bits: rank 0
+// of every group under the chunk order that loads its device most. Errors:
+// RESOURCE_EXHAUSTED from ExtremeOffloadSet. Requires CheckPlacement to
+// have passed.
+absl::StatusOr<unsigned __int128> MostLoadedDeviceBytes(
+    std::span<const GroupLayout> groups, uint64_t frozen_elements,
+    const GeminiSettings& settings);
 
 // What the policy does with the chunks of `groups`, and the bytes of rank 0
 // and rank P - 1 of every group (with `frozen_elements` frozen elements):

@@ -32,11 +32,19 @@ uint64_t RealElementsOnRank(const ChunkLayout& chunk, uint64_t degree,
   return chunk.used <= begin ? 0 : std::min(chunk.used - begin, shard);
 }
 
-absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
-                                     uint64_t frozen_elements,
-                                     const ByteModel& bytes, RankOfGroup rank,
-                                     absl::string_view field,
-                                     std::span<const uint8_t> marks) {
+namespace {
+
+// One rank's parts in 128 bits, before RankBytes narrows them.
+struct WideParts {
+  Wide params = 0, masters = 0, grads = 0, states = 0, frozen = 0;
+  Wide pinned = 0, offloaded = 0;
+
+  Wide device() const { return params + masters + grads + states + frozen; }
+};
+
+WideParts PartsOf(std::span<const GroupLayout> groups, uint64_t frozen_elements,
+                  const ByteModel& bytes, RankOfGroup rank,
+                  std::span<const uint8_t> marks) {
   Wide param_elements = 0;     // fp16 elements on the device
   Wide shard_elements = 0;     // sum of size / P over non-gathered chunks
   Wide gathered_elements = 0;  // sum of gathered chunk sizes
@@ -74,32 +82,50 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
   }
   param_elements += gathered_elements;
   side_elements += gathered_elements;
-  const Wide params = bytes.param * param_elements;
-  const Wide masters = bytes.master * side_elements;
-  const Wide grads = bytes.grad * side_elements;
-  const Wide states = bytes.optimizer * optimized;
-  const Wide frozen = Wide{bytes.frozen} * frozen_elements;
-  const Wide pinned = bytes.pinned * shard_elements;
-  const Wide offloaded =
-      bytes.optimizer * host_states + bytes.pageable * host_shards;
+  WideParts p;
+  p.params = bytes.param * param_elements;
+  p.masters = bytes.master * side_elements;
+  p.grads = bytes.grad * side_elements;
+  p.states = bytes.optimizer * optimized;
+  p.frozen = Wide{bytes.frozen} * frozen_elements;
+  p.pinned = bytes.pinned * shard_elements;
+  p.offloaded = bytes.optimizer * host_states + bytes.pageable * host_shards;
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
+                                     uint64_t frozen_elements,
+                                     const ByteModel& bytes, RankOfGroup rank,
+                                     absl::string_view field,
+                                     std::span<const uint8_t> marks) {
+  const WideParts p = PartsOf(groups, frozen_elements, bytes, rank, marks);
   RankMemory m;
   for (const auto& [value, part, out] :
-       {std::tuple{params, "param_bytes", &m.param_bytes},
-        std::tuple{masters, "master_bytes", &m.master_bytes},
-        std::tuple{grads, "grad_bytes", &m.grad_bytes},
-        std::tuple{states, "optimizer_bytes", &m.optimizer_bytes},
-        std::tuple{frozen, "frozen_bytes", &m.frozen_bytes},
-        std::tuple{params + masters + grads + states + frozen, "device_bytes",
-                   &m.device_bytes},
-        std::tuple{pinned, "pinned_host_bytes", &m.pinned_host_bytes},
-        std::tuple{offloaded, "offloaded_host_bytes", &m.offloaded_host_bytes},
-        std::tuple{pinned + offloaded, "host_bytes", &m.host_bytes}}) {
+       {std::tuple{p.params, "param_bytes", &m.param_bytes},
+        std::tuple{p.masters, "master_bytes", &m.master_bytes},
+        std::tuple{p.grads, "grad_bytes", &m.grad_bytes},
+        std::tuple{p.states, "optimizer_bytes", &m.optimizer_bytes},
+        std::tuple{p.frozen, "frozen_bytes", &m.frozen_bytes},
+        std::tuple{p.device(), "device_bytes", &m.device_bytes},
+        std::tuple{p.pinned, "pinned_host_bytes", &m.pinned_host_bytes},
+        std::tuple{p.offloaded, "offloaded_host_bytes",
+                   &m.offloaded_host_bytes},
+        std::tuple{p.pinned + p.offloaded, "host_bytes", &m.host_bytes}}) {
     if (absl::Status s = Narrow(value, absl::StrCat(field, ".", part), out);
         !s.ok()) {
       return s;
     }
   }
   return m;
+}
+
+unsigned __int128 RankDeviceBytes(std::span<const GroupLayout> groups,
+                                  uint64_t frozen_elements,
+                                  const ByteModel& bytes, RankOfGroup rank,
+                                  std::span<const uint8_t> marks) {
+  return PartsOf(groups, frozen_elements, bytes, rank, marks).device();
 }
 
 absl::StatusOr<uint64_t> GatheredChunkBytes(std::span<const GroupLayout> groups,

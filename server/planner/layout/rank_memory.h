@@ -61,6 +61,13 @@ absl::StatusOr<RankMemory> RankBytes(std::span<const GroupLayout> groups,
                                      absl::string_view field,
                                      std::span<const uint8_t> marks = {});
 
+// RankBytes' device_bytes in 128 bits, never refused: what the objectives
+// compare before they narrow their own sums.
+unsigned __int128 RankDeviceBytes(std::span<const GroupLayout> groups,
+                                  uint64_t frozen_elements,
+                                  const ByteModel& bytes, RankOfGroup rank,
+                                  std::span<const uint8_t> marks = {});
+
 // The real elements that rank `rank` of a group of degree `degree` holds of
 // a non-gathered chunk: clamp(used - r * size/P, 0, size/P).
 uint64_t RealElementsOnRank(const ChunkLayout& chunk, uint64_t degree,

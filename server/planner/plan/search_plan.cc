@@ -280,6 +280,18 @@ uint64_t SweepWorkBound(const SearchRequest& request) {
   return work;
 }
 
+std::vector<ChunkConfig> SearchPlan::Configs(uint64_t chunk_size) const {
+  std::vector<ChunkConfig> configs;
+  configs.reserve(groups.size());
+  for (const DegreeGroup& g : groups) {
+    if (g.keep_gathered) configs.push_back({g.dp_degree, g.total, true});
+  }
+  for (const DegreeGroup& g : groups) {
+    if (!g.keep_gathered) configs.push_back({g.dp_degree, chunk_size, false});
+  }
+  return configs;
+}
+
 absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request) {
   if (request.dp_degrees.size() <= 1) {
     SearchPlan plan;

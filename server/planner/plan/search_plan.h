@@ -54,6 +54,11 @@ struct SearchPlan {
   uint64_t total_param_size = 0;
   uint64_t degree_lcm = 1;  // lcm of all group degrees
   SweepProblem sweep;
+
+  // The seed's config_dict with every non-gathered group at `chunk_size`:
+  // the kept-gathered degrees first (each at its group's total), then the
+  // others, each in first-seen order.
+  std::vector<ChunkConfig> Configs(uint64_t chunk_size) const;
 };
 
 // Validates `request` and builds its plan, following the seed step by step.
