@@ -41,7 +41,7 @@ BUILD = os.environ.get("CHUNKPLAN_BUILD_DIR", "")
 TIMEOUT_S = 120
 README_ADDRESS = "127.0.0.1:50051"
 # A line of output that changes from run to run.
-_VARYING = re.compile(r"^time\s")
+_VARYING = re.compile(r"^(plan )?time\s")
 # "seed" as a word, not in an identifier (seed_waste, SEED_WASTE,
 # CHUNKPLAN_TEST_SEED, --seed, FRONTIER_(SEED|PEAK)) nor a random seed.
 _SEED_WORD = re.compile(r"(?<![\w(|-])seed(?![_|])(?!\w)", re.IGNORECASE)

@@ -319,9 +319,8 @@ absl::StatusOr<unsigned __int128> MostLoadedDeviceBytes(
   const PolicyPlan plan = PlanPolicy(groups, settings, bytes);
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const ChunkMarks marks,
-      MarksUnder(plan.flat, bytes, plan.marks, plan.budget,
-                 plan.all_offloaded, RankOfGroup::kFirst,
-                 OffloadExtreme::kMostDevice));
+      MarksUnder(plan.flat, bytes, plan.marks, plan.budget, plan.all_offloaded,
+                 RankOfGroup::kFirst, OffloadExtreme::kMostDevice));
   return RankDeviceBytes(groups, frozen_elements, bytes, RankOfGroup::kFirst,
                          marks);
 }
@@ -343,10 +342,10 @@ absl::Status Place(std::span<const GroupLayout> groups,
   OptimizerOutcome(plan, &out);
   const auto rank = [&](RankOfGroup r, OffloadExtreme e,
                         absl::string_view field) -> absl::StatusOr<RankMemory> {
-    CHUNKPLAN_ASSIGN_OR_RETURN(const ChunkMarks marks,
-                               MarksUnder(plan.flat, bytes, plan.marks,
-                                          plan.budget, plan.all_offloaded, r,
-                                          e));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const ChunkMarks marks,
+        MarksUnder(plan.flat, bytes, plan.marks, plan.budget,
+                   plan.all_offloaded, r, e));
     return RankBytes(groups, frozen_elements, bytes, r, field, marks);
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(
