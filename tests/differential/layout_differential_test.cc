@@ -41,6 +41,7 @@
 #include "server/service/chunk_search_service.h"
 #include "server/service/proto_convert.h"
 #include "testing/oracle_runner.h"
+#include "tests/differential/in_process_server.h"
 #include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_layouts.h"
 #include "tests/differential/random_placements.h"
@@ -121,52 +122,20 @@ std::string DiffRefused(absl::string_view who, const absl::Status& actual) {
                       "\n  expected INVALID_ARGUMENT naming search.engine\n");
 }
 
-// A ChunkSearchService behind a real gRPC server, asked on its in-process
-// channel, as the service tests do.
+// The server's Layout and Frontier (in_process_server.h).
 class LayoutServer {
  public:
-  LayoutServer() : service_(service::ServiceOptions{}, {}) {
-    grpc::ServerBuilder builder;
-    builder.RegisterService(&service_);
-    service::ApplyServerOptions(service::ServiceOptions{}, builder);
-    server_ = builder.BuildAndStart();
-    stub_ = v1::ChunkSearch::NewStub(
-        server_->InProcessChannel(grpc::ChannelArguments()));
-  }
-  ~LayoutServer() {
-    server_->Shutdown();
-    server_->Wait();
-  }
-
   absl::StatusOr<v1::FrontierResponse> Frontier(
       const v1::LayoutRequest& request) {
-    return Call(request, &v1::ChunkSearch::Stub::Frontier);
+    return server_.Call(request, &v1::ChunkSearch::Stub::Frontier);
   }
 
   absl::StatusOr<v1::LayoutResponse> Layout(const v1::LayoutRequest& request) {
-    return Call(request, &v1::ChunkSearch::Stub::Layout);
+    return server_.Call(request, &v1::ChunkSearch::Stub::Layout);
   }
 
  private:
-  // `method` of the stub on `request`, with a minute's deadline.
-  template <typename Response>
-  absl::StatusOr<Response> Call(const v1::LayoutRequest& request,
-                                grpc::Status (v1::ChunkSearch::Stub::*method)(
-                                    grpc::ClientContext*,
-                                    const v1::LayoutRequest&, Response*)) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(60));
-    Response response;
-    const absl::Status status =
-        common::ToAbslStatus(((*stub_).*method)(&context, request, &response));
-    if (!status.ok()) return status;
-    return response;
-  }
-
-  service::ChunkSearchService service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::ChunkSearch::Stub> stub_;
+  InProcessServer server_;
 };
 
 // Checks every request against the oracle through the planner (both CPU

@@ -2,7 +2,9 @@
 // from docs/plan.md by brute force over the layout, placement and activation
 // oracles, not from this code): fresh random requests every run and the
 // LLaMA-2 70B and Mixtral workloads on the cluster, each answered by
-// the planner and required to equal the oracle's answer option for option
+// the planner (through the service's conversions) and by a real server (its
+// in-process channel), both required to equal the oracle's answer option for
+// option
 // (every field, the order, options_considered); a request the oracle refuses
 // must be INVALID_ARGUMENT naming the same field.
 //
@@ -27,8 +29,9 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "server/planner/planner.h"
-#include "server/service/proto_convert.h"
+#include "server/service/plan_convert.h"
 #include "testing/oracle_runner.h"
+#include "tests/differential/in_process_server.h"
 #include "tests/differential/mismatch_report.h"
 #include "tests/differential/random_plans.h"
 
@@ -49,96 +52,6 @@ OracleCommand PlanOracle() {
                        script != nullptr ? script : CHUNKPLAN_PLAN_ORACLE};
 }
 
-// The planner's request for `request`: the search part, frozen and the fixed
-// choices through the Layout request's conversion (the service's), the rest
-// copied. Workloads are not converted (these requests carry none).
-absl::StatusOr<planner::PlanRequest> ToPlanner(const v1::PlanRequest& request) {
-  v1::LayoutRequest layout;
-  *layout.mutable_search() = request.search();
-  *layout.mutable_frozen() = request.frozen();
-  v1::GeminiSettings* gemini = layout.mutable_gemini();
-  *gemini = request.gemini();
-  gemini->clear_placement();  // ignored by Plan
-  gemini->clear_shard_param_frac();
-  gemini->clear_offload_optim_frac();
-  gemini->clear_offload_param_frac();
-  gemini->clear_device_memory_bytes();
-  absl::StatusOr<planner::LayoutRequest> plain = service::FromProto(layout);
-  if (!plain.ok()) return plain.status();
-  planner::PlanRequest out;
-  out.search = std::move(plain->search);
-  out.frozen = std::move(plain->frozen);
-  out.gemini = plain->gemini;
-  out.precision =
-      request.gemini().precision() == v1::PRECISION_BF16 ? "bf16" : "fp16";
-  const v1::Cluster& c = request.cluster();
-  out.cluster.device_memory_bytes = c.device_memory_bytes();
-  out.cluster.host_memory_bytes = c.host_memory_bytes();
-  out.cluster.gpus_per_node = c.gpus_per_node();
-  out.cluster.world_sizes.assign(c.world_sizes().begin(),
-                                 c.world_sizes().end());
-  out.cluster.reserve_bytes = c.reserve_bytes();
-  out.max_options = request.max_options();
-  return out;
-}
-
-// The wire form of `m`, as the service's Layout answer converts it.
-v1::RankMemory RankToWire(const planner::RankMemory& m) {
-  planner::LayoutResult layout;
-  layout.most_loaded_rank = m;
-  return service::ToProto(layout).most_loaded_rank();
-}
-
-void SetGemini(const planner::GeminiSettings& s, const std::string& precision,
-               v1::GeminiSettings* out) {
-  out->set_precision(precision == "bf16" ? v1::PRECISION_BF16
-                                         : v1::PRECISION_FP16);
-  out->set_master_weights(s.master_weights);
-  out->set_gradient_accumulation(s.gradient_accumulation);
-  out->set_pin_memory(s.pin_memory);
-  out->set_optimizer(static_cast<v1::Optimizer>(s.optimizer));
-  out->set_placement(static_cast<v1::Placement>(s.placement));
-  if (s.shard_param_frac.has_value()) {
-    out->set_shard_param_frac(*s.shard_param_frac);
-  }
-  out->set_offload_optim_frac(s.offload_optim_frac);
-  out->set_offload_param_frac(s.offload_param_frac);
-  if (s.device_memory_bytes.has_value()) {
-    out->set_device_memory_bytes(*s.device_memory_bytes);
-  }
-}
-
-// The wire form of `result` (plan_nanos left out, as the oracle's).
-v1::PlanResponse ToWire(const planner::PlanResult& result,
-                        const std::string& precision) {
-  v1::PlanResponse out;
-  for (const planner::PlanOption& o : result.options) {
-    v1::PlanOption* p = out.add_options();
-    p->set_world_size(o.world_size);
-    SetGemini(o.gemini, precision, p->mutable_gemini());
-    for (const planner::ChunkConfig& c : o.configs) {
-      v1::ChunkConfig* config = p->add_configs();
-      config->set_dp_degree(c.dp_degree);
-      config->set_chunk_size(c.chunk_size);
-      config->set_keep_gathered(c.keep_gathered);
-    }
-    p->set_objective(static_cast<v1::Objective>(o.objective));
-    *p->mutable_most_loaded_rank() = RankToWire(o.most_loaded_rank);
-    p->set_gathered_chunk_bytes(o.gathered_chunk_bytes);
-    p->set_host_bytes_per_node(o.host_bytes_per_node);
-    p->set_layout_padding(o.layout_padding);
-    p->set_fits(o.fits);
-    p->set_why_not(o.why_not);
-    p->set_colossalai(o.colossalai);
-    p->set_activation_bytes(o.activation_bytes);
-    p->set_chunk_size_from(planner::ChunkSizeFromName(o.chunk_size_from));
-    for (const std::string& note : o.notes) p->add_notes(note);
-    p->set_device_need_bytes(o.device_need_bytes);
-  }
-  out.set_options_considered(result.options_considered);
-  return out;
-}
-
 // The oracle's answer on one line, or INVALID_ARGUMENT with its refusal.
 // Errors: INTERNAL when the line is neither.
 absl::StatusOr<absl::StatusOr<v1::PlanResponse>> ParsePlanAnswer(
@@ -155,28 +68,47 @@ absl::StatusOr<absl::StatusOr<v1::PlanResponse>> ParsePlanAnswer(
       "the plan oracle answered neither a PlanResponse nor an error: ", line));
 }
 
-// The planner's answer to `request` in wire form.
+// The planner's answer to `request` in wire form, through the service's
+// conversions and checks (as the server runs them, without gRPC).
 absl::StatusOr<v1::PlanResponse> PlannerPlan(const planner::Planner& planner,
                                              const v1::PlanRequest& request) {
-  absl::StatusOr<planner::PlanRequest> plain = ToPlanner(request);
+  if (absl::Status s = service::CheckPlanBeforeModel(request); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<planner::PlanRequest> plain = service::FromProto(request);
   if (!plain.ok()) return plain.status();
   absl::StatusOr<planner::PlanResult> result = planner.Plan(*plain);
   if (!result.ok()) return result.status();
-  return ToWire(*result, plain->precision);
+  v1::PlanResponse out =
+      service::ToProto(*result, request.gemini().precision());
+  out.clear_plan_nanos();
+  return out;
+}
+
+// The server's answer (plan_nanos left out, as the oracle's).
+absl::StatusOr<v1::PlanResponse> ServerPlan(InProcessServer& server,
+                                            const v1::PlanRequest& request) {
+  absl::StatusOr<v1::PlanResponse> out =
+      server.Call(request, &v1::ChunkSearch::Stub::Plan);
+  if (out.ok()) out->clear_plan_nanos();
+  return out;
 }
 
 // "" when `actual` is what the oracle said; else what differs.
-std::string Diff(const absl::StatusOr<v1::PlanResponse>& expected,
+std::string Diff(absl::string_view who,
+                 const absl::StatusOr<v1::PlanResponse>& expected,
                  const absl::StatusOr<v1::PlanResponse>& actual) {
   if (!expected.ok()) {
-    return RefusalDiff("planner", expected.status().message(), actual.status());
+    return RefusalDiff(who, expected.status().message(), actual.status());
   }
-  if (!actual.ok()) return absl::StrCat(actual.status().ToString(), "\n");
+  if (!actual.ok()) {
+    return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
+  }
   std::string report;
   google::protobuf::util::MessageDifferencer differ;
   differ.ReportDifferencesToString(&report);
   if (differ.Compare(*expected, *actual)) return "";
-  return absl::StrCat("differs from the oracle (expected -> actual):\n",
+  return absl::StrCat(who, " differs from the oracle (expected -> actual):\n",
                       Clip(report, 6000));
 }
 
@@ -229,6 +161,7 @@ std::vector<absl::StatusOr<v1::PlanResponse>> CheckAgainstOracle(
     return answers;
   }
   const planner::Planner planner;
+  InProcessServer server;
   MismatchReport report(context, PlanOracle());
   for (size_t i = 0; i < requests.size(); ++i) {
     std::string diff;
@@ -237,7 +170,9 @@ std::vector<absl::StatusOr<v1::PlanResponse>> CheckAgainstOracle(
     if (!expected.ok()) {
       diff = absl::StrCat(expected.status().message(), "\n");
     } else {
-      diff = Diff(*expected, PlannerPlan(planner, requests[i]));
+      diff = absl::StrCat(
+          Diff("planner", *expected, PlannerPlan(planner, requests[i])),
+          Diff("server", *expected, ServerPlan(server, requests[i])));
       answers[i] = *std::move(expected);
     }
     report.Add(i, lines[i], diff);
