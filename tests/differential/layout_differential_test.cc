@@ -702,8 +702,8 @@ TEST(FrontierDifferentialTest, PlacementsMatchTheOracle) {
   const auto uniform = [&rng](uint64_t lo, uint64_t hi) {
     return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
   };
-  const size_t count = static_cast<size_t>(
-      EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
+  const size_t count =
+      static_cast<size_t>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", kDefaultRequests));
   std::vector<v1::LayoutRequest> requests;
   int placed_peak = 0;
   while (requests.size() < count) {
