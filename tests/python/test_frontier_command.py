@@ -265,8 +265,9 @@ def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
     drawn = {}
 
     def capture(path, frontier, seed_pick, total_params, title="",
-                device_memory=None):
+                device_memory=None, curve=None):
         drawn["seed_pick"] = seed_pick
+        drawn["frontier"], drawn["curve"] = frontier, curve
     monkeypatch.setattr(frontier_plot, "plot", capture)
     status = command.main(
         ["frontier", "--server", server.target, "--hf-config", GPT2_TEST,
@@ -283,6 +284,15 @@ def test_cli_marks_the_seeds_pick_at_gemini_defaults(server, tmp_path,
         "objective": objective_json("seed_waste")})["points"][-1]
     assert drawn["seed_pick"].chunk_size == int(want["chunk_size"])
     assert drawn["seed_pick"].seed_waste == int(want["seed_waste"])
+    # --plot draws the faint curve: every candidate of this small grid (5),
+    # the frontier's points among them with their own values.
+    curve, frontier = drawn["curve"], drawn["frontier"]
+    assert curve.complete and curve.candidates == frontier.candidates == 5
+    assert curve.candidate == (0, 1, 2, 3, 4)
+    for p in frontier.points:
+        k = curve.chunk_size.index(p.chunk_size)
+        assert (curve.layout_padding[k], curve.peak_rank_bytes[k]) == (
+            p.layout_padding, p.peak_rank_bytes)
 
 
 def test_device_need_is_the_layouts_with_the_reserve(server):

@@ -38,8 +38,8 @@ import sys
 import grpc
 from google.protobuf import json_format
 
-from chunkplan import (frontier_command, frontier_plot, layout_command,
-                       models, plan_command)
+from chunkplan import (frontier_command, frontier_curve, frontier_plot,
+                       layout_command, models, plan_command)
 from chunkplan.client import DEFAULT_TARGET, Client
 from chunkplan.colossalai_export import chunk_config_dict_literal
 from chunkplan.errors import ChunkplanError
@@ -341,7 +341,9 @@ def _frontier(args, out, err):
                 args.plot, frontier, seed_pick, sum(model.numels),
                 title="%s, dp %d, objective %s" % (
                     model.summary(), args.dp, args.objective),
-                device_memory=args.device_memory)
+                device_memory=args.device_memory,
+                curve=frontier_curve.sample(client, frontier,
+                                            timeout=args.timeout))
         if args.emit is not None:
             layout = client.layout(*search, dp_degree=args.dp, **keywords)
             out.write(_plugin_line(args, layout.config_dict))

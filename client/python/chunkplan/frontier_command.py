@@ -17,7 +17,9 @@ figure `layout` prints under that name). --plot FILE draws the points
 (chunkplan.frontier_plot) with
 ColossalAI's pick (its answer at GeminiPlugin's defaults: range and minimum
 32 Mi elements, the filter on, the same interval; one more Frontier call),
-the objective's best and the line of --device-memory or --gpu when given.
+the objective's best, the line of --device-memory or --gpu when given,
+and, faintly under the points, a sample of 200 of the grid's candidates
+(chunkplan.frontier_curve: one Search and one Layout call per candidate).
 --emit colossalai prints only the objective's best configuration, as laid
 out (one Layout call with the objective), as GeminiPlugin's
 chunk_config_dict.
@@ -43,8 +45,9 @@ def add_arguments(parser):
                         help="data-parallel degree of every parameter "
                         "(default 1)")
     parser.add_argument("--plot", metavar="FILE",
-                        help="draw the frontier to this PNG (needs "
-                        "matplotlib; Debian: python3-matplotlib)")
+                        help="draw the frontier, over a faint sample of "
+                        "every candidate, to this PNG (needs matplotlib; "
+                        "Debian: python3-matplotlib)")
     gpu_presets.add_device_memory_arguments(parser,
                                             layout_command.parse_memory)
     parser.add_argument("--reserve", type=layout_command.parse_memory,

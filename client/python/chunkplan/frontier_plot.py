@@ -8,9 +8,14 @@ Both y axes start at zero, so that a small spread looks small; one legend
 serves the figure. Drawn with matplotlib's Agg canvas (no display),
 imported only when a picture is drawn.
 
-The Frontier answer holds only its frontier points, so the candidates
-that are not a new best are not drawn: showing them needs a server option
-that returns every candidate's value.
+The Frontier answer holds only its frontier points. Given a Curve
+(chunkplan.frontier_curve: a sample of the grid's candidates, each laid out
+by Layout), plot() draws it faintly under the frontier, so that a frontier
+of one point still shows what it is the minimum of; the legend names it
+"every candidate (N)" or "a sample of N of M candidates". The curve is
+drawn for every objective, ColossalAI's search's waste included: both
+panels are layout measures, which Layout gives at any C'. Without a Curve
+only the frontier's points are drawn.
 """
 
 import dataclasses
@@ -43,6 +48,9 @@ FRONTIER_LABEL = "frontier"
 PICK_LABEL = "ColossalAI's pick"
 BEST_LABEL = "objective's best"
 DEVICE_LABEL = "device memory"
+# The curve's label: every candidate, or a sample of them.
+EVERY_CANDIDATE_LABEL = "every candidate ({:,})"
+SAMPLE_LABEL = "a sample of {:,} of {:,} candidates"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,10 +82,33 @@ def plot_series(frontier, seed_pick, total_params):
             _series([frontier.best], total_params))
 
 
-def _draw_panel(axes, series, field, label):
-    """One panel: the frontier, ColossalAI's pick (a large hollow diamond,
-    drawn over the star so that it shows where both fall) and the best."""
+def curve_series(curve, total_params):
+    """A Curve (chunkplan.frontier_curve) as a Series: C' in Mi elements,
+    padding as % of `total_params`, the peak in GiB."""
+    return Series(chunk_size_mi=tuple(c / ELEMENTS_PER_MI
+                                      for c in curve.chunk_size),
+                  padding_percent=tuple(percent_of(p, total_params)
+                                        for p in curve.layout_padding),
+                  peak_gib=tuple(b / GIB for b in curve.peak_rank_bytes))
+
+
+def curve_label(curve):
+    """The legend's words for a Curve: every candidate, or a sample."""
+    if curve.complete:
+        return EVERY_CANDIDATE_LABEL.format(curve.candidates)
+    return SAMPLE_LABEL.format(curve.sampled, curve.candidates)
+
+
+def _draw_panel(axes, series, field, label, curve=None):
+    """One panel: the curve's Series `curve` (faint, under everything, when
+    given), the frontier, ColossalAI's pick (a large hollow diamond, drawn
+    over the star so that it shows where both fall) and the best."""
     frontier, pick, best = series
+    if curve is not None:
+        curve_points, curve_words = curve
+        axes.plot(curve_points.chunk_size_mi, getattr(curve_points, field),
+                  ".-", color="tab:gray", alpha=0.35, linewidth=1,
+                  markersize=3, label=curve_words, zorder=1)
     axes.plot(frontier.chunk_size_mi, getattr(frontier, field), "o-",
               label=FRONTIER_LABEL, zorder=2)
     axes.plot(best.chunk_size_mi, getattr(best, field), "*", markersize=12,
@@ -92,10 +123,12 @@ def _draw_panel(axes, series, field, label):
 
 
 def plot(path, frontier, seed_pick, total_params, title="",
-         device_memory=None):
+         device_memory=None, curve=None):
     """Draws plot_series's three series to the PNG `path`, FIGURE_PIXELS in
     size; returns the matplotlib Figure (axes[0] padding, axes[1] GiB; in
-    each, lines FRONTIER_LABEL, BEST_LABEL, PICK_LABEL (when seed_pick is
+    each, when `curve` (a frontier_curve.Curve) is given, its faint line
+    first, labelled curve_label(curve), at zorder 1, under the rest; then
+    lines FRONTIER_LABEL, BEST_LABEL, PICK_LABEL (when seed_pick is
     not None) in that order, then
     on axes[1] DEVICE_LABEL's horizontal line at device_memory / 2**30
     when device_memory (bytes) is given; y from 0; one figure legend).
@@ -112,8 +145,11 @@ def plot(path, frontier, seed_pick, total_params, title="",
     FigureCanvasAgg(figure)
     padding_axes, peak_axes = figure.subplots(2, 1, sharex=True)
     series = plot_series(frontier, seed_pick, total_params)
-    _draw_panel(padding_axes, series, "padding_percent", PADDING_LABEL)
-    _draw_panel(peak_axes, series, "peak_gib", PEAK_LABEL)
+    faint = None if curve is None else (curve_series(curve, total_params),
+                                        curve_label(curve))
+    _draw_panel(padding_axes, series, "padding_percent", PADDING_LABEL,
+                faint)
+    _draw_panel(peak_axes, series, "peak_gib", PEAK_LABEL, faint)
     if device_memory is not None:
         peak_axes.axhline(device_memory / GIB, color="tab:gray",
                           linestyle="--", label="%s (%.2f GiB)" % (

@@ -50,7 +50,7 @@ class Frontier:
         return self.points[-1]
 
     def plot(self, path, pick=None, *, device_memory=None, title="",
-             total_params=None):
+             total_params=None, client=None, samples=None):
         """Draws this frontier to the PNG `path` (chunkplan.frontier_plot:
         padding and the most loaded rank's GiB against the chunk size in Mi
         elements) and returns the matplotlib Figure. pick: a FrontierPoint
@@ -58,16 +58,26 @@ class Frontier:
         frontier at GeminiPlugin's defaults), or None. device_memory:
         bytes of one device, drawn as a line. total_params: the parameter
         count padding is a share of (default: the numels of the request
-        this answers). Raises frontier_plot.MatplotlibMissingError without
-        matplotlib, ValueError without a total, OSError."""
-        from chunkplan import frontier_plot  # matplotlib only when drawing
+        this answers). client: a Client or LocalClient to lay out a sample
+        of the grid's candidates (`samples`, default
+        frontier_curve.DEFAULT_SAMPLES, evenly spread, every point among
+        them), drawn faintly under the frontier; None: the points alone.
+        Raises frontier_plot.MatplotlibMissingError without matplotlib,
+        ValueError without a total, OSError, and the client's
+        ChunkplanError."""
+        from chunkplan import frontier_curve, frontier_plot  # when drawing
+        curve = None
+        if client is not None:
+            curve = frontier_curve.sample(
+                client, self, samples or frontier_curve.DEFAULT_SAMPLES)
         if total_params is None:
             if self.request is None or not self.request.search.numels:
                 raise ValueError("total_params: needed for a Frontier "
                                  "without its request's numels")
             total_params = sum(self.request.search.numels)
         return frontier_plot.plot(path, self, pick, total_params,
-                                  title=title, device_memory=device_memory)
+                                  title=title, device_memory=device_memory,
+                                  curve=curve)
 
     @classmethod
     def from_response(cls, response, request=None):
