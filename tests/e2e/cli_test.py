@@ -495,6 +495,28 @@ class LocalFrontierTest(CliTestCase):
                          [(p["candidate"], p["chunk_size"], p["value"])
                           for p in expected["points"]])
 
+    def test_a_workload_under_a_placement_equals_oracle(self):
+        # Issue 27 on a workload model (bench/workloads/llama-2-70b.json)
+        # with a narrow grid (16 candidates at its interval): the peak with a
+        # fifth of the chunks kept whole at run time (the inflated fraction:
+        # 0.5 would keep them all).
+        with open(os.path.join(ROOT, "bench", "workloads",
+                               "llama-2-70b.json")) as f:
+            search = json.load(f)
+        search["search_range_m"] = 15 * search["search_interval"] / 2**20
+        request = {"search": search, "objective": "OBJECTIVE_PEAK_RANK_BYTES"}
+        expected = layout_oracle.frontier(
+            dict(request, gemini={"shard_param_frac": 0.9}))
+        self.assertNotIn("error", expected)
+        self.assertEqual(expected["candidates"], "16")
+        # The placement changes the answer: the flag must reach the request.
+        self.assertNotEqual(expected, layout_oracle.frontier(request))
+        result = run("frontier", "--local", "--request", self.write(request),
+                     "--shard_param_frac", "0.9")
+        self.assertOk(result)
+        self.assertEqual(frontier_answer(json.loads(result.stdout)),
+                         json.loads(json.dumps(expected)))
+
     def test_given_configs_are_refused(self):
         request = {"search": {"numels": [10, 20], "search_interval": 1},
                    "configs": [{"dp_degree": 1, "chunk_size": 64}]}

@@ -479,7 +479,10 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     """The layout of every group (in the order of configs) and the most and
     least loaded ranks. Frozen parameters are never placed. outcome=False:
     where the settings move nothing, the placement's outcome and extremes
-    are left None (a sweep's values need only the ranks' bytes)."""
+    are left None (a sweep's values need only the ranks' bytes), and where
+    they move something, the least loaded rank is left None (a sweep's
+    values need rank 0's worst order only; rank P - 1's extreme is the
+    placement oracle's costly one)."""
     groups = []
     for config in configs:
         params = [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))
@@ -497,7 +500,7 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     most_least = placed = None
     if outcome or _moves(settings):
         p_most, most_least, p_least, placed = placement_oracle.place(
-            groups, frozen_numel, settings._asdict())
+            groups, frozen_numel, settings._asdict(), least_loaded=outcome)
         for mine, theirs in ((most, p_most), (least, p_least)):
             if not _moves(settings):
                 assert all(theirs[k] == v for k, v in mine.items()), (mine,

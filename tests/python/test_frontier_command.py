@@ -121,6 +121,33 @@ def test_json_under_a_placement_is_the_oracles_frontier(server):
     assert got["points"] == expected["points"]
 
 
+def test_a_workload_model_under_a_placement_is_the_oracles(server):
+    # Issue 27 on a workload model (bench/workloads/llama-2-70b.json's
+    # search at dp 8) with a narrow grid: 16 candidates at the workload's
+    # interval, every chunk's optimizer side and most fp16 shards (the
+    # inflated fraction: 0.5 would move none) on the host.
+    config = str(HF_CONFIGS / "llama-2-70b.json")
+    search = {"search_range_m": 15 * 8192 / 2**20, "search_interval": 8192,
+              "min_chunk_size_m": 32}
+    result = run("frontier", "--server", server.target, "--hf-config",
+                 config, "--dp", "8", "--search-range-m",
+                 repr(search["search_range_m"]), "--search-interval", "8192",
+                 "--min-chunk-size-m", "32", "--objective", "peak_rank_bytes",
+                 "--offload-optim-frac", "1.0", "--offload-param-frac", "0.9",
+                 "--json")
+    assert result.returncode == 0, result.stderr
+    request = {"search": {"numels": oracle_models.describe(config).numels,
+                          "dp_degrees": [8], **search},
+               "objective": objective_json("peak_rank_bytes")}
+    gemini = {"offload_optim_frac": 1.0, "offload_param_frac": 0.9}
+    expected = oracle_frontier(dict(request, gemini=gemini))
+    # The placement changes the answer: the flags must reach the request.
+    assert expected["points"] != oracle_frontier(request)["points"]
+    got = json.loads(result.stdout)
+    assert got["points"] == expected["points"]
+    assert got["candidates"] == expected["candidates"] == "16"
+
+
 def test_json_is_the_oracles_frontier(server):
     got = json.loads(command_out(server, "frontier", "--dp", "4",
                                  "--objective", "peak_rank_bytes", "--json"))
