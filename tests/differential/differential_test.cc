@@ -248,8 +248,10 @@ TEST(DifferentialTest, RandomRequestsMatchTheOracle) {
   }
 
   Print(coverage, std::cout);
-  // Each corner in a meaningful share of the run, so that the generator
-  // cannot silently stop reaching one.
+  // Each corner in a meaningful share of a full-size run, so that the
+  // generator cannot silently stop reaching one (a smaller run, as the
+  // sanitized pass makes, is checked request by request only).
+  if (count < kDefaultRequests) return;
   const int need = std::max(1, count / 400);
   EXPECT_GE(coverage.at_limit_kept, need);
   EXPECT_GE(coverage.at_limit_dropped, need)
