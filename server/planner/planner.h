@@ -97,11 +97,11 @@ class Planner {
   // calls, in full").
   //
   // Errors: INVALID_ARGUMENT "workload: ..." for a workload; as Layout's
-  // for the search part and frozen; INVALID_ARGUMENT for given configs, an engine that does not serve the objective
-  // (EngineServes), or a measure beyond 64 bits; FAILED_PRECONDITION for an
-  // engine this binary or machine cannot run; RESOURCE_EXHAUSTED beyond the
-  // engine's work limit or kMaxFrontierPoints points; the stop check's
-  // status.
+  // for the search part and frozen; INVALID_ARGUMENT for given configs, an
+  // engine that does not serve the objective (EngineServes), or a measure
+  // beyond 64 bits; FAILED_PRECONDITION for an engine this binary or
+  // machine cannot run; RESOURCE_EXHAUSTED beyond the engine's work limit or
+  // kMaxFrontierPoints points; the stop check's status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
 

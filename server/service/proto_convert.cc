@@ -99,7 +99,8 @@ absl::StatusOr<planner::SearchRequest> FromProto(
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
-    absl::StatusOr<std::vector<uint64_t>> numels = ModelNumels(request, limits, described);
+    absl::StatusOr<std::vector<uint64_t>> numels =
+        ModelNumels(request, limits, described);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
   } else {
@@ -186,9 +187,8 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         "OBJECTIVE_PEAK_RANK_BYTES"));
   }
   std::optional<models::ModelDescription> described;
-  absl::StatusOr<planner::SearchRequest> search =
-      FromProto(request.search(), limits,
-                request.has_workload() ? &described : nullptr);
+  absl::StatusOr<planner::SearchRequest> search = FromProto(
+      request.search(), limits, request.has_workload() ? &described : nullptr);
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {

@@ -19,7 +19,8 @@ card's memory as nvidia-smi reports it instead (chunkplan.gpu_presets);
 --host-memory whether the node holds them; --micro-batch and
 --sequence-length (with --activation-checkpointing, --flash-attention) add
 the server's activation ESTIMATE (decoder-only models, docs/plan.md) to the
-device need. --json / --format json keeps the verdict in each line. GiB here is 2**30 bytes, printed with 2 decimals.
+device need. --json / --format json keeps the verdict in each line. GiB
+here is 2**30 bytes, printed with 2 decimals.
 --objective picks the candidate to lay out (default ColossalAI's pick);
 --emit colossalai prints only the configs laid out, as GeminiPlugin's
 chunk_config_dict (chunkplan.colossalai_export), one line per degree.

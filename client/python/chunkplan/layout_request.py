@@ -220,13 +220,15 @@ def build_layout_request(model_or_params, search_range_m=None,
     arguments.
 
     model_or_params, dp_degree and the search settings: as build_search
-    (numels, a torch.nn.Module or a chunkplan.v1.ModelConfig). search_range_m and search_interval are needed to
-    search; with `configs` (see chunk_configs; empty means search) nothing
-    is swept and, left None, they travel as 0 and 1. frozen: see
-    frozen_flags. objective: one of OBJECTIVES (any case, "OBJECTIVE_"
-    optional) or an Objective number; any objective with configs is sent,
-    for the server to judge. workload: None, or workload_message's dict
-    (the activation ESTIMATE; the model given as a ModelConfig). settings: gemini_settings's keywords. Raises
+    (numels, a torch.nn.Module or a chunkplan.v1.ModelConfig).
+    search_range_m and search_interval are needed to search; with
+    `configs` (see chunk_configs; empty means search) nothing is swept and,
+    left None, they travel as 0 and 1. frozen: see frozen_flags. objective:
+    one of OBJECTIVES (any case, "OBJECTIVE_" optional) or an Objective
+    number; any objective with configs is sent, for the server to judge.
+    workload: None, or workload_message's dict (the activation ESTIMATE;
+    the model given as a ModelConfig). settings: gemini_settings's
+    keywords. Raises
     InvalidArgumentError for what does not fit the wire, or for a search
     without search_range_m or search_interval."""
     config_messages = chunk_configs(configs) if configs is not None else []
