@@ -186,6 +186,11 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         "; expected OBJECTIVE_SEED_WASTE, OBJECTIVE_LAYOUT_PADDING or "
         "OBJECTIVE_PEAK_RANK_BYTES"));
   }
+  if (request.has_workload()) {
+    if (absl::Status s = CheckWorkloadSizes(request.workload()); !s.ok()) {
+      return s;
+    }
+  }
   std::optional<models::ModelDescription> described;
   absl::StatusOr<planner::SearchRequest> search = FromProto(
       request.search(), limits, request.has_workload() ? &described : nullptr);

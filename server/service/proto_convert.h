@@ -42,8 +42,9 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // Errors: INVALID_ARGUMENT for an enum value outside chunkplan.v1 (the
 // search's engine, the precision, the optimizer, the objective), naming the
 // field; the search's errors (with its model, within `limits`) prefixed
-// "search."; with a workload, PlanWorkloadOf's (workload_convert.h). Every
-// other check is the planner's.
+// "search."; with a workload, CheckWorkloadSizes' (before the model is
+// described) and PlanWorkloadOf's (workload_convert.h). Every other check
+// is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
     const v1::LayoutRequest& request, const ModelLimits& limits = {});
 

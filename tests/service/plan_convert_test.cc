@@ -302,6 +302,11 @@ TEST(LayoutWorkloadConvert, AWorkloadNeedsADecoderOnlyModel) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
 
+  // A zero size is named before the model is looked at.
+  numels.mutable_workload()->set_sequence_length(0);
+  EXPECT_THAT(FromProto(numels).status().message(),
+              HasSubstr("workload.sequence_length"));
+
   got = FromProto(WithWorkload(kBertConfig));
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
