@@ -16,6 +16,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/frontier_points.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/fit/plan_checks.h"
 #include "server/planner/fit/plan_search.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/chunk_placement.h"
@@ -273,6 +274,11 @@ absl::StatusOr<SearchResult> Planner::Search(const SearchRequest& request,
 absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
                                                  const StopCheck& stop) const {
   const auto started = Clock::now();
+  if (request.workload.has_value()) {
+    return absl::InvalidArgumentError(
+        "workload: Frontier compares chunk sizes, which the activation "
+        "estimate does not depend on; send it to Layout or Plan");
+  }
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
@@ -285,11 +291,13 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   const auto started = Clock::now();
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
+  LayoutResult result;
+  CHUNKPLAN_ASSIGN_OR_RETURN(result.activation_bytes,
+                             PlanActivationBytes(request.workload));
   // One plan for the whole request: the search's, the objective's, and the
   // check of the search part beside given configs.
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
   if (!plan.ok()) return InSearchPart(plan.status());
-  LayoutResult result;
   std::span<const ChunkConfig> configs = request.configs;
   if (configs.empty() && request.objective != Objective::kSeedWaste) {
     // The objective's best candidate: the frontier's last point.

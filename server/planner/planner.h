@@ -78,7 +78,8 @@ class Planner {
   // Search checks it, even with given configs; an INVALID_ARGUMENT names the
   // field as "search.<field>"); INVALID_ARGUMENT for frozen of the wrong
   // length, given configs ColossalAI would refuse (CheckGivenConfigs) or
-  // with an objective, and a padding or byte count beyond 64 bits.
+  // with an objective, and a padding or byte count beyond 64 bits; with a
+  // workload, EstimateActivationBytes' (its figure: activation_bytes).
   absl::StatusOr<LayoutResult> Layout(const LayoutRequest& request,
                                       const StopCheck& stop = {}) const;
 
@@ -95,12 +96,12 @@ class Planner {
   // (engines/engine_choice.h; docs/architecture.md, "The planner's three
   // calls, in full").
   //
-  // Errors: as Layout's for the search part and frozen; INVALID_ARGUMENT
-  // for given configs, an engine that does not serve the objective
-  // (EngineServes), or a measure beyond 64 bits; FAILED_PRECONDITION for an
-  // engine this binary or machine cannot run; RESOURCE_EXHAUSTED beyond the
-  // engine's work limit or kMaxFrontierPoints points; the stop check's
-  // status.
+  // Errors: INVALID_ARGUMENT "workload: ..." for a workload; as Layout's
+  // for the search part and frozen; INVALID_ARGUMENT for given configs, an
+  // engine that does not serve the objective (EngineServes), or a measure
+  // beyond 64 bits; FAILED_PRECONDITION for an engine this binary or
+  // machine cannot run; RESOURCE_EXHAUSTED beyond the engine's work limit or
+  // kMaxFrontierPoints points; the stop check's status.
   absl::StatusOr<FrontierResult> Frontier(const LayoutRequest& request,
                                           const StopCheck& stop = {}) const;
 

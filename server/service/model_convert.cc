@@ -52,7 +52,8 @@ absl::StatusOr<models::ModelDescription> DescribeRequestModel(
 }
 
 absl::StatusOr<std::vector<uint64_t>> ModelNumels(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits,
+    std::optional<models::ModelDescription>* described) {
   if (request.numels_size() == 0 && request.dp_degrees_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dp_degrees has ", request.dp_degrees_size(),
@@ -62,7 +63,12 @@ absl::StatusOr<std::vector<uint64_t>> ModelNumels(
   absl::StatusOr<models::ModelDescription> description =
       DescribeRequestModel(request, limits);
   if (!description.ok()) return description.status();
-  return std::move(description->numels);
+  std::vector<uint64_t> numels = std::move(description->numels);
+  if (described != nullptr) {
+    description->numels.clear();
+    *described = *std::move(description);
+  }
+  return numels;
 }
 
 }  // namespace chunkplan::service

@@ -6,6 +6,8 @@
 // its model meets the model families.
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
@@ -37,11 +39,14 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
 v1::ModelDescription ToProto(const models::ModelDescription& description);
 
 // Checks what a ChunkSearchRequest with `model` must hold (numels empty,
-// at most one dp degree) and returns the described numels. Errors:
-// INVALID_ARGUMENT naming the field for numels and model both set or
-// dp_degrees of more than one value; DescribeConfig's, prefixed "model: ".
+// at most one dp degree) and returns the described numels; with
+// `described`, the rest of the description (numels moved out) lands there.
+// Errors: INVALID_ARGUMENT naming the field for numels and model both set
+// or dp_degrees of more than one value; DescribeConfig's, prefixed
+// "model: ".
 absl::StatusOr<std::vector<uint64_t>> ModelNumels(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits);
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits,
+    std::optional<models::ModelDescription>* described = nullptr);
 
 // The description of `request.model` (a request whose dp_degrees are not
 // the model's business, as a PlanRequest's search). Errors: INVALID_ARGUMENT

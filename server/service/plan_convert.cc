@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/planner/fit/plan_checks.h"
 #include "server/service/proto_convert.h"
+#include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
 namespace {
@@ -27,35 +28,6 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
   out->numels = std::move(description->numels);
   description->numels.clear();
   *described = *std::move(description);
-  return out;
-}
-
-// The activation estimate's inputs: the described model's shape and the
-// request's workload. INVALID_ARGUMENT "workload: ..." without a
-// decoder-only model.
-absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
-    const v1::Workload& workload,
-    const std::optional<models::ModelDescription>& model) {
-  if (!model.has_value()) {
-    return absl::InvalidArgumentError(
-        "workload: the activation estimate needs the model's shape: send "
-        "search.model (a decoder-only family), not numels");
-  }
-  if (!model->decoder_only) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "workload: the activation estimate covers decoder-only models; ",
-        model->architecture, " (model_type \"", model->model_type,
-        "\") is not one"));
-  }
-  planner::PlanWorkload out;
-  out.shape.num_layers = model->num_layers;
-  out.shape.hidden_size = model->hidden_size;
-  out.shape.num_attention_heads = model->num_attention_heads;
-  out.shape.vocab_size = model->vocab_size;
-  out.workload.micro_batch = workload.micro_batch();
-  out.workload.sequence_length = workload.sequence_length();
-  out.workload.activation_checkpointing = workload.activation_checkpointing();
-  out.workload.flash_attention = workload.flash_attention();
   return out;
 }
 
@@ -90,15 +62,7 @@ absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
   cluster.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
   if (absl::Status s = planner::CheckCluster(cluster); !s.ok()) return s;
   if (!request.has_workload()) return absl::OkStatus();
-  const v1::Workload& w = request.workload();
-  if (w.micro_batch() == 0) {
-    return absl::InvalidArgumentError("workload.micro_batch: 0; at least 1");
-  }
-  if (w.sequence_length() == 0) {
-    return absl::InvalidArgumentError(
-        "workload.sequence_length: 0; at least 1");
-  }
-  return absl::OkStatus();
+  return CheckWorkloadSizes(request.workload());
 }
 
 std::string PrecisionName(v1::Precision precision) {

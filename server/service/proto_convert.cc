@@ -1,9 +1,11 @@
 #include "server/service/proto_convert.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
 namespace {
@@ -92,11 +94,13 @@ absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
 }
 
 absl::StatusOr<planner::SearchRequest> FromProto(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits,
+    std::optional<models::ModelDescription>* described) {
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
-    absl::StatusOr<std::vector<uint64_t>> numels = ModelNumels(request, limits);
+    absl::StatusOr<std::vector<uint64_t>> numels =
+        ModelNumels(request, limits, described);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
   } else {
@@ -182,10 +186,22 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
         "; expected OBJECTIVE_SEED_WASTE, OBJECTIVE_LAYOUT_PADDING or "
         "OBJECTIVE_PEAK_RANK_BYTES"));
   }
-  absl::StatusOr<planner::SearchRequest> search =
-      FromProto(request.search(), limits);
+  if (request.has_workload()) {
+    if (absl::Status s = CheckWorkloadSizes(request.workload()); !s.ok()) {
+      return s;
+    }
+  }
+  std::optional<models::ModelDescription> described;
+  absl::StatusOr<planner::SearchRequest> search = FromProto(
+      request.search(), limits, request.has_workload() ? &described : nullptr);
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
+  if (request.has_workload()) {
+    absl::StatusOr<planner::PlanWorkload> workload =
+        PlanWorkloadOf(request.workload(), described);
+    if (!workload.ok()) return workload.status();
+    out.workload = *std::move(workload);
+  }
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
@@ -241,6 +257,7 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
+  out.set_activation_bytes(result.activation_bytes);
   return out;
 }
 

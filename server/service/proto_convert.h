@@ -4,6 +4,8 @@
 // chunkplan.v1 messages <-> the planner's plain values: the one place where
 // the wire contract meets the planner.
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -16,12 +18,14 @@ namespace chunkplan::service {
 
 // The planner's request for `request`, with the proto defaults applied
 // (min_chunk_size_m 32, filter_exlarge_params true when unset). With
-// `model`: the described numels (ModelNumels, within `limits`), and
-// search_interval 0 taken as kGeminiDefaultSearchInterval.
+// `model`: the described numels (ModelNumels, within `limits`; the rest of
+// the description in `described` when given), and search_interval 0 taken
+// as kGeminiDefaultSearchInterval.
 // Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine;
 // ModelNumels'. Every other check is the planner's.
 absl::StatusOr<planner::SearchRequest> FromProto(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits = {});
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits = {},
+    std::optional<models::ModelDescription>* described = nullptr);
 
 // FromProto's search settings of `request`, without its parameters (numels,
 // model, dp_degrees): the engine checked, the defaults applied, and with
@@ -38,7 +42,9 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // Errors: INVALID_ARGUMENT for an enum value outside chunkplan.v1 (the
 // search's engine, the precision, the optimizer, the objective), naming the
 // field; the search's errors (with its model, within `limits`) prefixed
-// "search.". Every other check is the planner's.
+// "search."; with a workload, CheckWorkloadSizes' (before the model is
+// described) and PlanWorkloadOf's (workload_convert.h). Every other check
+// is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
     const v1::LayoutRequest& request, const ModelLimits& limits = {});
 

@@ -16,6 +16,7 @@
 #include "server/service/proto_convert.h"
 #include "server/service/search_request_decoder.h"
 #include "server/service/wire_counts.h"
+#include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
 namespace {
@@ -243,6 +244,11 @@ absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
   absl::StatusOr<v1::LayoutRequest> request =
       ParseRecorded<v1::LayoutRequest>(bytes, options, record);
   if (!request.ok()) return request.status();
+  if (request->has_workload()) {
+    if (absl::Status s = CheckWorkloadSizes(request->workload()); !s.ok()) {
+      return s;
+    }
+  }
   if (request->search().has_model()) return LayoutIntake(*std::move(request));
   absl::StatusOr<planner::LayoutRequest> converted =
       CheckAndConvert(*request, options);

@@ -75,8 +75,9 @@ using LayoutIntake = std::variant<planner::LayoutRequest, v1::LayoutRequest>;
 
 // ParseAndCheck for a LayoutRequest body (Layout and Frontier): refused by
 // size before it is decoded (CheckLayoutRequestCounts: search.numels,
-// search.dp_degrees, configs, frozen), then parsed and, unless it names its
-// model, CheckAndConvert; `record` gets search's params (0 with a model)
+// search.dp_degrees, configs, frozen), then parsed, a workload's sizes
+// checked (CheckWorkloadSizes) and, unless it names its model,
+// CheckAndConvert; `record` gets search's params (0 with a model)
 // and engine.
 absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
                                                  const ServiceOptions& options,

@@ -3,7 +3,9 @@ the table of one degree, the rows of several and the JSON carry the
 oracle's layout; the verdict (device need = device bytes + gathered chunk
 + --reserve against --device-memory, host per node against --host-memory,
 docs/plan.md's rules) and its headroom are worked out from the oracle's
-bytes, in the tables and in the JSON; usage errors exit 2."""
+bytes, in the tables and in the JSON; a workload adds the activation
+oracle's estimate (tests/oracle/activation_oracle.py); usage errors exit
+2."""
 
 import argparse
 import json
@@ -16,6 +18,7 @@ import pytest
 from chunkplan.layout_command import parse_degrees, parse_memory
 from layout_cases import oracle_layout
 from oracle_cases import HF_CONFIGS
+import activation_oracle  # noqa: E402  (tests/oracle)
 import models as oracle_models  # noqa: E402  (tests/oracle/models)
 
 TIMEOUT_S = 120
@@ -236,6 +239,50 @@ def test_json_keeps_the_verdict(server):
                                               need - 12 * GIB)}
 
 
+def oracle_activations(config, workload):
+    """The activation oracle's total for the model of `config` (its shape
+    read from the config text) running `workload`."""
+    with open(config, encoding="utf-8") as f:
+        hf = json.load(f)
+    shape = {"num_layers": hf["num_hidden_layers"],
+             "hidden_size": hf["hidden_size"],
+             "num_attention_heads": hf["num_attention_heads"],
+             "vocab_size": hf["vocab_size"]}
+    return activation_oracle.estimate(shape, workload)["total_bytes"]
+
+
+def test_a_workload_adds_the_activation_estimate(server):
+    """--micro-batch and --sequence-length: the layout is the oracle's as
+    without, and the device need adds the activation oracle's estimate, in
+    the table (named an ESTIMATE), the rows and the JSON verdict."""
+    answer = expected(8, config=LLAMA_7B)
+    work = {"micro_batch": 1, "sequence_length": 2048,
+            "activation_checkpointing": False, "flash_attention": True}
+    activations = oracle_activations(LLAMA_7B, work)
+    need = need_of(answer, GIB) + activations
+    flags = [*SWEEP, "--device-memory", "80GiB", "--reserve", "1GiB",
+             "--micro-batch", "1", "--sequence-length", "2048",
+             "--flash-attention"]
+    got = json.loads(layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8",
+                                *flags, "--json"))
+    for key in ("groups", "layout_padding", "most_loaded_rank",
+                "gathered_chunk_bytes"):
+        assert got[key] == answer[key], key
+    assert got["activation_bytes"] == str(activations)
+    assert got["verdict"]["activation_bytes"] == str(activations)
+    assert got["verdict"]["device_need_bytes"] == str(need)
+    assert got["verdict"]["device_headroom_bytes"] == str(80 * GIB - need)
+    out = layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8", *flags)
+    assert re.search(r"(?m)^activations\s+%s GiB per rank, an ESTIMATE "
+                     r"\(docs/plan\.md\)$" % re.escape(gib(activations)),
+                     out), out
+    assert re.search(r"(?m)^device need\s+%s GiB \(.* \+ the activations\)$"
+                     % re.escape(gib(need)), out), out
+    rows = rows_of(layout_out(server, "--hf-config", LLAMA_7B, "--dp", "8,4",
+                              *flags))
+    assert re.search(r"\s%s\s" % re.escape(gib(need)), rows[0]), rows
+
+
 def test_one_degree_with_device_memory(server):
     answer = expected(8, config=LLAMA_7B)
     need = need_of(answer)
@@ -300,6 +347,10 @@ def test_degrees():
      "--gpus-per-node"),
     (["--gpus-per-node", "0"], "INVALID_ARGUMENT: argument --gpus-per-node"),
     (["--reserve", "2"], "INVALID_ARGUMENT: argument --reserve"),
+    (["--micro-batch", "1"], "INVALID_ARGUMENT: --micro-batch and "
+     "--sequence-length go together"),
+    (["--flash-attention"], "INVALID_ARGUMENT: --activation-checkpointing "
+     "and --flash-attention describe a workload"),
 ])
 def test_usage_errors(args, prefix):
     result = run("layout", "--hf-config", GPT2_TEST, *args)

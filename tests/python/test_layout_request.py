@@ -150,3 +150,23 @@ def test_response_as_typed_values():
     assert with_search.search.config_dict == {
         4: {"chunk_size": 2**40, "keep_gathered": False}}
     assert with_search.search.total_param_size == 5
+
+
+def test_a_model_config_and_a_workload_travel_as_plans():
+    """A ModelConfig travels as search.model with dp_degree its one degree;
+    a workload dict as the Workload message; without one none is set."""
+    model = pb.ModelConfig(hf_config_json='{"model_type": "llama"}')
+    request = lr.build_layout_request(
+        model, 0.25, 512, dp_degree=8,
+        workload={"micro_batch": 2, "sequence_length": 4096,
+                  "flash_attention": True})
+    assert request.search.model == model
+    assert list(request.search.numels) == []
+    assert list(request.search.dp_degrees) == [8]
+    assert request.workload == pb.Workload(
+        micro_batch=2, sequence_length=4096, flash_attention=True)
+    assert not lr.build_layout_request(model, 0.25, 512).HasField("workload")
+    with pytest.raises(chunkplan.InvalidArgumentError,
+                       match="workload.micro_batch"):
+        lr.build_layout_request(model, 0.25, 512,
+                                workload={"micro_batch": -1})

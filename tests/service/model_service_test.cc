@@ -188,6 +188,38 @@ TEST_F(ModelServiceTest, LayoutAndFrontierWithModelEqualTheirNumels) {
   EXPECT_THAT(status.error_message(), HasSubstr("frozen"));
 }
 
+// A workload on Layout: the estimate, worked by hand from docs/plan.md's
+// formula for the GPT-2 test model (L 2, h 128, a 4, v 50258) at b 1, s 8:
+// sbh = 1024; a layer 34sbh + 5as^2b = 34816 + 1280 = 36096; outside the
+// layers 5sbh + 4sbv = 5120 + 1608256; 2 x 36096 + 1613376 = 1685568.
+// The layout is the one without it; a zero size is refused at admission,
+// and Frontier refuses a workload.
+TEST_F(ModelServiceTest, LayoutCountsAWorkloadAndFrontierRefusesIt) {
+  v1::LayoutRequest request;
+  *request.mutable_search() = ModelSearch(kGpt2Config, 2);
+  v1::LayoutResponse without, with;
+  ASSERT_TRUE(Layout(request, &without).ok());
+  EXPECT_EQ(without.activation_bytes(), 0u);
+  request.mutable_workload()->set_micro_batch(1);
+  request.mutable_workload()->set_sequence_length(8);
+  grpc::Status status = Layout(request, &with);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(with.activation_bytes(), 1'685'568u);
+  with.set_activation_bytes(0);
+  EXPECT_EQ(Stable(with), Stable(without));
+
+  v1::FrontierResponse frontier;
+  status = Frontier(request, &frontier);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload: "));
+
+  request.mutable_workload()->set_sequence_length(0);
+  status = Layout(request, &with);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload.sequence_length"));
+  ExpectServing();
+}
+
 // The request's rules with a model, each INVALID_ARGUMENT naming the field;
 // the server goes on serving.
 TEST_F(ModelServiceTest, ModelRequestRulesAreEnforced) {

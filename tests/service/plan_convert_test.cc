@@ -1,5 +1,6 @@
 // server/service/plan_convert: chunkplan.v1.PlanRequest / PlanResponse <->
-// the planner's Plan values. Expected values come from the wire contract
+// the planner's Plan values, and the workload of a LayoutRequest. Expected
+// values come from the wire contract
 // (proto/chunkplan/v1/chunk_search.proto, docs/plan.md) and, for a model's
 // shape, from the config text itself, not from the converter's output.
 #include "server/service/plan_convert.h"
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
 namespace {
@@ -28,6 +30,20 @@ constexpr char kBertConfig[] = R"({
   "architectures": ["BertForMaskedLM"], "model_type": "bert",
   "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
   "num_attention_heads": 4, "vocab_size": 1000})";
+
+// kLlamaConfig's shape (read off its text) with micro-batch 2 and sequence
+// length 512, as both tests below send them.
+void ExpectLlamaWorkload(const planner::PlanWorkload& got, bool checkpointing,
+                         bool flash) {
+  EXPECT_EQ(got.shape.num_layers, 3u);
+  EXPECT_EQ(got.shape.hidden_size, 64u);
+  EXPECT_EQ(got.shape.num_attention_heads, 4u);
+  EXPECT_EQ(got.shape.vocab_size, 1000u);
+  EXPECT_EQ(got.workload.micro_batch, 2u);
+  EXPECT_EQ(got.workload.sequence_length, 512u);
+  EXPECT_EQ(got.workload.activation_checkpointing, checkpointing);
+  EXPECT_EQ(got.workload.flash_attention, flash);
+}
 
 v1::PlanRequest FullPlanRequest() {
   v1::PlanRequest r;
@@ -120,14 +136,8 @@ TEST(PlanConvert, AModelsShapeFillsTheWorkload) {
   // embed_tokens, 3 x (q, k, v, o, gate, up, down, 2 norms), norm, lm_head.
   EXPECT_EQ(got->search.numels.size(), 1u + 3 * 9 + 2);
   ASSERT_TRUE(got->workload.has_value());
-  EXPECT_EQ(got->workload->shape.num_layers, 3u);
-  EXPECT_EQ(got->workload->shape.hidden_size, 64u);
-  EXPECT_EQ(got->workload->shape.num_attention_heads, 4u);
-  EXPECT_EQ(got->workload->shape.vocab_size, 1000u);
-  EXPECT_EQ(got->workload->workload.micro_batch, 2u);
-  EXPECT_EQ(got->workload->workload.sequence_length, 512u);
-  EXPECT_FALSE(got->workload->workload.activation_checkpointing);
-  EXPECT_TRUE(got->workload->workload.flash_attention);
+  ExpectLlamaWorkload(*got->workload, /*checkpointing=*/false,
+                      /*flash=*/true);
 }
 
 TEST(PlanConvert, AWorkloadNeedsADecoderOnlyModel) {
@@ -254,6 +264,60 @@ TEST(PlanConvert, TheClusterAndWorkloadSizesAreCheckedBeforeTheModel) {
   r.mutable_cluster()->set_device_memory_bytes(0);
   EXPECT_THAT(CheckPlanBeforeModel(r).message(),
               HasSubstr("cluster.device_memory_bytes"));
+}
+
+// The Layout request's workload (proto/chunkplan/v1/chunk_search.proto):
+// converted as Plan's (the shape read off the config text above), refused
+// without a decoder-only model, and activation_bytes carried back.
+v1::LayoutRequest WithWorkload(const char* config) {
+  v1::LayoutRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(config);
+  r.mutable_workload()->set_micro_batch(2);
+  r.mutable_workload()->set_sequence_length(512);
+  r.mutable_workload()->set_activation_checkpointing(true);
+  return r;
+}
+
+TEST(LayoutWorkloadConvert, AModelsShapeFillsTheWorkload) {
+  const absl::StatusOr<planner::LayoutRequest> got =
+      FromProto(WithWorkload(kLlamaConfig));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->search.numels.size(), 1u + 3 * 9 + 2);
+  ASSERT_TRUE(got->workload.has_value());
+  ExpectLlamaWorkload(*got->workload, /*checkpointing=*/true,
+                      /*flash=*/false);
+  v1::LayoutRequest none = WithWorkload(kLlamaConfig);
+  none.clear_workload();
+  const absl::StatusOr<planner::LayoutRequest> without = FromProto(none);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_FALSE(without->workload.has_value());
+}
+
+TEST(LayoutWorkloadConvert, AWorkloadNeedsADecoderOnlyModel) {
+  v1::LayoutRequest numels;
+  numels.mutable_search()->add_numels(100);
+  numels.mutable_workload()->set_micro_batch(1);
+  numels.mutable_workload()->set_sequence_length(8);
+  absl::StatusOr<planner::LayoutRequest> got = FromProto(numels);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
+
+  // A zero size is named before the model is looked at.
+  numels.mutable_workload()->set_sequence_length(0);
+  EXPECT_THAT(FromProto(numels).status().message(),
+              HasSubstr("workload.sequence_length"));
+
+  got = FromProto(WithWorkload(kBertConfig));
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
+  EXPECT_THAT(got.status().message(), HasSubstr("bert"));
+}
+
+TEST(LayoutWorkloadConvert, ActivationBytesTravelBack) {
+  planner::LayoutResult result;
+  result.activation_bytes = 101'580;
+  EXPECT_EQ(ToProto(result).activation_bytes(), 101'580u);
+  EXPECT_EQ(ToProto(planner::LayoutResult{}).activation_bytes(), 0u);
 }
 
 }  // namespace

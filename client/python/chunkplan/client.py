@@ -213,7 +213,8 @@ class Client:
                dp_degree=1, precision="fp16", master_weights=True,
                gradient_accumulation=False, pin_memory=True,
                optimizer="adam", engine="auto", objective="seed_waste",
-               timeout=None, wait_for_ready=False, **placement):
+               workload=None, timeout=None, wait_for_ready=False,
+               **placement):
         """What Gemini allocates for these parameters: a Layout (its chunks,
         padding and the bytes of the most and least loaded rank).
 
@@ -237,8 +238,10 @@ class Client:
         "none". objective: which candidate the search picks, "seed_waste"
         (the seed's), "layout_padding" or "peak_rank_bytes" (see
         frontier()); another than "seed_waste" needs the search (with
-        configs the server refuses it). timeout, wait_for_ready: as
-        search_request().
+        configs the server refuses it). workload: None, or a dict as plan()
+        takes it, for Layout.activation_bytes, an activation ESTIMATE
+        (decoder-only models given by config, a chunkplan.v1.ModelConfig).
+        timeout, wait_for_ready: as search_request().
 
         Layout.search is the SearchResult when the search ran (its
         min_chunk_waste the seed's waste at the candidate laid out), else
@@ -253,7 +256,7 @@ class Client:
             model_or_params, search_range_m, search_interval,
             min_chunk_size_m, filter_exlarge_params, configs=configs,
             frozen=frozen, dp_degree=dp_degree, engine=engine,
-            objective=objective, precision=precision,
+            objective=objective, workload=workload, precision=precision,
             master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
             pin_memory=pin_memory, optimizer=optimizer, **placement)

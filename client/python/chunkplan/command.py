@@ -294,7 +294,8 @@ def _check_output_flags(args):
 
 def _layout(args, out, err):
     _check_output_flags(args)
-    problem = layout_command.budget_problem(args)
+    problem = (layout_command.budget_problem(args) or
+               layout_command.workload_problem(args))
     if problem:
         raise _UsageError(problem)
     with _client(args) as client:

@@ -16,8 +16,11 @@ gathered chunk, --reserve, and the device need (their sum); --device-memory
 adds the headroom and whether the device need fits; --gpu NAME gives a
 card's memory as nvidia-smi reports it instead (chunkplan.gpu_presets);
 --gpus-per-node adds the host bytes per node (min(N, dp) ranks),
---host-memory whether the node holds them. --json / --format json keeps the
-verdict in each line. GiB here is 2**30 bytes, printed with 2 decimals.
+--host-memory whether the node holds them; --micro-batch and
+--sequence-length (with --activation-checkpointing, --flash-attention) add
+the server's activation ESTIMATE (decoder-only models, docs/plan.md) to the
+device need. --json / --format json keeps the verdict in each line. GiB
+here is 2**30 bytes, printed with 2 decimals.
 --objective picks the candidate to lay out (default ColossalAI's pick);
 --emit colossalai prints only the configs laid out, as GeminiPlugin's
 chunk_config_dict (chunkplan.colossalai_export), one line per degree.
@@ -30,7 +33,7 @@ import re
 
 from google.protobuf import json_format
 
-from chunkplan import gpu_presets, verdict
+from chunkplan import gpu_presets, models, verdict
 from chunkplan.colossalai_export import EMIT_FORMATS
 from chunkplan.layout_request import (OBJECTIVES, OPTIMIZERS, PLACEMENTS,
                                       PRECISIONS)
@@ -95,6 +98,7 @@ def add_arguments(parser):
                         "several, comma-separated, give one row each "
                         "(default 1)")
     add_budget_arguments(parser)
+    add_workload_arguments(parser)
     parser.add_argument("--offload-sweep", action="store_true",
                         help="one row per offload_optim_frac 0, 0.05, ..., "
                         "1 on the chosen configuration: the chunks really "
@@ -122,6 +126,46 @@ def add_budget_arguments(parser, required=False):
                         help="host memory of one node, e.g. 1TiB: whether "
                         "it holds the node's host bytes (needs "
                         "--gpus-per-node)")
+
+
+def add_workload_arguments(parser):
+    """--micro-batch, --sequence-length, --activation-checkpointing and
+    --flash-attention: the workload whose activations the server
+    ESTIMATES (decoder-only models; workload_problem judges the
+    combination, workload reads it back)."""
+    work = parser.add_argument_group(
+        "workload (an activation ESTIMATE: decoder-only models)")
+    work.add_argument("--micro-batch", type=parse_count, metavar="N",
+                      help="sequences per micro-batch")
+    work.add_argument("--sequence-length", type=parse_count, metavar="N",
+                      help="tokens per sequence")
+    work.add_argument("--activation-checkpointing", action="store_true",
+                      help="full recomputation: one checkpoint per layer")
+    work.add_argument("--flash-attention", action="store_true",
+                      help="no attention scores stored")
+
+
+def workload_problem(args):
+    """A usage error in the workload flags' combination, as a sentence, or
+    None."""
+    if (args.micro_batch is None) != (args.sequence_length is None):
+        return "--micro-batch and --sequence-length go together"
+    if args.micro_batch is None and (args.activation_checkpointing or
+                                     args.flash_attention):
+        return ("--activation-checkpointing and --flash-attention describe "
+                "a workload: give --micro-batch and --sequence-length")
+    return None
+
+
+def workload(args):
+    """Client.layout's and Client.plan's workload dict, or None without
+    one."""
+    if args.micro_batch is None:
+        return None
+    return {"micro_batch": args.micro_batch,
+            "sequence_length": args.sequence_length,
+            "activation_checkpointing": args.activation_checkpointing,
+            "flash_attention": args.flash_attention}
 
 
 def parse_count(text):
@@ -239,12 +283,17 @@ def plugin_keywords(args):
 
 def layouts(client, model, args, interval):
     """[(degree, Layout)] for every degree of --dp, in order: one
-    Client.layout call each with the command's settings. Raises what
-    Client.layout raises."""
+    Client.layout call each with the command's settings; with a workload
+    the model's config travels instead of its numels (the server reads the
+    shape the estimate needs from it). Raises what Client.layout raises,
+    OSError for a config that cannot be read."""
+    params = model.numels
+    if workload(args) is not None:
+        params = models.model_config(args.hf_config, args.architecture)
     return [(degree, client.layout(
-        model.numels, args.search_range_m, interval, args.min_chunk_size_m,
-        not args.no_filter, dp_degree=degree, **gemini_keywords(args)))
-        for degree in args.dp]
+        params, args.search_range_m, interval, args.min_chunk_size_m,
+        not args.no_filter, dp_degree=degree, workload=workload(args),
+        **gemini_keywords(args))) for degree in args.dp]
 
 
 def fixed_settings(args):
@@ -354,7 +403,8 @@ def format_rows(model, args, results):
     --device-memory / --host-memory the headroom and whether it fits."""
     lines = ["model           %s" % model.summary(), settings_line(args)]
     lines += verdict.budget_lines(args.reserve, args.device_memory,
-                                  args.gpus_per_node, args.host_memory)
+                                  args.gpus_per_node, args.host_memory,
+                                  results[0][1].activation_bytes)
     header = ("dp degree  chunk size (elements)  keep gathered  "
               "padding (elements)  search waste (elements)  device total "
               "GiB  device need GiB")

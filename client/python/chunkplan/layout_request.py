@@ -28,6 +28,55 @@ PLACEMENTS = ("static", "auto")
 OPTIMIZERS = ("adam", "none")
 # The chunkplan.v1.Objective names without "OBJECTIVE_", in enum order.
 OBJECTIVES = ("seed_waste", "layout_padding", "peak_rank_bytes")
+# Workload's keys, as Client.layout and Client.plan take them in a dict.
+WORKLOAD_KEYS = ("micro_batch", "sequence_length",
+                 "activation_checkpointing", "flash_attention")
+
+
+def workload_message(value):
+    """The Workload message of a dict with WORKLOAD_KEYS (micro_batch and
+    sequence_length ints, the two flags bools, default False), or of a
+    Workload message (sent as it is). Raises InvalidArgumentError for an
+    unknown key or a value that does not fit."""
+    if isinstance(value, chunk_search_pb2.Workload):
+        return value
+    if not isinstance(value, dict) or set(value) - set(WORKLOAD_KEYS):
+        raise invalid_argument(
+            f"workload: expected a dict of {', '.join(WORKLOAD_KEYS)}, got "
+            f"{value!r}")
+    flags = {}
+    for key in WORKLOAD_KEYS[2:]:
+        flag = value.get(key, False)
+        if not isinstance(flag, bool):
+            raise invalid_argument(f"workload.{key}: expected True or "
+                                   f"False, got {flag!r}")
+        flags[key] = flag
+    return chunk_search_pb2.Workload(
+        micro_batch=unsigned(value.get("micro_batch", 0), UINT32_MAX,
+                             "workload.micro_batch"),
+        sequence_length=unsigned(value.get("sequence_length", 0), UINT32_MAX,
+                                 "workload.sequence_length"),
+        **flags)
+
+
+def build_search(model_or_params, search_range_m, search_interval,
+                 min_chunk_size_m=32, filter_exlarge_params=True, *,
+                 dp_degree=1, engine="auto"):
+    """request.build_request's ChunkSearchRequest or, for a
+    chunkplan.v1.ModelConfig (e.g. chunkplan.models.model_config(...): the
+    server describes it), one with `model` and dp_degree as its one
+    degree."""
+    if not isinstance(model_or_params, chunk_search_pb2.ModelConfig):
+        return build_request(model_or_params, search_range_m,
+                             search_interval, min_chunk_size_m,
+                             filter_exlarge_params, dp_degree=dp_degree,
+                             engine=engine)
+    search = build_request([], search_range_m, search_interval,
+                           min_chunk_size_m, filter_exlarge_params,
+                           engine=engine)
+    search.model.CopyFrom(model_or_params)
+    search.dp_degrees.append(unsigned(dp_degree, UINT32_MAX, "dp_degree"))
+    return search
 
 
 def _flag(value, where):
@@ -166,17 +215,20 @@ def build_layout_request(model_or_params, search_range_m=None,
                          search_interval=None, min_chunk_size_m=32,
                          filter_exlarge_params=True, *, configs=None,
                          frozen=None, dp_degree=1, engine="auto",
-                         objective="seed_waste", **settings):
+                         objective="seed_waste", workload=None, **settings):
     """The LayoutRequest for Client.layout's (and Client.frontier's)
     arguments.
 
-    model_or_params, dp_degree and the search settings: as
-    request.build_request. search_range_m and search_interval are needed to
-    search; with `configs` (see chunk_configs; empty means search) nothing
-    is swept and, left None, they travel as 0 and 1. frozen: see
-    frozen_flags. objective: one of OBJECTIVES (any case, "OBJECTIVE_"
-    optional) or an Objective number; any objective with configs is sent,
-    for the server to judge. settings: gemini_settings's keywords. Raises
+    model_or_params, dp_degree and the search settings: as build_search
+    (numels, a torch.nn.Module or a chunkplan.v1.ModelConfig).
+    search_range_m and search_interval are needed to search; with
+    `configs` (see chunk_configs; empty means search) nothing is swept and,
+    left None, they travel as 0 and 1. frozen: see frozen_flags. objective:
+    one of OBJECTIVES (any case, "OBJECTIVE_" optional) or an Objective
+    number; any objective with configs is sent, for the server to judge.
+    workload: None, or workload_message's dict (the activation ESTIMATE;
+    the model given as a ModelConfig). settings: gemini_settings's
+    keywords. Raises
     InvalidArgumentError for what does not fit the wire, or for a search
     without search_range_m or search_interval."""
     config_messages = chunk_configs(configs) if configs is not None else []
@@ -190,7 +242,7 @@ def build_layout_request(model_or_params, search_range_m=None,
         search_range_m = _UNSWEPT_RANGE_M
     if search_interval is None:
         search_interval = _UNSWEPT_INTERVAL
-    search = build_request(
+    search = build_search(
         model_or_params, search_range_m, search_interval, min_chunk_size_m,
         filter_exlarge_params, dp_degree=dp_degree, engine=engine)
     request = chunk_search_pb2.LayoutRequest(
@@ -199,4 +251,6 @@ def build_layout_request(model_or_params, search_range_m=None,
                              objective, "objective"))
     request.configs.extend(config_messages)
     request.frozen.extend(frozen_flags(model_or_params, frozen))
+    if workload is not None:
+        request.workload.CopyFrom(workload_message(workload))
     return request

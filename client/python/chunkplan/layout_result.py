@@ -100,6 +100,9 @@ class Layout:
     # most_loaded_rank is the worst), and the placement's outcome.
     most_loaded_rank_least: Optional[RankMemory] = None
     placement: PlacementOutcome = PlacementOutcome()
+    # The activation ESTIMATE per rank for the request's workload (0
+    # without one; docs/plan.md); not in most_loaded_rank.
+    activation_bytes: int = 0
 
     @property
     def config_dict(self):
@@ -138,7 +141,8 @@ class Layout:
             response=response, request=request,
             most_loaded_rank_least=rank_memory(
                 response.most_loaded_rank_least),
-            placement=_placement(response.placement))
+            placement=_placement(response.placement),
+            activation_bytes=int(response.activation_bytes))
 
 
 def _placement(p):

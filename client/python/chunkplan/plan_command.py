@@ -37,16 +37,7 @@ def add_arguments(parser):
                         help="print only the first option, as "
                         "GeminiPlugin's chunk_config_dict and keyword "
                         "arguments")
-    work = parser.add_argument_group(
-        "workload (an activation ESTIMATE: decoder-only models)")
-    work.add_argument("--micro-batch", type=layout_command.parse_count,
-                      metavar="N", help="sequences per micro-batch")
-    work.add_argument("--sequence-length", type=layout_command.parse_count,
-                      metavar="N", help="tokens per sequence")
-    work.add_argument("--activation-checkpointing", action="store_true",
-                      help="full recomputation: one checkpoint per layer")
-    work.add_argument("--flash-attention", action="store_true",
-                      help="no attention scores stored")
+    layout_command.add_workload_arguments(parser)
     layout_command.add_fixed_arguments(
         parser, "GeminiPlugin's fixed choices (default: GeminiPlugin's; "
         "Plan chooses the placement)")
@@ -54,28 +45,13 @@ def add_arguments(parser):
 
 def usage_problem(args):
     """A usage error in the flags' combination, as a sentence, or None."""
-    problem = layout_command.budget_problem(args)
+    problem = (layout_command.budget_problem(args) or
+               layout_command.workload_problem(args))
     if problem:
         return problem
-    if (args.micro_batch is None) != (args.sequence_length is None):
-        return "--micro-batch and --sequence-length go together"
-    if args.micro_batch is None and (args.activation_checkpointing or
-                                     args.flash_attention):
-        return ("--activation-checkpointing and --flash-attention describe "
-                "a workload: give --micro-batch and --sequence-length")
     if args.json and args.emit is not None:
         return "--json and --emit are two outputs: give one"
     return None
-
-
-def workload(args):
-    """Client.plan's workload dict, or None without one."""
-    if args.micro_batch is None:
-        return None
-    return {"micro_batch": args.micro_batch,
-            "sequence_length": args.sequence_length,
-            "activation_checkpointing": args.activation_checkpointing,
-            "flash_attention": args.flash_attention}
 
 
 def plan(client, args, interval):
@@ -92,7 +68,7 @@ def plan(client, args, interval):
         precision=args.precision, master_weights=not args.no_master_weights,
         gradient_accumulation=args.gradient_accumulation,
         pin_memory=not args.no_pin_memory, optimizer=args.optimizer,
-        workload=workload(args), max_options=args.max_options,
+        workload=layout_command.workload(args), max_options=args.max_options,
         engine=args.engine, timeout=args.timeout)
 
 

@@ -10,15 +10,11 @@ InvalidArgumentError here, named as the server names them
 ("cluster.world_sizes[1]").
 """
 
-from chunkplan.layout_request import gemini_base, frozen_flags
-from chunkplan.request import (UINT32_MAX, UINT64_MAX, build_request,
-                               invalid_argument, unsigned)
+from chunkplan.layout_request import (build_search, frozen_flags,
+                                      gemini_base, workload_message)
+from chunkplan.request import (UINT32_MAX, UINT64_MAX, invalid_argument,
+                               unsigned)
 from chunkplan.v1 import chunk_search_pb2
-
-# Workload's keys, as Client.plan takes them in a dict.
-WORKLOAD_KEYS = ("micro_batch", "sequence_length",
-                 "activation_checkpointing", "flash_attention")
-
 
 def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
             host_memory_bytes=0, reserve_bytes=0):
@@ -44,44 +40,15 @@ def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
     return message
 
 
-def workload_message(value):
-    """The Workload message of a dict with WORKLOAD_KEYS (micro_batch and
-    sequence_length ints, the two flags bools, default False), or of a
-    Workload message (sent as it is). Raises InvalidArgumentError for an
-    unknown key or a value that does not fit."""
-    if isinstance(value, chunk_search_pb2.Workload):
-        return value
-    if not isinstance(value, dict) or set(value) - set(WORKLOAD_KEYS):
-        raise invalid_argument(
-            f"workload: expected a dict of {', '.join(WORKLOAD_KEYS)}, got "
-            f"{value!r}")
-    flags = {}
-    for key in WORKLOAD_KEYS[2:]:
-        flag = value.get(key, False)
-        if not isinstance(flag, bool):
-            raise invalid_argument(f"workload.{key}: expected True or "
-                                   f"False, got {flag!r}")
-        flags[key] = flag
-    return chunk_search_pb2.Workload(
-        micro_batch=unsigned(value.get("micro_batch", 0), UINT32_MAX,
-                             "workload.micro_batch"),
-        sequence_length=unsigned(value.get("sequence_length", 0), UINT32_MAX,
-                                 "workload.sequence_length"),
-        **flags)
-
-
 def _search(model_or_params, search_range_m, search_interval,
             min_chunk_size_m, filter_exlarge_params, engine):
     """The ChunkSearchRequest: `model` for a ModelConfig, else numels (no
     dp_degrees: Plan sets each option's world size)."""
-    model = None
-    if isinstance(model_or_params, chunk_search_pb2.ModelConfig):
-        model, model_or_params = model_or_params, []
-    search = build_request(model_or_params, search_range_m, search_interval,
-                           min_chunk_size_m, filter_exlarge_params,
-                           engine=engine)
-    if model is not None:
-        search.model.CopyFrom(model)
+    search = build_search(model_or_params, search_range_m, search_interval,
+                          min_chunk_size_m, filter_exlarge_params,
+                          engine=engine)
+    if search.HasField("model"):
+        del search.dp_degrees[:]
     return search
 
 

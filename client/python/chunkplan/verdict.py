@@ -4,7 +4,8 @@ exactly").
 
     device need   = the most loaded rank's device bytes (its worst chunk
                     order) + the gathered chunk + the reserve
-                    (+ the activation estimate, where Plan has one)
+                    (+ the activation ESTIMATE, where the request has a
+                    workload: Layout's activation_bytes, Plan's)
     host per node = min(gpus_per_node, world size) x the most loaded rank's
                     host bytes, the larger over the two extreme chunk orders
 
@@ -25,9 +26,11 @@ def gib(nbytes):
 
 def device_need_bytes(layout, reserve_bytes=0):
     """The device need of a Layout: most_loaded_rank.device_bytes +
-    gathered_chunk_bytes + reserve_bytes."""
+    gathered_chunk_bytes + reserve_bytes + activation_bytes (0 without a
+    workload)."""
     return (layout.most_loaded_rank.device_bytes +
-            layout.gathered_chunk_bytes + reserve_bytes)
+            layout.gathered_chunk_bytes + reserve_bytes +
+            layout.activation_bytes)
 
 
 def host_bytes_per_node(layout, gpus_per_node, world_size):
@@ -40,14 +43,16 @@ def host_bytes_per_node(layout, gpus_per_node, world_size):
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """The figures of a fit: device_need_bytes (reserve_bytes included) and,
-    where known, the device memory, host bytes per node and host memory
-    (None where not given)."""
+    """The figures of a fit: device_need_bytes (reserve_bytes and
+    activation_bytes included) and, where known, the device memory, host
+    bytes per node and host memory (None where not given)."""
     device_need_bytes: int
     reserve_bytes: int = 0
     device_memory_bytes: Optional[int] = None
     host_bytes_per_node: Optional[int] = None
     host_memory_bytes: Optional[int] = None
+    # The activation ESTIMATE of a workload (0: none given).
+    activation_bytes: int = 0
 
     @property
     def checked(self):
@@ -93,9 +98,12 @@ class Verdict:
     def to_json(self):
         """The verdict for --format json, in protobuf JSON's style (64-bit
         integers as strings): device_need_bytes and reserve_bytes always;
-        each budget, its headroom, `fits` and `why_not` where given."""
+        activation_bytes with a workload; each budget, its headroom, `fits`
+        and `why_not` where given."""
         out = {"device_need_bytes": str(self.device_need_bytes),
                "reserve_bytes": str(self.reserve_bytes)}
+        if self.activation_bytes:
+            out["activation_bytes"] = str(self.activation_bytes)
         if self.host_bytes_per_node is not None:
             out["host_bytes_per_node"] = str(self.host_bytes_per_node)
         if self.device_memory_bytes is not None:
@@ -118,7 +126,8 @@ def of_layout(layout, world_size, reserve_bytes=0, device_memory_bytes=None,
     host = (None if gpus_per_node is None else
             host_bytes_per_node(layout, gpus_per_node, world_size))
     return Verdict(device_need_bytes(layout, reserve_bytes), reserve_bytes,
-                   device_memory_bytes, host, host_memory_bytes)
+                   device_memory_bytes, host, host_memory_bytes,
+                   layout.activation_bytes)
 
 
 def verdict_word(judged):
@@ -134,9 +143,11 @@ def table_lines(judged, gathered_chunk_bytes, gpus_per_node=None,
     lines = ["gathered chunk  %s GiB (the largest chunk not kept gathered, "
              "gathered whole while it computes)" % gib(gathered_chunk_bytes),
              "reserve         %s GiB (--reserve: the CUDA context and "
-             "workspace)" % gib(judged.reserve_bytes),
-             "device need     %s GiB (%s)" % (gib(judged.device_need_bytes),
-                                             DEVICE_NEED)]
+             "workspace)" % gib(judged.reserve_bytes)]
+    lines += activation_lines(judged.activation_bytes)
+    lines.append("device need     %s GiB (%s)" % (
+        gib(judged.device_need_bytes), device_need_words(
+            judged.activation_bytes)))
     if judged.device_memory_bytes is not None:
         lines.append("device memory   %s GiB, headroom %s GiB" % (
             gib(judged.device_memory_bytes),
@@ -158,19 +169,36 @@ def table_lines(judged, gathered_chunk_bytes, gpus_per_node=None,
 # The definitions, in the words every table uses.
 DEVICE_NEED = ("the most loaded rank's device total, worst chunk order, + "
                "the gathered chunk + the reserve")
+
+
+def device_need_words(activation_bytes=0):
+    """DEVICE_NEED, with "+ the activations" when a workload's estimate
+    is counted."""
+    return DEVICE_NEED + (" + the activations" if activation_bytes else "")
+
+
+def activation_lines(activation_bytes):
+    """The line naming a workload's activation estimate ([] without
+    one)."""
+    if not activation_bytes:
+        return []
+    return ["activations     %s GiB per rank, an ESTIMATE (docs/plan.md)" %
+            gib(activation_bytes)]
 HOST_PER_NODE = ("min(GPUs per node, dp) x the most loaded rank's host "
                  "total, the larger over its chunk orders")
 
 
 def budget_lines(reserve_bytes, device_memory_bytes=None, gpus_per_node=None,
-                 host_memory_bytes=None):
-    """The lines above a table of rows: the budgets given and what "device
-    need" and "host per node" count."""
+                 host_memory_bytes=None, activation_bytes=0):
+    """The lines above a table of rows: the budgets given, a workload's
+    activation estimate and what "device need" and "host per node"
+    count."""
     lines = []
     if device_memory_bytes is not None:
         lines.append("device memory   %s GiB" % gib(device_memory_bytes))
     lines.append("reserve         %s GiB" % gib(reserve_bytes))
-    lines.append("device need     " + DEVICE_NEED)
+    lines += activation_lines(activation_bytes)
+    lines.append("device need     " + device_need_words(activation_bytes))
     if gpus_per_node is not None:
         lines.append("host per node   " + HOST_PER_NODE.replace(
             "GPUs per node", "%d GPUs per node" % gpus_per_node))

@@ -11,24 +11,9 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "server/planner/workload_types.h"
 
 namespace chunkplan::planner {
-
-// The shape facts the formula reads; nothing else of the model enters it.
-struct TransformerShape {
-  uint64_t num_layers = 0;           // L
-  uint64_t hidden_size = 0;          // h
-  uint64_t num_attention_heads = 0;  // a (query heads)
-  uint64_t vocab_size = 0;           // v: the fp32 logits of the loss
-};
-
-// One micro-batch's work (the Plan request's Workload).
-struct ActivationWorkload {
-  uint32_t micro_batch = 0;               // b
-  uint32_t sequence_length = 0;           // s
-  bool activation_checkpointing = false;  // full recomputation of each layer
-  bool flash_attention = false;           // no s x s attention scores stored
-};
 
 // The estimate by part, in bytes (16-bit activations, 1-byte dropout masks).
 struct ActivationBytes {

@@ -37,12 +37,12 @@ absl::Status CheckCluster(const Cluster& cluster) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> PlanActivationBytes(const PlanRequest& request) {
-  if (!request.workload.has_value()) return 0;
+absl::StatusOr<uint64_t> PlanActivationBytes(
+    const std::optional<PlanWorkload>& workload) {
+  if (!workload.has_value()) return 0;
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const ActivationBytes bytes,
-      EstimateActivationBytes(request.workload->shape,
-                              request.workload->workload));
+      EstimateActivationBytes(workload->shape, workload->workload));
   return bytes.total_bytes;
 }
 

@@ -5,6 +5,7 @@
 // search part and `frozen` are checked by Layout at each world size.
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,11 +22,12 @@ inline constexpr size_t kMaxWorldSizes = 64;
 // cluster.world_sizes[i] 0, cluster.world_sizes[j] repeating an earlier one.
 absl::Status CheckCluster(const Cluster& cluster);
 
-// The activation estimate every option counts: 0 without a workload, else
-// EstimateActivationBytes(...).total_bytes. Errors: the estimate's
-// (INVALID_ARGUMENT naming workload.<field>, shape.<field> or
+// The activation estimate of a Plan option or a Layout: 0 without a
+// workload, else EstimateActivationBytes(...).total_bytes. Errors: the
+// estimate's (INVALID_ARGUMENT naming workload.<field>, shape.<field> or
 // activations.<part>).
-absl::StatusOr<uint64_t> PlanActivationBytes(const PlanRequest& request);
+absl::StatusOr<uint64_t> PlanActivationBytes(
+    const std::optional<PlanWorkload>& workload);
 
 }  // namespace chunkplan::planner
 

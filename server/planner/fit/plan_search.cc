@@ -162,7 +162,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.precision = &request.precision;
   context.has_workload = request.workload.has_value();
   CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
-                             PlanActivationBytes(request));
+                             PlanActivationBytes(request.workload));
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;

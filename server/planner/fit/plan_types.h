@@ -26,13 +26,6 @@ struct Cluster {
   uint64_t reserve_bytes = 0;         // per rank
 };
 
-// The activation estimate's inputs: the model's shape (from the service's
-// model description) and the request's workload.
-struct PlanWorkload {
-  TransformerShape shape;
-  ActivationWorkload workload;
-};
-
 struct PlanRequest {
   // numels and the search settings; dp_degrees is ignored.
   SearchRequest search;

@@ -13,6 +13,7 @@
 
 #include "server/planner/objective.h"
 #include "server/planner/search_types.h"
+#include "server/planner/workload_types.h"
 
 namespace chunkplan::planner {
 
@@ -58,6 +59,9 @@ struct LayoutRequest {
   GeminiSettings gemini;
   // Which candidate the search picks (kSeedWaste: the seed's answer).
   Objective objective = Objective::kSeedWaste;
+  // Set: LayoutResult.activation_bytes is its estimate (Layout only;
+  // Frontier refuses it).
+  std::optional<PlanWorkload> workload;
 };
 
 // One candidate of the frontier, with every measure whatever the objective.
@@ -147,6 +151,9 @@ struct LayoutResult {
   PlacementOutcome placement;
   // The largest non-gathered chunk's size in bytes (0 when none).
   uint64_t gathered_chunk_bytes = 0;
+  // The activation ESTIMATE for the request's workload per rank (0 without
+  // one); not counted in most_loaded_rank.
+  uint64_t activation_bytes = 0;
   // Wall time spent in the planner, the search included.
   uint64_t layout_nanos = 0;
 };

@@ -1,0 +1,31 @@
+#ifndef CHUNKPLAN_SERVER_SERVICE_WORKLOAD_CONVERT_H_
+#define CHUNKPLAN_SERVER_SERVICE_WORKLOAD_CONVERT_H_
+
+// chunkplan.v1.Workload -> the planner's PlanWorkload, for the Layout and
+// Plan requests alike (docs/plan.md, "Activations: an estimate").
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "chunkplan/v1/chunk_search.pb.h"
+#include "server/models/model_description.h"
+#include "server/planner/workload_types.h"
+
+namespace chunkplan::service {
+
+// The workload's sizes, checked before the model is described:
+// INVALID_ARGUMENT naming workload.micro_batch, then
+// workload.sequence_length, when it is 0.
+absl::Status CheckWorkloadSizes(const v1::Workload& workload);
+
+// The activation estimate's inputs: the described model's shape and
+// `workload`'s fields. INVALID_ARGUMENT "workload: ..." without a described
+// model (numels were sent) or for a model that is not decoder-only.
+absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
+    const v1::Workload& workload,
+    const std::optional<models::ModelDescription>& model);
+
+}  // namespace chunkplan::service
+
+#endif  // CHUNKPLAN_SERVER_SERVICE_WORKLOAD_CONVERT_H_
