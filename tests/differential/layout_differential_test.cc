@@ -446,6 +446,35 @@ TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
     EXPECT_TRUE(answer.ok()) << answer.status();
 }
 
+// The placement settings the workload tests try, by number: 0 partial
+// optimizer offload (0.1), 1 full optimizer offload, 2 and 3
+// shard_param_frac 0.5 and 0.9, 4 and 5 offload_param_frac 0.5 and 0.9
+// (both others at 1), 6 auto with an 80 GiB device.
+constexpr int kWorkloadPlacements = 7;
+void SetWorkloadPlacement(int setting, v1::GeminiSettings* g) {
+  switch (setting) {
+    case 0:
+      g->set_offload_optim_frac(0.1);
+      break;
+    case 1:
+      g->set_offload_optim_frac(1.0);
+      break;
+    case 2:
+    case 3:
+      g->set_shard_param_frac(setting == 2 ? 0.5 : 0.9);
+      break;
+    case 4:
+    case 5:
+      g->set_offload_optim_frac(1.0);
+      g->set_offload_param_frac(setting == 4 ? 0.5 : 0.9);
+      break;
+    default:
+      g->set_placement(v1::PLACEMENT_AUTO);
+      g->set_device_memory_bytes(uint64_t{80} << 30);
+      break;
+  }
+}
+
 // Issue 27 on the model workloads: the search's pick at GeminiPlugin's
 // defaults (the planner's Search chooses the configs, an input here; the
 // oracle lays them out itself) under full optimizer offload,
@@ -475,28 +504,11 @@ TEST(LayoutDifferentialTest, PlacedWorkloadsMatchTheOracle) {
     }
     const bool partial = name == "bert-large.json" || name == "gpt2-xl.json" ||
                          name == "llama-2-7b.json" || name == "opt-30b.json";
-    for (int setting = partial ? 0 : 1; setting < 5; ++setting) {
+    // The 0.5 variants and auto; partial offload where the oracle is quick.
+    for (const int setting : {0, 1, 2, 4, 6}) {
+      if (setting == 0 && !partial) continue;
       v1::LayoutRequest r = request;
-      v1::GeminiSettings* g = r.mutable_gemini();
-      switch (setting) {
-        case 0:
-          g->set_offload_optim_frac(0.1);
-          break;
-        case 1:
-          g->set_offload_optim_frac(1.0);
-          break;
-        case 2:
-          g->set_shard_param_frac(0.5);
-          break;
-        case 3:
-          g->set_offload_optim_frac(1.0);
-          g->set_offload_param_frac(0.5);
-          break;
-        default:
-          g->set_placement(v1::PLACEMENT_AUTO);
-          g->set_device_memory_bytes(uint64_t{80} << 30);
-          break;
-      }
+      SetWorkloadPlacement(setting, r.mutable_gemini());
       requests.push_back(r);
     }
   }
@@ -802,31 +814,11 @@ TEST(FrontierDifferentialTest, PlacedWorkloadsMatchTheOracle) {
     v1::LayoutRequest request;
     *request.mutable_search() = search;
     request = with_candidates(request, mixtral ? 2 : 16);
-    for (int setting = mixtral ? 1 : 0; setting < 7; ++setting) {
+    for (int setting = mixtral ? 1 : 0; setting < kWorkloadPlacements;
+         ++setting) {
       v1::LayoutRequest r =
           setting == 0 && !small ? with_candidates(request, 3) : request;
-      v1::GeminiSettings* g = r.mutable_gemini();
-      switch (setting) {
-        case 0:
-          g->set_offload_optim_frac(0.1);
-          break;
-        case 1:
-          g->set_offload_optim_frac(1.0);
-          break;
-        case 2:
-        case 3:
-          g->set_shard_param_frac(setting == 2 ? 0.5 : 0.9);
-          break;
-        case 4:
-        case 5:
-          g->set_offload_optim_frac(1.0);
-          g->set_offload_param_frac(setting == 4 ? 0.5 : 0.9);
-          break;
-        default:
-          g->set_placement(v1::PLACEMENT_AUTO);
-          g->set_device_memory_bytes(uint64_t{80} << 30);
-          break;
-      }
+      SetWorkloadPlacement(setting, r.mutable_gemini());
       r.set_objective(v1::OBJECTIVE_PEAK_RANK_BYTES);
       requests.push_back(r);
       if (setting == 0 && !small) continue;
