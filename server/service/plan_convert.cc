@@ -52,15 +52,24 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   out->set_device_need_bytes(o.device_need_bytes);
 }
 
+// The cluster's fields, copied (the planner checks their values).
+planner::Cluster ClusterOf(const v1::Cluster& c) {
+  planner::Cluster out;
+  out.device_memory_bytes = c.device_memory_bytes();
+  out.host_memory_bytes = c.host_memory_bytes();
+  out.gpus_per_node = c.gpus_per_node();
+  out.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
+  out.reserve_bytes = c.reserve_bytes();
+  return out;
+}
+
 }  // namespace
 
 absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
-  const v1::Cluster& c = request.cluster();
-  planner::Cluster cluster;
-  cluster.device_memory_bytes = c.device_memory_bytes();
-  cluster.gpus_per_node = c.gpus_per_node();
-  cluster.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
-  if (absl::Status s = planner::CheckCluster(cluster); !s.ok()) return s;
+  if (absl::Status s = planner::CheckCluster(ClusterOf(request.cluster()));
+      !s.ok()) {
+    return s;
+  }
   if (!request.has_workload()) return absl::OkStatus();
   return CheckWorkloadSizes(request.workload());
 }
@@ -89,13 +98,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   out.frozen.assign(request.frozen().begin(), request.frozen().end());
   out.gemini = *std::move(gemini);
   out.precision = PrecisionName(request.gemini().precision());
-  const v1::Cluster& cluster = request.cluster();
-  out.cluster.device_memory_bytes = cluster.device_memory_bytes();
-  out.cluster.host_memory_bytes = cluster.host_memory_bytes();
-  out.cluster.gpus_per_node = cluster.gpus_per_node();
-  out.cluster.world_sizes.assign(cluster.world_sizes().begin(),
-                                 cluster.world_sizes().end());
-  out.cluster.reserve_bytes = cluster.reserve_bytes();
+  out.cluster = ClusterOf(request.cluster());
   out.max_options = request.max_options();
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =
