@@ -27,12 +27,19 @@ FROM ${CUDA_IMAGE} AS build-cuda
 FROM build-${VARIANT} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /src
+# What the server's build and its end-to-end tests need; `all` when
+# CTEST_ARGS asks for more tests.
+ARG CHUNKPLAN_DEPS=server
 COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 ARG CTEST_ARGS="-L server"
 ARG BUILD_TARGETS="chunkplan-server chunkplan chunkplan_python"
-RUN BUILD_DIR=/build CTEST_ARGS="${CTEST_ARGS}" \
+# A ccache directory mounted into the build (deploy/podman-build.sh does
+# where CCACHE_DIR is set): the build tree is /src/build, as on the host,
+# so that its paths relative to CCACHE_BASEDIR match the host's.
+ARG CCACHE_DIR=""
+RUN BUILD_DIR=/src/build CTEST_ARGS="${CTEST_ARGS}" CCACHE_BASEDIR=/src \
     BUILD_TARGETS="${BUILD_TARGETS}" scripts/test.sh
 # The binaries and every shared library they load, under the name they are
 # loaded by, in the real directory (/lib is a link to /usr/lib: copying it
@@ -40,8 +47,8 @@ RUN BUILD_DIR=/build CTEST_ARGS="${CTEST_ARGS}" \
 # own, which the runtime base has.
 RUN set -eu; \
     mkdir -p /out/usr/local/bin; \
-    cp /build/bin/chunkplan-server /build/bin/chunkplan /out/usr/local/bin/; \
-    ldd /build/bin/chunkplan-server /build/bin/chunkplan \
+    cp /src/build/bin/chunkplan-server /src/build/bin/chunkplan /out/usr/local/bin/; \
+    ldd /src/build/bin/chunkplan-server /src/build/bin/chunkplan \
       | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u \
       | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' \
       | while read -r lib; do \

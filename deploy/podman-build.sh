@@ -11,7 +11,8 @@
 #
 # Environment: CHUNKPLAN_ROOTFS_CACHE (default /var/tmp/chunkplan-debian12)
 # keeps the debootstrap tree between runs; CTEST_ARGS and BUILD_TARGETS are
-# passed to the image's scripts/test.sh. Needs root and Debian's package mirror; installs
+# passed to the image's scripts/test.sh, and CHUNKPLAN_DEPS and CCACHE_DIR
+# (below) too. Needs root and Debian's package mirror; installs
 # podman and debootstrap with apt-get where they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,11 +50,19 @@ build_args=(--build-arg VARIANT=cpu
             # Not used by the cpu variant; local so that nothing is pulled.
             --build-arg "CUDA_IMAGE=$base"
             --build-arg "CUDA_RUNTIME_IMAGE=$base")
-for arg in CTEST_ARGS BUILD_TARGETS; do
+for arg in CTEST_ARGS BUILD_TARGETS CHUNKPLAN_DEPS; do
   if [ -n "${!arg+set}" ]; then
     build_args+=(--build-arg "$arg=${!arg}")
   fi
 done
+# Where CCACHE_DIR is set (.ci/run sets it for scripts/test.sh), the image's
+# build compiles through the same cache: the same compiler, flags and
+# relative paths, so most objects are hits.
+if [ -n "${CCACHE_DIR:-}" ]; then
+  mkdir -p "$CCACHE_DIR"
+  build_args+=(--volume "$(realpath "$CCACHE_DIR"):/ccache"
+               --build-arg CCACHE_DIR=/ccache)
+fi
 podman build --isolation=chroot --network=host "${build_args[@]}" \
   -t "$tag" -f Dockerfile .
 echo "== built in $((SECONDS - start)) s"

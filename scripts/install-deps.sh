@@ -2,20 +2,32 @@
 # Installs, with apt-get, every Debian 12 package chunkplan's build, tests and
 # run script need. Idempotent: installs only what is missing, and does
 # nothing (not even `apt-get update`) when everything is there.
+#
+#   scripts/install-deps.sh                        # everything
+#   CHUNKPLAN_DEPS=server scripts/install-deps.sh  # the server's build only
 set -euo pipefail
 
+# CHUNKPLAN_DEPS=server installs only these: building the server, the CLI
+# and the Python client, and the server's end-to-end tests (ctest -L
+# server). The container image's build stage uses it.
 packages=(
   # toolchain
   cmake ninja-build g++ pkg-config
+  ccache  # used where CCACHE_DIR is set (scripts/test.sh)
   # libraries
   libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
   protobuf-compiler-grpc grpc-proto libspdlog-dev libfmt-dev
   nlohmann-json3-dev  # server/models: config.json, a DOM with exact uint64
-  # tests and benchmarks
-  googletest libgtest-dev libgmock-dev libbenchmark-dev openssl yamllint
-  nghttp2-client  # h2load and nghttp, for bench/load.sh
+  # configuring with tests; openssl makes the TLS tests' certificates
+  googletest libgtest-dev libgmock-dev libbenchmark-dev openssl
   # the oracle and the Python client: Debian's interpreter and modules
   python3 python3-numpy python3-grpcio python3-protobuf
+)
+# The default (CHUNKPLAN_DEPS=all) adds everything else the tests, the
+# benchmarks, the fuzzer and CI use.
+more_packages=(
+  yamllint
+  nghttp2-client  # h2load and nghttp, for bench/load.sh
   python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, --plot
   # fuzzing (tests/fuzz/run-fuzz.sh): clang with libFuzzer and the sanitizer
   # runtimes (scripts/sanitize.sh uses g++'s own)
@@ -31,6 +43,13 @@ packages=(
   golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev
   golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
 )
+case "${CHUNKPLAN_DEPS:-all}" in
+  all) packages+=("${more_packages[@]}") ;;
+  server) ;;
+  *) echo "install-deps: CHUNKPLAN_DEPS is all or server," \
+          "not '${CHUNKPLAN_DEPS}'" >&2
+     exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,9 @@
 #   CTEST_ARGS="-R planner" scripts/test.sh
 #   BUILD_TARGETS="chunkplan-server chunkplan" scripts/test.sh  # only these
 #       (and what they need); the tests run must need nothing else
+#   CCACHE_DIR=... scripts/test.sh   # compiles through ccache (CI shares
+#       its cache with the container image's build; CCACHE_BASEDIR makes
+#       the paths in it relative)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +21,9 @@ cmake_args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DCHUNKPLAN_BUILD_TESTS=ON)
 if [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then
+  cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
 cmake "${cmake_args[@]}"
