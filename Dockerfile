@@ -39,6 +39,11 @@ ARG BUILD_TARGETS="chunkplan-server chunkplan chunkplan_python"
 # where CCACHE_DIR is set): the build tree is /src/build, as on the host,
 # so that its paths relative to CCACHE_BASEDIR match the host's.
 ARG CCACHE_DIR=""
+# ccache hashes these: deploy/podman-build.sh passes the host's, where set.
+ARG LANG
+ARG LC_ALL
+ARG LC_CTYPE
+ARG LC_MESSAGES
 RUN BUILD_DIR=/src/build CTEST_ARGS="${CTEST_ARGS}" CCACHE_BASEDIR=/src \
     BUILD_TARGETS="${BUILD_TARGETS}" scripts/test.sh
 # The binaries and every shared library they load, under the name they are

@@ -58,10 +58,16 @@ done
 # Where CCACHE_DIR is set (.ci/run sets it for scripts/test.sh), the image's
 # build compiles through the same cache: the same compiler, flags and
 # relative paths, so most objects are hits.
+# ccache also hashes the locale variables, so those set here are set there.
 if [ -n "${CCACHE_DIR:-}" ]; then
   mkdir -p "$CCACHE_DIR"
   build_args+=(--volume "$(realpath "$CCACHE_DIR"):/ccache"
                --build-arg CCACHE_DIR=/ccache)
+  for arg in LANG LC_ALL LC_CTYPE LC_MESSAGES; do
+    if [ -n "${!arg+set}" ]; then
+      build_args+=(--build-arg "$arg=${!arg}")
+    fi
+  done
 fi
 podman build --isolation=chroot --network=host "${build_args[@]}" \
   -t "$tag" -f Dockerfile .
