@@ -65,7 +65,8 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
         PlacementLabel(o.gemini()), ChunkSizeLabel(o), o.chunk_size_from(),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
         GiB(o.host_bytes_per_node()),
-        o.fits() ? std::string("yes") : absl::StrCat("no: ", o.why_not()));
+        o.fits() ? std::string("fits")
+                 : absl::StrCat("does not fit: ", o.why_not()));
   }
   if (response.options().empty()) out += "(no option)\n";
   if (request.has_workload() && !response.options().empty()) {

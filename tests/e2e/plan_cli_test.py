@@ -183,10 +183,10 @@ class PlanFlagsTest(FakeServerCase):
         self.assertIn("device memory 80.00 GiB per GPU", out)
         self.assertRegex(out, r"(?m)^\s+8\s+static, optim 0\.25\s+41943040\s+"
                               r"peak_rank_bytes_wide\s+75\.50 / 80\.00\s+"
-                              r"300\.00\s+yes$")
+                              r"300\.00\s+fits$")
         self.assertRegex(out, r"(?m)^\s+16\s+auto\s+gathered\s+"
                               r"colossalai_search\s+90\.00 / 80\.00\s+10\.00"
-                              r"\s+no: device: 96636764160 > 85899345920 by "
+                              r"\s+does not fit: device: 96636764160 > 85899345920 by "
                               r"10737418240$")
         self.assertIn("activations: an ESTIMATE", out)
         self.assertIn("3.00 GiB per rank", out)
