@@ -781,43 +781,31 @@ namespace chunkplan::testing {
 namespace {
 
 // Issue 27's frontier on every model workload (bench/workloads): the peak
-// and padding objectives under full optimizer offload, shard_param_frac
-// 0.5 and 0.9, offload_param_frac 0.5 and 0.9 with both others at 1 (the
-// inflated total makes 0.5 keep every chunk whole, or move no fp16 shard,
-// on most models; 0.9 moves some), auto with an 80 GiB device, and partial
-// optimizer offload (0.1; the peak objective only on the large models),
-// through the planner (both CPU engines) and the server. Each on a narrow
-// grid at the workload's interval, since the oracle lays out and places
-// every candidate anew: 16 candidates; 3 under partial offload on the
-// large models.
+// and padding objectives under partial optimizer offload (0.1), full
+// optimizer offload, shard_param_frac 0.5 and 0.9, offload_param_frac 0.5
+// and 0.9 with both others at 1 (the inflated total makes 0.5 keep every
+// chunk whole, or move no fp16 shard, on most models; 0.9 moves some), and
+// auto with an 80 GiB device, through the planner (both CPU engines) and
+// the server. Each on a narrow grid at the workload's interval (16
+// candidates), since the oracle lays out and places every candidate anew.
 TEST(FrontierDifferentialTest, PlacedWorkloadsMatchTheOracle) {
-  const auto with_candidates = [](v1::LayoutRequest r, int candidates) {
-    v1::ChunkSearchRequest* search = r.mutable_search();
-    search->set_search_range_m(
-        static_cast<double>((candidates - 1) * search->search_interval()) /
-        (1 << 20));
-    return r;
-  };
   std::vector<v1::LayoutRequest> requests;
   for (const auto& [name, search] : WorkloadSearches()) {
-    const bool small = name == "bert-large.json" ||
-                       name == "gpt2-colossalai-test.json" ||
-                       name == "gpt2-xl.json";
     v1::LayoutRequest request;
     *request.mutable_search() = search;
-    request = with_candidates(request, 16);
+    request.mutable_search()->set_search_range_m(
+        static_cast<double>(15 * search.search_interval()) / (1 << 20));
     for (int setting = 0; setting < kWorkloadPlacements; ++setting) {
-      v1::LayoutRequest r =
-          setting == 0 && !small ? with_candidates(request, 3) : request;
+      v1::LayoutRequest r = request;
       SetWorkloadPlacement(setting, r.mutable_gemini());
-      r.set_objective(v1::OBJECTIVE_PEAK_RANK_BYTES);
-      requests.push_back(r);
-      if (setting == 0 && !small) continue;
-      r.set_objective(v1::OBJECTIVE_LAYOUT_PADDING);
-      requests.push_back(r);
+      for (const v1::Objective objective :
+           {v1::OBJECTIVE_PEAK_RANK_BYTES, v1::OBJECTIVE_LAYOUT_PADDING}) {
+        r.set_objective(objective);
+        requests.push_back(r);
+      }
     }
   }
-  ASSERT_GE(requests.size(), 2u * (9 * 6 + 3) + 6);
+  ASSERT_GE(requests.size(), 2u * 9 * kWorkloadPlacements);
   CheckFrontiersAgainstOracle(requests, "placed workload frontiers");
 }
 

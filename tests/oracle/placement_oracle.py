@@ -193,6 +193,12 @@ class _Extremes:
         """The most (most_device) or least (device bytes, then host bytes)
         over every reachable vector, each size's chunks taken in the order
         of _sorted_changes."""
+        only = self.reachable[0]
+        if len(self.reachable) == 1 and all(
+                k in (0, len(self.classes[w])) for w, k in only.items()):
+            # One set of chunks (nothing, or every chunk of some sizes).
+            return self.figures(rank_of, [i for w, k in only.items() if k
+                                          for i in self.classes[w]])
         sign = 1 if most_device else -1
         per_size = _sorted_changes(
             self.classes, lambda i: self.change(rank_of, i), most_device)

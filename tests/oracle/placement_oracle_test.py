@@ -129,7 +129,7 @@ class ExtremesTest(unittest.TestCase):
             seen["kept gathered"] += any(g.config.keep_gathered
                                          for g in groups)
             seen["frozen"] += frozen_numel > 0
-            fractions = [rng.random() for _ in range(2)]
+            fractions = [0.0, 1.0] + [rng.random() for _ in range(2)]
             at = thresholds(groups)
             fractions += rng.sample(at, min(4, len(at)))
             thresholds_seen += min(4, len(at))
@@ -148,7 +148,7 @@ class ExtremesTest(unittest.TestCase):
         self.assertGreater(differ, 600)
         self.assertGreater(min(seen.values()), 60, seen)
         self.assertGreater(thresholds_seen, 800)
-        self.assertEqual(compared, 2 * 400 + thresholds_seen)
+        self.assertEqual(compared, 4 * 400 + thresholds_seen)
 
     def test_auto_offloads_every_chunk_either_way(self):
         rng = random.Random(2728)
