@@ -122,7 +122,7 @@ def _reachable_counts(classes, budget):
     found = []
     for counts in itertools.product(*(range(len(classes[w]) + 1)
                                       for w in sizes)):
-        first = [(w, k) for w, k in zip(sizes, counts)]
+        first = list(zip(sizes, counts))
         rest = [(w, len(classes[w]) - k) for w, k in zip(sizes, counts)]
         if _visit(first + rest, budget) == list(counts) + [0] * len(sizes):
             found.append(dict(zip(sizes, counts)))
@@ -192,7 +192,9 @@ class _Extremes:
     def by_sorting(self, rank_of, most_device):
         """The most (most_device) or least (device bytes, then host bytes)
         over every reachable vector, each size's chunks taken in the order
-        of _sorted_changes."""
+        of _sorted_changes. Ties keep the first: two choices with equal
+        device and host bytes have equal parts (the master, gradient and
+        optimizer rates fix the sums of shards and of real elements)."""
         only = self.reachable[0]
         if len(self.reachable) == 1 and all(
                 k in (0, len(self.classes[w])) for w, k in only.items()):

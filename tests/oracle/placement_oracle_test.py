@@ -7,7 +7,7 @@ every order"); here it is held equal to the enumeration of every choice of
 chunks (_Extremes.by_enumeration) on random small layouts: mixed chunk
 sizes (oversize tensors, groups of several degrees), kept-gathered groups,
 frozen parameters, every switch of the settings, shard_param_frac beside a
-partial offload, and fractions that are random or sit at the exact
+partial offload, and fractions of 0, 1, random ones and ones at the exact
 thresholds where one more chunk is offloaded. _visit, which simulates
 setup_grads_device's loop a run of equal chunks at a time, is held equal to
 the loop itself, one chunk at a time. The hand-worked cases of the policies

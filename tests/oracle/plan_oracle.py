@@ -121,7 +121,7 @@ ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
 BRUTE_FORCE_WORK = 60000
 # The f* breakpoints are asked of the placement oracle one by one when there
 # are at most this many and at most LINEAR_CHUNKS chunks; else bisected
-# (each placement oracle call may enumerate many chunk choices).
+# (each placement oracle call walks every count vector anew).
 LINEAR_BREAKPOINTS = 8
 LINEAR_CHUNKS = 12
 # Beyond this many count vectors (chunk sizes x counts), f* is bisected over
@@ -646,8 +646,8 @@ def _partial_optim(ev):
             return fits[j][1]
 
         # Rank 0's worst-order bytes just below 1 (the placement oracle's
-        # own figure is asked only at f* and below it: its extremes
-        # enumerate the chunks that differ on rank 0, which is slow).
+        # own figure is asked only at f* and below it: each of its calls
+        # walks every count vector anew).
         if not ev.passes(vectors.worst_device(total * below_one)):
             return None
         low, high = 0, len(sums) - 1
