@@ -477,13 +477,12 @@ void SetWorkloadPlacement(int setting, v1::GeminiSettings* g) {
 
 // Issue 27 on the model workloads: the search's pick at GeminiPlugin's
 // defaults (the planner's Search chooses the configs, an input here; the
-// oracle lays them out itself) under full optimizer offload,
-// shard_param_frac 0.5, offload_param_frac 0.5 with both others at 1, auto
-// with an 80 GiB device, and on four models partial optimizer offload (0.1:
-// docs/placement.md's rows; the oracle's brute force over every chunk
-// order takes 7 to 41 s on LLaMA-2 13B and 70B and on Mixtral). The search
-// part is sent with search_range_m 0: beside given configs it is only
-// checked, and the oracle's check of a full grid costs seconds a request.
+// oracle lays them out itself) under partial optimizer offload (0.1:
+// docs/placement.md's rows), full optimizer offload, shard_param_frac 0.5,
+// offload_param_frac 0.5 with both others at 1, and auto with an 80 GiB
+// device. The search part is sent with search_range_m 0: beside given
+// configs it is only checked, and the oracle's check of a full grid costs
+// seconds a request.
 TEST(LayoutDifferentialTest, PlacedWorkloadsMatchTheOracle) {
   const planner::Planner planner;
   std::vector<v1::LayoutRequest> requests;
@@ -502,17 +501,14 @@ TEST(LayoutDifferentialTest, PlacedWorkloadsMatchTheOracle) {
       config->set_chunk_size(c.chunk_size);
       config->set_keep_gathered(c.keep_gathered);
     }
-    const bool partial = name == "bert-large.json" || name == "gpt2-xl.json" ||
-                         name == "llama-2-7b.json" || name == "opt-30b.json";
-    // The 0.5 variants and auto; partial offload where the oracle is quick.
+    // The 0.5 variants, auto and partial offload.
     for (const int setting : {0, 1, 2, 4, 6}) {
-      if (setting == 0 && !partial) continue;
       v1::LayoutRequest r = request;
       SetWorkloadPlacement(setting, r.mutable_gemini());
       requests.push_back(r);
     }
   }
-  ASSERT_GE(requests.size(), 36u);
+  ASSERT_GE(requests.size(), 45u);
   const auto answers = CheckAgainstOracle(requests, "placed workloads", "");
   int moved = 0;
   for (const auto& answer : answers) {
@@ -785,48 +781,31 @@ namespace chunkplan::testing {
 namespace {
 
 // Issue 27's frontier on every model workload (bench/workloads): the peak
-// and padding objectives under full optimizer offload, shard_param_frac
-// 0.5 and 0.9, offload_param_frac 0.5 and 0.9 with both others at 1 (the
-// inflated total makes 0.5 keep every chunk whole, or move no fp16 shard,
-// on most models; 0.9 moves some), auto with an 80 GiB device, and partial
-// optimizer offload (0.1; the peak objective only on the large models),
-// through the planner (both CPU engines) and the server. Each on a narrow
-// grid at the workload's interval, since the oracle places every candidate
-// anew and enumerates the chunk orders: 16 candidates; 2 on the Mixtral
-// models (about 0.5 s a candidate there); 3 under partial offload on
-// LLaMA-2 7B, 13B and 70B and OPT-30B (0.1 to 0.6 s a candidate), and
-// none on Mixtral (4 s a candidate: the placement oracle's extremes over
-// 800 chunks).
+// and padding objectives under partial optimizer offload (0.1), full
+// optimizer offload, shard_param_frac 0.5 and 0.9, offload_param_frac 0.5
+// and 0.9 with both others at 1 (the inflated total makes 0.5 keep every
+// chunk whole, or move no fp16 shard, on most models; 0.9 moves some), and
+// auto with an 80 GiB device, through the planner (both CPU engines) and
+// the server. Each on a narrow grid at the workload's interval (16
+// candidates), since the oracle lays out and places every candidate anew.
 TEST(FrontierDifferentialTest, PlacedWorkloadsMatchTheOracle) {
-  const auto with_candidates = [](v1::LayoutRequest r, int candidates) {
-    v1::ChunkSearchRequest* search = r.mutable_search();
-    search->set_search_range_m(
-        static_cast<double>((candidates - 1) * search->search_interval()) /
-        (1 << 20));
-    return r;
-  };
   std::vector<v1::LayoutRequest> requests;
   for (const auto& [name, search] : WorkloadSearches()) {
-    const bool mixtral = absl::StartsWith(name, "mixtral");
-    const bool small = name == "bert-large.json" ||
-                       name == "gpt2-colossalai-test.json" ||
-                       name == "gpt2-xl.json";
     v1::LayoutRequest request;
     *request.mutable_search() = search;
-    request = with_candidates(request, mixtral ? 2 : 16);
-    for (int setting = mixtral ? 1 : 0; setting < kWorkloadPlacements;
-         ++setting) {
-      v1::LayoutRequest r =
-          setting == 0 && !small ? with_candidates(request, 3) : request;
+    request.mutable_search()->set_search_range_m(
+        static_cast<double>(15 * search.search_interval()) / (1 << 20));
+    for (int setting = 0; setting < kWorkloadPlacements; ++setting) {
+      v1::LayoutRequest r = request;
       SetWorkloadPlacement(setting, r.mutable_gemini());
-      r.set_objective(v1::OBJECTIVE_PEAK_RANK_BYTES);
-      requests.push_back(r);
-      if (setting == 0 && !small) continue;
-      r.set_objective(v1::OBJECTIVE_LAYOUT_PADDING);
-      requests.push_back(r);
+      for (const v1::Objective objective :
+           {v1::OBJECTIVE_PEAK_RANK_BYTES, v1::OBJECTIVE_LAYOUT_PADDING}) {
+        r.set_objective(objective);
+        requests.push_back(r);
+      }
     }
   }
-  ASSERT_GE(requests.size(), 2u * (9 * 6 + 3) + 4);
+  ASSERT_GE(requests.size(), 2u * 9 * kWorkloadPlacements);
   CheckFrontiersAgainstOracle(requests, "placed workload frontiers");
 }
 

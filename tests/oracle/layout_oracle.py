@@ -481,8 +481,7 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     where the settings move nothing, the placement's outcome and extremes
     are left None (a sweep's values need only the ranks' bytes), and where
     they move something, the least loaded rank is left None (a sweep's
-    values need rank 0's worst order only; rank P - 1's extreme is the
-    placement oracle's costly one)."""
+    values need rank 0's worst order only)."""
     groups = []
     for config in configs:
         params = [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))

@@ -10,16 +10,24 @@ C++ side. layout_oracle.py calls place() on its chunk layout.
 
 Where ColossalAI's chunk order is arbitrary (setup_grads_device iterates a
 Python set of chunks), this oracle does not reason about which sets an order
-can give: it simulates the visiting rule for an order that starts with every
-candidate subset (smallest chunks first) and keeps the subsets that the
-simulation reproduces, then takes the extremes by brute force. That is
-exponential in the number of chunks of distinct size classes; the counts per
-class are enumerated instead of the subsets (chunks of one size are
-interchangeable for the visiting rule), which keeps it exact and small.
+can give: for every vector of counts per fp16 size (chunks of one size are
+interchangeable for the visiting rule) it simulates the rule on the order
+that visits those chunks first, smallest first, and keeps the vectors the
+simulation reproduces. Within a vector it picks which chunks of each size
+by sorting (_Extremes.by_sorting): a rank's bytes are a sum of one term per
+chunk, set by that chunk's own marks (asserted on every answer), and the
+lexicographic order of (device, host) pairs is total and kept by addition,
+so the k chunks of a size with the largest (or smallest) change give the
+most (or least) sum of any k of them. _Extremes.by_enumeration, every
+choice of chunks, is the reference it is held equal to
+(placement_oracle_test.py); it is exponential in the chunks of a size that
+differ on a rank (a Layout of Mixtral's 802 chunks took 47 s with it, under
+half a second sorted).
 """
 
 import collections
 import itertools
+import math
 
 HALF = 2
 MASTER = 4
@@ -85,17 +93,22 @@ def _memory(flat, frozen_numel, s, rank_of, marks):
     return out
 
 
-def _visit(order_weights, budget):
+def _visit(runs, budget):
     """placement_policy.py setup_grads_device's loop for chunks visited in
-    this order: offloaded while offloaded-so-far < budget (a float)."""
+    this order, given as runs (w, k): k chunks of w fp16 bytes in a row.
+    Each chunk is offloaded while offloaded-so-far < budget (a float; for
+    an integer n, n < budget iff n < ceil(budget), exactly); returns how
+    many of each run are offloaded: chunk j of a run (from 0) is iff
+    offloaded + j * w < ceil(budget), so the first ceil(room / w) of it,
+    at most k, where room = ceil(budget) - offloaded > 0."""
+    limit = math.ceil(budget)
     offloaded = 0
     taken = []
-    for w in order_weights:
-        if offloaded >= budget:
-            taken.append(False)
-        else:
-            taken.append(True)
-            offloaded += w
+    for w, k in runs:
+        room = limit - offloaded
+        t = min(k, -(-room // w)) if room > 0 else 0
+        taken.append(t)
+        offloaded += t * w
     return taken
 
 
@@ -109,23 +122,143 @@ def _reachable_counts(classes, budget):
     found = []
     for counts in itertools.product(*(range(len(classes[w]) + 1)
                                       for w in sizes)):
-        first = [w for w, k in zip(sizes, counts) for _ in range(k)]
-        rest = [w for w, k in zip(sizes, counts)
-                for _ in range(len(classes[w]) - k)]
-        taken = _visit(first + rest, budget)
-        if all(taken[:len(first)]) and not any(taken[len(first):]):
+        first = list(zip(sizes, counts))
+        rest = [(w, len(classes[w]) - k) for w, k in zip(sizes, counts)]
+        if _visit(first + rest, budget) == list(counts) + [0] * len(sizes):
             found.append(dict(zip(sizes, counts)))
     return found
 
 
-def place(groups, frozen_numel, s, least_loaded=True, extremes=True):
+def _classes(flat):
+    """The non-gathered chunks (indices into flat) by fp16 bytes."""
+    classes = collections.defaultdict(list)
+    for i, (chunk, _, kept) in enumerate(flat):
+        if not kept:
+            classes[HALF * chunk.size].append(i)
+    return classes
+
+
+def _change(flat, s, marks, rank_of, i):
+    """(device, host) bytes a rank gains when chunk i's optimizer side is
+    offloaded (_memory of chunk i alone, with its marks, before and
+    after)."""
+    before = _memory([flat[i]], 0, s, rank_of, [marks[i]])
+    after = _memory([flat[i]], 0, s, rank_of, [marks[i] | {"optim"}])
+    return (after["device_bytes"] - before["device_bytes"],
+            after["host_bytes"] - before["host_bytes"])
+
+
+def _sorted_changes(classes, change, most_device):
+    """Per fp16 size w: (its chunks in decreasing (device, host) change(i)
+    when most_device, else increasing; prefix[k] the sum of the first k's
+    changes), so that the first k chunks of a size give the most (or the
+    least) of any k of them: docs/placement.md, "Which chunks, over every
+    order"."""
+    sign = 1 if most_device else -1
+    out = {}
+    for w, chunks in classes.items():
+        order = sorted(chunks, reverse=True, key=lambda i: (
+            sign * change(i)[0], sign * change(i)[1]))
+        out[w] = (order, list(itertools.accumulate(
+            (change(i) for i in order), initial=(0, 0),
+            func=lambda a, b: (a[0] + b[0], a[1] + b[1]))))
+    return out
+
+
+class _Extremes:
+    """One rank's figures at the extremes over every chunk order, under an
+    optimizer budget whose reachable count vectors (per fp16 size) are
+    given; `marks` are the other policies' (they have no extremes)."""
+
+    def __init__(self, flat, frozen_numel, s, marks, classes, reachable):
+        self.flat, self.frozen_numel, self.s = flat, frozen_numel, s
+        self.marks, self.classes, self.reachable = marks, classes, reachable
+        self.changes = {}   # (chunk, its rank) -> _change
+
+    def change(self, rank_of, i):
+        key = (i, rank_of(self.flat[i][1]))
+        if key not in self.changes:
+            self.changes[key] = _change(self.flat, self.s, self.marks,
+                                        rank_of, i)
+        return self.changes[key]
+
+    def figures(self, rank_of, chosen):
+        """The rank's bytes with the optimizer side of `chosen` offloaded."""
+        m = [set(x) for x in self.marks]
+        for i in chosen:
+            m[i].add("optim")
+        return _memory(self.flat, self.frozen_numel, self.s, rank_of, m)
+
+    def by_sorting(self, rank_of, most_device):
+        """The most (most_device) or least (device bytes, then host bytes)
+        over every reachable vector, each size's chunks taken in the order
+        of _sorted_changes. Ties keep the first: two choices with equal
+        device and host bytes have equal parts (the master, gradient and
+        optimizer rates fix the sums of shards and of real elements)."""
+        only = self.reachable[0]
+        if len(self.reachable) == 1 and all(
+                k in (0, len(self.classes[w])) for w, k in only.items()):
+            # One set of chunks (nothing, or every chunk of some sizes).
+            return self.figures(rank_of, [i for w, k in only.items() if k
+                                          for i in self.classes[w]])
+        sign = 1 if most_device else -1
+        per_size = _sorted_changes(
+            self.classes, lambda i: self.change(rank_of, i), most_device)
+        best = None
+        for r in self.reachable:
+            d = sum(per_size[w][1][k][0] for w, k in r.items())
+            h = sum(per_size[w][1][k][1] for w, k in r.items())
+            if best is None or (sign * d, sign * h) > best[0]:
+                best = ((sign * d, sign * h), r, d, h)
+        _, r, d, h = best
+        got = self.figures(rank_of, [i for w, k in r.items()
+                                     for i in per_size[w][0][:k]])
+        # The method's condition: a rank's bytes are a sum over chunks, each
+        # term set by that chunk's own marks.
+        base = self.figures(rank_of, [])
+        assert (got["device_bytes"], got["host_bytes"]) == (
+            base["device_bytes"] + d, base["host_bytes"] + h), (got, base)
+        return got
+
+    def by_enumeration(self, rank_of, most_device):
+        """by_sorting's reference: every reachable count vector, and within
+        a size every choice of which chunks, chunks of one size whose
+        offload changes this rank's bytes alike counted as one kind; the
+        device bytes' extreme, then the host bytes'. Exponential in the
+        kinds per size: for tests on small layouts."""
+        kinds = collections.defaultdict(list)   # (size, change) -> chunks
+        for w, chunks in self.classes.items():
+            for i in chunks:
+                kinds[(w, self.change(rank_of, i))].append(i)
+        best = None
+        for r in self.reachable:
+            per_size = []
+            for w, k in sorted(r.items()):
+                mine = [key for key in kinds if key[0] == w]
+                splits = [split for split in itertools.product(
+                    *(range(len(kinds[key]) + 1) for key in mine))
+                    if sum(split) == k]
+                per_size.append([list(zip(mine, split)) for split in splits])
+            for pick in itertools.product(*per_size):
+                mem = self.figures(rank_of, [i for part in pick
+                                             for key, n in part
+                                             for i in kinds[key][:n]])
+                key = (mem["device_bytes"], mem["host_bytes"])
+                if not most_device:
+                    key = (-key[0], -key[1])
+                if best is None or key > best[0]:
+                    best = (key, mem)
+        return best[1]
+
+
+def place(groups, frozen_numel, s, least_loaded=True, by_enumeration=False):
     """(most, most_least, least, outcome) for the groups of layout_oracle
     (each with .config.dp_degree/.keep_gathered and .chunks with size, used,
     num_params), frozen elements and the settings dict. least_loaded=False
-    leaves `least` None (rank P - 1's extreme is the costly one where the
-    chunks' padding differs; plan_oracle.py needs rank 0's only);
-    extremes=False (static placement only) leaves all three None: the
-    outcome alone, where the extremes' enumeration would take too long."""
+    leaves `least` None (rank P - 1's extreme; plan_oracle.py needs rank
+    0's only). The extremes over every chunk order come from
+    _Extremes.by_sorting, or with by_enumeration from its reference (tests
+    on small layouts only)."""
     flat = [(c, g.config.dp_degree, g.config.keep_gathered)
             for g in groups for c in g.chunks]
     non_gathered = [i for i, f in enumerate(flat) if not f[2]]
@@ -185,9 +318,7 @@ def place(groups, frozen_numel, s, least_loaded=True, extremes=True):
                                               len(non_gathered), 1 - param,
                                               total))
     budget = total * optim
-    classes = collections.defaultdict(list)
-    for i in non_gathered:
-        classes[HALF * flat[i][0].size].append(i)
+    classes = _classes(flat)
     all_bytes = sum(HALF * flat[i][0].size for i in non_gathered)
     if is_auto:
         reachable = [{w: len(v) for w, v in classes.items()}]
@@ -218,54 +349,8 @@ def place(groups, frozen_numel, s, least_loaded=True, extremes=True):
                    100 * outcome["effective_offload_optim_frac"], total,
                    all_bytes))
 
-    def extreme(rank_of, most_device):
-        # Every reachable count vector, and within a size every choice of
-        # which chunks: the device bytes' extreme, then the host bytes'
-        # (most device: most host; least device: least host). Chunks of one
-        # size whose offload changes this rank's bytes alike are
-        # interchangeable, so choices are counted per such kind.
-        if len(reachable) == 1 and all(
-                k in (0, len(classes[w])) for w, k in reachable[0].items()):
-            # One set only (nothing, or every chunk of some sizes).
-            m = [set(x) for x in marks]
-            for w, k in reachable[0].items():
-                for i in classes[w][:k]:
-                    m[i].add("optim")
-            return _memory(flat, frozen_numel, s, rank_of, m)
-        base = _memory(flat, frozen_numel, s, rank_of, marks)
-        kinds = collections.defaultdict(list)   # (size, delta) -> chunks
-        for i in non_gathered:
-            m = [set(x) for x in marks]
-            m[i].add("optim")
-            mem = _memory(flat, frozen_numel, s, rank_of, m)
-            delta = tuple(mem[k] - base[k] for k in mem)
-            kinds[(HALF * flat[i][0].size, delta)].append(i)
-        best = None
-        for r in reachable:
-            per_size = []
-            for w, k in sorted(r.items()):
-                mine = [key for key in kinds if key[0] == w]
-                splits = [split for split in itertools.product(
-                    *(range(len(kinds[key]) + 1) for key in mine))
-                    if sum(split) == k]
-                per_size.append([list(zip(mine, split)) for split in splits])
-            for pick in itertools.product(*per_size):
-                chosen = [i for part in pick for key, n in part
-                          for i in kinds[key][:n]]
-                m = [set(x) for x in marks]
-                for i in chosen:
-                    m[i].add("optim")
-                mem = _memory(flat, frozen_numel, s, rank_of, m)
-                key = (mem["device_bytes"], mem["host_bytes"])
-                if not most_device:
-                    key = (-key[0], -key[1])
-                if best is None or key > best[0]:
-                    best = (key, mem)
-        return best[1]
-
-    if not extremes:
-        assert not is_auto, "auto's notes need rank 0's figures"
-        return None, None, None, outcome
+    orders = _Extremes(flat, frozen_numel, s, marks, classes, reachable)
+    extreme = orders.by_enumeration if by_enumeration else orders.by_sorting
     most = extreme(lambda d: 0, True)
     most_least = extreme(lambda d: 0, False)
     least = extreme(lambda d: d - 1, False) if least_loaded else None

@@ -47,13 +47,6 @@ How the two fractions are found (not the C++ side's bisection):
       leave it unchanged for 2^52 steps); the prefix length k is searched
       with the placement oracle, and certified as f* is.
 
-  Under a partial optimizer offload the placement oracle enumerates every
-      split of a size's chunk count among the chunks that differ on rank 0
-      (2^n for n such chunks of one size); beyond PLACEMENT_ENUMERATION
-      choices rank 0's two extremes come from _Rank0 (the same reachable
-      count vectors, the chunks of a size sorted), which is held equal to
-      the placement oracle wherever that is affordable.
-
 Readings where docs/plan.md leaves a choice (the lead aligns the C++ side):
   - Checks run in this order: the cluster's fields, the workload's sizes,
     `search.model` (described once), the workload's model family, then the
@@ -128,12 +121,9 @@ ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
 BRUTE_FORCE_WORK = 60000
 # The f* breakpoints are asked of the placement oracle one by one when there
 # are at most this many and at most LINEAR_CHUNKS chunks; else bisected
-# (each placement oracle call may enumerate many chunk choices).
+# (each placement oracle call walks every count vector anew).
 LINEAR_BREAKPOINTS = 8
 LINEAR_CHUNKS = 12
-# Beyond about this many chunk choices the placement oracle's extremes under
-# a partial optimizer offload are left to _Rank0 (they are held equal below).
-PLACEMENT_ENUMERATION = 1 << 14
 # Beyond this many count vectors (chunk sizes x counts), f* is bisected over
 # the doubles' bit patterns instead of over the listed breakpoints.
 MAX_COUNT_VECTORS = 1 << 20
@@ -506,7 +496,6 @@ class _Evaluator:
         self.total = sum(po.HALF * c.size * c.num_params
                          for c, _, _ in self.flat)
         self.cache = {}
-        self.rank0 = None
 
     def settings_for(self, placement, optim=0.0, param=0.0):
         s = self.settings._asdict()
@@ -518,31 +507,14 @@ class _Evaluator:
         return s
 
     def place(self, placement, optim=0.0, param=0.0):
-        """(most, most_least, outcome) from the placement oracle; under a
-        partial optimizer offload, rank 0's two extremes from _Rank0
-        instead where the placement oracle's enumeration would be too long
-        (elsewhere they are held equal)."""
+        """(most, most_least, outcome) from the placement oracle."""
         key = (placement, optim, param)
-        if key in self.cache:
-            return self.cache[key]
-        s = self.settings_for(placement, optim, param)
-        partial = placement == po.PLACEMENT_STATIC and 0.0 < optim < 1.0
-        if not partial:
+        if key not in self.cache:
             most, most_least, _, outcome = po.place(
-                self.layout.groups, self.frozen_numel, s, least_loaded=False)
-        else:
-            if self.rank0 is None:
-                self.rank0 = _Rank0(self)
-            budget = self.total * optim
-            cheap = self.rank0.enumeration(budget) <= PLACEMENT_ENUMERATION
-            most, most_least, _, outcome = po.place(
-                self.layout.groups, self.frozen_numel, s, least_loaded=False,
-                extremes=cheap)
-            mine = self.rank0.extremes(budget)
-            if cheap:
-                assert (most, most_least) == mine, (optim, most, mine)
-            most, most_least = mine
-        self.cache[key] = (most, most_least, outcome)
+                self.layout.groups, self.frozen_numel,
+                self.settings_for(placement, optim, param),
+                least_loaded=False)
+            self.cache[key] = (most, most_least, outcome)
         return self.cache[key]
 
     def passes(self, device_bytes):
@@ -603,30 +575,27 @@ class _CountVectors:
 
     def __init__(self, ev):
         s = ev.settings_for(po.PLACEMENT_STATIC)
-        frees = collections.defaultdict(list)
-        for item in ev.flat:
-            if item[2]:
-                continue
-            rank0 = lambda d: 0  # noqa: E731
-            kept = po._memory([item], 0, s, rank0, [set()])
-            moved = po._memory([item], 0, s, rank0, [{"optim"}])
-            frees[po.HALF * item[0].size].append(
-                kept["device_bytes"] - moved["device_bytes"])
+        marks = [set() for _ in ev.flat]
+        # Per size, the chunks that free the least on rank 0 first: prefix
+        # sums of their (device, host) changes.
+        per_size = po._sorted_changes(
+            po._classes(ev.flat),
+            lambda i: po._change(ev.flat, s, marks, lambda d: 0, i), True)
         self.base = ev.place(po.PLACEMENT_STATIC)[0]["device_bytes"]
-        sizes = sorted(frees)
-        prefix = {w: list(itertools.accumulate(sorted(frees[w]),
-                                               initial=0)) for w in sizes}
-        self.count = math.prod(len(frees[w]) + 1 for w in sizes)
+        sizes = sorted(per_size)
+        prefix = {w: [-change[0] for change in per_size[w][1]]
+                  for w in sizes}
+        self.count = math.prod(len(prefix[w]) for w in sizes)
         self.vectors = []  # (sum, largest, freed, is every chunk)
         if self.count > MAX_COUNT_VECTORS:
             return
-        for counts in itertools.product(*(range(len(frees[w]) + 1)
+        for counts in itertools.product(*(range(len(prefix[w]))
                                           for w in sizes)):
             self.vectors.append((
                 sum(w * k for w, k in zip(sizes, counts)),
                 max([w for w, k in zip(sizes, counts) if k], default=0),
                 sum(prefix[w][k] for w, k in zip(sizes, counts)),
-                all(k == len(frees[w]) for w, k in zip(sizes, counts))))
+                all(k == len(prefix[w]) - 1 for w, k in zip(sizes, counts))))
 
     def breakpoints(self):
         return sorted({v[0] for v in self.vectors})
@@ -638,79 +607,6 @@ class _CountVectors:
                     if total - largest < budget and (total >= budget or
                                                      every))
         return self.base - freed
-
-
-class _Rank0:
-    """Rank 0's two extremes under a partial optimizer offload, for when
-    the placement oracle's enumeration (every split of a size's count
-    among the chunks that differ on rank 0) is too long. The reachable
-    count vectors are the placement oracle's own (_reachable_counts). Per
-    chunk, offloading frees d device bytes and adds h host bytes on rank
-    0; a choice's figures are sums of those, and the lexicographic order
-    of (d, -h) pairs is total and kept by addition, so within a size the
-    k chunks with the least (d, -h) give the worst order's least (sum d,
-    -sum h), and the k with the most give the best order's most. The
-    figures of the chosen chunks are the placement oracle's (_memory)."""
-
-    def __init__(self, ev):
-        self.ev = ev
-        self.s = ev.settings_for(po.PLACEMENT_STATIC)
-        self.classes = collections.defaultdict(list)  # fp16 bytes -> [i]
-        self.pair = {}  # i -> (d, -h)
-        rank0 = lambda d: 0  # noqa: E731
-        for i, item in enumerate(ev.flat):
-            if item[2]:
-                continue
-            kept = po._memory([item], 0, self.s, rank0, [set()])
-            moved = po._memory([item], 0, self.s, rank0, [{"optim"}])
-            self.classes[po.HALF * item[0].size].append(i)
-            self.pair[i] = (kept["device_bytes"] - moved["device_bytes"],
-                            kept["host_bytes"] - moved["host_bytes"])
-        for chunks in self.classes.values():
-            chunks.sort(key=lambda i: self.pair[i])
-        self.memo = {}
-
-    def reachable(self, budget):
-        if budget not in self.memo:
-            self.memo[budget] = po._reachable_counts(self.classes, budget)
-        return self.memo[budget]
-
-    def enumeration(self, budget):
-        """About how many chunk choices the placement oracle would try."""
-        kinds = {}
-        for w, chunks in self.classes.items():
-            kinds[w] = collections.Counter(self.pair[i] for i in chunks)
-        work = 0
-        for r in self.reachable(budget):
-            work += 1 + sum(math.prod(n + 1 for n in kinds[w].values())
-                            for w, k in r.items() if 0 < k < len(
-                                self.classes[w]))
-        return work
-
-    def _figures(self, chosen):
-        marks = [set() for _ in self.ev.flat]
-        for i in chosen:
-            marks[i].add("optim")
-        return po._memory(self.ev.flat, self.ev.frozen_numel, self.s,
-                          lambda d: 0, marks)
-
-    def extremes(self, budget):
-        """(most, most_least): the worst order's and the best order's."""
-        out = []
-        for worst in (True, False):
-            best = None
-            for r in self.reachable(budget):
-                chosen = []
-                for w, k in r.items():
-                    chunks = self.classes[w]
-                    chosen += chunks[:k] if worst else chunks[len(chunks) - k:]
-                d = sum(self.pair[i][0] for i in chosen)
-                h = sum(self.pair[i][1] for i in chosen)
-                key = (-d, -h) if worst else (d, h)
-                if best is None or key > best[0]:
-                    best = (key, chosen)
-            out.append(self._figures(best[1]))
-        return tuple(out)
 
 
 def _partial_optim(ev):
@@ -750,8 +646,8 @@ def _partial_optim(ev):
             return fits[j][1]
 
         # Rank 0's worst-order bytes just below 1 (the placement oracle's
-        # own figure is asked only at f* and below it: its extremes
-        # enumerate the chunks that differ on rank 0, which is slow).
+        # own figure is asked only at f* and below it: each of its calls
+        # walks every count vector anew).
         if not ev.passes(vectors.worst_device(total * below_one)):
             return None
         low, high = 0, len(sums) - 1

@@ -178,30 +178,6 @@ class Fractions(unittest.TestCase):
         self.assertGreater(checked, 20)
 
 
-    def test_rank0_extremes_are_the_placement_oracles(self):
-        # Chunks of one size that differ on rank 0 (W = 1: every chunk's
-        # real elements count), where the placement oracle enumerates the
-        # choices and _Rank0 sorts them: equal at random budgets (the
-        # assertion in _Evaluator.place compares them).
-        rng = random.Random(2827)
-        compared = 0
-        for _ in range(25):
-            numels = [rng.randint(1, 300) for _ in range(rng.randint(4, 11))]
-            r = request([rng.choice([1, 1, 2, 3])], 1, numels=numels,
-                        interval=rng.choice([300, 400, 500]))
-            r["gemini"] = {"pin_memory": rng.random() < 0.5,
-                           "gradient_accumulation": rng.random() < 0.3}
-            parsed = oracle.parse(r)
-            world = oracle._worlds(parsed)[0]
-            configs = oracle._chunk_sizes(world)[0][1]
-            ev = oracle._Evaluator(parsed, world, configs, 0)
-            with mock.patch.object(oracle, "PLACEMENT_ENUMERATION", 1 << 30):
-                for f in [rng.random() for _ in range(4)]:
-                    most, most_least, _ = ev.place(po.PLACEMENT_STATIC, f)
-                    compared += most != most_least
-        self.assertGreater(compared, 20)
-
-
 class Sources(unittest.TestCase):
     def test_equal_configs_are_one_chunk_size(self):
         a = answer(request([1], 4400))
