@@ -5,10 +5,15 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 
 namespace chunkplan::transport {
 namespace {
+
+constexpr absl::string_view kRelayedPrefix = "chunkplan-relay/";
+constexpr absl::string_view kAbstractScheme = "unix-abstract:";
 
 constexpr unsigned char kV4MappedPrefix[12] = {0, 0, 0, 0, 0,    0,
                                                0, 0, 0, 0, 0xff, 0xff};
@@ -55,6 +60,29 @@ std::string PeerAddressOf(int fd) {
     return "";
   }
   return PeerAddress(reinterpret_cast<const sockaddr*>(&address), length);
+}
+
+
+std::string GrpcPeer(absl::string_view peer_address) {
+  if (peer_address.empty()) return "";
+  return absl::StrCat(absl::StartsWith(peer_address, "[") ? "ipv6:" : "ipv4:",
+                      peer_address);
+}
+
+std::string RelayedPeerName(absl::string_view unique,
+                            absl::string_view grpc_peer) {
+  return absl::StrCat(kRelayedPrefix, unique, "/", grpc_peer);
+}
+
+std::string ClientPeer(absl::string_view grpc_peer) {
+  absl::string_view name = grpc_peer;
+  if (!absl::ConsumePrefix(&name, kAbstractScheme) ||
+      !absl::ConsumePrefix(&name, kRelayedPrefix)) {
+    return std::string(grpc_peer);
+  }
+  const size_t slash = name.find('/');
+  if (slash == absl::string_view::npos) return std::string(grpc_peer);
+  return std::string(name.substr(slash + 1));
 }
 
 }  // namespace chunkplan::transport
