@@ -433,11 +433,10 @@ absl::StatusOr<std::unique_ptr<transport::H2Relay>> StartRelay(
     std::atomic<uint64_t>& closes) {
   transport::H2RelayOptions options;
   options.max_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
-  return transport::H2Relay::Start(
-      options, [&closes](const std::string& peer, uint32_t streams) {
-        OnStreamLimitClose(closes, peer,
-                           absl::StrCat(streams, " streams opened"));
-      });
+  return transport::H2Relay::Start(options, [&closes](const std::string& peer,
+                                                      uint32_t streams) {
+    OnStreamLimitClose(closes, peer, absl::StrCat(streams, " streams opened"));
+  });
 }
 
 // Builds and starts the gRPC server for `service` on --listen; over TCP,

@@ -175,8 +175,7 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} admitted peer={} params={}",
                   absl::AsciiStrToLower(record.method),
-                  transport::ClientPeer(context->peer()),
-                  record.params);
+                  transport::ClientPeer(context->peer()), record.params);
   }
   if (run_inline) {
     RunInline(context, reactor, here, to_pool, response, std::move(record),

@@ -49,10 +49,10 @@ class H2PreAckReader {
   bool server_spoke_ = false;
   bool acknowledged_ = false;
   absl::Status error_;
-  size_t preface_read_ = 0;   // bytes of the client preface matched
-  char header_[9] = {};       // the frame header being read
-  size_t header_read_ = 0;    // bytes of it read
-  uint32_t payload_left_ = 0; // payload bytes of the current frame to skip
+  size_t preface_read_ = 0;    // bytes of the client preface matched
+  char header_[9] = {};        // the frame header being read
+  size_t header_read_ = 0;     // bytes of it read
+  uint32_t payload_left_ = 0;  // payload bytes of the current frame to skip
   uint32_t highest_stream_ = 0;
   uint32_t streams_opened_ = 0;
 };

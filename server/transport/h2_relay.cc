@@ -34,9 +34,10 @@ struct RelayBuffer {
 struct RelaySide {
   H2Relay::Connection* connection = nullptr;
   int fd = -1;
-  bool eof = false;        // read its end
-  bool shut = false;       // its write side shut down after the other's end
-  uint32_t watched = 0;    // events epoll watches it for
+  bool eof = false;      // read its end
+  bool gone = false;     // closed, not only shut for writing (EPOLLHUP)
+  bool shut = false;     // its write side shut down after the other's end
+  uint32_t watched = 0;  // events epoll watches it for
   bool registered = false;
 };
 
@@ -47,9 +48,9 @@ struct H2Relay::Connection {
         reader(options.max_streams),
         peer(std::move(peer)) {}
   RelaySide client;
-  RelaySide server;      // the relay's end of the pair gRPC holds
-  RelayBuffer up;        // client to gRPC
-  RelayBuffer down;      // gRPC to client
+  RelaySide server;  // the relay's end of the pair gRPC holds
+  RelayBuffer up;    // client to gRPC
+  RelayBuffer down;  // gRPC to client
   H2PreAckReader reader;
   bool watching = true;  // reading the client's framing
   bool closed = false;
@@ -115,8 +116,8 @@ bool BindAbstract(int fd, const std::string& name) {
   address.sun_family = AF_UNIX;
   if (name.size() + 1 > sizeof(address.sun_path)) return false;
   std::memcpy(address.sun_path + 1, name.data(), name.size());
-  const socklen_t length = static_cast<socklen_t>(
-      offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  const socklen_t length =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   return bind(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0;
 }
 
@@ -215,8 +216,11 @@ void H2Relay::Loop() {
       if (side == nullptr) continue;  // the wake-up: look at stopping_
       Connection& connection = *side->connection;
       if (connection.closed) continue;
-      const bool ready = (events[i].events &
-                          (EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
+      const bool ready =
+          (events[i].events & (EPOLLIN | EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
+      if (side == &connection.server && (events[i].events & EPOLLHUP) != 0) {
+        side->gone = true;
+      }
       Pump(connection, ready && side == &connection.client,
            ready && side == &connection.server);
     }
@@ -256,11 +260,11 @@ void H2Relay::Pump(Connection& c, bool client_ready, bool server_ready) {
   if (server_ready && !c.server.eof) {
     const Io io = ReadInto(c.server.fd, c.down, &got);
     if (io == Io::kError) return Close(c, /*reset=*/true);
-    if (io == Io::kEnd) {
-      c.server.eof = true;
-      c.drain_deadline = absl::Now() + options_.drain;
-    }
+    c.server.eof = io == Io::kEnd;
     if (got > 0) c.reader.ServerSpoke();
+  }
+  if (c.server.gone && c.drain_deadline == absl::InfiniteFuture()) {
+    c.drain_deadline = absl::Now() + options_.drain;
   }
   if (WriteFrom(c.server.fd, c.up) == Io::kError ||
       WriteFrom(c.client.fd, c.down) == Io::kError) {
@@ -270,8 +274,12 @@ void H2Relay::Pump(Connection& c, bool client_ready, bool server_ready) {
     shutdown(c.server.fd, SHUT_WR);
     c.server.shut = true;
   }
-  // gRPC closed its end and all it wrote has reached the client's socket.
-  if (c.server.eof && c.down.empty()) return Close(c, /*reset=*/false);
+  // All gRPC wrote has reached the client's socket, and gRPC has closed
+  // its end, or both sides have ended and all they sent was delivered.
+  if (c.server.eof && c.down.empty() &&
+      (c.server.gone || (c.client.eof && c.up.empty()))) {
+    return Close(c, /*reset=*/false);
+  }
   Watch(c);
 }
 
@@ -291,8 +299,11 @@ void H2Relay::Watch(Connection& c) {
     epoll_event event{};
     event.events = wants;
     event.data.ptr = side;
-    if (wants == 0) {
-      // Unwatched: a side at its end would report EPOLLHUP on every wait.
+    // gRPC's end, shut for writing but not closed, stays watched for
+    // nothing but EPOLLHUP (always reported): its close.
+    const bool await_hup = side == &c.server && c.server.eof && !c.server.gone;
+    if (wants == 0 && !await_hup) {
+      // Unwatched: a side closed would report EPOLLHUP on every wait.
       epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, side->fd, &event);
       side->registered = false;
     } else {

@@ -76,8 +76,7 @@ class H2Relay {
   struct Connection;
 
  private:
-  H2Relay(H2RelayOptions options, OnAbort on_abort, int epoll_fd,
-          int wake_fd);
+  H2Relay(H2RelayOptions options, OnAbort on_abort, int epoll_fd, int wake_fd);
 
   void Loop();
   // Moves what `connection` can move after an event; closes it when done.

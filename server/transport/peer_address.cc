@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace chunkplan::transport {
 namespace {
@@ -61,7 +61,6 @@ std::string PeerAddressOf(int fd) {
   }
   return PeerAddress(reinterpret_cast<const sockaddr*>(&address), length);
 }
-
 
 std::string GrpcPeer(absl::string_view peer_address) {
   if (peer_address.empty()) return "";
