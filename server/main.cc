@@ -154,8 +154,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
 // make the server hold.
 ABSL_FLAG(uint32_t, max_connections, 1024,
           "Most client connections at once over TCP: a new one is closed at "
-          "once while this many descriptors are open. Also bounded by the "
-          "descriptor limit (raised to its hard limit at start) less 128.");
+          "once while this many connections' descriptors are open (3 each "
+          "through the HTTP/2 relay, --h2_preack_filter). Also bounded by "
+          "the descriptor limit (raised to its hard limit at start) less "
+          "128.");
 // 32: a client queues the calls beyond it; with --max_connections, bounds
 // the streams a peer can hold open (about 13 KB each) to 32 Ki.
 ABSL_FLAG(uint32_t, max_concurrent_streams, 32,
