@@ -248,11 +248,14 @@ void H2Relay::Pump(Connection& c, bool client_ready, bool server_ready) {
       const absl::StatusOr<bool> acknowledged = c.reader.Feed(
           absl::string_view(c.up.data.get() + c.up.end - got, got));
       if (!acknowledged.ok()) {
-        if (absl::IsResourceExhausted(acknowledged.status())) {
+        // Not HTTP/2: closed as gRPC would close it. Over the limit: reset,
+        // so that the client's bytes in flight are dropped unread.
+        const bool over = absl::IsResourceExhausted(acknowledged.status());
+        if (over) {
           aborted_.fetch_add(1);
           if (on_abort_) on_abort_(c.peer, c.reader.streams_opened());
         }
-        return Close(c, /*reset=*/true);
+        return Close(c, /*reset=*/over);
       }
       c.watching = !*acknowledged;
     }

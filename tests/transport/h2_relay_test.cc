@@ -240,6 +240,20 @@ TEST_F(H2RelayTest, StreamsOverTheLimitBeforeTheAckResetTheClient) {
   close(grpc_fd);
 }
 
+TEST_F(H2RelayTest, NotHttp2IsClosedUnforwarded) {
+  auto [client, grpc_fd] = Connect();
+  ASSERT_TRUE(WriteAll(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  int error = -1;
+  EXPECT_EQ(ReadToEnd(client, 65536, absl::ZeroDuration(), &error), "");
+  EXPECT_EQ(error, 0);  // closed, not reset
+  EXPECT_EQ(ReadToEnd(grpc_fd, 65536, absl::ZeroDuration(), &error), "");
+  EXPECT_EQ(error, 0);
+  EXPECT_EQ(relay_->aborted(), 0u);
+  EXPECT_TRUE(AllClosed());
+  close(client);
+  close(grpc_fd);
+}
+
 TEST_F(H2RelayTest, StreamsAfterTheAckAreGrpcs) {
   auto [client, grpc_fd] = Connect();
   ASSERT_TRUE(WriteAll(client, Opening()));
