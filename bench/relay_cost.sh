@@ -4,8 +4,9 @@
 # --h2_preack_filter=true and =false, alternated PAIRS times (default 3;
 # on-off, then off-on, ...) in the one invocation, so that both see the same
 # machine. Prints, per pair and as the median over pairs, the relay-on /
-# relay-off ratios of Search's and Check's calls per second and p50 latency,
-# and the failed calls (grpc-status not 0, as bench/load.sh counts them);
+# relay-off ratios of Search's and Check's calls per second, p50 latency and
+# server CPU per call (the process's, the relay's thread included), and the
+# failed calls (grpc-status not 0, as bench/load.sh counts them);
 # exits 1 if any call failed.
 #
 #   bench/relay_cost.sh [BUILD_DIR] [PAIRS] [-- DRIVER_ARGS...]
@@ -43,9 +44,12 @@ def figures(pair, relay):
             r[method]["rate"] for r in rounds)
         out[method + " p50"] = statistics.median(
             r[method]["p50_ms"] for r in rounds)
+        out[method + " cpu"] = statistics.median(
+            r[method]["server_cpu_us"] for r in rounds)
         out[method + " failed"] = sum(r[method]["failed"] for r in rounds)
     return out
-keys = ("search rate", "search p50", "check rate", "check p50")
+keys = ("search rate", "search p50", "search cpu", "check rate",
+        "check p50", "check cpu")
 ratios = {k: [] for k in keys}
 failed = 0
 print(f"{'pair':>4} " + " ".join(f"{k + ' on/off':>17}" for k in keys))

@@ -1,6 +1,7 @@
 #include "server/transport/h2_relay.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -139,6 +140,8 @@ absl::StatusOr<std::unique_ptr<H2Relay>> H2Relay::Start(H2RelayOptions options,
   std::unique_ptr<H2Relay> relay(
       new H2Relay(options, std::move(on_abort), epoll_fd, wake_fd));
   relay->thread_ = std::thread([r = relay.get()] { r->Loop(); });
+  // Its CPU shows apart in top -H and /proc/PID/task (docs/deploy.md).
+  pthread_setname_np(relay->thread_.native_handle(), "chunkplan-relay");
   return relay;
 }
 
@@ -189,10 +192,14 @@ absl::StatusOr<int> H2Relay::Adopt(int client_fd, absl::string_view peer) {
     absl::MutexLock lock(&mu_);
     connections_.insert(connection);
   }
-  // Registered last: from here the relay's thread owns it.
-  for (RelaySide* side : {&connection->client, &connection->server}) {
+  // Registered last, the client's side after gRPC's (which has no event
+  // before gRPC holds its end): from the client's registration on, the
+  // relay's thread owns the connection.
+  for (RelaySide* side : {&connection->server, &connection->client}) {
     side->watched = EPOLLIN;
     side->registered = true;
+  }
+  for (RelaySide* side : {&connection->server, &connection->client}) {
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.ptr = side;
@@ -229,6 +236,7 @@ void H2Relay::Loop() {
       CloseStaleDrains(now);
       next_sweep = now + absl::Milliseconds(kSweepMs);
     }
+    if (closed_.empty()) continue;
     absl::MutexLock lock(&mu_);
     for (Connection* connection : closed_) {
       connections_.erase(connection);
