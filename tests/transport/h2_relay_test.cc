@@ -275,7 +275,7 @@ TEST_F(H2RelayTest, StreamsAfterTheAckAreGrpcs) {
 }
 
 TEST_F(H2RelayTest, GrpcsEndIsNamedForTheClient) {
-  auto [client, grpc_fd] = Connect("ipv6:[2001:db8::1]:443");
+  auto [client, grpc_fd] = Connect(GrpcPeer("[2001:db8::1]:443"));
   sockaddr_un address{};
   socklen_t length = sizeof(address);
   ASSERT_EQ(
@@ -284,7 +284,14 @@ TEST_F(H2RelayTest, GrpcsEndIsNamedForTheClient) {
   ASSERT_EQ(address.sun_path[0], '\0');  // abstract, as gRPC then names it
   const std::string name(address.sun_path + 1,
                          length - offsetof(sockaddr_un, sun_path) - 1);
+  // As gRPC 1.51 spells a TCP peer (its log: "ipv6:%5B::1%5D:35320").
   EXPECT_EQ(ClientPeer("unix-abstract:" + name), "ipv6:[2001:db8::1]:443");
+  EXPECT_EQ(GrpcPeer("10.0.0.1:7"), "ipv4:10.0.0.1:7");
+  // gRPC 1.51 percent-encodes the name in its URI (its log, through the
+  // relay: "unix-abstract:chunkplan-relay/.../ipv6:%255B::1%255D:51172").
+  EXPECT_EQ(ClientPeer("unix-abstract:chunkplan-relay/1-2-3/"
+                       "ipv6:%255B::1%255D:51172"),
+            "ipv6:%5B::1%5D:51172");
   EXPECT_EQ(ClientPeer("ipv4:10.0.0.1:7"), "ipv4:10.0.0.1:7");
   close(client);
   close(grpc_fd);
