@@ -5,8 +5,8 @@
 # on-off, then off-on, ...) in the one invocation, so that both see the same
 # machine. Prints, per pair and as the median over pairs, the relay-on /
 # relay-off ratios of Search's and Check's calls per second, p50 latency and
-# server CPU per call (the process's, the relay's thread included), and the
-# failed calls (grpc-status not 0, as bench/load.sh counts them);
+# server CPU per call (the process's, the relay's thread included), the
+# relay thread's share of that CPU where it runs, and the failed calls (grpc-status not 0, as bench/load.sh counts them);
 # exits 1 if any call failed.
 #
 #   bench/relay_cost.sh [BUILD_DIR] [PAIRS] [-- DRIVER_ARGS...]
@@ -46,6 +46,9 @@ def figures(pair, relay):
             r[method]["p50_ms"] for r in rounds)
         out[method + " cpu"] = statistics.median(
             r[method]["server_cpu_us"] for r in rounds)
+        out[method + " relay share"] = statistics.median(
+            r[method]["relay_cpu_us"] / r[method]["server_cpu_us"]
+            for r in rounds)
         out[method + " failed"] = sum(r[method]["failed"] for r in rounds)
     return out
 keys = ("search rate", "search p50", "search cpu", "check rate",
@@ -63,6 +66,12 @@ for pair in range(1, pairs + 1):
     print(f"{pair:>4} " + " ".join(f"{c:>17}" for c in row))
 print("median " + " ".join(f"{k}: {statistics.median(ratios[k]):.3f}"
                            for k in keys))
+for method in ("search", "check"):
+    shares = [figures(p, "true")[method + " relay share"]
+              for p in range(1, pairs + 1)]
+    print(f"{method}: the relay thread's share of the server's CPU per call "
+          f"(relay on), median {statistics.median(shares):.3f}, "
+          f"pairs {min(shares):.3f}-{max(shares):.3f}")
 print(f"failed calls (grpc-status not 0): {failed}")
 sys.exit(1 if failed else 0)
 PY
