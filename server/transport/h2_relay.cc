@@ -306,14 +306,17 @@ void H2Relay::Watch(Connection& c) {
       (!c.up.empty() ? EPOLLOUT : 0u);
   for (auto [side, wants] : {std::pair{&c.client, client_wants},
                              std::pair{&c.server, server_wants}}) {
-    if (side->registered && side->watched == wants) continue;
-    epoll_event event{};
-    event.events = wants;
-    event.data.ptr = side;
     // gRPC's end, shut for writing but not closed, stays watched for
     // nothing but EPOLLHUP (always reported): its close.
     const bool await_hup = side == &c.server && c.server.eof && !c.server.gone;
-    if (wants == 0 && !await_hup) {
+    const bool keep = wants != 0 || await_hup;
+    if (keep == side->registered && (!keep || side->watched == wants)) {
+      continue;
+    }
+    epoll_event event{};
+    event.events = wants;
+    event.data.ptr = side;
+    if (!keep) {
       // Unwatched: a side closed would report EPOLLHUP on every wait.
       epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, side->fd, &event);
       side->registered = false;
