@@ -15,6 +15,7 @@
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
 #include "server/service/wire_counts.h"
+#include "server/transport/peer_address.h"
 #include "spdlog/spdlog.h"
 
 namespace chunkplan::service {
@@ -173,8 +174,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
   auto* reactor = new AnswerReactor(unsent_answer_bytes_);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} admitted peer={} params={}",
-                  absl::AsciiStrToLower(record.method), context->peer(),
-                  record.params);
+                  absl::AsciiStrToLower(record.method),
+                  transport::ClientPeer(context->peer()), record.params);
   }
   if (run_inline) {
     RunInline(context, reactor, here, to_pool, response, std::move(record),
@@ -442,7 +443,7 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
   record.status = std::move(status);
   record.micros = MicrosSince(started);
   if (CallIsLogged(record)) {
-    record.peer = context->peer();
+    record.peer = transport::ClientPeer(context->peer());
     LogCall(record);
   }
   if (observer_) observer_(record);

@@ -41,9 +41,11 @@ absl::StatusOr<std::unique_ptr<ConnectionGate>> ConnectionGate::Listen(
 ConnectionGate::~ConnectionGate() { Close(); }
 
 void ConnectionGate::Start(
-    std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor) {
-  thread_ = std::thread(
-      [this, acceptor = std::move(acceptor)] { AcceptLoop(acceptor); });
+    std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
+    H2Relay* relay) {
+  thread_ = std::thread([this, acceptor = std::move(acceptor), relay] {
+    AcceptLoop(acceptor, relay);
+  });
 }
 
 void ConnectionGate::Close() {
@@ -57,7 +59,8 @@ void ConnectionGate::Close() {
 }
 
 void ConnectionGate::AcceptLoop(
-    std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor) {
+    std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
+    H2Relay* relay) {
   pollfd listening{listen_fd_, POLLIN, 0};
   while (!stopping_.load()) {
     listening.revents = 0;
@@ -77,12 +80,23 @@ void ConnectionGate::AcceptLoop(
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    Record(fd,
-           PeerAddress(reinterpret_cast<const sockaddr*>(&peer), peer_length));
+    std::string address =
+        PeerAddress(reinterpret_cast<const sockaddr*>(&peer), peer_length);
+    int handed = fd;
+    if (relay != nullptr) {
+      absl::StatusOr<int> pair_end = relay->Adopt(fd, GrpcPeer(address));
+      if (!pair_end.ok()) {
+        refused_.fetch_add(1);
+        continue;
+      }
+      handed = *pair_end;
+    } else {
+      Record(fd, std::move(address));
+    }
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
         connection;
     connection.listener_fd = listen_fd_;
-    connection.fd = fd;
+    connection.fd = handed;
     acceptor->HandleNewConnection(&connection);
   }
 }

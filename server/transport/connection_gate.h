@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/server_builder.h"
+#include "server/transport/h2_relay.h"
 
 namespace chunkplan::transport {
 
@@ -44,9 +45,14 @@ class ConnectionGate {
 
   // Starts the accept thread, which hands every admitted connection to
   // `acceptor` (from ServerBuilder::experimental().
-  // AddExternalConnectionAcceptor, FROM_FD, once the server has started).
+  // AddExternalConnectionAcceptor, FROM_FD, once the server has started):
+  // the client's socket itself, or, with a `relay` (which must outlive the
+  // thread, until Close), the relay's pair end for it (H2Relay::Adopt; a
+  // connection the relay cannot take is closed and counted in refused()).
+  // ShutDownPeer knows only connections handed over without a relay.
   void Start(
-      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
+      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
+      H2Relay* relay = nullptr);
 
   // Stops accepting and closes the listening socket: a new connection is
   // refused by the kernel. Connections already handed over are untouched.
@@ -72,7 +78,8 @@ class ConnectionGate {
       : listen_fd_(listen_fd), port_(port), max_descriptor_(max_descriptor) {}
 
   void AcceptLoop(
-      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
+      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
+      H2Relay* relay);
   // Remembers that `fd` now holds the connection from `peer`.
   void Record(int fd, std::string peer);
 

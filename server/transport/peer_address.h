@@ -25,6 +25,23 @@ std::string PeerAddress(absl::string_view ip_bytes, int port);
 // PeerAddress of `fd`'s connected peer (getpeername); "" when it has none.
 std::string PeerAddressOf(int fd);
 
+// gRPC 1.51's spelling of a TCP peer (ServerContext::peer()) from
+// PeerAddress's: "ipv4:A.B.C.D:PORT" or "ipv6:%5BV6%5D:PORT"; "" for "".
+std::string GrpcPeer(absl::string_view peer_address);
+
+// The abstract AF_UNIX name (without its leading NUL) that H2Relay binds
+// its end of a pair to, so that gRPC, which names a connection by its
+// peer's address, names it "unix-abstract:" + this: `unique` (no '/'; no
+// two names bound at once may share it), then `grpc_peer`.
+std::string RelayedPeerName(absl::string_view unique,
+                            absl::string_view grpc_peer);
+
+// The client's address behind gRPC's `grpc_peer` (ServerContext::peer()):
+// the `grpc_peer` spelled in a relayed connection's name (which gRPC 1.51
+// percent-encodes: "%5B" arrives as "%255B"), or `grpc_peer` itself for any
+// other connection.
+std::string ClientPeer(absl::string_view grpc_peer);
+
 }  // namespace chunkplan::transport
 
 #endif  // CHUNKPLAN_SERVER_TRANSPORT_PEER_ADDRESS_H_

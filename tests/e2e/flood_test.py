@@ -21,8 +21,10 @@ keeps calling, and asserts:
   ResetFloodTest        20,000 HEADERS+DATA+RST_STREAM
   NoAckStreamTest       100,000 half-open streams on 20 connections that
                         never acknowledge the server's SETTINGS (so gRPC
-                        1.51 does not apply the stream limit): the server
-                        aborts every one of them (the stream guard)
+                        1.51 does not apply the stream limit): the HTTP/2
+                        relay resets each at its stream 33
+  NoAckStreamGuardTest  the same, 40,000 streams, with the relay off: the
+                        stream guard aborts every connection
   MetricsAbuseTest      a 256 MiB POST and 20 slow-loris connections on
                         /metrics, while Prometheus-style scrapes go on
   HeavyCallersTest      64 callers of Frontier and CPU_SWEEP on LLaMA-2 70B
@@ -293,7 +295,7 @@ class MetricsFloodCase(FloodCase):
     self.metrics is its (host, port)."""
 
     def setUp(self):
-        self.SERVER_FLAGS = FloodCase.SERVER_FLAGS + (
+        self.SERVER_FLAGS = self.SERVER_FLAGS + (
             "--metrics_listen=127.0.0.1:0",)
         super().setUp()
         match = re.search(r"metrics on http://(\S+)/metrics",
@@ -321,6 +323,10 @@ class ResetFloodTest(MetricsFloodCase):
         request = grpc_frame(to_message(GPT2).SerializeToString())
         conns = [RawConnection((self.host, self.port))
                  for _ in range(self.CONNECTIONS)]
+        # Acknowledged first, as a conforming client does: the relay resets
+        # a connection that opens more than 32 streams before.
+        for conn in conns:
+            conn.first_settings()
 
         def send_half_and_reset(conn, sid):
             conn.send_data(sid, request[:len(request) // 2])
@@ -361,9 +367,13 @@ class NoAckStreamTest(MetricsFloodCase):
     """A client that never acknowledges the server's SETTINGS (it never
     reads), to which gRPC 1.51 does not apply --max_concurrent_streams:
     5000 half-open streams on each of 20 connections, 100,000 in all (peak
-    RSS 1229 MiB before the stream guard)."""
+    RSS 1229 MiB unguarded). The server's HTTP/2 relay resets each
+    connection at its stream 33, before gRPC reads it (on main, the stream
+    guard closed them after gRPC had opened 680 to 5,000 streams each: peak
+    172-209 MiB)."""
     CONNECTIONS = 20
     STREAMS = 5000
+    LIMIT = 32  # --max_concurrent_streams' default
 
     def closes_counted(self):
         match = re.search(r'chunkplan_connections_closed_total\{reason='
@@ -371,7 +381,10 @@ class NoAckStreamTest(MetricsFloodCase):
                           self.scrape()[1].decode())
         return int(match.group(1)) if match else 0
 
-    def test_streams_beyond_the_limit_close_the_connection(self):
+    def flood(self):
+        """The probe; returns (connections closed by the server, peak RSS
+        less the RSS before it)."""
+        baseline = peak_rss_bytes(self.server.process.pid)
         conns = [RawConnection((self.host, self.port))
                  for _ in range(self.CONNECTIONS)]
         partial = grpc_frame(b"\x0a" * 100, announced=(64 << 20) - 1)
@@ -383,11 +396,39 @@ class NoAckStreamTest(MetricsFloodCase):
         closed = closed_by_server(conns, self.CONNECTIONS, PATIENCE_S)
         for conn in conns:
             conn.close()
-        self.finish_probe()
-        print(f"closed by the server: {closed} of {self.CONNECTIONS}",
-              file=sys.stderr)
-        # Each holds 4968 streams beyond the limit, more than the 1024 the
-        # guard leaves in all (docs/deploy.md): every one is closed.
+        peak = self.finish_probe()
+        print(f"closed by the server: {closed} of {self.CONNECTIONS}; "
+              f"RSS {baseline >> 20} -> {peak >> 20} MiB", file=sys.stderr)
+        return closed, peak - baseline
+
+    def test_streams_beyond_the_limit_close_the_connection(self):
+        closed, growth = self.flood()
+        self.assertEqual(closed, self.CONNECTIONS)
+        self.assertEqual(self.closes_counted(), self.CONNECTIONS)
+        # The log's lines (10 a second at most) name the streams each
+        # connection had opened: the limit and the one over it, no more.
+        opened = [int(n) for n in re.findall(
+            r"closed the connection from \S+: (\d+) streams opened",
+            self.server.log())]
+        self.assertTrue(opened, self.server.log()[-4000:])
+        self.assertEqual(set(opened), {self.LIMIT + 1})
+        # gRPC held at most 32 streams of about 13 KB per connection (and
+        # the relay 128 KiB of buffers): a few MiB in all.
+        if not SANITIZED:
+            self.assertLess(growth, 48 << 20)
+
+
+class NoAckStreamGuardTest(NoAckStreamTest):
+    """The same flood, lighter, with the relay off: the stream guard closes
+    every connection after the fact (also the path of TLS listeners)."""
+    STREAMS = 2000
+    SERVER_FLAGS = FloodCase.SERVER_FLAGS + ("--h2_preack_filter=false",)
+
+    def test_streams_beyond_the_limit_close_the_connection(self):
+        closed, _ = self.flood()
+        # Each holds up to 1968 streams beyond the limit, more than the
+        # 1024 the guard leaves in all (docs/deploy.md): every one is
+        # closed.
         self.assertEqual(closed, self.CONNECTIONS)
         self.assertEqual(self.closes_counted(), self.CONNECTIONS)
 
