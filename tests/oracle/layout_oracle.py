@@ -609,18 +609,22 @@ def _check_uint64(obj, where):
 # Evaluation per candidate (issue 13).
 
 
-_SEARCHED = {}  # the search oracle's answers by request (JSON text)
+_LAST_SEARCH = [None, None]  # the last search request and its answer
 
 
 def _search(search_request):
-    """search_oracle.search(search_request), once per distinct request in a
-    process (a JSONL stream asks the same search under several
-    objectives)."""
-    key = json.dumps(search_request, sort_keys=True)
-    if key not in _SEARCHED:
-        _SEARCHED.clear()  # one at a time: requests come grouped
-        _SEARCHED[key] = search_oracle.search(search_request)
-    return copy.deepcopy(_SEARCHED[key])
+    """search_oracle.search(search_request), once for a run of equal
+    requests (a JSONL stream asks the same search under several
+    objectives, one after another). Nothing here changes a request."""
+    if _LAST_SEARCH[1] is None or _LAST_SEARCH[0] != search_request:
+        _LAST_SEARCH[:] = [search_request,
+                           search_oracle.search(search_request)]
+    return copy.deepcopy(_LAST_SEARCH[1])
+
+
+# The least grids that sweep(method="auto") sweeps at once, by measure
+# (timed on random requests: below these the per-candidate loop is faster).
+_ALL_AT_ONCE = {"waste": 512, "layout": 32}
 
 
 def _check_measures(i, chunk, padding, peak):
@@ -680,20 +684,29 @@ class _Request:
         _check_measures(i, chunk, padding, peak)
         return (i, chunk, rounded, waste, padding, peak)
 
-    def sweep(self, layout_measures, by_reference=False):
+    def sweep(self, layout_measures, method="auto"):
         """Every candidate's values, in grid order: (index, C, C', waste,
         padding, peak), padding and peak None when not asked for. A layout
         measure above 2^64-1 at any candidate is an error.
-        by_reference: each candidate by _seed_waste and values(), one at a
-        time; else all at once (layout_sweep) where that applies."""
+        method: "reference", each candidate by _seed_waste and values(),
+        one at a time; "all_at_once", every candidate at once (layout_sweep)
+        where that applies; "auto", all at once on grids of at least
+        _ALL_AT_ONCE[measure] candidates (where numpy's cost per step pays
+        off)."""
         chunks = [_candidate_size(self.grid, i)
                   for i in range(self.grid.count)]
+
+        def at_once(measure):
+            wanted = method == "all_at_once" or (
+                method == "auto" and len(chunks) >= _ALL_AT_ONCE[measure])
+            return wanted and self._fits_int64(chunks)
+
         wastes = measures = None
-        if not by_reference and self._fits_int64(chunks):
+        if at_once("waste"):
             wastes = layout_sweep.seed_waste(
                 list(self.grid.swept.values()), np.array(chunks, np.int64))
-            if layout_measures:
-                measures = self._swept_measures(chunks)
+        if layout_measures and at_once("layout"):
+            measures = self._swept_measures(chunks)
         if wastes is None:
             wastes = [_seed_waste(self.grid, chunk) for chunk in chunks]
         if layout_measures and measures is None:

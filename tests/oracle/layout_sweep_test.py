@@ -64,8 +64,8 @@ class SweepTest(unittest.TestCase):
             req = oracle._Request(request, need_search=True)
             for measures in (False, True):
                 self.assertEqual(
-                    req.sweep(measures),
-                    req.sweep(measures, by_reference=True),
+                    req.sweep(measures, method="all_at_once"),
+                    req.sweep(measures, method="reference"),
                     f"case {case}: {request}")
             checked += 1
             gathered += bool(req.grid.gathered)
@@ -84,7 +84,8 @@ class SweepTest(unittest.TestCase):
         request["gemini"]["offload_optim_frac"] = 0.5
         req = oracle._Request(request, need_search=True)
         self.assertIsNone(req._swept_measures(chunks))
-        self.assertEqual(req.sweep(True), req.sweep(True, by_reference=True))
+        self.assertEqual(req.sweep(True, method="all_at_once"),
+                         req.sweep(True, method="reference"))
 
 
 if __name__ == "__main__":
