@@ -65,6 +65,7 @@ With --jsonl every input line is one request and gets one answer line.
 
 import argparse
 import collections
+import copy
 import json
 import math
 import os
@@ -75,6 +76,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chunk_search_oracle as search_oracle  # noqa: E402
+import layout_sweep  # noqa: E402
 import placement_oracle  # noqa: E402
 
 UINT64_MAX = (1 << 64) - 1
@@ -444,6 +446,16 @@ def _rank_memory(groups, frozen_numel, settings, rank_of):
             else:
                 shard_elems += chunk.size // degree
                 real += _real_on_rank(chunk, degree, rank)
+    return _rank_bytes(shard_elems, gathered_elems, gathered_used, real,
+                       frozen_numel, settings)
+
+
+def _rank_bytes(shard_elems, gathered_elems, gathered_used, real,
+                frozen_numel, settings):
+    """One rank's bytes (the dict _rank_memory returns) from its element
+    counts: shard_elems (sum of size/P over non-gathered chunks),
+    gathered_elems and gathered_used (sizes and used elements of the
+    kept-gathered chunks), real (real elements of the rank's shards)."""
     held = shard_elems + gathered_elems
     master = settings.master_weights
     separate_grads = not (master and not settings.gradient_accumulation)
@@ -475,6 +487,17 @@ Layout = collections.namedtuple(
     "most_least placement")
 
 
+def _group_params(numels, degrees, frozen, degree):
+    """(index, numel) of the group's placed parameters (of that degree, not
+    frozen), in visit order."""
+    return [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))
+            if d == degree and not (frozen and frozen[i])]
+
+
+def _frozen_numel(numels, frozen):
+    return sum(n for i, n in enumerate(numels) if frozen and frozen[i])
+
+
 def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     """The layout of every group (in the order of configs) and the most and
     least loaded ranks. Frozen parameters are never placed. outcome=False:
@@ -484,12 +507,11 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True):
     values need rank 0's worst order only)."""
     groups = []
     for config in configs:
-        params = [(i, n) for i, (n, d) in enumerate(zip(numels, degrees))
-                  if d == config.dp_degree and not (frozen and frozen[i])]
+        params = _group_params(numels, degrees, frozen, config.dp_degree)
         chunks = _place(params, config.chunk_size, config.dp_degree)
         padding = sum(c.size - c.used for c in chunks)
         groups.append(Group(config, chunks, padding))
-    frozen_numel = sum(n for i, n in enumerate(numels) if frozen and frozen[i])
+    frozen_numel = _frozen_numel(numels, frozen)
     # Most loaded: rank 0 of every group (its shards hold the most real
     # elements, padding sits on the highest ranks); least loaded: rank P-1.
     most = _rank_memory(groups, frozen_numel, settings, lambda p: 0)
@@ -587,6 +609,33 @@ def _check_uint64(obj, where):
 # Evaluation per candidate (issue 13).
 
 
+_LAST_SEARCH = [None, None]  # the last search request and its answer
+
+
+def _search(search_request):
+    """search_oracle.search(search_request), once for a run of equal
+    requests (a JSONL stream asks the same search under several
+    objectives, one after another). Nothing here changes a request."""
+    if _LAST_SEARCH[1] is None or _LAST_SEARCH[0] != search_request:
+        _LAST_SEARCH[:] = [search_request,
+                           search_oracle.search(search_request)]
+    return copy.deepcopy(_LAST_SEARCH[1])
+
+
+# The least grids that sweep(method="auto") sweeps at once, by measure
+# (timed on random requests: below these the per-candidate loop is faster).
+_ALL_AT_ONCE = {"waste": 512, "layout": 32}
+
+
+def _check_measures(i, chunk, padding, peak):
+    """LayoutError when candidate i's layout padding or peak exceeds
+    2^64-1."""
+    for name, v in (("layout_padding", padding), ("peak_rank_bytes", peak)):
+        if v > UINT64_MAX:
+            raise LayoutError(f"candidate {i} (chunk size {chunk}): {name} "
+                              f"{v} exceeds 2^64-1")
+
+
 class _Request:
     """A checked, searched request, ready for per-candidate evaluation."""
 
@@ -596,7 +645,7 @@ class _Request:
         # The search part is checked as a ChunkSearchRequest whether or not
         # configs are given (Layout has the same limits and checks as
         # Search): the search oracle's error is the answer.
-        self.search_answer = search_oracle.search(self.parsed.search_request)
+        self.search_answer = _search(self.parsed.search_request)
         if "error" in self.search_answer:
             raise LayoutError(f"search: {self.search_answer['error']}")
         if self.parsed.configs is not None:
@@ -632,32 +681,88 @@ class _Request:
         when one exceeds 2^64-1."""
         i, chunk, rounded, waste, _, _ = row
         _, padding, peak = self.values(chunk)
-        for name, v in (("layout_padding", padding),
-                        ("peak_rank_bytes", peak)):
-            if v > UINT64_MAX:
-                raise LayoutError(f"candidate {i} (chunk size {chunk}): "
-                                  f"{name} {v} exceeds 2^64-1")
+        _check_measures(i, chunk, padding, peak)
         return (i, chunk, rounded, waste, padding, peak)
 
-    def sweep(self, layout_measures):
+    def sweep(self, layout_measures, method="auto"):
         """Every candidate's values, in grid order: (index, C, C', waste,
         padding, peak), padding and peak None when not asked for. A layout
-        measure above 2^64-1 at any candidate is an error."""
+        measure above 2^64-1 at any candidate is an error.
+        method: "reference", each candidate by _seed_waste and values(),
+        one at a time; "all_at_once", every candidate at once (layout_sweep)
+        where that applies; "auto", all at once on grids of at least
+        _ALL_AT_ONCE[measure] candidates (where numpy's cost per step pays
+        off)."""
+        chunks = [_candidate_size(self.grid, i)
+                  for i in range(self.grid.count)]
+
+        def at_once(measure):
+            wanted = method == "all_at_once" or (
+                method == "auto" and len(chunks) >= _ALL_AT_ONCE[measure])
+            return wanted and self._fits_int64(chunks)
+
+        wastes = measures = None
+        if at_once("waste"):
+            wastes = layout_sweep.seed_waste(
+                list(self.grid.swept.values()), np.array(chunks, np.int64))
+        if layout_measures and at_once("layout"):
+            measures = self._swept_measures(chunks)
+        if wastes is None:
+            wastes = [_seed_waste(self.grid, chunk) for chunk in chunks]
+        if layout_measures and measures is None:
+            measures = [self.values(chunk)[1:] for chunk in chunks]
         out = []
-        for i in range(self.grid.count):
-            chunk = _candidate_size(self.grid, i)
+        for i, chunk in enumerate(chunks):
+            padding, peak = measures[i] if layout_measures else (None, None)
             if layout_measures:
-                waste, padding, peak = self.values(chunk)
-                for name, v in (("layout_padding", padding),
-                                ("peak_rank_bytes", peak)):
-                    if v > UINT64_MAX:
-                        raise LayoutError(
-                            f"candidate {i} (chunk size {chunk}): {name} "
-                            f"{v} exceeds 2^64-1")
-            else:
-                waste, padding, peak = _seed_waste(self.grid, chunk), None, None
-            out.append((i, chunk, _rounded(self.grid, chunk), waste, padding,
-                        peak))
+                _check_measures(i, chunk, padding, peak)
+            out.append((i, chunk, _rounded(self.grid, chunk), wastes[i],
+                        padding, peak))
+        return out
+
+    def _fits_int64(self, chunks):
+        """Whether every total layout_sweep keeps stays below 2^62: at most
+        one chunk per parameter, each at most C' or a numel rounded up."""
+        numels, degrees = self.parsed.args[0], self.parsed.args[1]
+        if not chunks:
+            return False
+        widest = (_rounded(self.grid, chunks[-1]) + max(numels, default=0) +
+                  max(degrees, default=1))
+        return (len(numels) + 1) * widest < 1 << 62
+
+    def _swept_measures(self, chunks):
+        """(layout_padding, peak) at every candidate as values() gives them,
+        from layout_sweep's totals; None where settings move parts (the
+        placement oracle places one layout at a time)."""
+        if _moves(self.parsed.settings):
+            return None
+        numels, degrees, frozen = (self.parsed.args[0], self.parsed.args[1],
+                                   self.parsed.frozen)
+        rounded = np.array([_rounded(self.grid, c) for c in chunks], np.int64)
+        zeros = np.zeros(len(chunks), dtype=np.int64)
+        padding, shards, real, largest = (zeros.copy() for _ in range(4))
+        gathered = [0, 0, 0]  # sizes, used elements, padding
+        for config in _configs_at(self.grid, chunks[0]):
+            params = _group_params(numels, degrees, frozen, config.dp_degree)
+            if config.keep_gathered:  # the same at every candidate
+                for c in _place(params, config.chunk_size, config.dp_degree):
+                    gathered = [gathered[0] + c.size, gathered[1] + c.used,
+                                gathered[2] + c.size - c.used]
+                continue
+            totals = layout_sweep.next_fit([n for _, n in params], rounded,
+                                           config.dp_degree)
+            padding += totals.padding
+            shards += totals.shards
+            real += totals.real_first
+            largest = np.maximum(largest, totals.largest)
+        frozen_numel = _frozen_numel(numels, frozen)
+        out = []
+        for i in range(len(chunks)):
+            most = _rank_bytes(int(shards[i]), gathered[0], gathered[1],
+                               int(real[i]), frozen_numel,
+                               self.parsed.settings)
+            out.append((gathered[2] + int(padding[i]),
+                        most["device_bytes"] + HALF_BYTES * int(largest[i])))
         return out
 
 
