@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace chunkplan::models {
 namespace {
 
+using absl::StrCat;
 using nlohmann::json;
 
 // The value as JSON text, cut to a length a message can carry.
@@ -62,6 +64,73 @@ std::optional<uint64_t> NonNegative(const json* value) {
   return static_cast<uint64_t>(signed_value);
 }
 
+// The object keys that lead to where the parser is, kept up to date from
+// its callback, so that an error names the key whose value it was reading
+// ("rope_scaling.factor"); arrays add no name of their own.
+class KeyPath {
+ public:
+  void Visit(json::parse_event_t event, const json& value) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        keys_.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!keys_.empty()) keys_.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!keys_.empty() && value.is_string()) {
+          keys_.back() = value.get<std::string>();
+        }
+        break;
+      case json::parse_event_t::value:
+        break;
+    }
+  }
+
+  // "a.b" for the keys open now; empty at the top level.
+  std::string Name() const {
+    std::string name;
+    for (const std::string& key : keys_) {
+      if (key.empty()) continue;
+      if (!name.empty()) name += '.';
+      name += key;
+    }
+    return name;
+  }
+
+ private:
+  std::vector<std::string> keys_;  // one per open container, "" for none
+};
+
+// At most this many bytes of the parser's own words, which quote the text
+// it stopped at (a number of 500,000 digits, say).
+constexpr size_t kMaxParserWords = 200;
+
+// nlohmann's out_of_range error for a number the parser read but a double
+// cannot hold (1e400, or an integer of hundreds of digits).
+constexpr int kNumberOverflow = 406;
+
+// INVALID_ARGUMENT for the parser's `error` at `path`: a number beyond a
+// double names the key it is the value of (or sits in a list of); anything
+// else is "config: not JSON" with the parser's words (which give the
+// position), cut short.
+absl::Status ParseFailure(const KeyPath& path, const json::exception& error) {
+  if (dynamic_cast<const json::out_of_range*>(&error) != nullptr &&
+      error.id == kNumberOverflow) {
+    const std::string key = path.Name();
+    return absl::InvalidArgumentError(
+        StrCat(key.empty() ? "config" : StrCat("config ", key),
+               ": a number beyond the range of a double (about 1.8e308)"));
+  }
+  std::string words = error.what();
+  if (words.size() > kMaxParserWords) {
+    words = StrCat(words.substr(0, kMaxParserWords), "...");
+  }
+  return absl::InvalidArgumentError(StrCat("config: not JSON: ", words));
+}
+
 // A value that is absent or null.
 bool Unset(const json* value) { return value == nullptr || value->is_null(); }
 
@@ -75,11 +144,17 @@ absl::StatusOr<json> ParseConfigJson(absl::string_view text) {
   }
   if (absl::Status depth = CheckDepth(text); !depth.ok()) return depth;
   json parsed;
+  KeyPath path;
   try {
-    parsed = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config: not JSON: ", error.what()));
+    parsed = json::parse(text.begin(), text.end(),
+                         [&path](int, json::parse_event_t event, json& value) {
+                           path.Visit(event, value);
+                           return true;
+                         });
+  } catch (const json::exception& error) {
+    // Every error the parser raises (a syntax error, a number beyond a
+    // double, ...) ends here: none may leave the server's JSON edge.
+    return ParseFailure(path, error);
   }
   if (!parsed.is_object()) {
     return absl::InvalidArgumentError(

@@ -154,6 +154,13 @@ def hostile_model_requests(pb):
         ("a tensor beyond 64 bits", gpt2_config(n_embd=2**40,
                                                 vocab_size=2**40),
          {invalid: "64"}),
+        # Numbers a double cannot hold (they used to end the process in
+        # Layout and Plan): refused naming the key.
+        ("a number beyond a double", gpt2_config()[:-1] + ', "n_head": 1e400}',
+         {invalid: "config n_head: a number beyond the range of a double"}),
+        ("an integer of 500,000 digits",
+         gpt2_config()[:-1] + ', "n_layer": 1' + "0" * 499_999 + "}",
+         {invalid: "config n_layer: a number beyond the range of a double"}),
         ("an unknown model_type", '{"model_type": "no-such-model"}',
          {invalid: "no-such-model"}),
         ("nested a million deep", "[" * 500_000 + "]" * 500_000,
@@ -223,6 +230,68 @@ class HostileRequestTest(unittest.TestCase):
             answer = search(normal, timeout=PATIENCE_S)
             self.assertEqual(answer.configs[0].chunk_size, GPT2_CHUNK_SIZE)
         self.assertNotIn("critical", server.log())
+
+
+class BeyondADoubleTest(unittest.TestCase):
+    """A config holding 1e400 or an integer of 500,000 digits, sent to
+    every method that takes a config, on the real binary: each answered
+    INVALID_ARGUMENT naming the key (Layout and Plan used to abort the
+    process; Describe and Search answered UNIMPLEMENTED), and the server
+    serves on and exits 0."""
+
+    def test_every_method_refuses_it_and_the_server_lives(self):
+        pb, _, _ = stubs()
+        methods = {
+            "Describe": (pb.ModelConfig, pb.ModelDescription,
+                         lambda config: config),
+            "Search": (pb.ChunkSearchRequest, pb.ChunkSearchResponse,
+                       lambda config: pb.ChunkSearchRequest(
+                           model=config, search_range_m=1)),
+            "Layout": (pb.LayoutRequest, pb.LayoutResponse,
+                       lambda config: pb.LayoutRequest(
+                           search=pb.ChunkSearchRequest(
+                               model=config, search_range_m=1))),
+            "Frontier": (pb.LayoutRequest, pb.FrontierResponse,
+                         lambda config: pb.LayoutRequest(
+                             search=pb.ChunkSearchRequest(
+                                 model=config, search_range_m=1))),
+            "Plan": (pb.PlanRequest, pb.PlanResponse,
+                     lambda config: pb.PlanRequest(
+                         search=pb.ChunkSearchRequest(
+                             model=config, search_range_m=1),
+                         cluster=pb.Cluster(device_memory_bytes=80 << 30,
+                                            gpus_per_node=8,
+                                            world_sizes=[8]))),
+        }
+        values = {"1e400": "1e400", "500,000 digits": "1" + "0" * 499_999}
+        server = Server()
+        try:
+            with server.channel() as channel:
+                for method, (request_type, response_type, wrap) in \
+                        methods.items():
+                    call = channel.unary_unary(
+                        f"/chunkplan.v1.ChunkSearch/{method}",
+                        request_serializer=request_type.SerializeToString,
+                        response_deserializer=response_type.FromString)
+                    for name, value in values.items():
+                        text = gpt2_config()[:-1] + f', "n_layer": {value}}}'
+                        with self.subTest(method=method, value=name):
+                            with self.assertRaises(grpc.RpcError) as raised:
+                                call(wrap(pb.ModelConfig(
+                                    hf_config_json=text)), timeout=PATIENCE_S)
+                            error = raised.exception
+                            self.assertEqual(error.code(),
+                                             grpc.StatusCode.INVALID_ARGUMENT)
+                            self.assertIn("config n_layer: a number beyond "
+                                          "the range of a double",
+                                          error.details())
+                with open(GPT2_EXAMPLE) as f:
+                    normal = to_message(json.load(f))
+                answer = search_stub(channel)(normal, timeout=PATIENCE_S)
+                self.assertEqual(answer.configs[0].chunk_size,
+                                 GPT2_CHUNK_SIZE)
+        finally:
+            self.assertEqual(server.stop(), 0, server.log())
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Builds tests/fuzz/search_request_fuzzer with clang-14 (libFuzzer, ASan,
-# UBSan; build dir build-fuzz/; the CUDA engine compiled in where nvcc is)
-# and runs it, bounded in runs and time, over a copy of the seed corpus
-# tests/fuzz/corpus/. Exits non-zero on any finding:
-# a crash, a sanitizer report, a leak, an input slower than FUZZ_TIMEOUT
-# seconds, or memory beyond FUZZ_RSS_MB; the input that caused it is saved in
-# <build dir>/fuzz-artifacts/.
+# Builds the fuzz targets with clang-14 (libFuzzer, ASan, UBSan; build dir
+# build-fuzz/; the CUDA engine compiled in where nvcc is) and runs each,
+# bounded in runs and time, over a copy of its seed corpus:
+#   search_request_fuzzer  a Search call's body      tests/fuzz/corpus/
+#   config_fuzzer          a model's config.json     tests/fuzz/config_corpus/
+#                          (dictionary tests/fuzz/config.dict)
+# Exits non-zero on any finding: a crash, a sanitizer report, a leak, an
+# input slower than FUZZ_TIMEOUT seconds, or memory beyond FUZZ_RSS_MB; the
+# input that caused it is saved in <build dir>/fuzz-artifacts/.
 #
 #   tests/fuzz/run-fuzz.sh                      # the CI run
 #   FUZZ_RUNS=2000000 FUZZ_SECONDS=3600 tests/fuzz/run-fuzz.sh
-#   tests/fuzz/run-fuzz.sh path/to/crash-...    # replay inputs, no fuzzing
+#   tests/fuzz/run-fuzz.sh path/to/crash-...    # replay inputs on the
+#       search fuzzer, no fuzzing (FUZZ_TARGET=config_fuzzer: the other)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -17,7 +20,7 @@ scripts/install-deps.sh
 
 build_dir="${BUILD_DIR:-build-fuzz}"
 runs="${FUZZ_RUNS:-200000}"
-seconds="${FUZZ_SECONDS:-120}"
+seconds="${FUZZ_SECONDS:-60}"  # each target
 timeout="${FUZZ_TIMEOUT:-10}"
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
@@ -32,26 +35,37 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
 cmake "${cmake_args[@]}"
-cmake --build "$build_dir" -j "$(nproc)" --target search_request_fuzzer
-fuzzer="$build_dir/bin/search_request_fuzzer"
+cmake --build "$build_dir" -j "$(nproc)" \
+  --target search_request_fuzzer config_fuzzer
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 if [ $# -gt 0 ]; then
-  exec "$fuzzer" -timeout="$timeout" -rss_limit_mb="$rss_mb" "$@"
+  exec "$build_dir/bin/${FUZZ_TARGET:-search_request_fuzzer}" \
+    -timeout="$timeout" -rss_limit_mb="$rss_mb" "$@"
 fi
 
 # libFuzzer adds what it finds to its first corpus directory: a scratch copy
 # keeps the committed seeds as they are.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$build_dir/fuzz-artifacts"
-cp tests/fuzz/corpus/* "$work/corpus/"
+mkdir -p "$build_dir/fuzz-artifacts"
 
-"$fuzzer" \
-  -runs="$runs" -max_total_time="$seconds" \
-  -timeout="$timeout" -rss_limit_mb="$rss_mb" -max_len=16384 \
-  -artifact_prefix="$build_dir/fuzz-artifacts/" -print_final_stats=1 \
-  "$work/corpus"
-echo "run-fuzz: no findings ($(find "$work/corpus" -type f | wc -l) inputs in the corpus at the end)"
+# fuzz TARGET SEEDS MAX_LEN [libFuzzer flags...]
+fuzz() {
+  local target="$1" seeds="$2" max_len="$3"
+  shift 3
+  mkdir -p "$work/$target"
+  cp "$seeds"/* "$work/$target/"
+  "$build_dir/bin/$target" \
+    -runs="$runs" -max_total_time="$seconds" \
+    -timeout="$timeout" -rss_limit_mb="$rss_mb" -max_len="$max_len" \
+    -artifact_prefix="$build_dir/fuzz-artifacts/$target-" \
+    -print_final_stats=1 "$@" "$work/$target"
+  echo "run-fuzz: $target: no findings ($(find "$work/$target" -type f | wc -l) inputs in the corpus at the end)"
+}
+
+fuzz search_request_fuzzer tests/fuzz/corpus 16384
+fuzz config_fuzzer tests/fuzz/config_corpus 65536 \
+  -dict=tests/fuzz/config.dict

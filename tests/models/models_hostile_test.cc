@@ -157,6 +157,36 @@ TEST(HostileConfigTest, SizesPast64Bits) {
             Invalid("config 3 * n_embd: passes 2^64 - 1"));
 }
 
+// Numbers a double cannot hold: the parser's out_of_range error is caught
+// at the JSON edge (it used to escape and end the server) and named by the
+// key whose value it was, however deep; a syntax error stays "not JSON".
+TEST(HostileConfigTest, NumbersBeyondADoubleNameTheirKey) {
+  const std::string beyond =
+      ": a number beyond the range of a double (about 1.8e308)";
+  EXPECT_EQ(Refusal("{\"model_type\": \"gpt2\", \"n_layer\": 1e400}"),
+            Invalid(absl::StrCat("config n_layer", beyond)));
+  EXPECT_EQ(Refusal("{\"n_embd\": -1e400, \"model_type\": \"gpt2\"}"),
+            Invalid(absl::StrCat("config n_embd", beyond)));
+  // An integer of 500,000 digits: past 2^64, then past a double; the
+  // message does not quote it.
+  const std::string digits = "1" + std::string(499'999, '0');
+  const absl::Status long_integer = Refusal(
+      absl::StrCat("{\"model_type\": \"gpt2\", \"vocab_size\": ", digits, "}"));
+  EXPECT_EQ(long_integer, Invalid(absl::StrCat("config vocab_size", beyond)));
+  // Nested in an object, and in a list after a closed object.
+  EXPECT_EQ(Refusal("{\"model_type\": \"llama\", \"rope_scaling\": "
+                    "{\"type\": \"linear\", \"factor\": 1e999}}"),
+            Invalid(absl::StrCat("config rope_scaling.factor", beyond)));
+  EXPECT_EQ(Refusal("{\"layer_types\": [{\"a\": 1}, 2, 1E+400]}"),
+            Invalid(absl::StrCat("config layer_types", beyond)));
+  EXPECT_EQ(Refusal("1e400"), Invalid(absl::StrCat("config", beyond)));
+  // A long syntax error is cut short.
+  const absl::Status bad_literal =
+      Refusal(absl::StrCat("{\"x\": ", std::string(100'000, 't'), "}"));
+  EXPECT_THAT(bad_literal.message(), HasSubstr("config: not JSON: "));
+  EXPECT_LT(bad_literal.message().size(), 300u);
+}
+
 TEST(HostileConfigTest, OptionsNotModelledAreRefusedByName) {
   EXPECT_EQ(Refusal("{\"model_type\": \"gpt2\", \"add_cross_attention\": "
                     "true}"),

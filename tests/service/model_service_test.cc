@@ -294,6 +294,39 @@ TEST_F(ModelServiceTest, HostileConfigsArePreciseInvalidArguments) {
   ExpectServing();
 }
 
+// A config holding a number beyond a double (it used to end the process
+// in Layout and Frontier, and answer UNIMPLEMENTED in Describe and Search):
+// INVALID_ARGUMENT naming the key in every call that takes a config, and
+// the server serves on. Plan's is in plan_service_test.
+TEST_F(ModelServiceTest, ANumberBeyondADoubleIsRefusedInEveryCall) {
+  const std::string digits = "1" + std::string(499'999, '0');
+  for (const std::string& value : {std::string("1e400"), digits}) {
+    const std::string json = absl::StrCat(
+        R"({"model_type": "gpt2", "n_embd": 128, "n_head": 4, "n_layer": )",
+        value, "}");
+    const std::string named = "config n_layer: a number beyond the range";
+    v1::ModelDescription description;
+    grpc::Status status = Describe(Config(json), &description);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(named));
+    v1::ChunkSearchResponse response;
+    status = Search(ModelSearch(json, 1), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(named));
+    v1::LayoutRequest layout;
+    *layout.mutable_search() = ModelSearch(json, 2);
+    v1::LayoutResponse layout_response;
+    status = Layout(layout, &layout_response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(named));
+    v1::FrontierResponse frontier;
+    status = Frontier(layout, &frontier);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(named));
+  }
+  ExpectServing();
+}
+
 class SmallLimitsTest : public ModelServiceTest {
  protected:
   service::ServiceOptions Options() const override {

@@ -109,6 +109,15 @@ TEST_F(PlanServiceTest, BadEnumsAndModelErrorsNameTheField) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("search.model: "));
 
+  // A number beyond a double (it used to end the process): named by key.
+  status = Plan(ModelPlan(
+      R"({"model_type": "gpt2", "n_embd": 128, "n_head": 4, "n_layer": 1e400})",
+      {8}));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("search.model: config n_layer: a number beyond"));
+  ExpectServing();
+
   v1::PlanRequest both = ModelPlan(kGpt2Config, {8});
   both.mutable_search()->add_numels(5);
   status = Plan(both);
