@@ -81,15 +81,17 @@ TEST(HostileConfigTest, ModelTypeMissingWrongOrUnknown) {
                     "type, got 5"));
   EXPECT_EQ(Refusal("{\"model_type\": \"t5\"}"),
             Invalid("config model_type: not a supported model type; "
-                    "supported: bert, gemma, gemma2, gpt2, gpt_neox, llama, "
-                    "mistral, mixtral, opt, phi3, qwen2, qwen2_moe, got "
+                    "supported: bert, bloom, cohere, deepseek_v2, "
+                    "deepseek_v3, falcon, gemma, gemma2, gemma3_text, gpt2, "
+                    "gpt_neox, gptj, llama, llama4_text, mistral, mixtral, "
+                    "opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, got "
                     "\"t5\""));
 }
 
 TEST(HostileConfigTest, SupportedModelTypesAreSorted) {
   const std::vector<std::string> types = SupportedModelTypes();
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
-  EXPECT_EQ(types.size(), 12u);
+  EXPECT_EQ(types.size(), 22u);
 }
 
 // A LLaMA config with `key` set to the JSON text `value`.
