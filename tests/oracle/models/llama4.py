@@ -50,7 +50,8 @@ def _params(cfg, architecture):
 def random_config(rng):
     """A small Llama 4 text config: MoE layers listed, interleaved, or
     every layer."""
-    config = decoder_shape(rng, "llama4_text")
+    # head_dim given: Llama4TextConfig defaults it to 128, not hidden / heads.
+    config = decoder_shape(rng, "llama4_text", head_dim="explicit")
     layers = config["num_hidden_layers"] = rng.randint(1, 4)
     config.update(num_local_experts=rng.randint(1, 4),
                   intermediate_size_mlp=rng.randint(1, 40))
