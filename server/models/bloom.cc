@@ -33,8 +33,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
       cfg.Has("n_embed") ? "n_embed" : "hidden_size";
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t h, cfg.Size(width_key));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t heads, cfg.Size("n_head"));
-  CHUNKPLAN_RETURN_IF_ERROR(
-      Divide(h, heads, "hidden_size / n_head").status());
+  CHUNKPLAN_RETURN_IF_ERROR(Divide(h, heads, "hidden_size / n_head").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t qkv, Product({3, h}, "3 * hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t inner,
                              Product({4, h}, "4 * hidden_size"));

@@ -23,12 +23,12 @@ struct Latent {
   uint64_t heads = 0;
   std::optional<uint64_t> q_lora;  // unset: a plain q_proj
   uint64_t kv_lora = 0, rope = 0;
-  uint64_t q_width = 0;      // heads * (qk_nope_head_dim + qk_rope_head_dim)
-  uint64_t kv_a_width = 0;   // kv_lora_rank + qk_rope_head_dim
-  uint64_t kv_b_width = 0;   // heads * (qk_nope_head_dim + v_head_dim)
-  uint64_t o_width = 0;      // heads * v_head_dim
-  uint64_t head_dim = 0;     // qk_nope_head_dim + qk_rope_head_dim
-  bool bias = false;         // attention_bias
+  uint64_t q_width = 0;     // heads * (qk_nope_head_dim + qk_rope_head_dim)
+  uint64_t kv_a_width = 0;  // kv_lora_rank + qk_rope_head_dim
+  uint64_t kv_b_width = 0;  // heads * (qk_nope_head_dim + v_head_dim)
+  uint64_t o_width = 0;     // heads * v_head_dim
+  uint64_t head_dim = 0;    // qk_nope_head_dim + qk_rope_head_dim
+  bool bias = false;        // attention_bias
 };
 
 // a + b; INVALID_ARGUMENT naming `what` past 2^64 - 1.
@@ -58,8 +58,8 @@ absl::StatusOr<Latent> ReadLatent(const HfConfig& cfg) {
                          "qk_rope_head_dim)"));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       l.kv_a_width, Sum(l.kv_lora, l.rope, "kv_lora_rank + qk_rope_head_dim"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      uint64_t nope_v, Sum(nope, v, "qk_nope_head_dim + v_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t nope_v,
+                             Sum(nope, v, "qk_nope_head_dim + v_head_dim"));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       l.kv_b_width,
       Product({l.heads, nope_v},
@@ -107,9 +107,7 @@ struct Moe {
     return first >= first_dense && first < layers;
   }
   // Layer 0 is dense unless it is sparse; else layer 1 is, where freq > 1.
-  bool AnyDense() const {
-    return !Sparse(0) || (layers > 1 && !Sparse(1));
-  }
+  bool AnyDense() const { return !Sparse(0) || (layers > 1 && !Sparse(1)); }
 };
 
 // `v2`: n_routed_experts and n_shared_experts may be null, moe_layer_freq
@@ -124,8 +122,9 @@ absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers, bool v2) {
   if (v2) {
     CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t ep_size, cfg.Size("ep_size"));
     if (ep_size != 1) {
-      return cfg.Refuse("ep_size", "only 1 is supported (the remote code "
-                                   "builds one rank's experts)");
+      return cfg.Refuse("ep_size",
+                        "only 1 is supported (the remote code "
+                        "builds one rank's experts)");
     }
     CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> routed,
                                cfg.OptionalSize("n_routed_experts"));

@@ -28,10 +28,9 @@ absl::StatusOr<uint64_t> QkvWidth(const HfConfig& cfg, const Shape& s,
   if (new_arch) {
     CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> kv,
                                cfg.OptionalSize("num_kv_heads"));
-    CHUNKPLAN_ASSIGN_OR_RETURN(
-        uint64_t kv_width,
-        Product({2, kv.value_or(s.heads), s.head_dim},
-                "2 * num_kv_heads * head_dim"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t kv_width,
+                               Product({2, kv.value_or(s.heads), s.head_dim},
+                                       "2 * num_kv_heads * head_dim"));
     uint64_t width = 0;
     if (__builtin_add_overflow(kv_width, s.h, &width)) {
       return cfg.Refuse("num_kv_heads", "the fused width passes 2^64 - 1");

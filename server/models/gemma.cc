@@ -18,8 +18,7 @@ namespace {
 // post_attention_layernorm and, from Gemma-2 on, pre_feedforward_layernorm
 // and post_feedforward_layernorm.
 absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
-                        int generation, ParamBuilder& b,
-                        ModelDescription& d) {
+                        int generation, ParamBuilder& b, ModelDescription& d) {
   // The config classes keep a null num_key_value_heads or head_dim as
   // None, which their attention cannot size (no fallback): refused.
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("num_key_value_heads").status());

@@ -50,8 +50,7 @@ struct Moe {
 
 // The sizes are read only where a layer needs them, as the modules do;
 // shared_expert_intermediate_size only where there is a shared expert.
-absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers,
-                            bool shared) {
+absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers, bool shared) {
   Moe moe;
   moe.shared = shared;
   moe.layers = layers;
@@ -112,8 +111,8 @@ absl::Status BuildMoe(const HfConfig& cfg, absl::string_view architecture,
 absl::Status BuildQwen2Moe(const HfConfig& cfg, absl::string_view architecture,
                            ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool qkv_bias, cfg.Flag("qkv_bias"));
-  return BuildMoe(cfg, architecture, {.qkv_bias = qkv_bias}, /*shared=*/true,
-                  b, d);
+  return BuildMoe(cfg, architecture, {.qkv_bias = qkv_bias}, /*shared=*/true, b,
+                  d);
 }
 
 // Qwen3MoeAttention: Qwen3's (every projection biased where attention_bias,
