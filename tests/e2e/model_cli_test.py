@@ -16,6 +16,8 @@ cli_test.py and plan_cli_test.py check the remote path.
   OffloadSweepTest    the sweep's offloaded chunks
   PaddingWarningTest  chunks that dwarf what they hold (a LoRA-style model)
   WordsTest           "ColossalAI's search", not "seed"; the value's unit
+  GpuPresetsTest      `chunkplan gpus`: the published figures, and
+                      docs/gpu-presets.md listing exactly the data file's
 
 Expected values come from the oracles (tests/oracle: the search, layout and
 activation oracles and the model lists), never from chunkplan.
@@ -26,6 +28,7 @@ activation oracles and the model lists), never from chunkplan.
 import ast
 import json
 import os
+import pathlib
 import re
 import sys
 import unittest
@@ -417,6 +420,46 @@ class WordsTest(ModelCase):
             header = next(line for line in out.splitlines()
                           if line.startswith("candidate"))
             self.assertIn(f"value ({unit})", header)
+
+
+class GpuPresetsTest(ModelCase):
+    # Total memory as published nvidia-smi output prints it (MiB), read from
+    # the sources the docs cite: H100 SXM "0MiB / 81559MiB" (NVIDIA/nccl
+    # #1264), RTX 4090 "507MiB / 24564MiB" (RLinf/RLinf#255), RTX 3090
+    # "22598MiB / 24576MiB" (club-3090#1128), the Modal table for H200 and
+    # A100 80GB.
+    PUBLISHED_MIB = {"h100-sxm": 81559, "rtx-4090": 24564,
+                     "rtx-3090": 24576, "h200": 143771, "a100-80gb": 81920}
+    ROOT = pathlib.Path(cli_test.ROOT)
+
+    def listed(self):
+        """(name, MiB, nvidia-smi name) per row of `chunkplan gpus`."""
+        result = run("gpus")
+        self.assertOk(result)
+        return [(m.group(1), int(m.group(2)), m.group(3)) for m in re.finditer(
+            r"(?m)^([a-z0-9-]+)\s+(\d+)\s+[\d.]+\s+(.+)$", result.stdout)]
+
+    def test_presets_are_the_published_figures(self):
+        mib = {name: m for name, m, _ in self.listed()}
+        for name, want in self.PUBLISHED_MIB.items():
+            self.assertEqual(mib[name], want, name)
+
+    def test_docs_table_lists_every_preset(self):
+        """docs/gpu-presets.md: one row `| name | MiB | card | source |` per
+        entry of common/gpu_presets.inc, in order, with the same figures."""
+        entries = re.findall(
+            r'^CHUNKPLAN_GPU\("([a-z0-9-]+)", ([0-9]+), "([^"]*)", '
+            r'"([^"]*)"\)$',
+            (self.ROOT / "common" / "gpu_presets.inc").read_text(),
+            re.MULTILINE)
+        rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([0-9,]+) \| ([^|]+) \| "
+                          r"<?(https://[^ |>]+)>? \|",
+                          (self.ROOT / "docs" / "gpu-presets.md").read_text(),
+                          re.MULTILINE)
+        want = [(n, int(m), c, src) for n, m, c, src in entries]
+        self.assertEqual([(n, int(m.replace(",", "")), c.strip(), src)
+                          for n, m, c, src in rows], want)
+        self.assertEqual(self.listed(), [w[:3] for w in want])
 
 
 if __name__ == "__main__":
