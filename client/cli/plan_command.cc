@@ -1,8 +1,10 @@
 #include "client/cli/plan_command.h"
 
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
@@ -125,18 +127,36 @@ absl::StatusOr<Response> AnswerRemotely(
   return response;
 }
 
-// The server's answer to `request`, or this process's.
-absl::StatusOr<v1::LayoutResponse> AnswerLayout(
-    const PlanOptions& options, const v1::LayoutRequest& request) {
-  if (!options.server.has_value()) return AnswerLocally(request);
-  return AnswerRemotely(*options.server, request,
-                        &v1::ChunkSearch::Stub::Layout);
+// `request` answered by the server's `call`, or in this process by
+// `local`.
+template <typename Request, typename Response>
+absl::StatusOr<Response> Answer(
+    const PlanOptions& options, const Request& request,
+    grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
+                                                const Request&, Response*),
+    absl::StatusOr<std::type_identity_t<Response>> (*local)(const Request&)) {
+  if (!options.server.has_value()) return local(request);
+  return AnswerRemotely(*options.server, request, call);
 }
 
-// `response` as one line of protobuf JSON.
-template <typename Response>
-std::string JsonLine(const Response& response) {
-  return absl::StrCat(common::MessageToJson(response), "\n");
+absl::StatusOr<v1::LayoutResponse> AnswerLayout(
+    const PlanOptions& options, const v1::LayoutRequest& request) {
+  return Answer(options, request, &v1::ChunkSearch::Stub::Layout,
+                AnswerLocally);
+}
+
+// `message` as one line of protobuf JSON.
+std::string JsonLine(const google::protobuf::Message& message) {
+  return absl::StrCat(common::MessageToJson(message), "\n");
+}
+
+// `response` as `options` asks: `table()` (opened with the interval note)
+// or JsonLine.
+std::string Output(const PlanOptions& options,
+                   const google::protobuf::Message& response,
+                   absl::FunctionRef<std::string()> table) {
+  if (options.format == OutputFormat::kTable) return Table(options, table());
+  return JsonLine(response);
 }
 
 // --offload-sweep: per layout, FormatOffloadSweep of its configs laid out
@@ -186,14 +206,8 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
                              SearchRequestOf(options));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Search)
-          : AnswerLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, FormatTable(response));
-  }
-  return JsonLine(response);
+      Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
+  return Output(options, response, [&] { return FormatTable(response); });
 }
 
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
@@ -244,14 +258,11 @@ absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::FrontierResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Frontier)
-          : AnswerFrontierLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, FormatFrontierTable(response, request.objective()));
-  }
-  return JsonLine(response);
+      Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
+             AnswerFrontierLocally));
+  return Output(options, response, [&] {
+    return FormatFrontierTable(response, request.objective());
+  });
 }
 
 }  // namespace chunkplan::cli
