@@ -28,7 +28,7 @@ packages=(
 more_packages=(
   yamllint
   nghttp2-client  # h2load and nghttp, for bench/load.sh
-  python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, --plot
+  python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, the plot
   # fuzzing (tests/fuzz/run-fuzz.sh): clang with libFuzzer and the sanitizer
   # runtimes (scripts/sanitize.sh uses g++'s own)
   clang-14 libclang-rt-14-dev

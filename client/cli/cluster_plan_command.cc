@@ -1,11 +1,8 @@
 #include "client/cli/cluster_plan_command.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/plan_table.h"
 #include "common/grpc_status.h"
@@ -55,6 +52,7 @@ void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
   if (f.reserve_bytes) c->set_reserve_bytes(*f.reserve_bytes);
   if (f.max_options) request->set_max_options(*f.max_options);
   if (f.workload) *request->mutable_workload() = *f.workload;
+  ApplyGeminiFlags(options.gemini, request->mutable_gemini());
 }
 
 // The answer of a server with default limits, computed here.
@@ -79,29 +77,21 @@ absl::StatusOr<v1::PlanResponse> PlanRemotely(const RemoteTarget& target,
 
 }  // namespace
 
-absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text) {
-  std::vector<uint32_t> out;
-  for (const absl::string_view part : absl::StrSplit(text, ',')) {
-    uint32_t size = 0;
-    if (!absl::SimpleAtoi(part, &size) || size == 0 ||
-        std::find(out.begin(), out.end(), size) != out.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--world-sizes: '", text.substr(0, 64),
-          "' is not a list of distinct world sizes >= 1, e.g. 8,16,32"));
-    }
-    out.push_back(size);
-  }
-  return out;
-}
-
-absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options) {
+absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options,
+                                           std::string* warning) {
   CHUNKPLAN_ASSIGN_OR_RETURN(v1::PlanRequest request, ReadPlanRequest(options));
   ApplyFlags(options, &request);
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::PlanResponse response,
                              options.server.has_value()
                                  ? PlanRemotely(*options.server, request)
                                  : PlanLocally(request));
-  if (options.emit_colossalai) return EmitColossalai(response);
+  if (options.emit_colossalai) {
+    if (!response.options().empty() && !response.options(0).fits()) {
+      *warning = absl::StrCat(
+          "option 1 does not fit: ", response.options(0).why_not(), "\n");
+    }
+    return EmitColossalai(response);
+  }
   if (options.format == OutputFormat::kJson) {
     return absl::StrCat(common::MessageToJson(response), "\n");
   }

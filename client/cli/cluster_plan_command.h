@@ -16,6 +16,7 @@
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
+#include "client/cli/request_flags.h"
 
 namespace chunkplan::cli {
 
@@ -42,24 +43,26 @@ struct ClusterPlanOptions {
   std::optional<RemoteTarget> server;  // none: answer in this process
   std::optional<v1::Engine> engine;    // replaces search.engine when set
   ClusterFlags cluster;
+  // GeminiPlugin's fixed choices over the request's (Plan chooses the
+  // placement: those fields stay unset).
+  GeminiFlags gemini;
   OutputFormat format = OutputFormat::kTable;
   // Print the first option's GeminiPlugin(...) line instead.
   bool emit_colossalai = false;
 };
 
-// "8,16,32": the world sizes in the order given, each >= 1 and once.
-// Errors: INVALID_ARGUMENT naming --world-sizes.
-absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text);
-
 // Reads the request (or builds the model's), applies the flags, has it
 // answered (here: the server's planner and conversions, with a server's
 // default limits), and returns the text to print, ending in '\n': the
 // PlanResponse as one line of protobuf JSON, FormatPlanTable (opened with
-// the model's IntervalNote), or EmitColossalai's line. Errors: the input's
-// (naming the path), INVALID_ARGUMENT for JSON that is not a PlanRequest;
-// then Plan's (as chunkplan.v1.ChunkSearch/Plan answers) and, with a
-// server, the call's; EmitColossalai's.
-absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options);
+// the model's IntervalNote), or EmitColossalai's line; with that line,
+// `*warning` says when the option does not fit ("option 1 does not fit:
+// <why_not>\n"; else empty). Errors: the input's (naming the path),
+// INVALID_ARGUMENT for JSON that is not a PlanRequest; then Plan's (as
+// chunkplan.v1.ChunkSearch/Plan answers) and, with a server, the call's;
+// EmitColossalai's.
+absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options,
+                                           std::string* warning);
 
 }  // namespace chunkplan::cli
 

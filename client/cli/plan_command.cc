@@ -2,11 +2,13 @@
 
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/layout_output.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
 #include "common/grpc_status.h"
@@ -32,22 +34,46 @@ absl::StatusOr<Request> ReadRequest(absl::string_view path) {
   return request;
 }
 
-// The request of `options`: its model's (ModelSearchRequest; a
-// LayoutRequest's search part) or its file's.
-template <typename Request>
-absl::StatusOr<Request> RequestOf(const PlanOptions& options) {
-  if (!options.model.has_value()) {
-    return ReadRequest<Request>(options.request_path);
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest search,
-                             ModelSearchRequest(*options.model));
-  if constexpr (std::is_same_v<Request, v1::ChunkSearchRequest>) {
-    return search;
+// The ChunkSearchRequest of `options`: its model's (ModelSearchRequest)
+// or its file's, with --engine applied.
+absl::StatusOr<v1::ChunkSearchRequest> SearchRequestOf(
+    const PlanOptions& options) {
+  v1::ChunkSearchRequest request;
+  if (options.model.has_value()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(request, ModelSearchRequest(*options.model));
   } else {
-    v1::LayoutRequest request;
-    *request.mutable_search() = std::move(search);
-    return request;
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        request, ReadRequest<v1::ChunkSearchRequest>(options.request_path));
   }
+  if (options.engine.has_value()) request.set_engine(*options.engine);
+  return request;
+}
+
+// The LayoutRequest of `options`: its model's search at degree `dp` (with
+// GeminiPlugin's other defaults), or its file's; then the flags over its
+// fields (--engine on its search part, the gemini flags, the objective, the
+// workload).
+absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
+                                                  uint32_t dp) {
+  v1::LayoutRequest request;
+  if (options.model.has_value()) {
+    ModelFlags model = *options.model;
+    model.dp = dp;
+    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
+                               ModelSearchRequest(model));
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        request, ReadRequest<v1::LayoutRequest>(options.request_path));
+  }
+  if (options.engine.has_value()) {
+    request.mutable_search()->set_engine(*options.engine);
+  }
+  ApplyGeminiFlags(options.gemini, request.mutable_gemini());
+  if (options.objective.has_value()) request.set_objective(*options.objective);
+  if (options.workload.has_value()) {
+    *request.mutable_workload() = *options.workload;
+  }
+  return request;
 }
 
 // `table`, opened with the interval note where the request is a model's.
@@ -101,62 +127,58 @@ absl::StatusOr<Response> AnswerRemotely(
   return response;
 }
 
-// The placement flags over the request's gemini settings.
-void ApplyPlacement(const PlanOptions& options, v1::GeminiSettings* gemini) {
-  if (options.placement.has_value()) gemini->set_placement(*options.placement);
-  if (options.shard_param_frac.has_value()) {
-    gemini->set_shard_param_frac(*options.shard_param_frac);
-  }
-  if (options.offload_optim_frac.has_value()) {
-    gemini->set_offload_optim_frac(*options.offload_optim_frac);
-  }
-  if (options.offload_param_frac.has_value()) {
-    gemini->set_offload_param_frac(*options.offload_param_frac);
-  }
-}
-
-// A command on a LayoutRequest: reads it, applies --engine to its search
-// part, has it answered by `call` on the server or by `local` here, and
-// prints the answer as JSON or with `table`.
-template <typename Response>
-absl::StatusOr<std::string> RunOnLayoutRequest(
-    const PlanOptions& options,
+// `request` answered by the server's `call`, or in this process by
+// `local`.
+template <typename Request, typename Response>
+absl::StatusOr<Response> Answer(
+    const PlanOptions& options, const Request& request,
     grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
-                                                const v1::LayoutRequest&,
-                                                Response*),
-    absl::StatusOr<std::type_identity_t<Response>> (*local)(
-        const v1::LayoutRequest&),
-    absl::FunctionRef<std::string(const v1::LayoutRequest&,
-                                  const std::type_identity_t<Response>&)>
-        table) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::LayoutRequest request,
-                             RequestOf<v1::LayoutRequest>(options));
-  if (options.engine.has_value()) {
-    request.mutable_search()->set_engine(*options.engine);
-  }
-  ApplyPlacement(options, request.mutable_gemini());
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      const Response response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request, call)
-          : local(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, table(request, response));
-  }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+                                                const Request&, Response*),
+    absl::StatusOr<std::type_identity_t<Response>> (*local)(const Request&)) {
+  if (!options.server.has_value()) return local(request);
+  return AnswerRemotely(*options.server, request, call);
 }
 
-// The layout table, then the warning of chunks that dwarf what they hold.
-std::string LayoutTable(const v1::LayoutRequest& /*request*/,
-                        const v1::LayoutResponse& response,
-                        uint32_t gpus_per_node) {
-  return absl::StrCat(FormatLayoutTable(response, gpus_per_node),
-                      PaddingWarning(response));
+absl::StatusOr<v1::LayoutResponse> AnswerLayout(
+    const PlanOptions& options, const v1::LayoutRequest& request) {
+  return Answer(options, request, &v1::ChunkSearch::Stub::Layout,
+                AnswerLocally);
 }
 
-std::string FrontierTable(const v1::LayoutRequest& request,
-                          const v1::FrontierResponse& response) {
-  return FormatFrontierTable(response, request.objective());
+// `message` as one line of protobuf JSON.
+std::string JsonLine(const google::protobuf::Message& message) {
+  return absl::StrCat(common::MessageToJson(message), "\n");
+}
+
+// `response` as `options` asks: `table()` (opened with the interval note)
+// or JsonLine.
+std::string Output(const PlanOptions& options,
+                   const google::protobuf::Message& response,
+                   absl::FunctionRef<std::string()> table) {
+  if (options.format == OutputFormat::kTable) return Table(options, table());
+  return JsonLine(response);
+}
+
+// --offload-sweep: per layout, FormatOffloadSweep of its configs laid out
+// again at every SweepFractions() (under "dp degree N" when several).
+absl::StatusOr<std::string> OffloadSweep(
+    const PlanOptions& options, const std::vector<DegreeLayout>& layouts) {
+  std::string out;
+  for (const DegreeLayout& layout : layouts) {
+    std::vector<std::pair<double, v1::LayoutResponse>> rows;
+    for (const double fraction : SweepFractions()) {
+      CHUNKPLAN_ASSIGN_OR_RETURN(
+          v1::LayoutResponse response,
+          AnswerLayout(options, SweepRequest(layout, fraction)));
+      rows.emplace_back(fraction, std::move(response));
+    }
+    if (!out.empty()) out += "\n";
+    if (layouts.size() > 1) {
+      absl::StrAppend(&out, "dp degree ", layout.dp_degree, "\n");
+    }
+    out += FormatOffloadSweep(rows);
+  }
+  return out;
 }
 
 }  // namespace
@@ -166,17 +188,6 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
   if (name == "table") return OutputFormat::kTable;
   return absl::InvalidArgumentError(
       absl::StrCat("--format must be json or table, not '", name, "'"));
-}
-
-absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name) {
-  v1::Placement placement;
-  if (v1::Placement_Parse(
-          absl::StrCat("PLACEMENT_", absl::AsciiStrToUpper(name)),
-          &placement)) {
-    return placement;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--placement must be static or auto, not '", name, "'"));
 }
 
 absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
@@ -191,34 +202,67 @@ absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
 }
 
 absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest request,
-                             RequestOf<v1::ChunkSearchRequest>(options));
-  if (options.engine.has_value()) request.set_engine(*options.engine);
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ChunkSearchRequest request,
+                             SearchRequestOf(options));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Search)
-          : AnswerLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, FormatTable(response));
-  }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+      Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
+  return Output(options, response, [&] { return FormatTable(response); });
 }
 
 absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
-  return RunOnLayoutRequest<v1::LayoutResponse>(
-      options, &v1::ChunkSearch::Stub::Layout, AnswerLocally,
-      [&options](const v1::LayoutRequest& request,
-                 const v1::LayoutResponse& response) {
-        return LayoutTable(request, response, options.gpus_per_node);
-      });
+  std::vector<uint32_t> degrees = options.degrees;
+  if (degrees.empty()) degrees.push_back(options.model ? options.model->dp : 0);
+  std::vector<DegreeLayout> layouts;
+  for (const uint32_t dp : degrees) {
+    DegreeLayout layout;
+    layout.dp_degree = dp;
+    CHUNKPLAN_ASSIGN_OR_RETURN(layout.request, LayoutRequestOf(options, dp));
+    CHUNKPLAN_ASSIGN_OR_RETURN(layout.response,
+                               AnswerLayout(options, layout.request));
+    layouts.push_back(std::move(layout));
+  }
+  if (options.offload_sweep) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(std::string sweep,
+                               OffloadSweep(options, layouts));
+    return Table(options, std::move(sweep));
+  }
+  if (options.format == OutputFormat::kTable && !options.emit_colossalai) {
+    if (layouts.size() > 1) return Table(options, FormatLayoutRows(layouts));
+    return Table(options, absl::StrCat(FormatLayoutTable(layouts[0].response,
+                                                         options.gpus_per_node),
+                                       PaddingWarning(layouts[0].response)));
+  }
+  std::string out;
+  for (const DegreeLayout& layout : layouts) {
+    if (!options.emit_colossalai) {
+      out += JsonLine(layout.response);
+      continue;
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const std::string line,
+        EmitLayoutColossalai(layout.request, layout.response));
+    out += line;
+  }
+  return out;
 }
 
 absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
-  return RunOnLayoutRequest<v1::FrontierResponse>(
-      options, &v1::ChunkSearch::Stub::Frontier, AnswerFrontierLocally,
-      FrontierTable);
+  const uint32_t dp = options.model ? options.model->dp : 0;
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutRequest request,
+                             LayoutRequestOf(options, dp));
+  if (options.emit_colossalai) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutResponse layout,
+                               AnswerLayout(options, request));
+    return EmitLayoutColossalai(request, layout);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const v1::FrontierResponse response,
+      Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
+             AnswerFrontierLocally));
+  return Output(options, response, [&] {
+    return FormatFrontierTable(response, request.objective());
+  });
 }
 
 }  // namespace chunkplan::cli

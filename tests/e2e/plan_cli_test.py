@@ -229,10 +229,13 @@ class PlanFlagsTest(FakeServerCase):
                 result = run("plan", *args)
                 self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
                 self.assertIn(message, result.stderr)
-        # The plan's flags belong to plan only.
-        result = run("layout", *model, "--device-memory", "80GiB")
-        self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
-        self.assertIn("apply to plan only", result.stderr)
+        # The plan's own flags belong to plan only.
+        for flag, value in (("--world-sizes", "8"), ("--host-memory", "1TiB"),
+                            ("--reserve", "1GiB"), ("--max-options", "2")):
+            with self.subTest(flag=flag):
+                result = run("layout", *model, flag, value)
+                self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
+                self.assertIn(f"{flag} applies to plan only", result.stderr)
 
     def test_help_lists_plan(self):
         result = run("--help")

@@ -1,19 +1,20 @@
-"""Client.plan, LocalClient.plan and `python3 -m chunkplan plan` against the
-real Plan (issue 28): the answer equals the plan oracle's
+"""Client.plan, LocalClient.plan and the chunkplan binary's `plan` against
+the real Plan (issue 28): the answer equals the plan oracle's
 (tests/oracle/plan_oracle.py, brute force from docs/plan.md) on small
 requests; every option's figures follow the rules from its own fields
 (device need the sum of its parts, fits the two checks, the colossalai
 text evaluating to its placement, fractions, precision and configs); the
-command line through --local equals the server.
+binary's table (a model's search settings, units) shows the same options,
+and LocalClient (the binary with --local) equals the server.
 
-Needs chunkplan-server (and, for --local, the chunkplan command line with
-its plan command); the oracle comparisons skip, saying "plan oracle not
-found", where tests/oracle/plan_oracle.py is not in the tree."""
+Needs chunkplan-server (and, for LocalClient and the table, the chunkplan
+binary: CHUNKPLAN_CLI); the oracle comparisons skip, saying "plan oracle
+not found", where tests/oracle/plan_oracle.py is not in the tree."""
 
 import importlib.util
 import os
+import re
 import subprocess
-import sys
 
 import pytest
 from google.protobuf import json_format
@@ -125,18 +126,26 @@ def test_colossalai_text_holds_the_option(plan):
 
 
 def test_the_table_has_a_row_per_option(server, plan):
+    cli = os.environ.get(local.CLI_ENV, "")
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"chunkplan not built ({local.CLI_ENV}={cli!r})")
     result = subprocess.run(
-        [sys.executable, "-m", "chunkplan", "plan", "--server",
-         server.target, "--hf-config", GPT2_TEST, *SWEEP,
-         "--device-memory", f"{DEVICE / 10**6!r}MB", "--gpus-per-node", "2",
-         "--host-memory", f"{HOST / 10**6!r}MB", "--world-sizes", "4,1,2",
-         "--reserve", "0.001MB", "--micro-batch", "1", "--sequence-length",
-         "64", "--activation-checkpointing"],
+        [cli, "plan", "--server", server.target, "--hf-config", GPT2_TEST,
+         *SWEEP, "--device-memory", f"{DEVICE / 10**6!r}MB",
+         "--gpus-per-node", "2", "--host-memory", f"{HOST / 10**6!r}MB",
+         "--world-sizes", "4,1,2", "--reserve", "0.001MB", "--micro-batch",
+         "1", "--sequence-length", "64", "--activation-checkpointing"],
         capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
-    assert ("option 1        GeminiPlugin(%s)" % plan.options[0].colossalai
+    rows = [line for line in result.stdout.splitlines()
+            if re.match(r"^\s+\d+\s+(static|auto)", line)]
+    assert [int(row.split()[0]) for row in rows] == [
+        o.world_size for o in plan.options]
+    assert [row.endswith("fits") for row in rows] == [
+        o.fits for o in plan.options]
+    assert ("option 1  GeminiPlugin(%s)" % plan.options[0].colossalai
             in result.stdout)
-    assert "activation bytes are an estimate" in result.stdout
+    assert "activations: an ESTIMATE" in result.stdout
 
 
 def test_local_is_the_server(plan):

@@ -11,11 +11,17 @@ the same dict in the same order, the same total and waste. A Client keeps
 one channel (TLS optional) for many calls, and its layout() says what
 Gemini really allocates (chunks, padding, each rank's bytes) as a Layout,
 its frontier() how they move with the chunk size, as a Frontier, and its
-plan() which configurations fit a cluster, ranked, as a Plan;
+plan() which configurations fit a cluster, ranked, as a Plan (each with
+table(), Layout and Plan with colossalai_kwargs(), Frontier with plot());
 chunkplan.models lists the parameters of Hugging Face models from their
 config.json; LocalClient answers the same calls without a server (the
-chunkplan command line in a child process); every failure raises a ChunkplanError subclass that carries
-the gRPC code and message.
+chunkplan binary in a child process); every failure raises a
+ChunkplanError subclass that carries the gRPC code and message.
+
+This package is a library: every figure and verdict is the server's. The
+command line is the C++ binary `chunkplan` (the `chunkplan` console script
+and `python3 -m chunkplan` run it: chunkplan.binary); only the frontier's
+picture is drawn here (`python3 -m chunkplan.plot`).
 """
 
 try:

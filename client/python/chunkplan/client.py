@@ -23,7 +23,7 @@ from chunkplan.errors import from_rpc_error
 from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
 from chunkplan.layout_result import Layout
-from chunkplan.models import HfModel
+from chunkplan.hf_model import HfModel
 from chunkplan.plan_request import build_plan_request
 from chunkplan.plan_result import Plan
 from chunkplan.search_result import SearchResult

@@ -19,49 +19,21 @@ headers, ABI or second build; its cost is one process start per call
 
 The binary is the first of: the `cli` argument, $CHUNKPLAN_CLI, the build
 tree's bin/chunkplan next to this package (<build>/python/chunkplan ->
-<build>/bin/chunkplan), and `chunkplan` on $PATH.
+<build>/bin/chunkplan), and `chunkplan` on $PATH (chunkplan.binary.find_cli,
+which the `chunkplan` console script uses too).
 """
 
-import os
-import pathlib
-import shutil
 import subprocess
 
 import grpc
 from google.protobuf import json_format
 
+from chunkplan.binary import CLI_ENV, CliNotFoundError, find_cli
 from chunkplan.client import Client
 from chunkplan.errors import error_for_code
 from chunkplan.v1 import chunk_search_pb2
 
-# The environment variable naming the chunkplan binary.
-CLI_ENV = "CHUNKPLAN_CLI"
-
-
-class CliNotFoundError(FileNotFoundError):
-    """No chunkplan command line to run (see find_cli)."""
-
-
-def find_cli(cli=None):
-    """The path of the chunkplan command line: `cli`, else $CHUNKPLAN_CLI,
-    else <build>/bin/chunkplan beside this package's <build>/python, else
-    `chunkplan` on $PATH. Raises CliNotFoundError naming where it looked;
-    a given path (argument or variable) must be an executable file."""
-    for given, origin in ((cli, "--cli"), (os.environ.get(CLI_ENV), CLI_ENV)):
-        if given:
-            if os.access(given, os.X_OK) and os.path.isfile(given):
-                return str(given)
-            raise CliNotFoundError(f"{origin}: {given} is not an executable "
-                                   "file")
-    beside = pathlib.Path(__file__).resolve().parents[2] / "bin" / "chunkplan"
-    if os.access(beside, os.X_OK):
-        return str(beside)
-    on_path = shutil.which("chunkplan")
-    if on_path:
-        return on_path
-    raise CliNotFoundError(
-        f"the chunkplan command line is not at {beside} nor on PATH: build "
-        f"it (cmake --build build --target chunkplan) or set {CLI_ENV}")
+__all__ = ["CLI_ENV", "CliNotFoundError", "LocalClient", "find_cli"]
 
 
 def _error(stderr):

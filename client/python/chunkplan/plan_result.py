@@ -12,8 +12,7 @@ import ast
 import dataclasses
 from typing import Optional, Tuple
 
-from chunkplan import verdict
-from chunkplan.layout_result import RankMemory, rank_memory
+from chunkplan.layout_result import RankMemory, gib_text, rank_memory
 from chunkplan.v1 import chunk_search_pb2
 
 
@@ -159,6 +158,14 @@ class Plan:
         there is none."""
         return self.options[0] if self.options else None
 
+    def colossalai_kwargs(self):
+        """GeminiPlugin's keyword arguments of the first option
+        (PlanOption.colossalai_kwargs), whether or not it fits (best.fits
+        says). Raises ValueError when the plan has no option."""
+        if self.best is None:
+            raise ValueError("colossalai_kwargs: the plan has no option")
+        return self.best.colossalai_kwargs()
+
     def table(self):
         """The answer for people, as text: the cluster (with the request),
         one row per option (rank, world size, placement and fractions,
@@ -168,11 +175,11 @@ class Plan:
         notes once each with the options they hold for, and the first
         option's GeminiPlugin(...) line."""
         lines = _cluster_lines(self.request)
-        memory = ("" if self.request is None else " / " + verdict.gib(
+        memory = ("" if self.request is None else " / " + gib_text(
             self.request.cluster.device_memory_bytes))
         rows = [[cell(i, o) for _, cell in _COLUMNS] +
-                [verdict.gib(o.device_need_bytes) + memory,
-                 verdict.gib(o.host_bytes_per_node),
+                [gib_text(o.device_need_bytes) + memory,
+                 gib_text(o.host_bytes_per_node),
                  "fits" if o.fits else "does not fit: " + o.why_not]
                 for i, o in enumerate(self.options, 1)]
         titles = [title for title, _ in _COLUMNS] + [
@@ -215,9 +222,9 @@ def _cluster_lines(request):
     cluster = request.cluster
     lines = ["cluster         %s GiB per device, reserve %s GiB, %d GPUs per "
              "node, host memory %s, world sizes %s" % (
-                 verdict.gib(cluster.device_memory_bytes),
-                 verdict.gib(cluster.reserve_bytes), cluster.gpus_per_node,
-                 ("%s GiB per node" % verdict.gib(cluster.host_memory_bytes)
+                 gib_text(cluster.device_memory_bytes),
+                 gib_text(cluster.reserve_bytes), cluster.gpus_per_node,
+                 ("%s GiB per node" % gib_text(cluster.host_memory_bytes)
                   if cluster.host_memory_bytes else "not checked"),
                  ", ".join(str(w) for w in cluster.world_sizes)),
              "device need     " + PLAN_DEVICE_NEED]
@@ -233,8 +240,10 @@ def _cluster_lines(request):
     return lines
 
 
-# Plan's device need, in the words of chunkplan.verdict.
-PLAN_DEVICE_NEED = verdict.DEVICE_NEED + " + the activation estimate"
+# What Plan counts in an option's device_need_bytes (docs/plan.md).
+PLAN_DEVICE_NEED = ("the most loaded rank's device total, worst chunk order, "
+                    "+ the gathered chunk + the reserve + the activation "
+                    "estimate")
 
 
 def _note_lines(options):
@@ -251,5 +260,5 @@ def _note_lines(options):
     if estimates and estimates[-1]:
         lines.append("activations     %s GiB per rank (an ESTIMATE, counted "
                      "in the device need)" % ", ".join(
-                         verdict.gib(e) for e in estimates))
+                         gib_text(e) for e in estimates))
     return [""] + lines if lines else []

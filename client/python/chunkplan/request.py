@@ -20,8 +20,6 @@ from chunkplan.v1 import chunk_search_pb2
 UINT64_MAX = 2**64 - 1
 UINT32_MAX = 2**32 - 1
 
-ENGINES = ("auto", "cpu_sweep", "cpu_plateau", "cuda")
-
 
 def invalid_argument(message):
     """An InvalidArgumentError with `message` (which starts with the field
