@@ -239,15 +239,14 @@ class FrontDoorCase(unittest.TestCase):
     TLS = None  # a function returning FrontDoor's `tls` mapping
 
     def setUp(self):
+        haproxy_binary()  # skips the test where haproxy is missing
         self.server = Server(*self.SERVER_FLAGS)
+        self.addCleanup(self.server.stop)
         self.door = FrontDoor(self.server.address,
                               tls=self.TLS() if self.TLS else None)
+        self.addCleanup(self.door.stop)
         self.host, self.port = self.door.host_port()
         self.started = time.monotonic()
-
-    def tearDown(self):
-        self.door.stop()
-        self.server.stop()
 
     def deadline(self, seconds=PROBE_S):
         return time.monotonic() + seconds
@@ -699,17 +698,16 @@ class ConfigNumberTest(FrontDoorCase):
 
 
 def tls_files(mutual):
-    """FrontDoor's `tls` mapping: tls_test.py's server certificate and key
-    in one PEM (as HAProxy's crt takes them), and its CA for clients where
-    `mutual`."""
+    """FrontDoor's `tls` mapping, laid out as the pod's Secret is mounted
+    (deploy/kubernetes/components/mtls): tls_test.py's server certificate
+    as CERT and its key beside it as CERT.key, and its CA for clients
+    where `mutual`."""
     from tls_test import certs
     c = certs()
-    combined = c["server"] + ".key-and-chain.pem"
-    with open(combined, "w") as out:
-        for part in (c["server"], c["server_key"]):
-            with open(part) as f:
-                out.write(f.read())
-    files = {"CHUNKPLAN_TLS_CERT": combined}
+    cert = os.path.join(os.path.dirname(c["server"]), "front-door.pem")
+    shutil.copy(c["server"], cert)
+    shutil.copy(c["server_key"], cert + ".key")
+    files = {"CHUNKPLAN_TLS_CERT": cert}
     if mutual:
         files["CHUNKPLAN_TLS_CLIENT_CA"] = c["ca"]
     return files
