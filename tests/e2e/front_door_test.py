@@ -19,6 +19,7 @@ PROBE_S seconds of sending:
   DescriptorFloodTest   more connections than one client may hold, then
                         more than HAProxy's maxconn from many addresses
   ConfigNumberTest      a config.json whose n_layer is 1e400
+  SoftStopTest          SIGUSR1 (the image's stop signal) during a call
   TlsTest, MutualTlsTest  the TLS and mutual-TLS listeners
 
 Each asserts that the peak RSS of both processes (VmHWM, read from /proc)
@@ -50,6 +51,7 @@ import functools
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -157,6 +159,15 @@ class FrontDoor:
         self.tls_address = (self._address(listeners["CHUNKPLAN_TLS_BIND"])
                             if tls else None)
         self.log = collections.deque(maxlen=400)
+        checked = subprocess.run(
+            [haproxy_binary(), "-c", "-f", CONFIG], env=env,
+            pass_fds=[s.fileno() for s in listeners.values()],
+            capture_output=True, text=True, timeout=PATIENCE_S)
+        if checked.returncode != 0:
+            for s in listeners.values():
+                s.close()
+            raise AssertionError(f"haproxy -c refuses {CONFIG}:\n"
+                                 + checked.stdout + checked.stderr)
         self.process = subprocess.Popen(
             [haproxy_binary(), "-db", "-f", CONFIG], env=env,
             pass_fds=[s.fileno() for s in listeners.values()],
@@ -704,6 +715,37 @@ class ConfigNumberTest(FrontDoorCase):
                          grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("config n_layer", caught.exception.details())
         self.finish_probe()
+
+
+class SoftStopTest(FrontDoorCase):
+    """SIGUSR1, the stop signal of HAProxy's image (deploy/haproxy/
+    Dockerfile), while a call runs: HAProxy stops listening (a new call is
+    UNAVAILABLE), the call in flight gets the server's answer, and HAProxy
+    exits once it has."""
+    SERVER_FLAGS = FrontDoorCase.SERVER_FLAGS + ("--max_search_time=2s",)
+
+    def test_calls_in_flight_finish(self):
+        from flood_test import LLAMA
+        # A sweep the server ends at --max_search_time (2 s).
+        request = to_message(dict(LLAMA, search_range_m=16, search_interval=1,
+                                  engine="ENGINE_CPU_SWEEP"))
+        with fresh_channel(self.door.address) as channel:
+            call = search_stub(channel).future(request, timeout=PATIENCE_S)
+            time.sleep(1)  # the call is on its way to the server
+            self.door.process.send_signal(signal.SIGUSR1)
+            time.sleep(0.2)
+            with self.assertRaises(grpc.RpcError) as refused:
+                with fresh_channel(self.door.address) as other:
+                    health_stub(other)(stubs()[1].HealthCheckRequest(),
+                                       timeout=PROBE_S)
+            self.assertEqual(refused.exception.code(),
+                             grpc.StatusCode.UNAVAILABLE)
+            with self.assertRaises(grpc.RpcError) as answered:
+                call.result()
+            self.assertEqual(answered.exception.code(),
+                             grpc.StatusCode.DEADLINE_EXCEEDED)
+            self.assertIn("--max_search_time", answered.exception.details())
+        self.assertEqual(self.door.process.wait(timeout=PATIENCE_S), 0)
 
 
 def tls_files(mutual):
