@@ -327,6 +327,24 @@ def stream_end(conn, sid, timeout=PROBE_S):
     return None
 
 
+def response_headers(conn):
+    """Sends a health Check on `conn` and returns the header blocks of its
+    answer, as they came (HAProxy's HPACK encoder writes names and values
+    as literals, so a text it sends can be found in them)."""
+    sid = conn.open_stream("/grpc.health.v1.Health/Check")
+    conn.send_data(sid, grpc_frame(b""), end_stream=True)
+    blocks = b""
+    conn.sock.settimeout(PROBE_S)
+    while True:
+        kind, flags, stream, payload = conn.read_frame()
+        if stream != sid:
+            continue
+        if kind == HEADERS:
+            blocks += payload
+        if flags & END_STREAM or kind == RST_STREAM:
+            return blocks
+
+
 def send_until(conn, data, deadline, limit):
     """Sends `data` on conn's socket up to `limit` times or until the
     deadline or an error (HAProxy stops reading, or closes); returns the
@@ -385,6 +403,9 @@ class RapidResetTest(FrontDoorCase):
                     break
                 sent += 1
         self.light_calls()  # while the attacker's connections are open
+        # The attacker's next call is refused at the door:
+        # RESOURCE_EXHAUSTED, HAProxy's message.
+        refused = response_headers(conns[0])
         for conn in conns:
             conn.close()
         self.finish_probe()
@@ -393,6 +414,7 @@ class RapidResetTest(FrontDoorCase):
               f"counted: {seen}", file=sys.stderr)
         self.assertGreater(sent, CALLS_PER_10S)
         self.assertLessEqual(seen, CALLS_PER_10S)
+        self.assertIn(b"calls in 10 s from this client", refused)
 
 
 class PingFloodTest(FrontDoorCase):
@@ -566,6 +588,13 @@ class GzipBombTest(FrontDoorCase):
         self.assertEqual(len(statuses), self.CALLS, result.stdout[-4000:])
         self.assertLessEqual(set(statuses), {"12", "8"})
         self.assertLess(elapsed, PROBE_S)
+        # A gRPC client that compresses its call reads the refusal too.
+        with fresh_channel(self.door.address) as channel:
+            with self.assertRaises(grpc.RpcError) as caught:
+                search_stub(channel)(to_message(GPT2), timeout=PROBE_S,
+                                     compression=grpc.Compression.Gzip)
+        self.assertEqual(caught.exception.code(),
+                         grpc.StatusCode.UNIMPLEMENTED)
         self.finish_probe()
 
 
