@@ -59,8 +59,8 @@ chmod -R a+rX "$work/tmp/tls"
 for tls in "" "CHUNKPLAN_TLS_BIND=:50443 CHUNKPLAN_TLS_CERT=/tmp/tls/cert.pem
             CHUNKPLAN_TLS_CLIENT_CA=/tmp/tls/cert.pem"; do
   # shellcheck disable=SC2086
-  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin CHUNKPLAN_H2C_BIND=127.0.0.1:50051 \
-    CHUNKPLAN_UPSTREAM=127.0.0.1:50052 $tls \
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    CHUNKPLAN_H2C_BIND=127.0.0.1:50051 CHUNKPLAN_UPSTREAM=127.0.0.1:50052 $tls \
     chroot --userspec=65532:65532 "$work" /usr/sbin/haproxy -c \
       -f /etc/chunkplan/haproxy/haproxy.cfg
 done
