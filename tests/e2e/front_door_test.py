@@ -3,9 +3,10 @@
 loopback with HAProxy in front, started with the deployed configuration
 (deploy/haproxy/haproxy.cfg, the file the Deployment's ConfigMap holds), and
 one probe per class, each on a fresh pair of processes and bounded to
-PROBE_S seconds of sending:
+PROBE_S (10) seconds of sending and waiting for HAProxy to act:
 
-  RapidResetTest        HEADERS + half a message + RST_STREAM, 20,000 times
+  RapidResetTest        HEADERS + a whole message + RST_STREAM, 80,000
+                        times on 16 connections
   PingFloodTest         PING frames, never reading the acknowledgements
   SettingsFloodTest     SETTINGS frames, never reading the acknowledgements
   PreAckStreamsTest     half-open streams opened before acknowledging
@@ -266,8 +267,15 @@ class FrontDoorCase(unittest.TestCase):
         self.host, self.port = self.door.host_port()
         self.started = time.monotonic()
 
-    def deadline(self, seconds=PROBE_S):
-        return time.monotonic() + seconds
+    def deadline(self):
+        """Starts the probe's clock; returns the time its PROBE_S end."""
+        self.probe_end = time.monotonic() + PROBE_S
+        return self.probe_end
+
+    def left(self):
+        """Seconds left of the probe's PROBE_S (at least 0.1): every wait
+        of a probe ends by then."""
+        return max(0.1, self.probe_end - time.monotonic())
 
     def light_calls(self):
         try:
@@ -308,7 +316,7 @@ class FrontDoorCase(unittest.TestCase):
         return conns
 
 
-def stream_end(conn, sid, timeout=PROBE_S):
+def stream_end(conn, sid, timeout):
     """Reads conn's frames until HAProxy ends stream `sid` (a frame on it
     with END_STREAM, or RST_STREAM), sends GOAWAY or closes; returns the
     seconds that took, or None after `timeout`."""
@@ -508,7 +516,8 @@ class ContinuationFloodTest(FrontDoorCase):
                       f"{100 * sent}", file=sys.stderr)
         # Refused as soon as the block outgrows the buffer; the empty ones
         # at `timeout http-request` (5 s).
-        closed = closed_by_server(full + empty, len(full + empty), PROBE_S)
+        closed = closed_by_server(full + empty, len(full + empty),
+                                  self.left())
         self.assertEqual(closed, len(full + empty), self.door.text())
         self.light_calls()
         for conn in full + empty:
@@ -521,6 +530,7 @@ class OversizeFrameTest(FrontDoorCase):
     16 KiB), followed by 1 MiB of it: each connection is closed."""
 
     def test_oversize_frames_close_the_connection(self):
+        self.deadline()
         conns = self.attackers(2)
         sid = conns[0].open_stream(SEARCH_PATH)
         for conn, kind, stream in ((conns[0], DATA, sid),
@@ -531,7 +541,7 @@ class OversizeFrameTest(FrontDoorCase):
                                   b"\0" * (1 << 20))
             except OSError:
                 pass
-        self.assertEqual(closed_by_server(conns, 2, PROBE_S), 2,
+        self.assertEqual(closed_by_server(conns, 2, self.left()), 2,
                          self.door.text())
         for conn in conns:
             conn.close()
@@ -605,13 +615,14 @@ class IdleConnectionTest(FrontDoorCase):
     `timeout http-request` (5 s), within the probe's bound."""
 
     def test_idle_connections_are_closed(self):
+        self.deadline()
         silent = [tcp_from((self.host, self.port))
                   for _ in range(PER_CLIENT)]
         preface = self.attackers(PER_CLIENT, source="127.0.0.3")
         self.light_calls()
         started = time.monotonic()
         wrapped = [types.SimpleNamespace(sock=s) for s in silent] + preface
-        closed = closed_by_server(wrapped, len(wrapped), PROBE_S)
+        closed = closed_by_server(wrapped, len(wrapped), self.left())
         print(f"\nclosed {closed} of {len(wrapped)} idle connections in "
               f"{time.monotonic() - started:.1f} s", file=sys.stderr)
         self.assertEqual(closed, len(wrapped))
@@ -633,6 +644,7 @@ class SlowClientTest(FrontDoorCase):
     CONNECTIONS = 8
 
     def test_slow_clients_are_cut_off(self):
+        self.deadline()
         headers = self.attackers(self.CONNECTIONS)
         stalled = self.attackers(self.CONNECTIONS // 2, source="127.0.0.3")
         trickled = self.attackers(self.CONNECTIONS // 2, source="127.0.0.3")
@@ -659,8 +671,8 @@ class SlowClientTest(FrontDoorCase):
 
         trickler = threading.Thread(target=trickle, daemon=True)
         trickler.start()
-        ends = [stream_end(conn, sid) for conn, sid in bodies]
-        closed = closed_by_server(headers, len(headers), PROBE_S)
+        ends = [stream_end(conn, sid, self.left()) for conn, sid in bodies]
+        closed = closed_by_server(headers, len(headers), self.left())
         stop.set()
         trickler.join()
         print(f"\nslow messages ended within {max(ends or [0]):.1f} s; "
@@ -683,6 +695,7 @@ class DescriptorFloodTest(FrontDoorCase):
     queue; once they close, light calls are answered again."""
 
     def test_connection_limits(self):
+        deadline = self.deadline()
         address = (self.host, self.port)
         flood = []
         for _ in range(200):
@@ -692,19 +705,19 @@ class DescriptorFloodTest(FrontDoorCase):
                 pass
         self.light_calls()
         kept = len(flood) - closed_by_server(
-            [types.SimpleNamespace(sock=s) for s in flood], len(flood), 2)
+            [types.SimpleNamespace(sock=s) for s in flood], len(flood),
+            min(2, self.left()))
         print(f"\none client's connections kept: {kept} of 200",
               file=sys.stderr)
         self.assertLessEqual(kept, PER_CLIENT)
         for s in flood:
             s.close()
 
-        deadline = self.deadline()
         full = [attacker_connection(address, many_address(i))
                 for i in range(MAXCONN)]
         beyond = [tcp_from(address, "127.0.0.4") for _ in range(64)]
-        # The streams, until the deadline (all of them within 3 s on an
-        # idle machine, 5 s beside a CPU hog).
+        # The streams, until the probe's deadline (all of them within 3 s
+        # on an idle machine, 5 s beside a CPU hog).
         partial = grpc_frame(b"\x0a" * 15000, announced=(64 << 20) - 1)
         filled = 0
         for conn in full:
