@@ -371,7 +371,7 @@ struct Serving {
   // TCP: the server's own accept loop; null for a Unix socket.
   std::unique_ptr<transport::ConnectionGate> gate;
   std::unique_ptr<grpc::Server> server;  // goes before gate and quota
-  std::string address;  // as clients reach it
+  std::string address;                   // as clients reach it
 };
 
 // Builds and starts the gRPC server for `service` on --listen (over TCP,

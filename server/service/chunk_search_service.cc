@@ -173,8 +173,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
   auto* reactor = new AnswerReactor(unsent_answer_bytes_);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} admitted peer={} params={}",
-                  absl::AsciiStrToLower(record.method),
-                  context->peer(), record.params);
+                  absl::AsciiStrToLower(record.method), context->peer(),
+                  record.params);
   }
   if (run_inline) {
     RunInline(context, reactor, here, to_pool, response, std::move(record),

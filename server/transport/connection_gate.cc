@@ -60,8 +60,8 @@ void ConnectionGate::AcceptLoop(
   while (!stopping_.load()) {
     listening.revents = 0;
     if (poll(&listening, 1, kPollMs) <= 0) continue;
-    const int fd = accept4(listen_fd_, nullptr, nullptr,
-                           SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int fd =
+        accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (OutOfResources(errno)) {
         starved_accepts_.fetch_add(1);

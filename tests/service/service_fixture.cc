@@ -42,10 +42,10 @@ void ServiceTest::SetUp() {
   }
   server_ = builder.BuildAndStart();
   ASSERT_NE(server_, nullptr);
-  channel_ = OverTcp() ? grpc::CreateChannel(
-                             "127.0.0.1:" + std::to_string(port),
-                             grpc::InsecureChannelCredentials())
-                       : server_->InProcessChannel(grpc::ChannelArguments());
+  channel_ = OverTcp()
+                 ? grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                       grpc::InsecureChannelCredentials())
+                 : server_->InProcessChannel(grpc::ChannelArguments());
   stub_ = v1::ChunkSearch::NewStub(channel_);
 }
 

@@ -69,8 +69,8 @@ void ConnectAndGreet(int fd, const ConnectionGate& gate) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(gate.port()));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(
-      connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+            0);
   ASSERT_EQ(send(fd, kPreface, sizeof(kPreface) - 1, MSG_NOSIGNAL),
             static_cast<ssize_t>(sizeof(kPreface) - 1));
 }
@@ -118,8 +118,8 @@ TEST(ConnectionGateTest, ClosedGateRefusesNewConnections) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(server.gate().port()));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_NE(
-      connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+            0);
   EXPECT_EQ(errno, ECONNREFUSED);
   close(fd);
 }
