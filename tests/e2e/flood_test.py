@@ -215,6 +215,16 @@ def on_streams(conns, per_connection, path, act):
                 break
 
 
+def in_parallel(count, act):
+    """Runs act() on `count` threads at once and waits for them all (each
+    for up to 2 * PATIENCE_S)."""
+    threads = [threading.Thread(target=act) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=2 * PATIENCE_S)
+
+
 def low_descriptor_limit():
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
@@ -312,12 +322,7 @@ class OversizeBodyTest(FloodCase):
                 except grpc.RpcError as error:
                     outcomes.append(error.code().name)
 
-        threads = [threading.Thread(target=send)
-                   for _ in range(self.PARALLEL)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=2 * PATIENCE_S)
+        in_parallel(self.PARALLEL, send)
         self.finish_probe()
         self.assertEqual(outcomes, ["RESOURCE_EXHAUSTED"] * self.PARALLEL)
 
@@ -453,12 +458,7 @@ class RapidResetTest(FloodCase):
             conn.close()
             reader.join(timeout=PATIENCE_S)
 
-        threads = [threading.Thread(target=flood)
-                   for _ in range(self.CONNECTIONS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=2 * PATIENCE_S)
+        in_parallel(self.CONNECTIONS, flood)
         peak = self.finish_probe()
         print(f"streams opened and reset: {sum(sent)} ({sent}); peak RSS "
               f"{peak / 1e6:.0f} MB", file=sys.stderr)
@@ -495,12 +495,7 @@ class PingFloodTest(FloodCase):
                 conn.close()
             tallies.append((pings, connections))
 
-        threads = [threading.Thread(target=flood)
-                   for _ in range(self.CONNECTIONS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=2 * PATIENCE_S)
+        in_parallel(self.CONNECTIONS, flood)
         peak = self.finish_probe()
         print(f"PINGs sent: {sum(p for p, _ in tallies)} on "
               f"{sum(c for _, c in tallies)} connections; peak RSS "

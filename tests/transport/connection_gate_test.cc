@@ -63,14 +63,18 @@ int NewSocket() {
   return fd;
 }
 
-// Connects `fd` to the gate and sends the HTTP/2 client preface.
-void ConnectAndGreet(int fd, const ConnectionGate& gate) {
+// connect(fd, the gate's address): 0, or -1 with errno.
+int ConnectTo(int fd, const ConnectionGate& gate) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(gate.port()));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-            0);
+  return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+}
+
+// Connects `fd` to the gate and sends the HTTP/2 client preface.
+void ConnectAndGreet(int fd, const ConnectionGate& gate) {
+  ASSERT_EQ(ConnectTo(fd, gate), 0);
   ASSERT_EQ(send(fd, kPreface, sizeof(kPreface) - 1, MSG_NOSIGNAL),
             static_cast<ssize_t>(sizeof(kPreface) - 1));
 }
@@ -114,12 +118,7 @@ TEST(ConnectionGateTest, ClosedGateRefusesNewConnections) {
   server.gate().Close();
   server.gate().Close();  // idempotent
   const int fd = NewSocket();
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(server.gate().port()));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-            0);
+  EXPECT_NE(ConnectTo(fd, server.gate()), 0);
   EXPECT_EQ(errno, ECONNREFUSED);
   close(fd);
 }
