@@ -13,25 +13,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
 
 namespace chunkplan::cli {
-
-// What the flags set of the request; each set field replaces the
-// request file's.
-struct ClusterFlags {
-  std::optional<uint64_t> device_memory_bytes;
-  std::optional<uint64_t> host_memory_bytes;
-  std::optional<uint32_t> gpus_per_node;
-  std::optional<std::vector<uint32_t>> world_sizes;
-  std::optional<uint64_t> reserve_bytes;
-  std::optional<uint32_t> max_options;
-  // --micro-batch and --sequence-length (both, or neither), with the two
-  // switches.
-  std::optional<v1::Workload> workload;
-};
 
 struct ClusterPlanOptions {
   // The PlanRequest file, or "-" for standard input; empty with `model`.
@@ -41,7 +28,12 @@ struct ClusterPlanOptions {
   std::optional<ModelFlags> model;
   std::optional<RemoteTarget> server;  // none: answer in this process
   std::optional<v1::Engine> engine;    // replaces search.engine when set
+  // Each field set replaces the request file's.
   ClusterFlags cluster;
+  std::optional<uint32_t> max_options;
+  // --micro-batch and --sequence-length (both, or neither), with the two
+  // switches.
+  std::optional<v1::Workload> workload;
   OutputFormat format = OutputFormat::kTable;
   // Print the first option's GeminiPlugin(...) line instead.
   bool emit_colossalai = false;
@@ -55,11 +47,13 @@ absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text);
 // answered (here: the server's planner and conversions, with a server's
 // default limits), and returns the text to print, ending in '\n': the
 // PlanResponse as one line of protobuf JSON, FormatPlanTable (opened with
-// the model's IntervalNote), or EmitColossalai's line. Errors: the input's
-// (naming the path), INVALID_ARGUMENT for JSON that is not a PlanRequest;
-// then Plan's (as chunkplan.v1.ChunkSearch/Plan answers) and, with a
-// server, the call's; EmitColossalai's.
-absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options);
+// the model's IntervalNote), or EmitColossalai's line; does_not_fit (exit 3)
+// when no option fits by the server's verdict, saying why (then the emit
+// prints nothing). Errors: the input's (naming the path), INVALID_ARGUMENT
+// for JSON that is not a PlanRequest; then Plan's (as
+// chunkplan.v1.ChunkSearch/Plan answers) and, with a server, the call's;
+// EmitColossalai's.
+absl::StatusOr<CommandOutput> RunClusterPlan(const ClusterPlanOptions& options);
 
 }  // namespace chunkplan::cli
 

@@ -19,9 +19,12 @@
 // With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
 // connect over TLS instead of plaintext.
 //
-// Exit codes: 0 success, 1 a failed search, layout, frontier or health
-// check, 2 a usage error. Every failure prints one line "CODE: message" on
-// stderr, CODE being the canonical status name.
+// Exit codes: 0 success (plan: an option fits; layout with a cluster: it
+// fits), 1 a failed search, layout, frontier, plan or health check, 2 a
+// usage error, 3 the server's verdict says it does not fit (plan: no
+// option fits; layout: its verdict), with why on stderr. Every failure
+// prints one line "CODE: message" on stderr, CODE being the canonical
+// status name.
 
 #include <iostream>
 #include <optional>
@@ -86,20 +89,24 @@ ABSL_FLAG(std::string, offload_param_frac, "",
 ABSL_FLAG(std::string, shard_param_frac, "",
           "layout, frontier: replaces the request's gemini.shard_param_frac");
 ABSL_FLAG(uint32_t, gpus_per_node, 0,
-          "plan: GPUs (ranks) per node; layout --format table: devices per "
-          "node, to print a node's host bytes");
+          "plan, layout: GPUs (ranks) per node, for a node's host bytes");
 ABSL_FLAG(std::string, device_memory, "",
-          "plan: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB)");
+          "plan, layout: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB); "
+          "layout: judge the layout against it");
 ABSL_FLAG(std::string, gpu, "",
-          "plan: the GPU by name (chunkplan gpus), in place of "
+          "plan, layout: the GPU by name (chunkplan gpus), in place of "
           "--device-memory");
 ABSL_FLAG(std::string, host_memory, "",
-          "plan: host memory of one node, e.g. 1TiB (default: not checked)");
+          "plan, layout: host memory of one node, e.g. 1TiB (default: not "
+          "checked)");
 ABSL_FLAG(std::string, world_sizes, "",
           "plan: the data-parallel sizes the job may use, e.g. 8,16,32");
 ABSL_FLAG(std::string, reserve, "",
-          "plan: per GPU, kept free for the CUDA context and workspace, e.g. "
-          "2GiB");
+          "plan, layout: per GPU, kept free for the CUDA context and "
+          "workspace, e.g. 2GiB");
+ABSL_FLAG(std::string, margin, "",
+          "plan, layout: the share of device memory a configuration must "
+          "leave free, e.g. 0.05 or 5% (default: the server's 5%; 0: none)");
 ABSL_FLAG(uint32_t, micro_batch, 0,
           "plan, with --sequence-length: estimate activations for this "
           "micro-batch");
@@ -112,7 +119,7 @@ ABSL_FLAG(bool, flash_attention, false,
 ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
 ABSL_FLAG(std::string, emit, "",
           "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
-          "line");
+          "line when it fits (else nothing, why on stderr, exit 3)");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, layout, frontier, health with --server: deadline of the "
           "call, e.g. 5s");
@@ -136,6 +143,7 @@ namespace {
 
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitDoesNotFit = 3;
 
 constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
 
@@ -148,10 +156,12 @@ Commands:
                    [--engine ...] [--format json|table] [--deadline 5s]
                    [--placement static|auto] [--offload_optim_frac F]
                    [--offload_param_frac F] [--shard_param_frac F]
-                   [--gpus_per_node N]
+                   [(--device-memory 24GiB | --gpu NAME) [--reserve 1GiB]
+                    [--margin 5%] [--host-memory 128GiB --gpus-per-node 4]]
       answers a LayoutRequest: the chunks Gemini allocates and every
-      rank's bytes
-  chunkplan frontier (as layout, without --gpus_per_node)
+      rank's bytes; with a device, the server's verdict on it (exit 3
+      when it does not fit)
+  chunkplan frontier (as layout, without the device and host flags)
       answers a LayoutRequest with every candidate that is a new best by
       its objective (the chunk size against padding or memory)
   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
@@ -165,14 +175,17 @@ Commands:
                   | --request FILE|-) (--local | --server HOST:PORT)
                  (--device-memory 80GiB | --gpu NAME) [--host-memory 1TiB]
                  --gpus-per-node 8 --world-sizes 8,16,32 [--reserve 2GiB]
+                 [--margin 5%]
                  [--micro-batch N --sequence-length N
                   [--activation-checkpointing] [--flash-attention]]
                  [--max-options N] [--format table|json]
                  [--emit colossalai] [--deadline 5s]
       the Gemini configurations that fit the cluster, ranked: per world
       size, chunk size and placement (offload fractions), each one's
-      device and host bytes, and GeminiPlugin's arguments
-      (a PlanRequest file takes the flags given over its own fields)
+      device and host bytes, the server's verdict (fits: the need leaves
+      the margin free), and GeminiPlugin's arguments; exit 3 when no
+      option fits (a PlanRequest file takes the flags given over its own
+      fields)
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan gpus
       the cards --gpu knows, with their memory as nvidia-smi reports it
@@ -187,8 +200,8 @@ its Hugging Face config.json instead: the search GeminiPlugin runs for it
 (search range 32 Mi, interval
 --hidden-dim or else GeminiPlugin's 1024, every parameter at degree --dp);
 which interval was used, and why, is said on stderr (json) or in the table.
-describe lists the model's parameters. Exit codes: 0 success, 1 failure, 2
-usage error.
+describe lists the model's parameters. Exit codes: 0 success (it fits), 1
+failure, 2 usage error, 3 the server's verdict: it does not fit.
 
 Flags:)";
 
@@ -259,13 +272,11 @@ absl::Status PlacementFromFlags(absl::string_view command,
   const bool any = !absl::GetFlag(FLAGS_placement).empty() ||
                    !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||
                    !absl::GetFlag(FLAGS_offload_param_frac).empty() ||
-                   !absl::GetFlag(FLAGS_shard_param_frac).empty() ||
-                   absl::GetFlag(FLAGS_gpus_per_node) != 0;
+                   !absl::GetFlag(FLAGS_shard_param_frac).empty();
   if (command == "search") {
     if (any) {
       return absl::InvalidArgumentError(
-          "--placement, --*_frac and --gpus_per_node apply to layout and "
-          "frontier only");
+          "--placement and --*_frac apply to layout and frontier only");
     }
     return absl::OkStatus();
   }
@@ -283,7 +294,6 @@ absl::Status PlacementFromFlags(absl::string_view command,
                    &options->shard_param_frac}}) {
     if (absl::Status s = FractionFlag(*flag, name, out); !s.ok()) return s;
   }
-  options->gpus_per_node = absl::GetFlag(FLAGS_gpus_per_node);
   return absl::OkStatus();
 }
 
@@ -342,12 +352,8 @@ absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
 }
 
 // Whether a flag that only plan takes is set.
-bool PlanFlagsSet() {
-  return !absl::GetFlag(FLAGS_device_memory).empty() ||
-         !absl::GetFlag(FLAGS_gpu).empty() ||
-         !absl::GetFlag(FLAGS_host_memory).empty() ||
-         !absl::GetFlag(FLAGS_world_sizes).empty() ||
-         !absl::GetFlag(FLAGS_reserve).empty() ||
+bool PlanOnlyFlagsSet() {
+  return !absl::GetFlag(FLAGS_world_sizes).empty() ||
          absl::GetFlag(FLAGS_micro_batch) != 0 ||
          absl::GetFlag(FLAGS_sequence_length) != 0 ||
          absl::GetFlag(FLAGS_activation_checkpointing) ||
@@ -356,10 +362,65 @@ bool PlanFlagsSet() {
          !absl::GetFlag(FLAGS_emit).empty();
 }
 
+// Whether a flag of the cluster that plan and layout take is set.
+bool ClusterFlagsSet() {
+  return !absl::GetFlag(FLAGS_device_memory).empty() ||
+         !absl::GetFlag(FLAGS_gpu).empty() ||
+         !absl::GetFlag(FLAGS_host_memory).empty() ||
+         !absl::GetFlag(FLAGS_reserve).empty() ||
+         !absl::GetFlag(FLAGS_margin).empty() ||
+         absl::GetFlag(FLAGS_gpus_per_node) != 0;
+}
+
+bool PlanFlagsSet() { return PlanOnlyFlagsSet() || ClusterFlagsSet(); }
+
 constexpr char kPlanOnly[] =
-    "--device-memory, --gpu, --host-memory, --world-sizes, --reserve, "
-    "--micro-batch, --sequence-length, --activation-checkpointing, "
-    "--flash-attention, --max-options and --emit apply to plan only";
+    "--world-sizes, --micro-batch, --sequence-length, "
+    "--activation-checkpointing, --flash-attention, --max-options and --emit "
+    "apply to plan only";
+constexpr char kClusterOnly[] =
+    "--device-memory, --gpu, --host-memory, --reserve, --margin and "
+    "--gpus-per-node apply to plan and layout only";
+
+// --name's memory size into `out` when given.
+absl::Status ByteSizeFlag(const absl::Flag<std::string>& flag,
+                          absl::string_view name,
+                          std::optional<uint64_t>* out) {
+  const std::string text = absl::GetFlag(flag);
+  if (text.empty()) return absl::OkStatus();
+  CHUNKPLAN_ASSIGN_OR_RETURN(*out, ParseByteSize(name, text));
+  return absl::OkStatus();
+}
+
+// The cluster flags of plan and layout, or a usage error.
+absl::StatusOr<ClusterFlags> ClusterFromFlags() {
+  ClusterFlags f;
+  if (!absl::GetFlag(FLAGS_gpu).empty()) {
+    if (!absl::GetFlag(FLAGS_device_memory).empty()) {
+      return absl::InvalidArgumentError(
+          "give one of --gpu and --device-memory");
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes,
+                               GpuPresetBytes(absl::GetFlag(FLAGS_gpu)));
+  }
+  for (const auto& [flag, name, out] :
+       {std::tuple{&FLAGS_device_memory, "--device-memory",
+                   &f.device_memory_bytes},
+        std::tuple{&FLAGS_host_memory, "--host-memory", &f.host_memory_bytes},
+        std::tuple{&FLAGS_reserve, "--reserve", &f.reserve_bytes}}) {
+    CHUNKPLAN_RETURN_IF_ERROR(ByteSizeFlag(*flag, name, out));
+  }
+  if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes, ParseWorldSizes(w));
+  }
+  if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
+    f.gpus_per_node = n;
+  }
+  if (const std::string m = absl::GetFlag(FLAGS_margin); !m.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.margin, ParseMargin(m));
+  }
+  return f;
+}
 
 // The options of `command` (search, layout or frontier) from the flags, or
 // a usage error.
@@ -384,23 +445,43 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   if (absl::Status s = PlacementFromFlags(command, &options); !s.ok()) {
     return s;
   }
-  if (PlanFlagsSet()) return absl::InvalidArgumentError(kPlanOnly);
+  if (PlanOnlyFlagsSet()) return absl::InvalidArgumentError(kPlanOnly);
+  if (ClusterFlagsSet()) {
+    if (command != "layout") return absl::InvalidArgumentError(kClusterOnly);
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+    // A request file may hold the device; a model has none of its own.
+    if (options.model.has_value() &&
+        !options.cluster.device_memory_bytes.has_value()) {
+      return absl::InvalidArgumentError(
+          "layout judges against a device: --host-memory, --reserve, "
+          "--margin and --gpus-per-node need --device-memory or --gpu");
+    }
+  }
   return options;
 }
 
-// `command` ("search" or "layout") run by `run` with the flags' options.
+// Prints `output` (the text on stdout; why it does not fit on stderr) and
+// returns the exit status: 0, or kExitDoesNotFit.
+int Finish(const CommandOutput& output) {
+  std::cout << output.text << std::flush;
+  if (!output.does_not_fit.has_value()) return 0;
+  std::cerr << *output.does_not_fit << std::endl;
+  return kExitDoesNotFit;
+}
+
+// `command` ("search", "layout" or "frontier") run by `run` with the
+// flags' options.
 int Plan(absl::string_view command,
-         absl::StatusOr<std::string> (*run)(const PlanOptions&)) {
+         absl::StatusOr<CommandOutput> (*run)(const PlanOptions&)) {
   const absl::StatusOr<PlanOptions> options = PlanOptionsFromFlags(command);
   if (!options.ok()) return Fail(options.status(), kExitUsage);
-  const absl::StatusOr<std::string> output = run(*options);
+  const absl::StatusOr<CommandOutput> output = run(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   // JSON keeps stdout one message; the table says it itself.
   if (options->model.has_value() && options->format == OutputFormat::kJson) {
     std::cerr << IntervalNote(*options->model) << std::flush;
   }
-  std::cout << *output << std::flush;
-  return 0;
+  return Finish(*output);
 }
 
 int Describe() {
@@ -425,43 +506,9 @@ int Describe() {
   return 0;
 }
 
-// --name's memory size into `out` when given.
-absl::Status ByteSizeFlag(const absl::Flag<std::string>& flag,
-                          absl::string_view name,
-                          std::optional<uint64_t>* out) {
-  const std::string text = absl::GetFlag(flag);
-  if (text.empty()) return absl::OkStatus();
-  CHUNKPLAN_ASSIGN_OR_RETURN(*out, ParseByteSize(name, text));
-  return absl::OkStatus();
-}
-
-// The cluster and workload flags of plan, or a usage error.
-absl::StatusOr<ClusterFlags> ClusterFromFlags() {
-  ClusterFlags f;
-  if (!absl::GetFlag(FLAGS_gpu).empty()) {
-    if (!absl::GetFlag(FLAGS_device_memory).empty()) {
-      return absl::InvalidArgumentError(
-          "give one of --gpu and --device-memory");
-    }
-    CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes,
-                               GpuPresetBytes(absl::GetFlag(FLAGS_gpu)));
-  }
-  for (const auto& [flag, name, out] :
-       {std::tuple{&FLAGS_device_memory, "--device-memory",
-                   &f.device_memory_bytes},
-        std::tuple{&FLAGS_host_memory, "--host-memory", &f.host_memory_bytes},
-        std::tuple{&FLAGS_reserve, "--reserve", &f.reserve_bytes}}) {
-    CHUNKPLAN_RETURN_IF_ERROR(ByteSizeFlag(*flag, name, out));
-  }
-  if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes, ParseWorldSizes(w));
-  }
-  if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
-    f.gpus_per_node = n;
-  }
-  if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
-    f.max_options = n;
-  }
+// The workload flags of plan (--micro-batch and --sequence-length, both or
+// neither, with the two switches) into `options`, or a usage error.
+absl::Status WorkloadFromFlags(ClusterPlanOptions* options) {
   const uint32_t batch = absl::GetFlag(FLAGS_micro_batch);
   const uint32_t length = absl::GetFlag(FLAGS_sequence_length);
   if ((batch == 0) != (length == 0)) {
@@ -481,9 +528,9 @@ absl::StatusOr<ClusterFlags> ClusterFromFlags() {
     w.set_activation_checkpointing(
         absl::GetFlag(FLAGS_activation_checkpointing));
     w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
-    f.workload = std::move(w);
+    options->workload = std::move(w);
   }
-  return f;
+  return absl::OkStatus();
 }
 
 // `chunkplan plan`'s options from the flags, or a usage error.
@@ -515,6 +562,10 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
     CHUNKPLAN_ASSIGN_OR_RETURN(options.engine, ParseEngine(engine));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+  if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
+    options.max_options = n;
+  }
+  CHUNKPLAN_RETURN_IF_ERROR(WorkloadFromFlags(&options));
   if (const std::string emit = absl::GetFlag(FLAGS_emit); !emit.empty()) {
     if (emit != "colossalai") {
       return absl::InvalidArgumentError(
@@ -528,14 +579,13 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
 int ClusterPlan() {
   const absl::StatusOr<ClusterPlanOptions> options = ClusterPlanFromFlags();
   if (!options.ok()) return Fail(options.status(), kExitUsage);
-  const absl::StatusOr<std::string> output = RunClusterPlan(*options);
+  const absl::StatusOr<CommandOutput> output = RunClusterPlan(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   if (options->model.has_value() &&
       (options->format == OutputFormat::kJson || options->emit_colossalai)) {
     std::cerr << IntervalNote(*options->model) << std::flush;
   }
-  std::cout << *output << std::flush;
-  return 0;
+  return Finish(*output);
 }
 
 int Health() {

@@ -9,6 +9,7 @@
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
+#include "client/cli/verdict_text.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
@@ -116,10 +117,10 @@ void ApplyPlacement(const PlanOptions& options, v1::GeminiSettings* gemini) {
 }
 
 // A command on a LayoutRequest: reads it, applies --engine to its search
-// part, has it answered by `call` on the server or by `local` here, and
-// prints the answer as JSON or with `table`.
+// part, the placement and cluster flags, has it answered by `call` on the
+// server or by `local` here, and prints the answer as JSON or with `table`.
 template <typename Response>
-absl::StatusOr<std::string> RunOnLayoutRequest(
+absl::StatusOr<CommandOutput> RunOnLayoutRequest(
     const PlanOptions& options,
     grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
                                                 const v1::LayoutRequest&,
@@ -135,23 +136,30 @@ absl::StatusOr<std::string> RunOnLayoutRequest(
     request.mutable_search()->set_engine(*options.engine);
   }
   ApplyPlacement(options, request.mutable_gemini());
+  if (options.cluster.Any()) {
+    ApplyClusterFlags(options.cluster, request.mutable_cluster());
+  }
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const Response response,
       options.server.has_value()
           ? AnswerRemotely(*options.server, request, call)
           : local(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, table(request, response));
+  CommandOutput out;
+  if constexpr (std::is_same_v<Response, v1::LayoutResponse>) {
+    if (response.has_verdict() && !response.verdict().fits()) {
+      out.does_not_fit = VerdictWords(response.verdict());
+    }
   }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+  out.text = options.format == OutputFormat::kTable
+                 ? Table(options, table(request, response))
+                 : absl::StrCat(common::MessageToJson(response), "\n");
+  return out;
 }
 
 // The layout table, then the warning of chunks that dwarf what they hold.
 std::string LayoutTable(const v1::LayoutRequest& /*request*/,
-                        const v1::LayoutResponse& response,
-                        uint32_t gpus_per_node) {
-  return absl::StrCat(FormatLayoutTable(response, gpus_per_node),
-                      PaddingWarning(response));
+                        const v1::LayoutResponse& response) {
+  return absl::StrCat(FormatLayoutTable(response), PaddingWarning(response));
 }
 
 std::string FrontierTable(const v1::LayoutRequest& request,
@@ -190,7 +198,7 @@ absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
       "'"));
 }
 
-absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
   CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest request,
                              RequestOf<v1::ChunkSearchRequest>(options));
   if (options.engine.has_value()) request.set_engine(*options.engine);
@@ -200,22 +208,19 @@ absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
           ? AnswerRemotely(*options.server, request,
                            &v1::ChunkSearch::Stub::Search)
           : AnswerLocally(request));
-  if (options.format == OutputFormat::kTable) {
-    return Table(options, FormatTable(response));
-  }
-  return absl::StrCat(common::MessageToJson(response), "\n");
+  CommandOutput out;
+  out.text = options.format == OutputFormat::kTable
+                 ? Table(options, FormatTable(response))
+                 : absl::StrCat(common::MessageToJson(response), "\n");
+  return out;
 }
 
-absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
   return RunOnLayoutRequest<v1::LayoutResponse>(
-      options, &v1::ChunkSearch::Stub::Layout, AnswerLocally,
-      [&options](const v1::LayoutRequest& request,
-                 const v1::LayoutResponse& response) {
-        return LayoutTable(request, response, options.gpus_per_node);
-      });
+      options, &v1::ChunkSearch::Stub::Layout, AnswerLocally, LayoutTable);
 }
 
-absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
   return RunOnLayoutRequest<v1::FrontierResponse>(
       options, &v1::ChunkSearch::Stub::Frontier, AnswerFrontierLocally,
       FrontierTable);

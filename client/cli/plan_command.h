@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/model_request.h"
 #include "client/cli/remote_call.h"
 
@@ -46,8 +47,16 @@ struct PlanOptions {
   std::optional<double> shard_param_frac;
   std::optional<double> offload_optim_frac;
   std::optional<double> offload_param_frac;
-  // layout's table: devices per node, to print a node's host bytes; 0: no.
-  uint32_t gpus_per_node = 0;
+  // layout: the cluster to judge the layout against (LayoutRequest.cluster),
+  // each field given replacing the request's; none: the request's own.
+  ClusterFlags cluster;
+};
+
+// What a command prints, and the verdict's say on its exit status.
+struct CommandOutput {
+  std::string text;  // for stdout, ending in '\n'; may be empty
+  // The server's verdict says it does not fit (exit 3): why, for stderr.
+  std::optional<std::string> does_not_fit;
 };
 
 // "static" or "auto" as a Placement; INVALID_ARGUMENT naming --placement
@@ -63,15 +72,17 @@ absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name);
 // (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION for an engine
 // this binary lacks), and with a server the call's (UNAVAILABLE,
 // DEADLINE_EXCEEDED, ...).
-absl::StatusOr<std::string> RunSearch(const PlanOptions& options);
+absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options);
 
-// `chunkplan layout`: the same for a LayoutRequest, answered as
-// chunkplan.v1.ChunkSearch/Layout answers it.
-absl::StatusOr<std::string> RunLayout(const PlanOptions& options);
+// `chunkplan layout`: the same for a LayoutRequest (with options.cluster
+// over its cluster), answered as chunkplan.v1.ChunkSearch/Layout answers
+// it; does_not_fit holds VerdictWords when the response's verdict does not
+// fit.
+absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options);
 
 // `chunkplan frontier`: the same for a LayoutRequest, answered as
 // chunkplan.v1.ChunkSearch/Frontier answers it.
-absl::StatusOr<std::string> RunFrontier(const PlanOptions& options);
+absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options);
 
 }  // namespace chunkplan::cli
 

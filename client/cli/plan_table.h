@@ -2,8 +2,9 @@
 #define CHUNKPLAN_CLIENT_CLI_PLAN_TABLE_H_
 
 // `chunkplan plan --format table` and `--emit colossalai`: a PlanResponse
-// laid out for people.
+// laid out for people, its verdicts rendered as the server sent them.
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,21 +12,27 @@
 
 namespace chunkplan::cli {
 
-// The cluster of `request` on one line; one row per option of `response`
-// in its order: world size, placement with its fractions (PlacementLabel),
-// chunk size (the first config not kept gathered; "gathered" when every
-// config is), where the chunk size came from, device need against device
-// memory in GiB (2**30 bytes, 2 decimals), host bytes per node in GiB, and
-// "yes" or "no: <why_not>"; then, when the request has a workload, a line
-// saying that activations are an estimate and how many GiB each rank is
-// counted for; then the options considered and the planner's time. Every
-// line ends in '\n'.
+// The cluster of `request` on one line, with the margin the server applied
+// (MarginWords of the first option's verdict); one row per option of
+// `response` in its order: world size, placement with its fractions
+// (PlacementLabel), chunk size (the first config not kept gathered;
+// "gathered" when every config is), where the chunk size came from, device
+// need against device memory in GiB (2**30 bytes, 2 decimals), the
+// headroom, host bytes per node in GiB, and VerdictWords; then, when the
+// request has a workload, a line saying that activations are an estimate
+// and how many GiB each rank is counted for; then the options considered
+// and the planner's time. Every line ends in '\n'.
 std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response);
 
 // "static", "static, optim 0.25", "static, optim 1, param 0.5" (fractions
 // with up to 6 significant digits; those at 0 left out), or "auto".
 std::string PlacementLabel(const v1::GeminiSettings& gemini);
+
+// nullopt when some option of `response` fits (by the server's `fits`);
+// else why not, in one line: "no option fits; option 1 does not fit: ..."
+// (or "the plan has no option").
+std::optional<std::string> NothingFits(const v1::PlanResponse& response);
 
 // `--emit colossalai`: "GeminiPlugin(<the first option's colossalai>)\n".
 // Errors: NOT_FOUND when the response has no option.
