@@ -56,7 +56,8 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
 }  // namespace
 
 absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
-  if (absl::Status s = planner::CheckCluster(ClusterFromProto(request.cluster()));
+  if (absl::Status s =
+          planner::CheckCluster(ClusterFromProto(request.cluster()));
       !s.ok()) {
     return s;
   }

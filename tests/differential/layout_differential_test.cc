@@ -332,13 +332,14 @@ TEST(LayoutDifferentialTest, ClustersMatchTheOracle) {
     if (!plain.ok()) continue;  // a fault of the generator's own
     const uint64_t need = plain->most_loaded_rank().device_bytes() +
                           plain->gathered_chunk_bytes();
-    const uint64_t host = std::max(plain->most_loaded_rank().host_bytes(),
-                                   plain->most_loaded_rank_least().host_bytes());
+    const uint64_t host =
+        std::max(plain->most_loaded_rank().host_bytes(),
+                 plain->most_loaded_rank_least().host_bytes());
     v1::Cluster* c = r.mutable_cluster();
     c->set_reserve_bytes(uniform(0, 1) ? uniform(0, need / 8 + 1) : 0);
     const uint64_t base = need + c->reserve_bytes();
-    c->set_device_memory_bytes(std::max<uint64_t>(
-        1, base / 10 * uniform(8, 13) + uniform(0, 9)));
+    c->set_device_memory_bytes(
+        std::max<uint64_t>(1, base / 10 * uniform(8, 13) + uniform(0, 9)));
     switch (uniform(0, 3)) {
       case 0:
         break;  // unset: 5%

@@ -201,8 +201,8 @@ TEST(PlanDifferentialTest, RandomRequestsMatchTheOracle) {
             << c.placements[3] << " " << c.placements[4]
             << "; by source: " << c.sources[0] << " " << c.sources[1] << " "
             << c.sources[2] << "; fit " << c.fit << ", tight " << c.tight
-            << ", not " << c.not_fit
-            << " (both budgets " << c.both_budgets << ")\n";
+            << ", not " << c.not_fit << " (both budgets " << c.both_budgets
+            << ")\n";
 }
 
 // `name`'s search part (bench/workloads) on 80 GiB GPUs, 1 TiB hosts of 8

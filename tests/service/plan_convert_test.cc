@@ -284,8 +284,7 @@ TEST(PlanConvert, TheClusterAndWorkloadSizesAreCheckedBeforeTheModel) {
               HasSubstr("cluster.world_sizes[3]"));
   r.mutable_cluster()->mutable_world_sizes()->RemoveLast();
   r.mutable_cluster()->set_margin(1.0);
-  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
-              HasSubstr("cluster.margin"));
+  EXPECT_THAT(CheckPlanBeforeModel(r).message(), HasSubstr("cluster.margin"));
   r.mutable_cluster()->clear_margin();
   r.mutable_workload()->set_sequence_length(0);
   EXPECT_THAT(CheckPlanBeforeModel(r).message(),

@@ -19,8 +19,8 @@ constexpr double kTwoTo64 = 18446744073709551616.0;
 // margin is taken off.
 std::string DeviceWhyNot(const Verdict& v) {
   const uint64_t budget = v.device_memory_bytes - v.margin_bytes;
-  std::string out = absl::StrCat("device: ", v.device_need_bytes, " > ",
-                                 budget, " by ", v.device_excess_bytes);
+  std::string out = absl::StrCat("device: ", v.device_need_bytes, " > ", budget,
+                                 " by ", v.device_excess_bytes);
   if (v.margin_bytes != 0) {
     absl::StrAppend(&out, " (device memory ", v.device_memory_bytes,
                     " less margin ", v.margin_bytes, ")");
@@ -59,8 +59,8 @@ uint64_t DeviceBudgetBytes(const Cluster& cluster) {
 
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
-                                        uint64_t reserve_bytes,
-                                        uint64_t activation_bytes) {
+                                     uint64_t reserve_bytes,
+                                     uint64_t activation_bytes) {
   uint64_t need = device_bytes;
   if (!CheckedAdd(need, gathered_chunk_bytes, &need) ||
       !CheckedAdd(need, reserve_bytes, &need) ||
@@ -114,10 +114,9 @@ Verdict Judge(const Cluster& cluster, uint64_t device_need_bytes,
 
 absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
                                     const LayoutResult& layout) {
-  const std::optional<uint64_t> need =
-      DeviceNeedOf(layout.most_loaded_rank.device_bytes,
-                   layout.gathered_chunk_bytes, cluster.reserve_bytes,
-                   layout.activation_bytes);
+  const std::optional<uint64_t> need = DeviceNeedOf(
+      layout.most_loaded_rank.device_bytes, layout.gathered_chunk_bytes,
+      cluster.reserve_bytes, layout.activation_bytes);
   if (!need.has_value()) {
     return absl::InvalidArgumentError(
         "device_need_bytes: most_loaded_rank.device_bytes + "

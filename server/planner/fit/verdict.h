@@ -34,8 +34,8 @@ uint64_t DeviceBudgetBytes(const Cluster& cluster);
 // or nullopt when the sum exceeds 2^64-1.
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
-                                        uint64_t reserve_bytes,
-                                        uint64_t activation_bytes);
+                                     uint64_t reserve_bytes,
+                                     uint64_t activation_bytes);
 
 // min(gpus_per_node, world_size) x the larger host bytes of `most` and
 // `most_least` (rank 0 under the two extreme chunk orders), or nullopt
