@@ -148,15 +148,8 @@ class PlanError(ValueError):
 _TOP_FIELDS = {"search": "search", "frozen": "frozen", "gemini": "gemini",
                "cluster": "cluster", "max_options": "max_options",
                "maxOptions": "max_options", "workload": "workload"}
-_CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
-                   "deviceMemoryBytes": "device_memory_bytes",
-                   "host_memory_bytes": "host_memory_bytes",
-                   "hostMemoryBytes": "host_memory_bytes",
-                   "gpus_per_node": "gpus_per_node",
-                   "gpusPerNode": "gpus_per_node",
-                   "world_sizes": "world_sizes", "worldSizes": "world_sizes",
-                   "reserve_bytes": "reserve_bytes",
-                   "reserveBytes": "reserve_bytes", "margin": "margin"}
+# The Cluster message's fields, as the layout oracle reads Layout's.
+_CLUSTER_FIELDS = lo._CLUSTER_FIELDS
 _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "sequence_length": "sequence_length",
                     "sequenceLength": "sequence_length",
