@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Renders every kustomize overlay under deploy/kubernetes with
-# `kubectl kustomize`, lints the sources and the renderings with yamllint,
-# and checks them against the real binaries (deploy/check_manifests.py).
+# Checks the front door's configuration with `haproxy -c`, renders every
+# kustomize overlay under deploy/kubernetes with `kubectl kustomize`, lints
+# the sources and the renderings with yamllint, and checks them against the
+# real binaries and HAProxy (deploy/check_manifests.py).
 #
 #   deploy/check-manifests.sh BUILD_DIR/bin/chunkplan-server BUILD_DIR/bin/chunkplan
 #
@@ -15,10 +16,13 @@ cli="${2:?usage: check-manifests.sh SERVER_BIN CLI_BIN}"
 python="${CHUNKPLAN_PYTHON:-/usr/bin/python3}"
 k8s="$here/kubernetes"
 
-for tool in kubectl yamllint "$python"; do
+haproxy="${CHUNKPLAN_HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
+
+for tool in kubectl yamllint "$python" "$haproxy"; do
   if ! command -v "$tool" >/dev/null; then
     echo "SKIP: $tool not found (kubectl: the machine image or Kubernetes' apt" \
-         "repository; yamllint: apt-get install yamllint)"
+         "repository; yamllint, haproxy: apt-get install yamllint haproxy," \
+         "scripts/install-deps.sh)"
     exit 77
   fi
 done
@@ -33,8 +37,21 @@ fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-echo "yamllint deploy/kubernetes"
-yamllint -s -c "$k8s/.yamllint" "$k8s"
+# The one file deployed and tested: as the test starts it (plaintext) and
+# with TLS and mutual TLS (a throwaway certificate).
+echo "haproxy -c deploy/haproxy/haproxy.cfg"
+CHUNKPLAN_H2C_BIND=127.0.0.1:50051 CHUNKPLAN_UPSTREAM=127.0.0.1:50052 \
+  "$haproxy" -c -f "$here/haproxy/haproxy.cfg"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+  -keyout "$out/tls.pem.key" -out "$out/tls.pem" -days 1 -subj /CN=check \
+  2>/dev/null
+CHUNKPLAN_H2C_BIND=127.0.0.1:50051 CHUNKPLAN_UPSTREAM=127.0.0.1:50052 \
+  CHUNKPLAN_TLS_BIND=127.0.0.1:50443 CHUNKPLAN_TLS_CERT="$out/tls.pem" \
+  CHUNKPLAN_TLS_CLIENT_CA="$out/tls.pem" \
+  "$haproxy" -c -f "$here/haproxy/haproxy.cfg"
+
+echo "yamllint deploy/kubernetes deploy/haproxy"
+yamllint -s -c "$k8s/.yamllint" "$k8s" "$here/haproxy/kustomization.yaml"
 
 rendered=()
 for overlay in "$k8s"/overlays/*/; do
@@ -50,4 +67,6 @@ done
 
 "$python" "$here/check_manifests.py" --server "$server" --cli "$cli" \
   --proto "$root/proto/chunkplan/v1/chunk_search.proto" \
-  --examples "$k8s/examples" --dockerfile "$root/Dockerfile" "${rendered[@]}"
+  --examples "$k8s/examples" --dockerfile "$root/Dockerfile" \
+  --haproxy "$haproxy" --haproxy-config "$here/haproxy/haproxy.cfg" \
+  --haproxy-dockerfile "$here/haproxy/Dockerfile" "${rendered[@]}"

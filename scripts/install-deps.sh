@@ -27,8 +27,13 @@ packages=(
 # benchmarks, the fuzzer and CI use.
 more_packages=(
   yamllint
-  nghttp2-client  # h2load and nghttp, for bench/load.sh
-  python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, --plot
+  nghttp2-client  # h2load and nghttp, for bench/load.sh and the gzip bomb of tests/e2e/front_door_test.py
+  # the front door: tests/e2e/front_door_test.py runs the deployed
+  # deploy/haproxy/haproxy.cfg in front of the server, and
+  # deploy/check-manifests.sh checks it with `haproxy -c` (Debian's 2.6,
+  # the version deploy/haproxy/Dockerfile installs)
+  haproxy
+  python3-pytest python3-torch python3-matplotlib  # the Python tests: torch modules, the plot
   # fuzzing (tests/fuzz/run-fuzz.sh): clang with libFuzzer and the sanitizer
   # runtimes (scripts/sanitize.sh uses g++'s own)
   clang-14 libclang-rt-14-dev

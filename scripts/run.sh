@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's run command: installs what is missing, builds chunkplan-server,
-# the chunkplan CLI and the Python client (chunkplan_python, assembled in
+# the chunkplan CLI and the Python library (chunkplan_python, assembled in
 # build/python) into build/, and serves on 127.0.0.1:50051 in the
 # foreground (Ctrl-C or SIGTERM drains calls in flight and exits 0).
 #
@@ -39,9 +39,9 @@ cat <<MSG
 chunkplan-server is starting on ${listen}. Try, from another shell:
   ${build_dir}/bin/chunkplan search --server ${listen} --request examples/gpt2_colossalai.json --format table
   ${build_dir}/bin/chunkplan health --server ${listen}
-  PYTHONPATH=${build_dir}/python /usr/bin/python3 -m chunkplan search --hf-config examples/gpt2_colossalai_config.json --server ${listen}
+  PYTHONPATH=${build_dir}/python /usr/bin/python3 -c 'import chunkplan; m = chunkplan.models.from_hf_config("examples/gpt2_colossalai_config.json", target="${listen}"); print(chunkplan.search_chunk_configuration(m, 1, 128, 0, target="${listen}"))'
 and without a server:
-  ${build_dir}/bin/chunkplan search --local --request examples/gpt2_colossalai.json --format table
-  PYTHONPATH=${build_dir}/python /usr/bin/python3 -m chunkplan search --hf-config examples/gpt2_colossalai_config.json --local
+  ${build_dir}/bin/chunkplan search --local --hf-config examples/gpt2_colossalai_config.json --format table
+  PYTHONPATH=${build_dir}/python /usr/bin/python3 -c 'import chunkplan; c = chunkplan.LocalClient(); m = chunkplan.models.from_hf_config("examples/gpt2_colossalai_config.json", client=c); print(c.search_chunk_configuration(m, 1, 128, 0))'
 MSG
 exec "${build_dir}/bin/chunkplan-server" --listen=127.0.0.1:50051 "$@"

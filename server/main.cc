@@ -50,8 +50,6 @@
 #include "server/service/service_options.h"
 #include "server/service/tls_credentials.h"
 #include "server/transport/connection_gate.h"
-#include "server/transport/h2_relay.h"
-#include "server/transport/stream_guard.h"
 #include "spdlog/spdlog.h"
 
 #ifndef CHUNKPLAN_VERSION
@@ -154,23 +152,14 @@ ABSL_FLAG(std::string, metrics_listen, "",
 // make the server hold.
 ABSL_FLAG(uint32_t, max_connections, 1024,
           "Most client connections at once over TCP: a new one is closed at "
-          "once while this many connections' descriptors are open (3 each "
-          "through the HTTP/2 relay, --h2_preack_filter). Also bounded by "
-          "the descriptor limit (raised to its hard limit at start) less "
-          "128.");
+          "once while this many connections' descriptors are open. Also "
+          "bounded by the descriptor limit (raised to its hard limit at "
+          "start) less 128.");
 // 32: a client queues the calls beyond it; with --max_connections, bounds
 // the streams a peer can hold open (about 13 KB each) to 32 Ki.
 ABSL_FLAG(uint32_t, max_concurrent_streams, 32,
           "Most calls in flight on one connection "
           "(SETTINGS_MAX_CONCURRENT_STREAMS); a client queues the rest.");
-// On: a hostile client cannot make gRPC 1.51 hold more streams than the
-// limit by never acknowledging it (docs/deploy.md, "Limits").
-ABSL_FLAG(bool, h2_preack_filter, true,
-          "Plaintext TCP only: pass each connection through the server's "
-          "HTTP/2 relay, which resets a client that opens more than "
-          "--max_concurrent_streams streams before acknowledging the "
-          "server's SETTINGS (gRPC enforces the limit from then on). Off: "
-          "the stream guard closes such connections after the fact.");
 ABSL_FLAG(int32_t, max_send_message_size, 64 << 20,
           "Largest answer in bytes (a Layout of --max_params parameters is "
           "about 14 MB); beyond it the call ends RESOURCE_EXHAUSTED.");
@@ -296,10 +285,9 @@ void ApplyTransportLimits(grpc::ServerBuilder& builder,
 constexpr rlim_t kReservedDescriptors = 128;
 
 // Raises the soft RLIMIT_NOFILE to the hard one (logged) and returns the
-// descriptor number from which a new connection is refused, each
-// connection costing `per_connection` descriptors (3 through the relay:
-// the client's socket and the pair).
-int ConnectionDescriptorBound(rlim_t per_connection) {
+// descriptor number from which a new connection is refused (one descriptor
+// per connection).
+int ConnectionDescriptorBound() {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
   if (limit.rlim_cur < limit.rlim_max) {
@@ -310,8 +298,8 @@ int ConnectionDescriptorBound(rlim_t per_connection) {
   const rlim_t usable = limit.rlim_cur > 2 * kReservedDescriptors
                             ? limit.rlim_cur - kReservedDescriptors
                             : limit.rlim_cur / 2;
-  const rlim_t bound = std::min<rlim_t>(
-      usable, per_connection * absl::GetFlag(FLAGS_max_connections));
+  const rlim_t bound =
+      std::min<rlim_t>(usable, absl::GetFlag(FLAGS_max_connections));
   spdlog::info(
       "chunkplan-server descriptor limit {}; connections refused "
       "from descriptor {}",
@@ -380,76 +368,19 @@ void SetServing(grpc::Server& server, bool serving) {
 // A started gRPC server with what it listens through.
 struct Serving {
   grpc::ResourceQuota quota{"chunkplan-server"};
-  // Plaintext TCP with --h2_preack_filter: what every connection passes
-  // through; goes after the gate that hands it connections.
-  std::unique_ptr<transport::H2Relay> relay;
   // TCP: the server's own accept loop; null for a Unix socket.
   std::unique_ptr<transport::ConnectionGate> gate;
   std::unique_ptr<grpc::Server> server;  // goes before gate and quota
-  // Closes connections over --max_concurrent_streams (TCP without the
-  // relay); goes before the gate it shuts connections down through.
-  std::unique_ptr<transport::StreamGuard> guard;
-  std::string address;  // as clients reach it
+  std::string address;                   // as clients reach it
 };
 
-// Lines a second at most logged for connections closed over the stream
-// limit: a flood of hostile connections costs the log a few lines, not a
-// line each.
-constexpr uint32_t kStreamLimitLinesPerSecond = 10;
-
-// Counts in `closes` and logs (rate-limited) a connection from `peer`
-// closed for `what` (its streams over the limit).
-void OnStreamLimitClose(std::atomic<uint64_t>& closes, const std::string& peer,
-                        const std::string& what) {
-  closes.fetch_add(1);
-  static service::LogRateLimiter* const limiter =
-      new service::LogRateLimiter(kStreamLimitLinesPerSecond);
-  uint64_t suppressed = 0;
-  if (!limiter->Allow(service::LogRateLimiter::Clock::now(), &suppressed)) {
-    return;
-  }
-  spdlog::warn(
-      "chunkplan-server closed the connection from {}: {}, more than "
-      "--max_concurrent_streams={} (its SETTINGS never acknowledged){}",
-      peer, what, absl::GetFlag(FLAGS_max_concurrent_streams),
-      suppressed > 0 ? absl::StrCat(" (", suppressed, " such lines held back)")
-                     : "");
-}
-
-// Starts the guard over `gate`'s connections: each connection it closes is
-// counted in `closes` and logged (rate-limited).
-std::unique_ptr<transport::StreamGuard> StartStreamGuard(
-    transport::ConnectionGate& gate, std::atomic<uint64_t>& closes) {
-  transport::StreamGuardOptions options;
-  options.max_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
-  return std::make_unique<transport::StreamGuard>(
-      gate, options, [&closes](const transport::SocketStreams& socket) {
-        OnStreamLimitClose(closes, socket.peer,
-                           absl::StrCat(socket.open_streams, " streams held"));
-      });
-}
-
-// Starts the relay for plaintext connections: each connection it aborts is
-// counted in `closes` and logged (rate-limited). Errors: H2Relay::Start's.
-absl::StatusOr<std::unique_ptr<transport::H2Relay>> StartRelay(
-    std::atomic<uint64_t>& closes) {
-  transport::H2RelayOptions options;
-  options.max_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
-  return transport::H2Relay::Start(options, [&closes](const std::string& peer,
-                                                      uint32_t streams) {
-    OnStreamLimitClose(closes, peer, absl::StrCat(streams, " streams opened"));
-  });
-}
-
-// Builds and starts the gRPC server for `service` on --listen; over TCP,
-// the relay (plaintext, --h2_preack_filter) or the stream guard too, counting
-// their closes in `stream_limit_closes`. Errors:
-// INVALID_ARGUMENT for a bad --listen, UNAVAILABLE when it cannot listen.
+// Builds and starts the gRPC server for `service` on --listen (over TCP,
+// through the server's own accept loop). Errors: INVALID_ARGUMENT for a bad
+// --listen, UNAVAILABLE when it cannot listen.
 absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     const service::ServiceOptions& options,
     service::ChunkSearchService& service,
-    const std::shared_ptr<grpc::ServerCredentials>& credentials,
-    std::atomic<uint64_t>& stream_limit_closes) {
+    const std::shared_ptr<grpc::ServerCredentials>& credentials) {
   const std::string listen = absl::GetFlag(FLAGS_listen);
   auto serving = std::make_unique<Serving>();
   grpc::EnableDefaultHealthCheckService(true);
@@ -460,16 +391,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   if (IsUnixSocket(listen)) {
     builder.AddListeningPort(listen, credentials, &selected_port);
   } else {
-    if (absl::GetFlag(FLAGS_h2_preack_filter) &&
-        absl::GetFlag(FLAGS_tls_cert).empty()) {
-      absl::StatusOr<std::unique_ptr<transport::H2Relay>> relay =
-          StartRelay(stream_limit_closes);
-      if (!relay.ok()) return relay.status();
-      serving->relay = *std::move(relay);
-    }
     absl::StatusOr<std::unique_ptr<transport::ConnectionGate>> gate =
-        transport::ConnectionGate::Listen(
-            listen, ConnectionDescriptorBound(serving->relay ? 3 : 1));
+        transport::ConnectionGate::Listen(listen, ConnectionDescriptorBound());
     if (!gate.ok()) return gate.status();
     serving->gate = *std::move(gate);
     selected_port = serving->gate->port();
@@ -487,14 +410,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   if (serving->server == nullptr || selected_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
   }
-  if (serving->gate != nullptr) {
-    serving->gate->Start(std::move(acceptor), serving->relay.get());
-    // Through the relay, gRPC holds at most the limit on every connection
-    // (the relay before the acknowledgement, gRPC after): nothing to guard.
-    if (serving->relay == nullptr) {
-      serving->guard = StartStreamGuard(*serving->gate, stream_limit_closes);
-    }
-  }
+  if (serving->gate != nullptr) serving->gate->Start(std::move(acceptor));
   serving->address = ListeningAddress(listen, selected_port);
   SetServing(*serving->server, true);
   return serving;
@@ -575,9 +491,6 @@ int RunServer(const sigset_t& termination_signals) {
         call_metrics.Observe(record.method, record);
       });
   ConnectMetrics(call_metrics, service);
-  std::atomic<uint64_t> stream_limit_closes{0};
-  call_metrics.SetStreamLimitClosesSource(
-      [&stream_limit_closes] { return stream_limit_closes.load(); });
   // Declared after the service: stops serving before the service goes.
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =
       StartMetrics(call_metrics);
@@ -587,7 +500,7 @@ int RunServer(const sigset_t& termination_signals) {
     return ExitCodeFor(metrics_server.status());
   }
   absl::StatusOr<std::unique_ptr<Serving>> serving =
-      StartServing(options, service, *credentials, stream_limit_closes);
+      StartServing(options, service, *credentials);
   if (!serving.ok()) {
     spdlog::critical("chunkplan-server {}",
                      std::string(serving.status().message()));

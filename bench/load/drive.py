@@ -146,22 +146,6 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf(
             "SC_CLK_TCK")
 
-    def thread_cpu_seconds(self, name):
-        """User plus system CPU time of the server's threads called `name`
-        (e.g. chunkplan-relay, the HTTP/2 relay's); 0 where none is."""
-        total = 0
-        task_dir = f"/proc/{self.process.pid}/task"
-        for tid in os.listdir(task_dir):
-            try:
-                with open(f"{task_dir}/{tid}/stat") as f:
-                    head, tail = f.read().rsplit(")", 1)
-            except OSError:
-                continue  # the thread has ended
-            if head.split("(", 1)[1] == name:
-                fields = tail.split()
-                total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
-
     def peak_rss_kib(self):
         """VmHWM of the server process, in KiB."""
         with open(f"/proc/{self.process.pid}/status") as f:
@@ -273,22 +257,15 @@ def write_bodies(search_bytes, work_dir):
     return bodies
 
 
-# The name of the server's HTTP/2 relay thread (docs/deploy.md, "Limits").
-RELAY_THREAD = "chunkplan-relay"
-
-
 def load_check(server, bodies, args, work_dir, name):
     """One h2load run of Check; its figures with "served", the calls
     answered OK: an OK Check answers exactly one 7-byte message, a failed
     one none."""
     cpu = server.cpu_seconds()
-    relay = server.thread_cpu_seconds(RELAY_THREAD)
     check = h2load(server.address, CHECK, bodies["check"], args, work_dir,
                    name)
     check["server_cpu_us"] = (server.cpu_seconds() - cpu) / \
         check["requests"] * 1e6
-    check["relay_cpu_us"] = (server.thread_cpu_seconds(RELAY_THREAD) -
-                             relay) / check["requests"] * 1e6
     check["served"] = check["data_bytes"] // CHECK_RESPONSE_BYTES
     if check["data_bytes"] % CHECK_RESPONSE_BYTES:
         check["served"] = 0  # not a whole number of answers: all suspect
@@ -302,13 +279,10 @@ def load_search(server, bodies, args, work_dir, name):
     those not OK."""
     before = server.search_calls_by_code()
     cpu = server.cpu_seconds()
-    relay = server.thread_cpu_seconds(RELAY_THREAD)
     search = h2load(server.address, SEARCH, bodies["search"], args, work_dir,
                     name)
     search["server_cpu_us"] = (server.cpu_seconds() - cpu) / \
         search["requests"] * 1e6
-    search["relay_cpu_us"] = (server.thread_cpu_seconds(RELAY_THREAD) -
-                              relay) / search["requests"] * 1e6
     after = server.search_calls_by_code()
     moved = {code: after.get(code, 0) - before.get(code, 0) for code in after}
     search["served"] = moved.get("OK", 0)

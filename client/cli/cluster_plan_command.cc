@@ -1,11 +1,8 @@
 #include "client/cli/cluster_plan_command.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/plan_table.h"
 #include "common/grpc_status.h"
@@ -46,6 +43,7 @@ void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
   ApplyClusterFlags(options.cluster, request->mutable_cluster());
   if (options.max_options) request->set_max_options(*options.max_options);
   if (options.workload) *request->mutable_workload() = *options.workload;
+  ApplyGeminiFlags(options.gemini, request->mutable_gemini());
 }
 
 // The answer of a server with default limits, computed here.
@@ -69,21 +67,6 @@ absl::StatusOr<v1::PlanResponse> PlanRemotely(const RemoteTarget& target,
 }
 
 }  // namespace
-
-absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text) {
-  std::vector<uint32_t> out;
-  for (const absl::string_view part : absl::StrSplit(text, ',')) {
-    uint32_t size = 0;
-    if (!absl::SimpleAtoi(part, &size) || size == 0 ||
-        std::find(out.begin(), out.end(), size) != out.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--world-sizes: '", text.substr(0, 64),
-          "' is not a list of distinct world sizes >= 1, e.g. 8,16,32"));
-    }
-    out.push_back(size);
-  }
-  return out;
-}
 
 absl::StatusOr<CommandOutput> RunClusterPlan(
     const ClusterPlanOptions& options) {

@@ -17,6 +17,7 @@
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
+#include "client/cli/request_flags.h"
 
 namespace chunkplan::cli {
 
@@ -34,14 +35,13 @@ struct ClusterPlanOptions {
   // --micro-batch and --sequence-length (both, or neither), with the two
   // switches.
   std::optional<v1::Workload> workload;
+  // GeminiPlugin's fixed choices over the request's (Plan chooses the
+  // placement: those fields stay unset).
+  GeminiFlags gemini;
   OutputFormat format = OutputFormat::kTable;
   // Print the first option's GeminiPlugin(...) line instead.
   bool emit_colossalai = false;
 };
-
-// "8,16,32": the world sizes in the order given, each >= 1 and once.
-// Errors: INVALID_ARGUMENT naming --world-sizes.
-absl::StatusOr<std::vector<uint32_t>> ParseWorldSizes(absl::string_view text);
 
 // Reads the request (or builds the model's), applies the flags, has it
 // answered (here: the server's planner and conversions, with a server's

@@ -6,7 +6,15 @@
 //   chunkplan layout    (the same flags; a LayoutRequest)
 //   chunkplan frontier  (the same flags; a LayoutRequest)
 //   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
-//                    [--dp N] [--hidden-dim H] (--local | --server ...)
+//                    [--dp N] [--hidden-dim H | --search-interval N]
+//                    [--search-range-m M] [--min-chunk-size-m M]
+//                    [--no-filter] (--local | --server ...)
+//   chunkplan layout --hf-config FILE --dp 4,8,16 [...]  (a row per degree)
+//   chunkplan layout|frontier ... [--objective O] [--precision P]
+//                    [--emit colossalai] [--device-memory 80GiB | --gpu N]
+//   chunkplan layout ... (--device-memory 24GiB | --gpu N) [--reserve 1GiB]
+//                    [--margin 5%] [--host-memory 128GiB --gpus-per-node 4]
+//                    (the server's verdict on the layout)
 //   chunkplan plan (--hf-config FILE | --request FILE|-)
 //                  (--local | --server ...) (--device-memory 80GiB | --gpu
 //                  NAME) --gpus-per-node N --world-sizes 8,16 [...]
@@ -16,20 +24,19 @@
 //   chunkplan gpus      (the --gpu presets: docs/gpu-presets.md)
 //   chunkplan version | --version
 //
-// With --server, --tls_ca (and, for mutual TLS, --tls_cert and --tls_key)
-// connect over TLS instead of plaintext.
+// With --server, --tls (the system's CAs) or --tls_ca (and, for mutual TLS,
+// --tls_cert and --tls_key) connect over TLS instead of plaintext.
 //
 // Exit codes: 0 success (plan: an option fits; layout with a cluster: it
 // fits), 1 a failed search, layout, frontier, plan or health check, 2 a
 // usage error, 3 the server's verdict says it does not fit (plan: no
-// option fits; layout: its verdict), with why on stderr. Every failure
-// prints one line "CODE: message" on stderr, CODE being the canonical
-// status name.
+// option fits; layout: its verdict; --emit then prints nothing), with why
+// on stderr. Every failure prints one line "CODE: message" on stderr, CODE
+// being the canonical status name.
 
 #include <iostream>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -43,13 +50,16 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/cli/byte_size.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/cluster_plan_command.h"
 #include "client/cli/flag_check.h"
+#include "client/cli/flag_scope.h"
 #include "client/cli/gpu_presets.h"
 #include "client/cli/health_command.h"
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
+#include "client/cli/request_flags.h"
 #include "common/status_macros.h"
 #include "server/planner/planner.h"
 
@@ -63,11 +73,23 @@ ABSL_FLAG(std::string, hf_config, "",
 ABSL_FLAG(std::string, architecture, "",
           "with --hf-config: the class to describe, e.g. LlamaForCausalLM "
           "(default: the config's architectures[0])");
-ABSL_FLAG(uint32_t, dp, 1,
-          "with --hf-config: the data-parallel degree of every parameter");
+ABSL_FLAG(std::string, dp, "",
+          "with --hf-config: the data-parallel degree of every parameter "
+          "(default 1); layout takes several, e.g. 4,8,16: a row each");
 ABSL_FLAG(uint64_t, hidden_dim, 0,
           "with --hf-config: GeminiPlugin's hidden_dim, the search interval "
           "(default: none, GeminiPlugin's 1024)");
+ABSL_FLAG(std::string, search_range_m, "",
+          "with --hf-config: the sweep's width in 2**20 elements (default "
+          "32, GeminiPlugin's)");
+ABSL_FLAG(std::string, search_interval, "",
+          "with --hf-config: the step between candidates, in place of "
+          "--hidden-dim (default: --hidden-dim, else GeminiPlugin's 1024)");
+ABSL_FLAG(std::string, min_chunk_size_m, "",
+          "with --hf-config: groups below this many 2**20 elements stay "
+          "gathered (default 32)");
+ABSL_FLAG(bool, no_filter, false,
+          "with --hf-config: keep extra-large parameters in the sweep");
 ABSL_FLAG(bool, local, false,
           "search, layout, frontier: run the planner in this process");
 ABSL_FLAG(
@@ -79,6 +101,9 @@ ABSL_FLAG(
     "request's");
 ABSL_FLAG(std::string, format, "",
           "json or table (default: json; plan: table)");
+ABSL_FLAG(std::string, objective, "",
+          "layout, frontier: seed_waste|layout_padding|peak_rank_bytes, what "
+          "the chosen candidate minimises; replaces the request's");
 ABSL_FLAG(std::string, placement, "",
           "layout, frontier: static|auto, replaces the request's "
           "gemini.placement");
@@ -88,14 +113,29 @@ ABSL_FLAG(std::string, offload_param_frac, "",
           "layout, frontier: replaces the request's gemini.offload_param_frac");
 ABSL_FLAG(std::string, shard_param_frac, "",
           "layout, frontier: replaces the request's gemini.shard_param_frac");
+ABSL_FLAG(std::string, precision, "",
+          "layout, frontier, plan: fp16|bf16, replaces the request's");
+ABSL_FLAG(
+    bool, no_master_weights, false,
+    "layout, frontier, plan: no fp32 master copies (master_weights=False)");
+ABSL_FLAG(bool, gradient_accumulation, false,
+          "layout, frontier, plan: enable_gradient_accumulation=True");
+ABSL_FLAG(bool, no_pin_memory, false,
+          "layout, frontier, plan: no pinned host copies of the shards");
+ABSL_FLAG(std::string, optimizer, "",
+          "layout, frontier, plan: adam|none, whose states count");
+ABSL_FLAG(bool, offload_sweep, false,
+          "layout: one row per offload_optim_frac 0, 0.05, ..., 1 on the "
+          "configuration laid out");
 ABSL_FLAG(uint32_t, gpus_per_node, 0,
           "plan, layout: GPUs (ranks) per node, for a node's host bytes");
 ABSL_FLAG(std::string, device_memory, "",
-          "plan, layout: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB); "
-          "layout: judge the layout against it");
+          "plan, layout: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB), "
+          "the verdict's; layout (auto placement), frontier: also "
+          "gemini.device_memory_bytes (auto placement's warm-up)");
 ABSL_FLAG(std::string, gpu, "",
-          "plan, layout: the GPU by name (chunkplan gpus), in place of "
-          "--device-memory");
+          "plan, layout, frontier: the GPU by name (chunkplan gpus), in place "
+          "of --device-memory");
 ABSL_FLAG(std::string, host_memory, "",
           "plan, layout: host memory of one node, e.g. 1TiB (default: not "
           "checked)");
@@ -108,23 +148,28 @@ ABSL_FLAG(std::string, margin, "",
           "plan, layout: the share of device memory a configuration must "
           "leave free, e.g. 0.05 or 5% (default: the server's 5%; 0: none)");
 ABSL_FLAG(uint32_t, micro_batch, 0,
-          "plan, with --sequence-length: estimate activations for this "
-          "micro-batch");
+          "plan, layout, with --sequence-length: estimate activations for "
+          "this micro-batch (decoder-only models by --hf-config)");
 ABSL_FLAG(uint32_t, sequence_length, 0,
-          "plan, with --micro-batch: the sequence length");
+          "plan, layout, with --micro-batch: the sequence length");
 ABSL_FLAG(bool, activation_checkpointing, false,
-          "plan, with --micro-batch: full activation checkpointing");
+          "plan, layout, with --micro-batch: full activation checkpointing");
 ABSL_FLAG(bool, flash_attention, false,
-          "plan, with --micro-batch: no attention scores kept");
+          "plan, layout, with --micro-batch: no attention scores kept");
 ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
 ABSL_FLAG(std::string, emit, "",
           "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
-          "line when it fits (else nothing, why on stderr, exit 3)");
+          "line; layout, frontier: that of the configuration laid out (one "
+          "per degree; frontier: the objective's best); nothing when the "
+          "server's verdict says it does not fit (why on stderr, exit 3)");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, layout, frontier, health with --server: deadline of the "
           "call, e.g. 5s");
 ABSL_FLAG(std::string, service, "",
           "health: the service to ask about; empty: the whole server");
+ABSL_FLAG(bool, tls, false,
+          "with --server: connect over TLS, verifying the server with the "
+          "system's CAs");
 ABSL_FLAG(std::string, tls_ca, "",
           "with --server: connect over TLS, verifying the server with this "
           "PEM CA file");
@@ -133,6 +178,9 @@ ABSL_FLAG(std::string, tls_cert, "",
           "certificate (mutual TLS); needs --tls_key");
 ABSL_FLAG(std::string, tls_key, "",
           "with --server: the PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "with TLS: the name the server's certificate must carry, where it "
+          "is not the host of --server");
 
 #ifndef CHUNKPLAN_VERSION
 #error "CHUNKPLAN_VERSION must be defined by the build (PROJECT_VERSION)"
@@ -154,20 +202,29 @@ Commands:
       answers a ChunkSearchRequest: ColossalAI's search, exactly
   chunkplan layout --request FILE|- (--local | --server HOST:PORT)
                    [--engine ...] [--format json|table] [--deadline 5s]
+                   [--objective seed_waste|layout_padding|peak_rank_bytes]
                    [--placement static|auto] [--offload_optim_frac F]
                    [--offload_param_frac F] [--shard_param_frac F]
-                   [(--device-memory 24GiB | --gpu NAME) [--reserve 1GiB]
-                    [--margin 5%] [--host-memory 128GiB --gpus-per-node 4]]
+                   [--precision fp16|bf16] [--no-master-weights]
+                   [--gradient-accumulation] [--no-pin-memory]
+                   [--optimizer adam|none] [--device-memory 80GiB | --gpu N]
+                   [--micro-batch N --sequence-length N ...]
+                   [--reserve 1GiB] [--margin 5%]
+                   [--host-memory 128GiB --gpus-per-node 4]
+                   [--offload-sweep] [--emit colossalai]
       answers a LayoutRequest: the chunks Gemini allocates and every
       rank's bytes; with a device, the server's verdict on it (exit 3
       when it does not fit)
-  chunkplan frontier (as layout, without the device and host flags)
+  chunkplan frontier (as layout, without the verdict's flags, the workload
+                   and --offload-sweep)
       answers a LayoutRequest with every candidate that is a new best by
       its objective (the chunk size against padding or memory)
   chunkplan search|layout|frontier --hf-config FILE [--architecture NAME]
-                   [--dp N] [--hidden-dim H] (--local | --server HOST:PORT)
-                   [--format json|table] [--deadline 5s]
-      the same questions for a model named by its Hugging Face config.json
+                   [--dp N] [--hidden-dim H | --search-interval N]
+                   [--search-range-m M] [--min-chunk-size-m M] [--no-filter]
+                   (--local | --server HOST:PORT) [--format json|table]
+      the same questions for a model named by its Hugging Face config.json;
+      layout takes several degrees (--dp 4,8,16): one row each
   chunkplan describe --hf-config FILE [--architecture NAME]
                    (--local | --server HOST:PORT) [--format json|table]
       the model's parameters, in model.parameters() order
@@ -178,6 +235,7 @@ Commands:
                  [--margin 5%]
                  [--micro-batch N --sequence-length N
                   [--activation-checkpointing] [--flash-attention]]
+                 [--precision ...] [--no-master-weights] [...]
                  [--max-options N] [--format table|json]
                  [--emit colossalai] [--deadline 5s]
       the Gemini configurations that fit the cluster, ranked: per world
@@ -191,17 +249,22 @@ Commands:
       the cards --gpu knows, with their memory as nvidia-smi reports it
   chunkplan version
 
-With --server: --tls_ca FILE connects over TLS; --tls_cert FILE and
---tls_key FILE add a client certificate (mutual TLS).
+With --server: --tls (the system's CAs) or --tls_ca FILE connects over
+TLS; --tls_cert FILE and --tls_key FILE add a client certificate (mutual
+TLS); --tls_server_name NAME checks another name than the host's.
 The request and the response are chunkplan.v1 messages in protobuf's JSON
 mapping (plan prints a table unless --format json). Flags take dashes or
 underscores (--hf-config or --hf_config). --hf-config names the model by
 its Hugging Face config.json instead: the search GeminiPlugin runs for it
-(search range 32 Mi, interval
---hidden-dim or else GeminiPlugin's 1024, every parameter at degree --dp);
+(search range 32 Mi, interval --hidden-dim or else GeminiPlugin's 1024,
+minimum chunk 32 Mi, filter on, every parameter at degree --dp);
 which interval was used, and why, is said on stderr (json) or in the table.
-describe lists the model's parameters. Exit codes: 0 success (it fits), 1
-failure, 2 usage error, 3 the server's verdict: it does not fit.
+describe lists the model's parameters. Memory sizes take KiB..TiB or
+KB..TB. Every figure printed is the server's (or, with --local, the same
+planner's). Python users: the chunkplan package is a library over the same
+server (docs/python-client.md); its `chunkplan` console script runs this
+binary. Exit codes: 0 success (it fits), 1 failure, 2 usage error, 3 the
+server's verdict: it does not fit.
 
 Flags:)";
 
@@ -230,17 +293,18 @@ int UsageError(absl::string_view message) {
   return Fail(absl::InvalidArgumentError(message), kExitUsage);
 }
 
-// The --server, --deadline and --tls_* of a remote command, or a usage
+// The --server, --deadline and --tls* of a remote command, or a usage
 // error (a TLS file that cannot be read included).
 absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
   RemoteTarget target;
   target.address = absl::GetFlag(FLAGS_server);
   target.deadline = absl::GetFlag(FLAGS_deadline);
-  absl::StatusOr<std::optional<TlsPem>> tls =
-      ReadTlsFiles(absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
-                   absl::GetFlag(FLAGS_tls_key));
-  if (!tls.ok()) return tls.status();
-  target.tls = *std::move(tls);
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      target.tls,
+      ReadTlsFiles(absl::GetFlag(FLAGS_tls), absl::GetFlag(FLAGS_tls_ca),
+                   absl::GetFlag(FLAGS_tls_cert),
+                   absl::GetFlag(FLAGS_tls_key)));
+  target.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
   if (target.address.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(command, " needs --server HOST:PORT"));
@@ -248,78 +312,177 @@ absl::StatusOr<RemoteTarget> RemoteFromFlags(absl::string_view command) {
   if (target.deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--deadline must be positive");
   }
+  if (!target.tls.has_value() && !target.tls_server_name.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_server_name needs TLS (--tls or --tls_ca)");
+  }
   return target;
 }
 
-// --name's fraction, when given, into `out`; a usage error when it is no
-// number.
-absl::Status FractionFlag(const absl::Flag<std::string>& flag,
-                          absl::string_view name, std::optional<double>* out) {
+// The number `text` of --name, or nullopt when it is empty; a usage error
+// when it is no number.
+absl::StatusOr<std::optional<double>> NumberFlag(
+    const absl::Flag<std::string>& flag, absl::string_view name) {
   const std::string text = absl::GetFlag(flag);
-  if (text.empty()) return absl::OkStatus();
+  if (text.empty()) return std::nullopt;
   double value = 0;
   if (!absl::SimpleAtod(text, &value)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, " must be a number, not '", text, "'"));
   }
-  *out = value;
-  return absl::OkStatus();
+  return value;
 }
 
-// The placement flags (layout and frontier only).
-absl::Status PlacementFromFlags(absl::string_view command,
-                                PlanOptions* options) {
-  const bool any = !absl::GetFlag(FLAGS_placement).empty() ||
-                   !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||
-                   !absl::GetFlag(FLAGS_offload_param_frac).empty() ||
-                   !absl::GetFlag(FLAGS_shard_param_frac).empty();
-  if (command == "search") {
-    if (any) {
-      return absl::InvalidArgumentError(
-          "--placement and --*_frac apply to layout and frontier only");
-    }
-    return absl::OkStatus();
+// --name's memory size, or nullopt when it is not given.
+absl::StatusOr<std::optional<uint64_t>> ByteSizeFlag(
+    const absl::Flag<std::string>& flag, absl::string_view name) {
+  const std::string text = absl::GetFlag(flag);
+  if (text.empty()) return std::nullopt;
+  return ParseByteSize(name, text);
+}
+
+// --device-memory or --gpu (one of them), or nullopt with neither.
+absl::StatusOr<std::optional<uint64_t>> DeviceMemoryFromFlags() {
+  const std::string gpu = absl::GetFlag(FLAGS_gpu);
+  if (gpu.empty()) return ByteSizeFlag(FLAGS_device_memory, "--device-memory");
+  if (!absl::GetFlag(FLAGS_device_memory).empty()) {
+    return absl::InvalidArgumentError("give one of --gpu and --device-memory");
   }
+  return GpuPresetBytes(gpu);
+}
+
+// The GeminiPlugin flags (the placement's only where `placement`).
+absl::StatusOr<GeminiFlags> GeminiFromFlags(bool placement) {
+  GeminiFlags g;
+  if (const std::string p = absl::GetFlag(FLAGS_precision); !p.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.precision, ParsePrecision(p));
+  }
+  if (const std::string o = absl::GetFlag(FLAGS_optimizer); !o.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.optimizer, ParseOptimizer(o));
+  }
+  g.no_master_weights = absl::GetFlag(FLAGS_no_master_weights);
+  g.gradient_accumulation = absl::GetFlag(FLAGS_gradient_accumulation);
+  g.no_pin_memory = absl::GetFlag(FLAGS_no_pin_memory);
+  if (!placement) return g;
   if (const std::string p = absl::GetFlag(FLAGS_placement); !p.empty()) {
-    auto parsed = ParsePlacement(p);
-    if (!parsed.ok()) return parsed.status();
-    options->placement = *parsed;
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.placement, ParsePlacement(p));
   }
-  for (const auto& [flag, name, out] :
-       {std::tuple{&FLAGS_offload_optim_frac, "offload_optim_frac",
-                   &options->offload_optim_frac},
-        std::tuple{&FLAGS_offload_param_frac, "offload_param_frac",
-                   &options->offload_param_frac},
-        std::tuple{&FLAGS_shard_param_frac, "shard_param_frac",
-                   &options->shard_param_frac}}) {
-    if (absl::Status s = FractionFlag(*flag, name, out); !s.ok()) return s;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      g.offload_optim_frac,
+      NumberFlag(FLAGS_offload_optim_frac, "offload_optim_frac"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      g.offload_param_frac,
+      NumberFlag(FLAGS_offload_param_frac, "offload_param_frac"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      g.shard_param_frac,
+      NumberFlag(FLAGS_shard_param_frac, "shard_param_frac"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(g.device_memory_bytes, DeviceMemoryFromFlags());
+  return g;
+}
+
+// The workload of --micro-batch and --sequence-length (both or neither)
+// and the two switches, or nullopt without one.
+absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
+  const uint32_t batch = absl::GetFlag(FLAGS_micro_batch);
+  const uint32_t length = absl::GetFlag(FLAGS_sequence_length);
+  if ((batch == 0) != (length == 0)) {
+    return absl::InvalidArgumentError(
+        "--micro-batch and --sequence-length go together");
+  }
+  if (batch == 0 && (absl::GetFlag(FLAGS_activation_checkpointing) ||
+                     absl::GetFlag(FLAGS_flash_attention))) {
+    return absl::InvalidArgumentError(
+        "--activation-checkpointing and --flash-attention need --micro-batch "
+        "and --sequence-length");
+  }
+  if (batch == 0) return std::nullopt;
+  v1::Workload w;
+  w.set_micro_batch(batch);
+  w.set_sequence_length(length);
+  w.set_activation_checkpointing(absl::GetFlag(FLAGS_activation_checkpointing));
+  w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+  return w;
+}
+
+// --emit: false when not given, true for colossalai; a usage error for
+// another format.
+absl::StatusOr<bool> EmitFromFlags() {
+  const std::string emit = absl::GetFlag(FLAGS_emit);
+  if (emit.empty()) return false;
+  if (emit != "colossalai") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--emit takes colossalai, not '", emit, "'"));
+  }
+  if (!absl::GetFlag(FLAGS_format).empty()) {
+    return absl::InvalidArgumentError(
+        "--format and --emit are two outputs: give one");
+  }
+  return true;
+}
+
+// The search settings of --hf-config into `model`.
+absl::Status SearchFromFlags(ModelFlags& model) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      model.search_range_m, NumberFlag(FLAGS_search_range_m, "search-range-m"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      model.min_chunk_size_m,
+      NumberFlag(FLAGS_min_chunk_size_m, "min-chunk-size-m"));
+  model.no_filter = absl::GetFlag(FLAGS_no_filter);
+  if (const std::string text = absl::GetFlag(FLAGS_search_interval);
+      !text.empty()) {
+    uint64_t interval = 0;
+    if (!absl::SimpleAtoi(text, &interval)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--search-interval must be a whole number, not '", text, "'"));
+    }
+    if (model.hidden_dim.has_value()) {
+      return absl::InvalidArgumentError(
+          "give one of --hidden-dim and --search-interval");
+    }
+    model.search_interval = interval;
   }
   return absl::OkStatus();
 }
 
-// The model flags, or nullopt without --hf-config (then --architecture,
-// --dp and --hidden-dim must be unset); a usage error otherwise.
-absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags() {
+// The model flags and --dp's degrees (one unless `several`), or nullopt
+// without --hf-config (then the model's flags must be unset); a usage error
+// otherwise.
+absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
+    bool several = false, std::vector<uint32_t>* degrees = nullptr) {
   ModelFlags model;
   model.config_path = absl::GetFlag(FLAGS_hf_config);
   model.architecture = absl::GetFlag(FLAGS_architecture);
-  model.dp = absl::GetFlag(FLAGS_dp);
   if (const uint64_t hidden = absl::GetFlag(FLAGS_hidden_dim); hidden != 0) {
     model.hidden_dim = hidden;
   }
-  if (!model.config_path.empty()) {
-    if (model.dp == 0) return absl::InvalidArgumentError("--dp must be >= 1");
-    return model;
+  CHUNKPLAN_RETURN_IF_ERROR(SearchFromFlags(model));
+  const std::string dp = absl::GetFlag(FLAGS_dp);
+  if (model.config_path.empty()) {
+    if (!model.architecture.empty() || !dp.empty() ||
+        model.hidden_dim.has_value() || model.search_range_m.has_value() ||
+        model.search_interval.has_value() ||
+        model.min_chunk_size_m.has_value() || model.no_filter) {
+      return absl::InvalidArgumentError(
+          "--architecture, --dp, --hidden-dim and the search settings "
+          "(--search-range-m, --search-interval, --min-chunk-size-m, "
+          "--no-filter) apply to --hf-config only");
+    }
+    return std::nullopt;
   }
-  if (!model.architecture.empty() || model.dp != 1 ||
-      model.hidden_dim.has_value()) {
+  std::vector<uint32_t> list = {1};
+  if (!dp.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(list, ParseDegreeList("--dp", dp));
+  }
+  if (list.size() > 1 && !several) {
     return absl::InvalidArgumentError(
-        "--architecture, --dp and --hidden-dim apply to --hf-config only");
+        "--dp takes one degree here (layout takes several)");
   }
-  return std::nullopt;
+  model.dp = list[0];
+  if (degrees != nullptr) *degrees = std::move(list);
+  return model;
 }
 
-// The --local / --server choice of `command` and its flags into `options`,
+// The --local / --server choice of `command` and --format into `options`,
 // or a usage error.
 absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
   const bool local = absl::GetFlag(FLAGS_local);
@@ -327,91 +490,38 @@ absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat(command, " needs exactly one of --local and --server"));
   }
-  if (!absl::GetFlag(FLAGS_service).empty()) {
-    return absl::InvalidArgumentError("--service applies to health only");
-  }
   if (local) {
     if (absl::GetFlag(FLAGS_deadline) != absl::InfiniteDuration()) {
       return absl::InvalidArgumentError("--deadline applies to --server only");
     }
-    if (!absl::GetFlag(FLAGS_tls_ca).empty() ||
+    if (absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_tls_ca).empty() ||
         !absl::GetFlag(FLAGS_tls_cert).empty() ||
-        !absl::GetFlag(FLAGS_tls_key).empty()) {
-      return absl::InvalidArgumentError("--tls_* apply to --server only");
+        !absl::GetFlag(FLAGS_tls_key).empty() ||
+        !absl::GetFlag(FLAGS_tls_server_name).empty()) {
+      return absl::InvalidArgumentError("--tls* apply to --server only");
     }
   } else {
-    auto server = RemoteFromFlags(command);
-    if (!server.ok()) return server.status();
-    options.server = *std::move(server);
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.server, RemoteFromFlags(command));
   }
   const std::string format_flag = absl::GetFlag(FLAGS_format);
-  auto format = ParseOutputFormat(format_flag.empty() ? "json" : format_flag);
-  if (!format.ok()) return format.status();
-  options.format = *format;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      options.format,
+      ParseOutputFormat(format_flag.empty() ? "json" : format_flag));
   return absl::OkStatus();
 }
 
-// Whether a flag that only plan takes is set.
-bool PlanOnlyFlagsSet() {
-  return !absl::GetFlag(FLAGS_world_sizes).empty() ||
-         absl::GetFlag(FLAGS_micro_batch) != 0 ||
-         absl::GetFlag(FLAGS_sequence_length) != 0 ||
-         absl::GetFlag(FLAGS_activation_checkpointing) ||
-         absl::GetFlag(FLAGS_flash_attention) ||
-         absl::GetFlag(FLAGS_max_options) != 0 ||
-         !absl::GetFlag(FLAGS_emit).empty();
-}
-
-// Whether a flag of the cluster that plan and layout take is set.
-bool ClusterFlagsSet() {
-  return !absl::GetFlag(FLAGS_device_memory).empty() ||
-         !absl::GetFlag(FLAGS_gpu).empty() ||
-         !absl::GetFlag(FLAGS_host_memory).empty() ||
-         !absl::GetFlag(FLAGS_reserve).empty() ||
-         !absl::GetFlag(FLAGS_margin).empty() ||
-         absl::GetFlag(FLAGS_gpus_per_node) != 0;
-}
-
-bool PlanFlagsSet() { return PlanOnlyFlagsSet() || ClusterFlagsSet(); }
-
-constexpr char kPlanOnly[] =
-    "--world-sizes, --micro-batch, --sequence-length, "
-    "--activation-checkpointing, --flash-attention, --max-options and --emit "
-    "apply to plan only";
-constexpr char kClusterOnly[] =
-    "--device-memory, --gpu, --host-memory, --reserve, --margin and "
-    "--gpus-per-node apply to plan and layout only";
-
-// --name's memory size into `out` when given.
-absl::Status ByteSizeFlag(const absl::Flag<std::string>& flag,
-                          absl::string_view name,
-                          std::optional<uint64_t>* out) {
-  const std::string text = absl::GetFlag(flag);
-  if (text.empty()) return absl::OkStatus();
-  CHUNKPLAN_ASSIGN_OR_RETURN(*out, ParseByteSize(name, text));
-  return absl::OkStatus();
-}
-
-// The cluster flags of plan and layout, or a usage error.
+// The cluster flags of plan and layout (--world-sizes: plan's only, by
+// flag_scope), or a usage error.
 absl::StatusOr<ClusterFlags> ClusterFromFlags() {
   ClusterFlags f;
-  if (!absl::GetFlag(FLAGS_gpu).empty()) {
-    if (!absl::GetFlag(FLAGS_device_memory).empty()) {
-      return absl::InvalidArgumentError(
-          "give one of --gpu and --device-memory");
-    }
-    CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes,
-                               GpuPresetBytes(absl::GetFlag(FLAGS_gpu)));
-  }
-  for (const auto& [flag, name, out] :
-       {std::tuple{&FLAGS_device_memory, "--device-memory",
-                   &f.device_memory_bytes},
-        std::tuple{&FLAGS_host_memory, "--host-memory", &f.host_memory_bytes},
-        std::tuple{&FLAGS_reserve, "--reserve", &f.reserve_bytes}}) {
-    CHUNKPLAN_RETURN_IF_ERROR(ByteSizeFlag(*flag, name, out));
-  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes, DeviceMemoryFromFlags());
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.host_memory_bytes,
+                             ByteSizeFlag(FLAGS_host_memory, "--host-memory"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.reserve_bytes,
+                             ByteSizeFlag(FLAGS_reserve, "--reserve"));
   if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes, ParseWorldSizes(w));
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes,
+                               ParseDegreeList("--world-sizes", w));
   }
   if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
     f.gpus_per_node = n;
@@ -427,36 +537,45 @@ absl::StatusOr<ClusterFlags> ClusterFromFlags() {
 absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   PlanOptions options;
   options.request_path = absl::GetFlag(FLAGS_request);
-  absl::StatusOr<std::optional<ModelFlags>> model = ModelFromFlags();
-  if (!model.ok()) return model.status();
-  options.model = *std::move(model);
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      options.model, ModelFromFlags(command == "layout", &options.degrees));
   if (options.request_path.empty() == !options.model.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat(command,
                      " needs exactly one of --request FILE (or -) and "
                      "--hf-config FILE"));
   }
-  if (absl::Status s = TargetFromFlags(command, options); !s.ok()) return s;
+  CHUNKPLAN_RETURN_IF_ERROR(TargetFromFlags(command, options));
   if (const std::string engine = absl::GetFlag(FLAGS_engine); !engine.empty()) {
-    auto parsed = ParseEngine(engine);
-    if (!parsed.ok()) return parsed.status();
-    options.engine = *parsed;
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.engine, ParseEngine(engine));
   }
-  if (absl::Status s = PlacementFromFlags(command, &options); !s.ok()) {
-    return s;
+  if (command == "search") return options;
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.gemini, GeminiFromFlags(true));
+  if (const std::string o = absl::GetFlag(FLAGS_objective); !o.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.objective, ParseObjective(o));
   }
-  if (PlanOnlyFlagsSet()) return absl::InvalidArgumentError(kPlanOnly);
-  if (ClusterFlagsSet()) {
-    if (command != "layout") return absl::InvalidArgumentError(kClusterOnly);
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
+  if (command == "layout") {
+    // The device is the verdict's (and auto placement's: LayoutRequestOf).
     CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+    options.gemini.device_memory_bytes.reset();
     // A request file may hold the device; a model has none of its own.
-    if (options.model.has_value() &&
+    if (options.model.has_value() && options.cluster.Any() &&
         !options.cluster.device_memory_bytes.has_value()) {
       return absl::InvalidArgumentError(
           "layout judges against a device: --host-memory, --reserve, "
           "--margin and --gpus-per-node need --device-memory or --gpu");
     }
   }
+  options.offload_sweep = absl::GetFlag(FLAGS_offload_sweep);
+  if (options.offload_sweep &&
+      (options.emit_colossalai || (!absl::GetFlag(FLAGS_format).empty() &&
+                                   options.format == OutputFormat::kJson))) {
+    return absl::InvalidArgumentError(
+        "--offload-sweep prints a table: no --format json or --emit");
+  }
+  if (options.offload_sweep) options.format = OutputFormat::kTable;
   return options;
 }
 
@@ -469,15 +588,18 @@ int Finish(const CommandOutput& output) {
   return kExitDoesNotFit;
 }
 
-// `command` ("search", "layout" or "frontier") run by `run` with the
-// flags' options.
-int Plan(absl::string_view command,
+// `command` (search, layout or frontier) run by `run` with the flags'
+// options.
+int Plan(Command bit, absl::string_view command,
          absl::StatusOr<CommandOutput> (*run)(const PlanOptions&)) {
+  if (absl::Status s = CheckFlagsApply(bit); !s.ok()) {
+    return Fail(s, kExitUsage);
+  }
   const absl::StatusOr<PlanOptions> options = PlanOptionsFromFlags(command);
   if (!options.ok()) return Fail(options.status(), kExitUsage);
   const absl::StatusOr<CommandOutput> output = run(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
-  // JSON keeps stdout one message; the table says it itself.
+  // JSON keeps stdout one message per line; the table says it itself.
   if (options->model.has_value() && options->format == OutputFormat::kJson) {
     std::cerr << IntervalNote(*options->model) << std::flush;
   }
@@ -485,12 +607,8 @@ int Plan(absl::string_view command,
 }
 
 int Describe() {
-  if (!absl::GetFlag(FLAGS_request).empty() ||
-      !absl::GetFlag(FLAGS_engine).empty() || absl::GetFlag(FLAGS_dp) != 1 ||
-      absl::GetFlag(FLAGS_hidden_dim) != 0 || PlanFlagsSet()) {
-    return UsageError(
-        "describe takes --hf-config, --architecture, --local or --server, "
-        "--format, --deadline and --tls_* only");
+  if (absl::Status s = CheckFlagsApply(kDescribe); !s.ok()) {
+    return Fail(s, kExitUsage);
   }
   absl::StatusOr<std::optional<ModelFlags>> model = ModelFromFlags();
   if (!model.ok()) return Fail(model.status(), kExitUsage);
@@ -506,45 +624,9 @@ int Describe() {
   return 0;
 }
 
-// The workload flags of plan (--micro-batch and --sequence-length, both or
-// neither, with the two switches) into `options`, or a usage error.
-absl::Status WorkloadFromFlags(ClusterPlanOptions* options) {
-  const uint32_t batch = absl::GetFlag(FLAGS_micro_batch);
-  const uint32_t length = absl::GetFlag(FLAGS_sequence_length);
-  if ((batch == 0) != (length == 0)) {
-    return absl::InvalidArgumentError(
-        "--micro-batch and --sequence-length go together");
-  }
-  if (batch == 0 && (absl::GetFlag(FLAGS_activation_checkpointing) ||
-                     absl::GetFlag(FLAGS_flash_attention))) {
-    return absl::InvalidArgumentError(
-        "--activation-checkpointing and --flash-attention need --micro-batch "
-        "and --sequence-length");
-  }
-  if (batch != 0) {
-    v1::Workload w;
-    w.set_micro_batch(batch);
-    w.set_sequence_length(length);
-    w.set_activation_checkpointing(
-        absl::GetFlag(FLAGS_activation_checkpointing));
-    w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
-    options->workload = std::move(w);
-  }
-  return absl::OkStatus();
-}
-
 // `chunkplan plan`'s options from the flags, or a usage error.
 absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
-  if (absl::GetFlag(FLAGS_dp) != 1) {
-    return absl::InvalidArgumentError("plan takes --world-sizes, not --dp");
-  }
-  if (!absl::GetFlag(FLAGS_placement).empty() ||
-      !absl::GetFlag(FLAGS_offload_optim_frac).empty() ||
-      !absl::GetFlag(FLAGS_offload_param_frac).empty() ||
-      !absl::GetFlag(FLAGS_shard_param_frac).empty()) {
-    return absl::InvalidArgumentError(
-        "plan chooses the placement: --placement and --*_frac do not apply");
-  }
+  CHUNKPLAN_RETURN_IF_ERROR(CheckFlagsApply(kPlan));
   ClusterPlanOptions options;
   options.request_path = absl::GetFlag(FLAGS_request);
   CHUNKPLAN_ASSIGN_OR_RETURN(options.model, ModelFromFlags());
@@ -565,14 +647,9 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
   if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
     options.max_options = n;
   }
-  CHUNKPLAN_RETURN_IF_ERROR(WorkloadFromFlags(&options));
-  if (const std::string emit = absl::GetFlag(FLAGS_emit); !emit.empty()) {
-    if (emit != "colossalai") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--emit takes colossalai, not '", emit, "'"));
-    }
-    options.emit_colossalai = true;
-  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.gemini, GeminiFromFlags(false));
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
   return options;
 }
 
@@ -589,10 +666,8 @@ int ClusterPlan() {
 }
 
 int Health() {
-  if (!absl::GetFlag(FLAGS_request).empty() || absl::GetFlag(FLAGS_local) ||
-      !absl::GetFlag(FLAGS_engine).empty() ||
-      !absl::GetFlag(FLAGS_hf_config).empty() || PlanFlagsSet()) {
-    return UsageError("health takes --server, --service and --deadline only");
+  if (absl::Status s = CheckFlagsApply(kHealth); !s.ok()) {
+    return Fail(s, kExitUsage);
   }
   const absl::StatusOr<RemoteTarget> target = RemoteFromFlags("health");
   if (!target.ok()) return Fail(target.status(), kExitUsage);
@@ -628,9 +703,9 @@ int Run(int argc, char* argv[]) {
     return UsageError(absl::StrCat("unexpected argument '", args[2], "'"));
   }
   const absl::string_view command = args[1];
-  if (command == "search") return Plan(command, RunSearch);
-  if (command == "layout") return Plan(command, RunLayout);
-  if (command == "frontier") return Plan(command, RunFrontier);
+  if (command == "search") return Plan(kSearch, command, RunSearch);
+  if (command == "layout") return Plan(kLayout, command, RunLayout);
+  if (command == "frontier") return Plan(kFrontier, command, RunFrontier);
   if (command == "describe") return Describe();
   if (command == "plan") return ClusterPlan();
   if (command == "health") return Health();

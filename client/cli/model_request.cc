@@ -62,13 +62,22 @@ absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
   v1::ChunkSearchRequest request;
   CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(), ReadModelConfig(flags));
   request.add_dp_degrees(flags.dp);
-  request.set_search_range_m(kGeminiSearchRangeM);
-  request.set_search_interval(
-      flags.hidden_dim.value_or(service::kGeminiDefaultSearchInterval));
+  request.set_search_range_m(
+      flags.search_range_m.value_or(kGeminiSearchRangeM));
+  request.set_search_interval(flags.search_interval.value_or(
+      flags.hidden_dim.value_or(service::kGeminiDefaultSearchInterval)));
+  if (flags.min_chunk_size_m) {
+    request.set_min_chunk_size_m(*flags.min_chunk_size_m);
+  }
+  if (flags.no_filter) request.set_filter_exlarge_params(false);
   return request;
 }
 
 std::string IntervalNote(const ModelFlags& flags) {
+  if (flags.search_interval.has_value()) {
+    return absl::StrCat("search interval ", *flags.search_interval,
+                        " (--search-interval)\n");
+  }
   if (flags.hidden_dim.has_value()) {
     return absl::StrCat("search interval ", *flags.hidden_dim,
                         " (--hidden-dim: GeminiPlugin's hidden_dim)\n");

@@ -2,8 +2,9 @@
 #define CHUNKPLAN_CLIENT_CLI_MODEL_REQUEST_H_
 
 // `--hf-config FILE [--architecture NAME] --dp N [--hidden-dim H]`: the
-// search of a Hugging Face model as GeminiPlugin runs it, in place of a
-// request file; and `chunkplan describe`.
+// search of a Hugging Face model as GeminiPlugin runs it (or with other
+// search settings: --search-range-m, --search-interval, --min-chunk-size-m,
+// --no-filter), in place of a request file; and `chunkplan describe`.
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,13 @@ struct ModelFlags {
   uint32_t dp = 1;           // the data-parallel degree of every parameter
   // GeminiPlugin's hidden_dim, when the trainer passes one.
   std::optional<uint64_t> hidden_dim;
+  // Search settings other than GeminiPlugin's, where given: the sweep's
+  // width and step (in place of hidden_dim), the minimum chunk size, and
+  // the filter of extra-large parameters turned off.
+  std::optional<double> search_range_m;
+  std::optional<uint64_t> search_interval;
+  std::optional<double> min_chunk_size_m;
+  bool no_filter = false;
 };
 
 // GeminiPlugin's search settings besides the interval: search_range_m 32
@@ -34,13 +42,14 @@ absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags);
 
 // The search GeminiPlugin runs for the model: `model`, dp_degrees {dp},
 // search_range_m 32, search_interval = hidden_dim if given, else 1024
-// (GeminiPlugin's default without hidden_dim). Errors: ReadModelConfig's.
+// (GeminiPlugin's default without hidden_dim); the search settings of
+// `flags` replace these where given. Errors: ReadModelConfig's.
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
     const ModelFlags& flags);
 
 // Which interval the search uses and why, one line ending in '\n', e.g.
 // "search interval 1024 (GeminiPlugin's default: no hidden_dim; set it
-// with --hidden-dim)".
+// with --hidden-dim)" or "search interval 128 (--search-interval)".
 std::string IntervalNote(const ModelFlags& flags);
 
 // `chunkplan describe`: the model's parameters, answered by `server` or,

@@ -2,11 +2,14 @@
 
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/layout_output.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
 #include "client/cli/verdict_text.h"
@@ -33,22 +36,55 @@ absl::StatusOr<Request> ReadRequest(absl::string_view path) {
   return request;
 }
 
-// The request of `options`: its model's (ModelSearchRequest; a
-// LayoutRequest's search part) or its file's.
-template <typename Request>
-absl::StatusOr<Request> RequestOf(const PlanOptions& options) {
-  if (!options.model.has_value()) {
-    return ReadRequest<Request>(options.request_path);
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest search,
-                             ModelSearchRequest(*options.model));
-  if constexpr (std::is_same_v<Request, v1::ChunkSearchRequest>) {
-    return search;
+// The ChunkSearchRequest of `options`: its model's (ModelSearchRequest)
+// or its file's, with --engine applied.
+absl::StatusOr<v1::ChunkSearchRequest> SearchRequestOf(
+    const PlanOptions& options) {
+  v1::ChunkSearchRequest request;
+  if (options.model.has_value()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(request, ModelSearchRequest(*options.model));
   } else {
-    v1::LayoutRequest request;
-    *request.mutable_search() = std::move(search);
-    return request;
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        request, ReadRequest<v1::ChunkSearchRequest>(options.request_path));
   }
+  if (options.engine.has_value()) request.set_engine(*options.engine);
+  return request;
+}
+
+// The LayoutRequest of `options`: its model's search at degree `dp` (with
+// GeminiPlugin's other defaults), or its file's; then the flags over its
+// fields (--engine on its search part, the gemini flags, the objective, the
+// workload, the cluster; the cluster's device memory to the gemini settings
+// too where the placement is auto, for its warm-up).
+absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
+                                                  uint32_t dp) {
+  v1::LayoutRequest request;
+  if (options.model.has_value()) {
+    ModelFlags model = *options.model;
+    model.dp = dp;
+    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
+                               ModelSearchRequest(model));
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        request, ReadRequest<v1::LayoutRequest>(options.request_path));
+  }
+  if (options.engine.has_value()) {
+    request.mutable_search()->set_engine(*options.engine);
+  }
+  ApplyGeminiFlags(options.gemini, request.mutable_gemini());
+  if (options.objective.has_value()) request.set_objective(*options.objective);
+  if (options.workload.has_value()) {
+    *request.mutable_workload() = *options.workload;
+  }
+  if (options.cluster.Any()) {
+    ApplyClusterFlags(options.cluster, request.mutable_cluster());
+    if (options.cluster.device_memory_bytes.has_value() &&
+        request.gemini().placement() == v1::PLACEMENT_AUTO) {
+      request.mutable_gemini()->set_device_memory_bytes(
+          *options.cluster.device_memory_bytes);
+    }
+  }
+  return request;
 }
 
 // `table`, opened with the interval note where the request is a model's.
@@ -102,69 +138,75 @@ absl::StatusOr<Response> AnswerRemotely(
   return response;
 }
 
-// The placement flags over the request's gemini settings.
-void ApplyPlacement(const PlanOptions& options, v1::GeminiSettings* gemini) {
-  if (options.placement.has_value()) gemini->set_placement(*options.placement);
-  if (options.shard_param_frac.has_value()) {
-    gemini->set_shard_param_frac(*options.shard_param_frac);
-  }
-  if (options.offload_optim_frac.has_value()) {
-    gemini->set_offload_optim_frac(*options.offload_optim_frac);
-  }
-  if (options.offload_param_frac.has_value()) {
-    gemini->set_offload_param_frac(*options.offload_param_frac);
-  }
-}
-
-// A command on a LayoutRequest: reads it, applies --engine to its search
-// part, the placement and cluster flags, has it answered by `call` on the
-// server or by `local` here, and prints the answer as JSON or with `table`.
-template <typename Response>
-absl::StatusOr<CommandOutput> RunOnLayoutRequest(
-    const PlanOptions& options,
+// `request` answered by the server's `call`, or in this process by
+// `local`.
+template <typename Request, typename Response>
+absl::StatusOr<Response> Answer(
+    const PlanOptions& options, const Request& request,
     grpc::Status (v1::ChunkSearch::Stub::*call)(grpc::ClientContext*,
-                                                const v1::LayoutRequest&,
-                                                Response*),
-    absl::StatusOr<std::type_identity_t<Response>> (*local)(
-        const v1::LayoutRequest&),
-    absl::FunctionRef<std::string(const v1::LayoutRequest&,
-                                  const std::type_identity_t<Response>&)>
-        table) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::LayoutRequest request,
-                             RequestOf<v1::LayoutRequest>(options));
-  if (options.engine.has_value()) {
-    request.mutable_search()->set_engine(*options.engine);
+                                                const Request&, Response*),
+    absl::StatusOr<std::type_identity_t<Response>> (*local)(const Request&)) {
+  if (!options.server.has_value()) return local(request);
+  return AnswerRemotely(*options.server, request, call);
+}
+
+absl::StatusOr<v1::LayoutResponse> AnswerLayout(
+    const PlanOptions& options, const v1::LayoutRequest& request) {
+  return Answer(options, request, &v1::ChunkSearch::Stub::Layout,
+                AnswerLocally);
+}
+
+// Why the layouts that the server judged do not fit, one line each ("dp
+// degree N " before each where several), or nullopt when every verdict
+// fits (or none was asked for).
+std::optional<std::string> LayoutsDoNotFit(
+    const std::vector<DegreeLayout>& layouts) {
+  std::vector<std::string> lines;
+  for (const DegreeLayout& l : layouts) {
+    const v1::LayoutResponse& r = l.response;
+    if (!r.has_verdict() || r.verdict().fits()) continue;
+    lines.push_back(absl::StrCat(
+        layouts.size() > 1 ? absl::StrCat("dp degree ", l.dp_degree, " ") : "",
+        VerdictWords(r.verdict())));
   }
-  ApplyPlacement(options, request.mutable_gemini());
-  if (options.cluster.Any()) {
-    ApplyClusterFlags(options.cluster, request.mutable_cluster());
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      const Response response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request, call)
-          : local(request));
-  CommandOutput out;
-  if constexpr (std::is_same_v<Response, v1::LayoutResponse>) {
-    if (response.has_verdict() && !response.verdict().fits()) {
-      out.does_not_fit = VerdictWords(response.verdict());
+  if (lines.empty()) return std::nullopt;
+  return absl::StrJoin(lines, "\n");
+}
+
+// `message` as one line of protobuf JSON.
+std::string JsonLine(const google::protobuf::Message& message) {
+  return absl::StrCat(common::MessageToJson(message), "\n");
+}
+
+// `response` as `options` asks: `table()` (opened with the interval note)
+// or JsonLine.
+std::string Output(const PlanOptions& options,
+                   const google::protobuf::Message& response,
+                   absl::FunctionRef<std::string()> table) {
+  if (options.format == OutputFormat::kTable) return Table(options, table());
+  return JsonLine(response);
+}
+
+// --offload-sweep: per layout, FormatOffloadSweep of its configs laid out
+// again at every SweepFractions() (under "dp degree N" when several).
+absl::StatusOr<std::string> OffloadSweep(
+    const PlanOptions& options, const std::vector<DegreeLayout>& layouts) {
+  std::string out;
+  for (const DegreeLayout& layout : layouts) {
+    std::vector<std::pair<double, v1::LayoutResponse>> rows;
+    for (const double fraction : SweepFractions()) {
+      CHUNKPLAN_ASSIGN_OR_RETURN(
+          v1::LayoutResponse response,
+          AnswerLayout(options, SweepRequest(layout, fraction)));
+      rows.emplace_back(fraction, std::move(response));
     }
+    if (!out.empty()) out += "\n";
+    if (layouts.size() > 1) {
+      absl::StrAppend(&out, "dp degree ", layout.dp_degree, "\n");
+    }
+    out += FormatOffloadSweep(rows);
   }
-  out.text = options.format == OutputFormat::kTable
-                 ? Table(options, table(request, response))
-                 : absl::StrCat(common::MessageToJson(response), "\n");
   return out;
-}
-
-// The layout table, then the warning of chunks that dwarf what they hold.
-std::string LayoutTable(const v1::LayoutRequest& /*request*/,
-                        const v1::LayoutResponse& response) {
-  return absl::StrCat(FormatLayoutTable(response), PaddingWarning(response));
-}
-
-std::string FrontierTable(const v1::LayoutRequest& request,
-                          const v1::FrontierResponse& response) {
-  return FormatFrontierTable(response, request.objective());
 }
 
 }  // namespace
@@ -174,17 +216,6 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
   if (name == "table") return OutputFormat::kTable;
   return absl::InvalidArgumentError(
       absl::StrCat("--format must be json or table, not '", name, "'"));
-}
-
-absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name) {
-  v1::Placement placement;
-  if (v1::Placement_Parse(
-          absl::StrCat("PLACEMENT_", absl::AsciiStrToUpper(name)),
-          &placement)) {
-    return placement;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--placement must be static or auto, not '", name, "'"));
 }
 
 absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
@@ -199,31 +230,77 @@ absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
 }
 
 absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ChunkSearchRequest request,
-                             RequestOf<v1::ChunkSearchRequest>(options));
-  if (options.engine.has_value()) request.set_engine(*options.engine);
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ChunkSearchRequest request,
+                             SearchRequestOf(options));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
-      options.server.has_value()
-          ? AnswerRemotely(*options.server, request,
-                           &v1::ChunkSearch::Stub::Search)
-          : AnswerLocally(request));
-  CommandOutput out;
-  out.text = options.format == OutputFormat::kTable
-                 ? Table(options, FormatTable(response))
-                 : absl::StrCat(common::MessageToJson(response), "\n");
-  return out;
+      Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
+  return CommandOutput{
+      Output(options, response, [&] { return FormatTable(response); })};
 }
 
 absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
-  return RunOnLayoutRequest<v1::LayoutResponse>(
-      options, &v1::ChunkSearch::Stub::Layout, AnswerLocally, LayoutTable);
+  std::vector<uint32_t> degrees = options.degrees;
+  if (degrees.empty()) degrees.push_back(options.model ? options.model->dp : 0);
+  std::vector<DegreeLayout> layouts;
+  for (const uint32_t dp : degrees) {
+    DegreeLayout layout;
+    layout.dp_degree = dp;
+    CHUNKPLAN_ASSIGN_OR_RETURN(layout.request, LayoutRequestOf(options, dp));
+    CHUNKPLAN_ASSIGN_OR_RETURN(layout.response,
+                               AnswerLayout(options, layout.request));
+    layouts.push_back(std::move(layout));
+  }
+  CommandOutput out;
+  out.does_not_fit = LayoutsDoNotFit(layouts);
+  if (options.offload_sweep) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(std::string sweep,
+                               OffloadSweep(options, layouts));
+    out.text = Table(options, std::move(sweep));
+    return out;
+  }
+  if (options.format == OutputFormat::kTable && !options.emit_colossalai) {
+    out.text = Table(options,
+                     layouts.size() > 1
+                         ? FormatLayoutRows(layouts)
+                         : absl::StrCat(FormatLayoutTable(layouts[0].response),
+                                        PaddingWarning(layouts[0].response)));
+    return out;
+  }
+  // Nothing to paste where a layout does not fit.
+  if (options.emit_colossalai && out.does_not_fit.has_value()) return out;
+  for (const DegreeLayout& layout : layouts) {
+    if (!options.emit_colossalai) {
+      out.text += JsonLine(layout.response);
+      continue;
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const std::string line,
+        EmitLayoutColossalai(layout.request, layout.response));
+    out.text += line;
+  }
+  return out;
 }
 
 absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
-  return RunOnLayoutRequest<v1::FrontierResponse>(
-      options, &v1::ChunkSearch::Stub::Frontier, AnswerFrontierLocally,
-      FrontierTable);
+  const uint32_t dp = options.model ? options.model->dp : 0;
+  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutRequest request,
+                             LayoutRequestOf(options, dp));
+  CommandOutput out;
+  if (options.emit_colossalai) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutResponse layout,
+                               AnswerLayout(options, request));
+    CHUNKPLAN_ASSIGN_OR_RETURN(out.text, EmitLayoutColossalai(request, layout));
+    return out;
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const v1::FrontierResponse response,
+      Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
+             AnswerFrontierLocally));
+  out.text = Output(options, response, [&] {
+    return FormatFrontierTable(response, request.objective());
+  });
+  return out;
 }
 
 }  // namespace chunkplan::cli

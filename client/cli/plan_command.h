@@ -5,8 +5,10 @@
 // ChunkSearchRequest or a LayoutRequest as protobuf JSON, answer it in this
 // process or on a server, print the response.
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -14,6 +16,7 @@
 #include "client/cli/cluster_flags.h"
 #include "client/cli/model_request.h"
 #include "client/cli/remote_call.h"
+#include "client/cli/request_flags.h"
 
 namespace chunkplan::cli {
 
@@ -36,20 +39,29 @@ struct PlanOptions {
   // a LayoutRequest's search, with GeminiPlugin's other defaults), in place
   // of a request file. The table then opens with IntervalNote.
   std::optional<ModelFlags> model;
+  // layout with `model`: the dp degrees to lay out, one layout each with
+  // every parameter at that degree (empty: model->dp alone).
+  std::vector<uint32_t> degrees;
   // The server to ask; none: answer in this process.
   std::optional<RemoteTarget> server;
   // Replaces the request's engine (a layout's: its search part's) when set.
   std::optional<v1::Engine> engine;
   OutputFormat format = OutputFormat::kJson;
-  // layout, frontier: replace the request's gemini placement fields when
-  // set (docs/placement.md).
-  std::optional<v1::Placement> placement;
-  std::optional<double> shard_param_frac;
-  std::optional<double> offload_optim_frac;
-  std::optional<double> offload_param_frac;
-  // layout: the cluster to judge the layout against (LayoutRequest.cluster),
-  // each field given replacing the request's; none: the request's own.
+  // layout, frontier: replace the request's gemini settings (GeminiFlags),
+  // objective and (layout) workload where set.
+  GeminiFlags gemini;
+  std::optional<v1::Objective> objective;
+  std::optional<v1::Workload> workload;
+  // layout: the cluster to judge each layout against
+  // (LayoutRequest.cluster), each field given replacing the request's; none
+  // set: the request's own. Its device memory also reaches
+  // gemini.device_memory_bytes where the placement is auto.
   ClusterFlags cluster;
+  // layout, frontier: print EmitLayoutColossalai's line (one per degree;
+  // frontier: of the objective's best, laid out) instead.
+  bool emit_colossalai = false;
+  // layout: one row per SweepFractions() on each configuration laid out.
+  bool offload_sweep = false;
 };
 
 // What a command prints, and the verdict's say on its exit status.
@@ -58,10 +70,6 @@ struct CommandOutput {
   // The server's verdict says it does not fit (exit 3): why, for stderr.
   std::optional<std::string> does_not_fit;
 };
-
-// "static" or "auto" as a Placement; INVALID_ARGUMENT naming --placement
-// otherwise.
-absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name);
 
 // `chunkplan search`: reads a ChunkSearchRequest, runs the search and
 // returns the text to print, ending in '\n'. In this process the answer is
@@ -74,14 +82,20 @@ absl::StatusOr<v1::Placement> ParsePlacement(absl::string_view name);
 // DEADLINE_EXCEEDED, ...).
 absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options);
 
-// `chunkplan layout`: the same for a LayoutRequest (with options.cluster
-// over its cluster), answered as chunkplan.v1.ChunkSearch/Layout answers
-// it; does_not_fit holds VerdictWords when the response's verdict does not
-// fit.
+// `chunkplan layout`: the same for a LayoutRequest (or one per degree of
+// `degrees`), with options.cluster over its cluster, answered as
+// chunkplan.v1.ChunkSearch/Layout answers it: one layout's table,
+// FormatLayoutRows for several, FormatOffloadSweep's tables with
+// `offload_sweep` (21 more layouts each), one JSON line or
+// EmitLayoutColossalai line per layout. does_not_fit holds the server's
+// VerdictWords when a layout's verdict does not fit (then the emit prints
+// nothing).
 absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options);
 
 // `chunkplan frontier`: the same for a LayoutRequest, answered as
-// chunkplan.v1.ChunkSearch/Frontier answers it.
+// chunkplan.v1.ChunkSearch/Frontier answers it; with `emit_colossalai`,
+// the request is laid out instead (Layout lays out the objective's best)
+// and printed as `layout --emit colossalai` prints it.
 absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options);
 
 }  // namespace chunkplan::cli

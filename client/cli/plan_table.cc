@@ -1,10 +1,15 @@
 #include "client/cli/plan_table.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/verdict_text.h"
 
 namespace chunkplan::cli {
@@ -53,11 +58,33 @@ void AppendCluster(const v1::Cluster& c, const v1::PlanResponse& response,
   absl::StrAppendFormat(out, ", %u GPUs per node\n\n", c.gpus_per_node());
 }
 
+// Each distinct note once, in first-seen order, with the options (counted
+// from 1, as rows are read) it holds for.
+void AppendNotes(const v1::PlanResponse& response, std::string* out) {
+  std::vector<std::pair<std::string, std::vector<int>>> notes;
+  for (int i = 0; i < response.options_size(); ++i) {
+    for (const std::string& note : response.options(i).notes()) {
+      auto it = std::find_if(notes.begin(), notes.end(),
+                             [&](const auto& n) { return n.first == note; });
+      if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});
+      it->second.push_back(i + 1);
+    }
+  }
+  if (!notes.empty()) out->append("\n");
+  for (const auto& [note, options] : notes) {
+    absl::StrAppend(out, "note  option", options.size() > 1 ? "s " : " ",
+                    absl::StrJoin(options, ","), ": ", note, "\n");
+  }
+}
+
 }  // namespace
 
 std::string PlacementLabel(const v1::GeminiSettings& gemini) {
   if (gemini.placement() == v1::PLACEMENT_AUTO) return "auto";
   std::string out = "static";
+  if (gemini.has_shard_param_frac() && gemini.shard_param_frac() != 1) {
+    absl::StrAppendFormat(&out, ", shard %.6g", gemini.shard_param_frac());
+  }
   if (gemini.offload_optim_frac() != 0) {
     absl::StrAppendFormat(&out, ", optim %.6g", gemini.offload_optim_frac());
   }
@@ -93,10 +120,15 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
         "counted in the device need\n",
         GiB(response.options(0).activation_bytes()));
   }
+  AppendNotes(response, &out);
   absl::StrAppendFormat(
       &out, "\noptions considered  %u\nplan time           %.2f ms\n",
       response.options_considered(),
       static_cast<double>(response.plan_nanos()) / 1e6);
+  if (!response.options().empty()) {
+    absl::StrAppend(&out, "\noption 1  GeminiPlugin(",
+                    response.options(0).colossalai(), ")\n");
+  }
   return out;
 }
 

@@ -20,13 +20,16 @@ namespace chunkplan::cli {
 // need against device memory in GiB (2**30 bytes, 2 decimals), the
 // headroom, host bytes per node in GiB, and VerdictWords; then, when the
 // request has a workload, a line saying that activations are an estimate
-// and how many GiB each rank is counted for; then the options considered
-// and the planner's time. Every line ends in '\n'.
+// and how many GiB each rank is counted for; each distinct note once, with
+// the options it holds for ("note  options 1,3: ..."); the options
+// considered and the planner's time; and the first option's
+// GeminiPlugin(...) line. Every line ends in '\n'.
 std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response);
 
-// "static", "static, optim 0.25", "static, optim 1, param 0.5" (fractions
-// with up to 6 significant digits; those at 0 left out), or "auto".
+// "static", "static, optim 0.25", "static, shard 0.5, optim 1, param 0.5"
+// (fractions with up to 6 significant digits; those that move nothing, a
+// shard fraction of 1 and offload fractions of 0, left out), or "auto".
 std::string PlacementLabel(const v1::GeminiSettings& gemini);
 
 // nullopt when some option of `response` fits (by the server's `fits`);

@@ -56,14 +56,15 @@ grpc::ChannelArguments ChannelArguments() {
 
 }  // namespace
 
-absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
+absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(bool tls,
+                                                   absl::string_view ca_path,
                                                    absl::string_view cert_path,
                                                    absl::string_view key_path) {
   if (cert_path.empty() != key_path.empty()) {
     return absl::InvalidArgumentError(
         "--tls_cert and --tls_key must be given together");
   }
-  if (ca_path.empty() && cert_path.empty()) return std::nullopt;
+  if (!tls && ca_path.empty() && cert_path.empty()) return std::nullopt;
   TlsPem pem;
   for (const auto& [path, out] :
        {std::pair<absl::string_view, std::string*>{ca_path, &pem.root_certs},
@@ -83,8 +84,12 @@ std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target) {
   options.pem_root_certs = target.tls->root_certs;
   options.pem_private_key = target.tls->private_key;
   options.pem_cert_chain = target.tls->cert_chain;
-  return grpc::CreateCustomChannel(
-      target.address, grpc::SslCredentials(options), ChannelArguments());
+  grpc::ChannelArguments arguments = ChannelArguments();
+  if (!target.tls_server_name.empty()) {
+    arguments.SetSslTargetNameOverride(target.tls_server_name);
+  }
+  return grpc::CreateCustomChannel(target.address,
+                                   grpc::SslCredentials(options), arguments);
 }
 
 void ApplyDeadline(const RemoteTarget& target, grpc::ClientContext* context) {

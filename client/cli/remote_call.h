@@ -31,14 +31,19 @@ struct RemoteTarget {
   absl::Duration deadline = absl::InfiniteDuration();
   // TLS when set, else plaintext.
   std::optional<TlsPem> tls;
+  // With TLS: the name the server's certificate must carry, where it is not
+  // the address's host; empty: the host.
+  std::string tls_server_name;
 };
 
-// The TLS settings from the paths of --tls_ca, --tls_cert and --tls_key
-// (empty: not given): nullopt when none is given (plaintext).
+// The TLS settings from --tls (TLS trusting the system's roots) and the
+// paths of --tls_ca, --tls_cert and --tls_key (empty: not given): nullopt
+// when none is given (plaintext).
 // Errors: INVALID_ARGUMENT when only one of `cert_path` and `key_path` is
 // given; the file's errno as a canonical code naming the path when a file
 // cannot be read.
-absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
+absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(bool tls,
+                                                   absl::string_view ca_path,
                                                    absl::string_view cert_path,
                                                    absl::string_view key_path);
 
@@ -46,8 +51,10 @@ absl::StatusOr<std::optional<TlsPem>> ReadTlsFiles(absl::string_view ca_path,
 // plaintext, with the client configuration of docs/deploy.md that fits a
 // one-shot command: round_robin over the target's addresses, a ChunkSearch
 // call that meets UNAVAILABLE tried again (5 attempts in all), messages up
-// to 64 MiB both ways. Connects lazily: a server that cannot be reached, or
-// a TLS handshake that fails, shows up as UNAVAILABLE on the first call.
+// to 64 MiB both ways; with TLS, `target.tls_server_name` (where given)
+// overrides the name checked in the server's certificate. Connects lazily: a
+// server that cannot be reached, or a TLS handshake that fails, shows up as
+// UNAVAILABLE on the first call.
 std::shared_ptr<grpc::Channel> OpenChannel(const RemoteTarget& target);
 
 // Sets `target.deadline`, counted from now, on `context` (if finite).

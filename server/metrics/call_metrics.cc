@@ -59,10 +59,6 @@ void CallMetrics::SetInFlightSource(std::function<int()> in_flight) {
   in_flight_ = std::move(in_flight);
 }
 
-void CallMetrics::SetStreamLimitClosesSource(std::function<uint64_t()> closes) {
-  stream_limit_closes_ = std::move(closes);
-}
-
 void CallMetrics::SetEngineSource(std::function<EngineUsability()> engines) {
   engine_source_ = std::move(engines);
 }
@@ -149,17 +145,6 @@ std::string CallMetrics::Exposition() const {
       absl::StrAppend(&out, "chunkplan_engine_usable{", Label("engine", engine),
                       "} ", usable ? 1 : 0, "\n");
     }
-  }
-  if (stream_limit_closes_) {
-    AppendHeader("chunkplan_connections_closed_total", "counter",
-                 "Client connections the server closed, by reason "
-                 "(streams_over_limit: more streams held than "
-                 "--max_concurrent_streams).",
-                 out);
-    absl::StrAppend(&out,
-                    "chunkplan_connections_closed_total{reason=\""
-                    "streams_over_limit\"} ",
-                    stream_limit_closes_(), "\n");
   }
   return out;
 }

@@ -20,11 +20,6 @@
 //                                                    the engine can run now
 //                                                    (0: no device, or a
 //                                                    sticky device failure)
-//   chunkplan_connections_closed_total{reason}       counter; reason
-//                                                    "streams_over_limit":
-//                                                    connections closed for
-//                                                    holding more streams
-//                                                    than advertised
 //
 // Thread-safe: Observe and Exposition may be called from any thread.
 
@@ -60,11 +55,6 @@ class CallMetrics {
   using EngineUsability = std::vector<std::pair<std::string, bool>>;
   void SetEngineSource(std::function<EngineUsability()> engines);
 
-  // Sets the source of chunkplan_connections_closed_total{reason=
-  // "streams_over_limit"}, asked at every Exposition (none: left out). Not
-  // thread-safe against Exposition: call before serving.
-  void SetStreamLimitClosesSource(std::function<uint64_t()> closes);
-
   // Counts one finished call of `method` (e.g. "Search").
   void Observe(const std::string& method, const service::CallRecord& record);
 
@@ -85,7 +75,6 @@ class CallMetrics {
   const std::string engines_;
   std::function<int()> in_flight_;
   std::function<EngineUsability()> engine_source_;
-  std::function<uint64_t()> stream_limit_closes_;
   mutable absl::Mutex mutex_;
   std::map<std::string, MethodMetrics> methods_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, uint64_t> searches_by_engine_ ABSL_GUARDED_BY(mutex_);

@@ -32,12 +32,13 @@ absl::StatusOr<HeadDims> ReadHeadDims(const HfConfig& cfg, uint64_t hidden) {
 }
 
 void Attention(ParamBuilder& b, const HeadDims& dims, uint64_t hidden,
-               bool qkv_bias, bool o_bias) {
+               bool qkv_bias, bool o_bias, bool qk_norm) {
   b.In("self_attn", [&] {
     Linear(b, "q_proj", hidden, dims.q_width, qkv_bias);
     Linear(b, "k_proj", hidden, dims.kv_width, qkv_bias);
     Linear(b, "v_proj", hidden, dims.kv_width, qkv_bias);
     Linear(b, "o_proj", dims.q_width, hidden, o_bias);
+    if (qk_norm) Norms(b, dims.head_dim, {"q_norm", "k_norm"});
   });
 }
 
@@ -102,7 +103,7 @@ void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
   const uint64_t h = decoder.shape.hidden;
   CausalLm(b, architecture, decoder.shape, [&](uint64_t layer) {
-    Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias);
+    Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias, style.qk_norm);
     b.In(style.feed_forward, [&] { feed_forward(layer); });
     Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
     if (style.feed_forward_norms) {

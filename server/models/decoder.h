@@ -2,8 +2,9 @@
 #define CHUNKPLAN_SERVER_MODELS_DECODER_H_
 
 // The parts LLaMA and its descendants (Mistral, Mixtral, Qwen2, Qwen2-MoE,
-// Gemma, Gemma-2, Phi-3) share: grouped-query attention, the gated MLP, and
-// the decoder stack with its optional language-model head.
+// Qwen3, Qwen3-MoE, Gemma, Gemma-2, Gemma-3, Phi-3, Cohere, DeepSeek,
+// Llama 4) share: grouped-query attention, the gated MLP, and the decoder
+// stack with its optional language-model head.
 
 #include <cstdint>
 
@@ -30,9 +31,10 @@ struct HeadDims {
 absl::StatusOr<HeadDims> ReadHeadDims(const HfConfig& cfg, uint64_t hidden);
 
 // self_attn: q_proj, k_proj, v_proj (with bias where `qkv_bias`), o_proj
-// (where `o_bias`).
+// (where `o_bias`) and, where `qk_norm`, q_norm and k_norm (RMS norms of
+// head_dim, as Qwen3 and Gemma-3 normalize each head).
 void Attention(ParamBuilder& b, const HeadDims& dims, uint64_t hidden,
-               bool qkv_bias, bool o_bias);
+               bool qkv_bias, bool o_bias, bool qk_norm = false);
 
 // An MLP's gate_proj, up_proj, down_proj.
 void GatedMlp(ParamBuilder& b, uint64_t hidden, uint64_t inter, bool bias);
@@ -72,14 +74,15 @@ absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg);
 // How a layer is laid out around its feed-forward part.
 struct LayerStyle {
   bool qkv_bias = false, o_bias = false;   // the attention's biases
+  bool qk_norm = false;                    // q_norm, k_norm after o_proj
   absl::string_view feed_forward = "mlp";  // the feed-forward part's scope
   bool feed_forward_norms = false;         // Gemma-2's norms around the MLP
 };
 
 // Sets `d`'s shape facts and builds the decoder (CausalLm) whose layer i is
-// self_attn (Attention with the style's biases), feed_forward(i) under the
-// style's scope, input_layernorm, post_attention_layernorm and, with
-// feed_forward_norms, pre_feedforward_layernorm and
+// self_attn (Attention with the style's biases and norms), feed_forward(i)
+// under the style's scope, input_layernorm, post_attention_layernorm and,
+// with feed_forward_norms, pre_feedforward_layernorm and
 // post_feedforward_layernorm.
 void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   const Decoder& decoder, const LayerStyle& style,

@@ -39,17 +39,27 @@ const std::vector<const Family*>& Families();
 
 // Each family's Family.
 const Family& BertFamily();
+const Family& BloomFamily();
+const Family& CohereFamily();
+const Family& DeepseekV2Family();
+const Family& DeepseekV3Family();
+const Family& FalconFamily();
 const Family& GemmaFamily();
 const Family& Gemma2Family();
+const Family& Gemma3TextFamily();
 const Family& Gpt2Family();
+const Family& GptJFamily();
 const Family& GptNeoXFamily();
 const Family& LlamaFamily();
+const Family& Llama4TextFamily();
 const Family& MistralFamily();
 const Family& MixtralFamily();
 const Family& OptFamily();
 const Family& Phi3Family();
 const Family& Qwen2Family();
 const Family& Qwen2MoeFamily();
+const Family& Qwen3Family();
+const Family& Qwen3MoeFamily();
 
 }  // namespace chunkplan::models
 

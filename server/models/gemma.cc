@@ -1,8 +1,10 @@
-// Gemma and Gemma-2: transformers' GemmaModel / GemmaForCausalLM
-// (modeling_gemma.py) and Gemma2Model / Gemma2ForCausalLM
-// (modeling_gemma2.py): a head_dim of their own, attention biases where
-// attention_bias, lm_head tied by default; Gemma-2 adds a norm before and
-// after the MLP.
+// Gemma, Gemma-2 and Gemma-3's text model: transformers' GemmaModel /
+// GemmaForCausalLM (modeling_gemma.py), Gemma2Model / Gemma2ForCausalLM
+// (modeling_gemma2.py) and Gemma3TextModel / Gemma3ForCausalLM over a
+// Gemma3TextConfig (modeling_gemma3.py, 4.51.3; model_type "gemma3_text"):
+// a head_dim of their own, attention biases where attention_bias, lm_head
+// tied by default; Gemma-2 adds a norm before and after the MLP; Gemma-3
+// keeps those and adds q_norm and k_norm to the attention.
 
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
@@ -11,29 +13,37 @@
 namespace chunkplan::models {
 namespace {
 
-// Either family: a layer is self_attn (q, k, v, o all with attention_bias),
-// mlp, input_layernorm, post_attention_layernorm and, for Gemma-2,
-// pre_feedforward_layernorm and post_feedforward_layernorm.
+// Any of them: a layer is self_attn (q, k, v, o all with attention_bias;
+// for Gemma-3, q_norm and k_norm), mlp, input_layernorm,
+// post_attention_layernorm and, from Gemma-2 on, pre_feedforward_layernorm
+// and post_feedforward_layernorm.
 absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
-                        bool gemma2, ParamBuilder& b, ModelDescription& d) {
+                        int generation, ParamBuilder& b, ModelDescription& d) {
   // The config classes keep a null num_key_value_heads or head_dim as
   // None, which their attention cannot size (no fallback): refused.
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("num_key_value_heads").status());
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("head_dim").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  const LayerStyle style{
-      .qkv_bias = bias, .o_bias = bias, .feed_forward_norms = gemma2};
+  const LayerStyle style{.qkv_bias = bias,
+                         .o_bias = bias,
+                         .qk_norm = generation >= 3,
+                         .feed_forward_norms = generation >= 2};
   return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
 }
 
 absl::Status BuildGemma1(const HfConfig& cfg, absl::string_view architecture,
                          ParamBuilder& b, ModelDescription& d) {
-  return BuildGemma(cfg, architecture, /*gemma2=*/false, b, d);
+  return BuildGemma(cfg, architecture, /*generation=*/1, b, d);
 }
 
 absl::Status BuildGemma2(const HfConfig& cfg, absl::string_view architecture,
                          ParamBuilder& b, ModelDescription& d) {
-  return BuildGemma(cfg, architecture, /*gemma2=*/true, b, d);
+  return BuildGemma(cfg, architecture, /*generation=*/2, b, d);
+}
+
+absl::Status BuildGemma3(const HfConfig& cfg, absl::string_view architecture,
+                         ParamBuilder& b, ModelDescription& d) {
+  return BuildGemma(cfg, architecture, /*generation=*/3, b, d);
 }
 
 }  // namespace
@@ -61,6 +71,20 @@ const Family& Gemma2Family() {
         "num_key_value_heads": 4, "head_dim": 256, "attention_bias": false,
         "tie_word_embeddings": true})",
                              &BuildGemma2};
+  return family;
+}
+
+// Gemma3TextConfig's defaults (configuration_gemma3.py, 4.51.3: Gemma-3's
+// 2B-like text shape, a vocabulary of 262,208).
+const Family& Gemma3TextFamily() {
+  static const Family family{"gemma3_text",
+                             {"Gemma3ForCausalLM", "Gemma3TextModel"},
+                             R"({
+        "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 26, "num_attention_heads": 8,
+        "num_key_value_heads": 4, "head_dim": 256, "attention_bias": false,
+        "tie_word_embeddings": true})",
+                             &BuildGemma3};
   return family;
 }
 

@@ -245,6 +245,8 @@ absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
   return value->get<std::string>();
 }
 
+bool HfConfig::Has(absl::string_view key) const { return !Unset(Find(key)); }
+
 absl::StatusOr<std::vector<uint64_t>> HfConfig::IndexList(
     absl::string_view key) const {
   const json* value = Find(key);

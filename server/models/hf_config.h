@@ -54,6 +54,9 @@ class HfConfig {
   // A string, or nullopt where config and defaults leave it unset.
   absl::StatusOr<std::optional<std::string>> OptionalText(
       absl::string_view key) const;
+  // Whether the config (or, where it leaves the key out, the defaults) gives
+  // `key` a value other than null.
+  bool Has(absl::string_view key) const;
   // A list of integers (null: empty), sorted; negative ones, which match
   // no layer index, left out.
   absl::StatusOr<std::vector<uint64_t>> IndexList(absl::string_view key) const;

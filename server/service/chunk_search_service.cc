@@ -15,7 +15,6 @@
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
 #include "server/service/wire_counts.h"
-#include "server/transport/peer_address.h"
 #include "spdlog/spdlog.h"
 
 namespace chunkplan::service {
@@ -174,8 +173,8 @@ grpc::ServerUnaryReactor* ChunkSearchService::Serve(
   auto* reactor = new AnswerReactor(unsent_answer_bytes_);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} admitted peer={} params={}",
-                  absl::AsciiStrToLower(record.method),
-                  transport::ClientPeer(context->peer()), record.params);
+                  absl::AsciiStrToLower(record.method), context->peer(),
+                  record.params);
   }
   if (run_inline) {
     RunInline(context, reactor, here, to_pool, response, std::move(record),
@@ -443,7 +442,7 @@ void ChunkSearchService::Finish(grpc::CallbackServerContext* context,
   record.status = std::move(status);
   record.micros = MicrosSince(started);
   if (CallIsLogged(record)) {
-    record.peer = transport::ClientPeer(context->peer());
+    record.peer = context->peer();
     LogCall(record);
   }
   if (observer_) observer_(record);
@@ -456,6 +455,8 @@ void ApplyServerOptions(const ServiceOptions& options,
       static_cast<uint64_t>(options.max_receive_message_bytes),
       SaturatingAdd(LargestRequestBytes(options.max_params),
                     options.max_config_bytes))));
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
 }
 
 }  // namespace chunkplan::service

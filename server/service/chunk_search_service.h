@@ -256,7 +256,10 @@ class ChunkSearchService final
 // message size limit, max_receive_message_bytes or, where smaller,
 // LargestRequestBytes(max_params) + max_config_bytes (wire_counts.h: no
 // request within max_params, and a config within max_config_bytes, is
-// larger).
+// larger); and identity as the only message encoding, so that gRPC answers
+// a call with any other grpc-encoding (gzip, deflate) UNIMPLEMENTED,
+// naming it, from its headers, before any of its body is inflated (a
+// compressed body's size bounds nothing of what it inflates to).
 void ApplyServerOptions(const ServiceOptions& options,
                         grpc::ServerBuilder& builder);
 

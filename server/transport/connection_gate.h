@@ -3,23 +3,18 @@
 
 // The server's own TCP accept loop, handing each connection to gRPC through
 // an ExternalConnectionAcceptor. gRPC 1.51's accept loop stops for good after
-// one accept4 fails with EMFILE (grpc/grpc#20418); this one never lets
-// accept reach the descriptor limit and retries after any transient error.
-// docs/deploy.md, "Limits", says what applies.
+// one accept4 fails with EMFILE (grpc/grpc#20418; measured again on Debian's
+// 1.51.1, docs/deploy.md, "Limits"); this one never lets accept reach the
+// descriptor limit and retries after any transient error.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
-#include <unordered_map>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "grpcpp/server_builder.h"
-#include "server/transport/h2_relay.h"
 
 namespace chunkplan::transport {
 
@@ -43,16 +38,12 @@ class ConnectionGate {
   ConnectionGate(const ConnectionGate&) = delete;
   ConnectionGate& operator=(const ConnectionGate&) = delete;
 
-  // Starts the accept thread, which hands every admitted connection to
-  // `acceptor` (from ServerBuilder::experimental().
-  // AddExternalConnectionAcceptor, FROM_FD, once the server has started):
-  // the client's socket itself, or, with a `relay` (which must outlive the
-  // thread, until Close), the relay's pair end for it (H2Relay::Adopt; a
-  // connection the relay cannot take is closed and counted in refused()).
-  // ShutDownPeer knows only connections handed over without a relay.
+  // Starts the accept thread, which hands every admitted connection's
+  // socket to `acceptor` (from ServerBuilder::experimental().
+  // AddExternalConnectionAcceptor, FROM_FD, once the server has started);
+  // gRPC owns it from then on. Call once.
   void Start(
-      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
-      H2Relay* relay = nullptr);
+      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
 
   // Stops accepting and closes the listening socket: a new connection is
   // refused by the kernel. Connections already handed over are untouched.
@@ -65,23 +56,17 @@ class ConnectionGate {
   // Connections closed at once because the descriptor bound was reached.
   uint64_t refused() const { return refused_.load(); }
 
-  // Aborts (resets; gRPC then closes it and frees its streams) the
-  // connection handed over from `peer` (a PeerAddress), if its descriptor
-  // still belongs to that peer: gRPC closes connections without telling the
-  // gate, and their numbers are reused. Bytes it has received that gRPC has
-  // not read are dropped. Returns whether it did, once per connection.
-  // Thread-safe.
-  bool ShutDownPeer(const std::string& peer);
+  // Accepts that failed for want of a resource (EMFILE, ENFILE, ENOBUFS,
+  // ENOMEM: the descriptor bound above the process's limit, or the system
+  // out of them); each is retried shortly after.
+  uint64_t starved_accepts() const { return starved_accepts_.load(); }
 
  private:
   ConnectionGate(int listen_fd, int port, int max_descriptor)
       : listen_fd_(listen_fd), port_(port), max_descriptor_(max_descriptor) {}
 
   void AcceptLoop(
-      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor,
-      H2Relay* relay);
-  // Remembers that `fd` now holds the connection from `peer`.
-  void Record(int fd, std::string peer);
+      std::shared_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
 
   const int listen_fd_;
   const int port_;
@@ -89,11 +74,8 @@ class ConnectionGate {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> starved_accepts_{0};
   std::thread thread_;
-  absl::Mutex peers_mu_;
-  // The peer of each descriptor handed over (by number), and back.
-  std::vector<std::string> peer_of_fd_ ABSL_GUARDED_BY(peers_mu_);
-  std::unordered_map<std::string, int> fd_of_peer_ ABSL_GUARDED_BY(peers_mu_);
 };
 
 }  // namespace chunkplan::transport

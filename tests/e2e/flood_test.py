@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""Flood probes of chunkplan-server on loopback (issue 32), each bounded in
-connections, streams, bytes and time. Every probe runs against a fresh
-server while a light client (a health Check and a GPT-2 test Search,
-examples/gpt2_colossalai.json, on a channel connected before the probe)
-keeps calling, and asserts:
+"""Flood probes of chunkplan-server on its own port, on loopback (issues 32
+and 39), each bounded in connections, streams, bytes and time. Every probe
+runs against a fresh server while a light client (a health Check and a
+GPT-2 test Search, examples/gpt2_colossalai.json, on a channel connected
+before the probe) keeps calling, and asserts:
 
   - the light client is answered throughout the probe (no failed call);
-  - the server's peak RSS (VmHWM) stays under MEMORY_BOUND_BYTES, the bound
-    docs/deploy.md states (768 MiB: the Deployment's 1 GiB limit less
-    headroom);
-  - the server accepts a new connection after the probe.
+  - the server's peak RSS (VmHWM, /proc/PID/status) stays under the
+    probe's bound: MEMORY_BOUND_BYTES, the bound docs/deploy.md states
+    (768 MiB: the Deployment's 1 GiB limit less headroom), or
+    SMALL_BOUND_BYTES (256 MB) for the floods gRPC absorbs by itself;
+  - a health Check and the GPT-2 Search on a fresh connection are answered
+    after the probe.
 
   DescriptorFloodTest   more TCP connections than the server's descriptor
                         limit (ulimit -n 256 for the server)
@@ -19,16 +21,26 @@ keeps calling, and asserts:
                         connections that never grant flow-control window
   OversizeBodyTest      four 64 MiB - 1 bodies of packed numels at once
   ResetFloodTest        20,000 HEADERS+DATA+RST_STREAM
-  NoAckStreamTest       100,000 half-open streams on 20 connections that
-                        never acknowledge the server's SETTINGS (so gRPC
-                        1.51 does not apply the stream limit): the HTTP/2
-                        relay resets each at its stream 33
-  NoAckStreamGuardTest  the same, 40,000 streams, with the relay off: the
-                        stream guard aborts every connection
+  RapidResetTest        HEADERS+RST_STREAM (CVE-2023-44487) on 4
+                        connections for 6 s; under 256 MB. Skipped unless
+                        FLOOD_RAPID_RESET=1: gRPC 1.51 does not bound it
+                        on its own port (2.0-2.5 GB measured), HAProxy does
+  PingFloodTest         PINGs from 20 connections that never read, for
+                        6 s (each reconnecting when the server closes it);
+                        under 256 MB
+  GzipBombTest          one Search compressed with gzip, 1 MiB on the wire
+                        inflating to 1 GiB: UNIMPLEMENTED naming gzip before
+                        it is inflated; under 256 MB
   MetricsAbuseTest      a 256 MiB POST and 20 slow-loris connections on
                         /metrics, while Prometheus-style scrapes go on
   HeavyCallersTest      64 callers of Frontier and CPU_SWEEP on LLaMA-2 70B
                         shaped requests with wide grids
+
+Streams opened before the client acknowledges the server's SETTINGS,
+oversized header blocks and rapid reset are not held to a bound here:
+gRPC 1.51 does not bound them on its own port, HAProxy in front does
+(docs/deploy.md, "Limits"). The probes stay, for HAProxy's tests and for
+measuring (FLOOD_RAPID_RESET=1).
 
 Environment: CHUNKPLAN_SERVER (required), CHUNKPLAN_PROTOC and
 CHUNKPLAN_GRPC_PROTO_DIR, as in server_test.py.
@@ -42,23 +54,30 @@ import re
 import resource
 import select
 import socket
+import struct
 import sys
 import threading
 import time
 import unittest
 import urllib.request
+import zlib
 
 import grpc
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
-from h2_raw import DATA, RawConnection, frame, grpc_frame  # noqa: E402
-from h2_raw import SETTINGS_MAX_CONCURRENT_STREAMS  # noqa: E402
+from h2_raw import RawConnection  # noqa: E402
+from h2_raw import SETTINGS_MAX_CONCURRENT_STREAMS, grpc_frame  # noqa: E402
 from server_test import (ROOT, SERVICE, Server, load,  # noqa: E402
                          search_stub, stubs, to_message)
 
 # docs/deploy.md, "Limits": the Deployment's 1 GiB less 256 MiB of headroom.
 MEMORY_BOUND_BYTES = 768 << 20
+# Issue 39: the floods that gRPC 1.51 absorbs by itself on the server's own
+# port (rapid reset, PINGs, a compressed body) stay under 256 MB.
+SMALL_BOUND_BYTES = 256 * 10**6
+# How long each timed flood lasts, in seconds (each probe ends within 10 s).
+FLOOD_S = 6
 # Under AddressSanitizer (scripts/sanitize.sh exports ASAN_OPTIONS) the
 # shadow memory and the quarantine of freed blocks are not the server's:
 # its memory is printed there, not held to the bound.
@@ -96,6 +115,15 @@ def check_health(address, timeout=PATIENCE_S):
         answer = health_stub(channel)(health.HealthCheckRequest(),
                                       timeout=timeout, wait_for_ready=True)
     return answer.status == health.HealthCheckResponse.SERVING
+
+
+def check_search(address, timeout=PATIENCE_S):
+    """Whether the GPT-2 test Search is answered over a new channel to
+    `address`; raises grpc.RpcError otherwise."""
+    with grpc.insecure_channel(address) as channel:
+        answer = search_stub(channel)(to_message(GPT2), timeout=timeout,
+                                      wait_for_ready=True)
+    return len(answer.configs) > 0
 
 
 class LightClient:
@@ -144,6 +172,8 @@ class FloodCase(unittest.TestCase):
     SERVER_FLAGS = ("--threads=2", "--sweep_threads=1") + tuple(
         os.environ.get("FLOOD_EXTRA_FLAGS", "").split())
     PREEXEC = None
+    # The peak RSS the probe must stay under.
+    MEMORY_BOUND = MEMORY_BOUND_BYTES
 
     def setUp(self):
         self.server = Server(*self.SERVER_FLAGS, preexec_fn=self.PREEXEC)
@@ -165,8 +195,10 @@ class FloodCase(unittest.TestCase):
         self.assertEqual(failures, [], self.server.log()[-4000:])
         self.assertGreater(answered, 0)
         if not SANITIZED:
-            self.assertLessEqual(peak, MEMORY_BOUND_BYTES)
+            self.assertLessEqual(peak, self.MEMORY_BOUND)
         self.assertTrue(check_health(self.server.address),
+                        self.server.log()[-4000:])
+        self.assertTrue(check_search(self.server.address),
                         self.server.log()[-4000:])
         return peak
 
@@ -181,6 +213,16 @@ def on_streams(conns, per_connection, path, act):
                 act(conn, conn.open_stream(path))
             except OSError:
                 break
+
+
+def in_parallel(count, act):
+    """Runs act() on `count` threads at once and waits for them all (each
+    for up to 2 * PATIENCE_S)."""
+    threads = [threading.Thread(target=act) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=2 * PATIENCE_S)
 
 
 def low_descriptor_limit():
@@ -280,12 +322,7 @@ class OversizeBodyTest(FloodCase):
                 except grpc.RpcError as error:
                     outcomes.append(error.code().name)
 
-        threads = [threading.Thread(target=send)
-                   for _ in range(self.PARALLEL)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=2 * PATIENCE_S)
+        in_parallel(self.PARALLEL, send)
         self.finish_probe()
         self.assertEqual(outcomes, ["RESOURCE_EXHAUSTED"] * self.PARALLEL)
 
@@ -323,8 +360,8 @@ class ResetFloodTest(MetricsFloodCase):
         request = grpc_frame(to_message(GPT2).SerializeToString())
         conns = [RawConnection((self.host, self.port))
                  for _ in range(self.CONNECTIONS)]
-        # Acknowledged first, as a conforming client does: the relay resets
-        # a connection that opens more than 32 streams before.
+        # Acknowledged first, as a conforming client does (gRPC 1.51 applies
+        # the stream limit from the acknowledgement on).
         for conn in conns:
             conn.first_settings()
 
@@ -363,74 +400,152 @@ def closed_by_server(conns, wanted, timeout):
     return closed
 
 
-class NoAckStreamTest(MetricsFloodCase):
-    """A client that never acknowledges the server's SETTINGS (it never
-    reads), to which gRPC 1.51 does not apply --max_concurrent_streams:
-    5000 half-open streams on each of 20 connections, 100,000 in all (peak
-    RSS 1229 MiB unguarded). The server's HTTP/2 relay resets each
-    connection at its stream 33, before gRPC reads it (on main, the stream
-    guard closed them after gRPC had opened 680 to 5,000 streams each: peak
-    172-209 MiB)."""
-    CONNECTIONS = 20
-    STREAMS = 5000
-    LIMIT = 32  # --max_concurrent_streams' default
+def drain(sock):
+    """Reads and drops what `sock` receives until the connection ends."""
+    try:
+        while sock.recv(1 << 16):
+            pass
+    except OSError:
+        pass
 
-    def closes_counted(self):
-        match = re.search(r'chunkplan_connections_closed_total\{reason='
-                          r'"streams_over_limit"\} (\d+)',
-                          self.scrape()[1].decode())
-        return int(match.group(1)) if match else 0
 
-    def flood(self):
-        """The probe; returns (connections closed by the server, peak RSS
-        less the RSS before it)."""
-        baseline = peak_rss_bytes(self.server.process.pid)
-        conns = [RawConnection((self.host, self.port))
-                 for _ in range(self.CONNECTIONS)]
-        partial = grpc_frame(b"\x0a" * 100, announced=(64 << 20) - 1)
-        # Raw DATA frames: RawConnection.send_data may read (and so
-        # acknowledge) the server's SETTINGS while it waits for window.
-        on_streams(conns, self.STREAMS, SEARCH_PATH,
-                   lambda conn, sid: conn.sock.sendall(
-                       frame(DATA, 0, sid, partial)))
-        closed = closed_by_server(conns, self.CONNECTIONS, PATIENCE_S)
-        for conn in conns:
+def until(seconds, act):
+    """Calls act() until it returns False or `seconds` have passed; returns
+    the calls made."""
+    calls = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        calls += 1
+        if not act():
+            break
+    return calls
+
+
+@unittest.skipUnless(
+    os.environ.get("FLOOD_RAPID_RESET"),
+    "gRPC 1.51 does not bound rapid reset on its own port (peak RSS 2.0-2.5 "
+    "GB measured); HAProxy in front does (docs/deploy.md, \"Limits\"). "
+    "FLOOD_RAPID_RESET=1 runs it")
+class RapidResetTest(FloodCase):
+    """CVE-2023-44487: streams opened and reset at once, as fast as one
+    Python thread per connection writes them, on 4 connections for
+    FLOOD_S seconds; each connection's answers read and dropped. gRPC
+    1.51 makes a call of every stream it reads (about 15 kB each) and
+    frees a reset one slower than such a flood opens them, outside its
+    resource quota; later releases push back (grpc/grpc#34642)."""
+    CONNECTIONS = 4
+    BURST = 100  # HEADERS+RST_STREAM pairs per write
+    MEMORY_BOUND = SMALL_BOUND_BYTES
+
+    def test_rapid_reset_is_absorbed(self):
+        sent = []
+
+        def flood():
+            conn = RawConnection((self.host, self.port), timeout=FLOOD_S)
+            conn.first_settings()  # acknowledged, as a conforming client
+            reader = threading.Thread(target=drain, args=(conn.sock,),
+                                      daemon=True)
+            reader.start()
+
+            def burst():
+                try:
+                    conn.rapid_reset(SEARCH_PATH, self.BURST)
+                    return True
+                except OSError:
+                    return False  # the server closed it, or stopped reading
+
+            sent.append(until(FLOOD_S, burst) * self.BURST)
             conn.close()
+            reader.join(timeout=PATIENCE_S)
+
+        in_parallel(self.CONNECTIONS, flood)
         peak = self.finish_probe()
-        print(f"closed by the server: {closed} of {self.CONNECTIONS}; "
-              f"RSS {baseline >> 20} -> {peak >> 20} MiB", file=sys.stderr)
-        return closed, peak - baseline
-
-    def test_streams_beyond_the_limit_close_the_connection(self):
-        closed, growth = self.flood()
-        self.assertEqual(closed, self.CONNECTIONS)
-        self.assertEqual(self.closes_counted(), self.CONNECTIONS)
-        # The log's lines (10 a second at most) name the streams each
-        # connection had opened: the limit and the one over it, no more.
-        opened = [int(n) for n in re.findall(
-            r"closed the connection from \S+: (\d+) streams opened",
-            self.server.log())]
-        self.assertTrue(opened, self.server.log()[-4000:])
-        self.assertEqual(set(opened), {self.LIMIT + 1})
-        # gRPC held at most 32 streams of about 13 KB per connection (and
-        # the relay 128 KiB of buffers): a few MiB in all.
-        if not SANITIZED:
-            self.assertLess(growth, 48 << 20)
+        print(f"streams opened and reset: {sum(sent)} ({sent}); peak RSS "
+              f"{peak / 1e6:.0f} MB", file=sys.stderr)
 
 
-class NoAckStreamGuardTest(NoAckStreamTest):
-    """The same flood, lighter, with the relay off: the stream guard closes
-    every connection after the fact (also the path of TLS listeners)."""
-    STREAMS = 2000
-    SERVER_FLAGS = FloodCase.SERVER_FLAGS + ("--h2_preack_filter=false",)
+class PingFloodTest(FloodCase):
+    """PINGs as fast as one Python thread per connection writes them, from
+    20 connections that never read (so every PING ACK stays with the
+    server), for FLOOD_S seconds; a connection the server closes (gRPC
+    1.51 answers pings beyond --keepalive_min_ping_interval_ms with GOAWAY
+    too_many_pings) is replaced by a new one."""
+    CONNECTIONS = 20
+    BURST = 1000  # PINGs per write, 17 kB
+    MEMORY_BOUND = SMALL_BOUND_BYTES
 
-    def test_streams_beyond_the_limit_close_the_connection(self):
-        closed, _ = self.flood()
-        # Each holds up to 1968 streams beyond the limit, more than the
-        # 1024 the guard leaves in all (docs/deploy.md): every one is
-        # closed.
-        self.assertEqual(closed, self.CONNECTIONS)
-        self.assertEqual(self.closes_counted(), self.CONNECTIONS)
+    def test_ping_flood_is_absorbed(self):
+        tallies = []
+
+        def flood():
+            pings = connections = 0
+            deadline = time.monotonic() + FLOOD_S
+            while time.monotonic() < deadline:
+                try:
+                    conn = RawConnection((self.host, self.port), timeout=1)
+                except OSError:
+                    continue
+                connections += 1
+                try:
+                    while time.monotonic() < deadline:
+                        conn.ping_burst(self.BURST)
+                        pings += self.BURST
+                except OSError:
+                    pass  # closed by the server, or a write that stalled
+                conn.close()
+            tallies.append((pings, connections))
+
+        in_parallel(self.CONNECTIONS, flood)
+        peak = self.finish_probe()
+        print(f"PINGs sent: {sum(p for p, _ in tallies)} on "
+              f"{sum(c for _, c in tallies)} connections; peak RSS "
+              f"{peak / 1e6:.0f} MB", file=sys.stderr)
+
+
+def gzip_bomb(inflated_mib):
+    """A gzip member that inflates to `inflated_mib` MiB of zeros (1 KiB of
+    deflate per MiB: 1 GiB is about 1 MiB on the wire), made without
+    compressing it all: the deflate blocks of each MiB, the dictionary reset
+    after each (Z_FULL_FLUSH), are the same bytes every time."""
+    zeros = bytes(1 << 20)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = deflate.compress(zeros) + deflate.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(inflated_mib):
+        crc = zlib.crc32(zeros, crc)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" +
+            block * inflated_mib + deflate.flush() +
+            struct.pack("<II", crc, (inflated_mib << 20) & 0xFFFFFFFF))
+
+
+class GzipBombTest(FloodCase):
+    """One Search compressed with gzip (grpc-encoding: gzip, the message's
+    compressed flag set), 1 MiB on the wire inflating to 1 GiB, sent
+    within the server's flow-control windows until the server ends the
+    stream, in at most 10 s (socket timeout)."""
+    INFLATED_MIB = 1024
+    MEMORY_BOUND = SMALL_BOUND_BYTES
+
+    def test_gzip_bomb_is_refused_before_it_is_inflated(self):
+        bomb = gzip_bomb(self.INFLATED_MIB)
+        message = b"\x01" + struct.pack(">I", len(bomb)) + bomb
+        conn = RawConnection((self.host, self.port), timeout=10)
+        conn.first_settings()
+        started = time.monotonic()
+        sid = conn.open_stream(SEARCH_PATH, headers=(("grpc-encoding",
+                                                      "gzip"),))
+        sent = conn.send_data(sid, message, end_stream=True)
+        code, text = conn.status(sid)
+        seconds = time.monotonic() - started
+        conn.close()
+        peak = self.finish_probe()
+        print(f"{len(bomb)} bytes of gzip ({self.INFLATED_MIB} MiB "
+              f"inflated), {sent} sent: grpc-status {code} '{text}' after "
+              f"{seconds:.3f} s; peak RSS {peak / 1e6:.0f} MB",
+              file=sys.stderr)
+        self.assertLess(len(bomb), 1 << 21)
+        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED.value[0])
+        self.assertIn("gzip", text)
 
 
 class MetricsAbuseTest(MetricsFloodCase):

@@ -292,15 +292,22 @@ class PlanFlagsTest(FakeServerCase):
                 result = run("plan", *args)
                 self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
                 self.assertIn(message, result.stderr)
-        # The plan's flags belong to plan only, the cluster's to plan and
-        # layout; layout judges against a device.
+        # The plan's own flags belong to plan only, the cluster's to plan
+        # and layout (--device-memory also to frontier, for auto placement's
+        # warm-up); layout judges against a device.
         for command, args, message in (
-                ("layout", ("--world-sizes", "8"), "apply to plan only"),
-                ("layout", ("--micro-batch", "1"), "apply to plan only"),
+                ("layout", ("--world-sizes", "8"),
+                 "--world-sizes applies to plan only"),
+                ("layout", ("--max-options", "2"),
+                 "--max-options applies to plan only"),
                 ("search", ("--device-memory", "80GiB"),
-                 "apply to plan and layout only"),
+                 "--device-memory applies to layout, frontier and plan only"),
+                ("search", ("--host-memory", "1TiB"),
+                 "--host-memory applies to layout and plan only"),
                 ("frontier", ("--margin", "0.1"),
-                 "apply to plan and layout only"),
+                 "--margin applies to layout and plan only"),
+                ("frontier", ("--reserve", "1GiB"),
+                 "--reserve applies to layout and plan only"),
                 ("layout", ("--reserve", "1GiB"), "need --device-memory")):
             with self.subTest(command=command, args=args):
                 result = run(command, *model, *args)

@@ -3,15 +3,17 @@ the built binaries, scripts/run.sh builds and names both command lines, and
 the command line's words (--help, table labels).
 
   ReadmeExamplesTest  every `$ ` command of the README's ```console blocks
-                      that runs chunkplan (the C++ command line or
-                      `python3 -m chunkplan`), run by bash from a directory
+                      that runs chunkplan (the C++ command line, or
+                      `python3 -m chunkplan`, which runs it), run by bash
+                      from a directory
                       whose build/ and examples/ are the real ones, against
                       a real chunkplan-server where the example names
                       127.0.0.1:50051; its printed output must be what it
                       prints (times and search_nanos aside)
   RunScriptTest       scripts/run.sh with a recording cmake and a stand-in
                       server: it builds chunkplan_python too and prints the
-                      Python lines, which then run against the real build
+                      Python library's lines, which then run against the
+                      real build
   HelpAndWordsTest    chunkplan --help lists every command and flag; the
                       tables say "ColossalAI's search", not "seed"; the
                       frontier's value column carries its unit; README and
@@ -120,7 +122,7 @@ class ReadmeExamplesTest(unittest.TestCase):
         examples = [e for e in console_examples(
             (ROOT / "README.md").read_text()) if runs_chunkplan(e[0])]
         firsts = [next(c for c, _ in examples if "build/bin/chunkplan" in c),
-                  next(c for c, _ in examples if "-m chunkplan" in c)]
+                  next(c for c, _ in examples if "--hf-config" in c)]
         self.assertTrue(all(firsts))
         with ServerProcess(SERVER, "--threads=2") as server:
             for command, printed in examples:
@@ -174,11 +176,12 @@ class RunScriptTest(unittest.TestCase):
 
     def test_printed_python_lines_run(self):
         lines = [line.strip() for line in self.result.stdout.splitlines()
-                 if "-m chunkplan" in line]
+                 if "import chunkplan" in line]
         self.assertEqual(len(lines), 2, self.result.stdout)
         self.assertTrue(all(line.startswith(
-            f"PYTHONPATH={self.fake_build}/python /usr/bin/python3 -m "
-            "chunkplan ") for line in lines), lines)
+            f"PYTHONPATH={self.fake_build}/python /usr/bin/python3 -c "
+            "'import chunkplan; ") for line in lines), lines)
+        self.assertNotIn("-m chunkplan", self.result.stdout)
         with ServerProcess(SERVER, "--threads=1") as server:
             for line in lines:
                 command = line.replace(self.fake_build, BUILD).replace(
@@ -187,7 +190,8 @@ class RunScriptTest(unittest.TestCase):
                                         capture_output=True, text=True,
                                         timeout=TIMEOUT_S)
                 self.assertEqual(result.returncode, 0, (line, result.stderr))
-                self.assertIn("total params  6960896", result.stdout)
+                self.assertEqual(result.stdout, "({1: {'chunk_size': 527872, "
+                                 "'keep_gathered': False}}, 6960896, 0)\n")
 
 
 class HelpAndWordsTest(unittest.TestCase):

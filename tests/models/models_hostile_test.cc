@@ -81,15 +81,17 @@ TEST(HostileConfigTest, ModelTypeMissingWrongOrUnknown) {
                     "type, got 5"));
   EXPECT_EQ(Refusal("{\"model_type\": \"t5\"}"),
             Invalid("config model_type: not a supported model type; "
-                    "supported: bert, gemma, gemma2, gpt2, gpt_neox, llama, "
-                    "mistral, mixtral, opt, phi3, qwen2, qwen2_moe, got "
+                    "supported: bert, bloom, cohere, deepseek_v2, "
+                    "deepseek_v3, falcon, gemma, gemma2, gemma3_text, gpt2, "
+                    "gpt_neox, gptj, llama, llama4_text, mistral, mixtral, "
+                    "opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, got "
                     "\"t5\""));
 }
 
 TEST(HostileConfigTest, SupportedModelTypesAreSorted) {
   const std::vector<std::string> types = SupportedModelTypes();
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
-  EXPECT_EQ(types.size(), 12u);
+  EXPECT_EQ(types.size(), 22u);
 }
 
 // A LLaMA config with `key` set to the JSON text `value`.
@@ -211,6 +213,18 @@ TEST(HostileConfigTest, OptionsNotModelledAreRefusedByName) {
   EXPECT_TRUE(Refusal("{\"model_type\": \"llama\", \"pruned_heads\": {}, "
                       "\"torchscript\": false}")
                   .ok());
+  // Falcon's legacy n_embed (its ffn default reads hidden_size instead);
+  // DeepSeek-V2's remote code builds one rank's experts past ep_size 1.
+  EXPECT_EQ(Refusal("{\"model_type\": \"falcon\", \"n_embed\": 64}"),
+            Invalid("config n_embed: not supported (give hidden_size), got "
+                    "64"));
+  EXPECT_EQ(Refusal("{\"model_type\": \"deepseek_v2\", \"ep_size\": 2}"),
+            Invalid("config ep_size: only 1 is supported (the remote code "
+                    "builds one rank's experts), got 2"));
+  // Qwen3's attention cannot size a null head_dim (its config keeps None).
+  EXPECT_EQ(Refusal("{\"model_type\": \"qwen3\", \"head_dim\": null}"),
+            Invalid("config head_dim: expected a positive integer below "
+                    "2^64, got null"));
 }
 
 TEST(HostileConfigTest, ArchitecturesNotSupported) {

@@ -211,12 +211,167 @@ def expect_qwen2_moe(c):
     return decoder(c, layer)
 
 
+def expect_qwen3(c):
+    h, inter = c["hidden_size"], c["intermediate_size"]
+    b = flag(c, "attention_bias", False)
+    hd = c["head_dim"]
+    # q, k, v, o (attention_bias on all four), q_norm and k_norm hd each.
+    attn = plus(attention(c, h, 32, b, b), (2 * hd, 2))
+    return decoder(c, lambda i: plus(attn, gated(h, inter)))
+
+
+def expect_qwen3_moe(c):
+    h = c["hidden_size"]
+    experts = c["num_experts"]
+    dense_only = value(c, "mlp_only_layers", [])
+    b = flag(c, "attention_bias", False)
+    hd = value(c, "head_dim", h // c["num_attention_heads"])
+    attn = plus(attention(c, h, 4, b, b), (2 * hd, 2))
+
+    def layer(i):
+        if i in dense_only or experts == 0 or (i + 1) % c[
+                "decoder_sparse_step"]:
+            return plus(attn, gated(h, c["intermediate_size"]))
+        # gate h*E, E experts of 3*h*moe; no shared expert.
+        moe = (h * experts + experts * 3 * h * c["moe_intermediate_size"],
+               1 + 3 * experts)
+        return plus(attn, moe)
+    return decoder(c, layer)
+
+
+def expect_gemma3(c):
+    hd = c["head_dim"]
+    outside, layers = expect_gemma(c, norms=4)
+    # Gemma-2's layer and q_norm, k_norm of head_dim.
+    return outside, [(n + 2 * hd, t + 2) for n, t in layers]
+
+
+def expect_cohere(c):
+    h, inter = c["hidden_size"], c["intermediate_size"]
+    heads = c["num_attention_heads"]
+    kv = value(c, "num_key_value_heads", heads)
+    hd = value(c, "head_dim", h // heads)
+    b = flag(c, "attention_bias", False)
+    qk = ((heads + kv) * hd, 2) if flag(c, "use_qk_norm", False) else (0, 0)
+    # One norm per layer; lm_head tied by default.
+    return decoder(c, lambda i: plus(attention(c, h, None, b, b), qk,
+                                     gated(h, inter)),
+                   untied_default=False, norms=1)
+
+
+def expect_llama4(c):
+    h, layers = c["hidden_size"], c["num_hidden_layers"]
+    b = flag(c, "attention_bias", False)
+    if c.get("moe_layers") is not None:
+        sparse = set(c["moe_layers"])
+    else:
+        step = c.get("interleave_moe_layer_step", 1)
+        sparse = {i for i in range(layers) if (i + 1) % step == 0}
+
+    def layer(i):
+        attn = attention(c, h, 8, b, b)
+        if i not in sparse:
+            return plus(attn, gated(h, c["intermediate_size_mlp"]))
+        e, inter = c["num_local_experts"], c["intermediate_size"]
+        # gate_up_proj E*h*2*inter, down_proj E*inter*h, router h*E,
+        # shared_expert 3*h*inter.
+        moe = (e * h * 2 * inter + e * inter * h + h * e + 3 * h * inter, 6)
+        return plus(attn, moe)
+    return decoder(c, layer)
+
+
+def expect_deepseek(c, v2):
+    h = c["hidden_size"]
+    heads, kv, rope = (c["num_attention_heads"], c["kv_lora_rank"],
+                       c["qk_rope_head_dim"])
+    nope, v, q = c["qk_nope_head_dim"], c["v_head_dim"], c["q_lora_rank"]
+    b = flag(c, "attention_bias", False)
+    if q is None:
+        attn = (h * heads * (nope + rope), 1)
+    else:
+        # q_a_proj (+ bias), q_a_layernorm, q_b_proj.
+        attn = (h * q + b * q + q + q * heads * (nope + rope), 3 + b)
+    # kv_a_proj_with_mqa (+ bias), kv_a_layernorm, kv_b_proj, o_proj
+    # (+ bias).
+    attn = plus(attn, (h * (kv + rope) + b * (kv + rope) + kv
+                       + kv * heads * (nope + v) + heads * v * h + b * h,
+                       4 + 2 * b))
+    routed = c["n_routed_experts"]
+    shared = c["n_shared_experts"]
+    freq = c.get("moe_layer_freq", 1) if v2 else 1
+
+    def layer(i):
+        if routed and i >= c["first_k_dense_replace"] and i % freq == 0:
+            mi = c["moe_intermediate_size"]
+            # experts 3*h*mi each, the router h*E, shared experts
+            # 3*h*(mi*shared).
+            moe = (routed * 3 * h * mi + routed * h, 3 * routed + 1)
+            if shared is not None:
+                moe = plus(moe, (3 * h * mi * shared, 3))
+            return plus(attn, moe)
+        return plus(attn, gated(h, c["intermediate_size"]))
+    return decoder(c, layer)
+
+
+def expect_falcon(c):
+    h, vocab = c["hidden_size"], c["vocab_size"]
+    heads = c["num_attention_heads"]
+    hd = h // heads
+    new = flag(c, "new_decoder_architecture", False)
+    if new:
+        qkv = (heads + 2 * value(c, "num_kv_heads", heads)) * hd
+    elif flag(c, "multi_query", True):
+        qkv = h + 2 * hd
+    else:
+        qkv = 3 * h
+    ffn = value(c, "ffn_hidden_size", 4 * h)
+    b = flag(c, "bias", False)
+    num_ln = value(c, "num_ln_in_parallel_attn", 2 if new else None)
+    norms = 2 if not flag(c, "parallel_attn", True) or num_ln == 2 else 1
+    # query_key_value, dense, dense_h_to_4h, dense_4h_to_h (+ biases), and
+    # the LayerNorms (weight and bias each).
+    layer = (h * qkv + h * h + 2 * h * ffn + b * (qkv + h + ffn + h)
+             + norms * 2 * h, 4 + 4 * b + 2 * norms)
+    outside = vocab * h + 2 * h + head(c, h)
+    return outside, [layer] * c["num_hidden_layers"]
+
+
+def expect_gptj(c):
+    d, vocab = c["n_embd"], c["vocab_size"]
+    inner = value(c, "n_inner", 4 * d)
+    # ln_1 2d, k, v, q, out 4*d*d, fc_in d*inner + inner, fc_out
+    # inner*d + d: 10 tensors.
+    layer = (2 * d + 4 * d * d + d * inner + inner + inner * d + d, 10)
+    outside = vocab * d + 2 * d
+    if arch(c, "gptj") == "GPTJForCausalLM":
+        # lm_head.bias always; its weight unless tied (untied by default).
+        outside += vocab + head(c, d, untied_default=True)
+    return outside, [layer] * c["n_layer"]
+
+
+def expect_bloom(c):
+    h, vocab = c["hidden_size"], c["vocab_size"]
+    # input_layernorm 2h, query_key_value 3h*h + 3h, dense h*h + h,
+    # post_attention_layernorm 2h, dense_h_to_4h 4h*h + 4h, dense_4h_to_h
+    # 4h*h + h: 12 tensors.
+    layer = (2 * h + 3 * h * h + 3 * h + h * h + h + 2 * h + 4 * h * h
+             + 4 * h + 4 * h * h + h, 12)
+    outside = vocab * h + 2 * h + 2 * h + head(c, h)
+    return outside, [layer] * c["n_layer"]
+
+
 EXPECT = {
     "gpt2": expect_gpt2, "bert": expect_bert, "opt": expect_opt,
     "llama": expect_llama, "llama3": expect_llama, "mistral": expect_mistral,
     "mixtral": expect_mixtral, "qwen2": expect_qwen2, "gemma": expect_gemma,
     "gemma2": lambda c: expect_gemma(c, norms=4), "phi3": expect_phi3,
     "gpt_neox": expect_gpt_neox, "qwen2_moe": expect_qwen2_moe,
+    "qwen3": expect_qwen3, "qwen3_moe": expect_qwen3_moe,
+    "gemma3_text": expect_gemma3, "cohere": expect_cohere,
+    "llama4_text": expect_llama4,
+    "deepseek_v2": lambda c: expect_deepseek(c, True),
+    "deepseek_v3": lambda c: expect_deepseek(c, False),
+    "falcon": expect_falcon, "gptj": expect_gptj, "bloom": expect_bloom,
 }
 
 
@@ -269,12 +424,21 @@ class RandomConfigTest(unittest.TestCase):
                                            head_class)
                     untied = models.describe(
                         dict(c, tie_word_embeddings=False), head_class)
-                    self.assertEqual(untied.names[:-1], tied.names)
-                    self.assertEqual(untied.numels[:-1], tied.numels)
-                    self.assertTrue(untied.names[-1].endswith(
+                    # The head's weight is the one name untied adds (last,
+                    # or before GPT-J's lm_head.bias, which stays).
+                    extra = [i for i, name in enumerate(untied.names)
+                             if name not in tied.names]
+                    self.assertEqual(len(extra), 1)
+                    i = extra[0]
+                    self.assertEqual(untied.names[:i] + untied.names[i + 1:],
+                                     tied.names)
+                    self.assertEqual(
+                        untied.numels[:i] + untied.numels[i + 1:],
+                        tied.numels)
+                    self.assertTrue(untied.names[i].endswith(
                         ("lm_head.weight", "embed_out.weight",
                          "decoder.weight")))
-                    self.assertEqual(untied.numels[-1], tied.numels[0])
+                    self.assertEqual(untied.numels[i], tied.numels[0])
 
 
 if __name__ == "__main__":

@@ -1,40 +1,33 @@
-"""chunkplan.colossalai_export: a config_dict as the Python literal that
-GeminiPlugin(chunk_config_dict=...) takes, in the shape and order of the
-seed's config_dict (/work/shared/seed/search_utils.py.txt builds
-dict(chunk_size=..., keep_gathered=...) per degree, kept-gathered groups
-first)."""
+"""chunkplan.colossalai_export: GeminiPlugin's keyword arguments for a
+config_dict laid out with a GeminiSettings message, named as GeminiPlugin
+takes them, the config_dict copied in its order (the seed's: kept-gathered
+groups first)."""
 
-import ast
-
-import pytest
-
-from chunkplan.colossalai_export import chunk_config_dict_literal
+from chunkplan.colossalai_export import gemini_plugin_kwargs
+from chunkplan.v1 import chunk_search_pb2 as pb
 
 # Hand-written: a kept-gathered group first, as the seed orders them.
 CONFIG_DICT = {4: {"chunk_size": 1000, "keep_gathered": True},
                2: {"chunk_size": 2048, "keep_gathered": False}}
 
 
-def test_the_literal_reads_back_equal_in_order():
-    text = chunk_config_dict_literal(CONFIG_DICT)
-    assert text == ('{4: {"chunk_size": 1000, "keep_gathered": True}, '
-                    '2: {"chunk_size": 2048, "keep_gathered": False}}')
-    back = ast.literal_eval(text)
-    assert back == CONFIG_DICT
-    assert list(back) == [4, 2]
-    assert [type(v) for c in back.values() for v in c.values()] == [
-        int, bool, int, bool]
+def test_settings_named_as_geminiplugin_takes_them():
+    gemini = pb.GeminiSettings(precision=pb.PRECISION_BF16,
+                               master_weights=False,
+                               gradient_accumulation=True, pin_memory=False,
+                               optimizer=pb.OPTIMIZER_NONE)
+    assert gemini_plugin_kwargs(CONFIG_DICT, gemini) == {
+        "chunk_config_dict": CONFIG_DICT, "precision": "bf16",
+        "master_weights": False, "enable_gradient_accumulation": True,
+        "pin_memory": False}
 
 
-def test_an_empty_dict_is_empty():
-    assert chunk_config_dict_literal({}) == "{}"
-
-
-@pytest.mark.parametrize("bad", [
-    {4.0: {"chunk_size": 1000, "keep_gathered": True}},
-    {4: {"chunk_size": "1000", "keep_gathered": True}},
-    {4: {"chunk_size": 1000, "keep_gathered": 1}},
-])
-def test_values_of_other_types_are_refused(bad):
-    with pytest.raises(TypeError):
-        chunk_config_dict_literal(bad)
+def test_defaults_are_geminiplugins_and_the_dict_a_copy_in_order():
+    kwargs = gemini_plugin_kwargs(CONFIG_DICT, pb.GeminiSettings(
+        master_weights=True, pin_memory=True))
+    assert kwargs["precision"] == "fp16"
+    assert kwargs["master_weights"] and kwargs["pin_memory"]
+    assert not kwargs["enable_gradient_accumulation"]
+    assert list(kwargs["chunk_config_dict"]) == [4, 2]
+    kwargs["chunk_config_dict"][4]["chunk_size"] = 1
+    assert CONFIG_DICT[4]["chunk_size"] == 1000

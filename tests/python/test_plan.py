@@ -1,40 +1,31 @@
 """Plan in the Python client, against a stand-in server (fake_server.py)
 whose answer is built from its parts by docs/plan.md's rules (plan_cases):
-the typed Plan, colossalai_kwargs() evaluating an option's text, and
-`python3 -m chunkplan plan`: the request its flags send, the table (one
-row per option, every figure the option's own), --format json (the
-response) and --emit colossalai (the first option); usage errors exit 2.
-Against the real Plan: test_plan_server.py."""
-
-import ast
-import json
-import subprocess
-import sys
+the typed Plan, colossalai_kwargs() evaluating an option's text, the
+request Client.plan sends, and Plan.table() (one row per option, every
+figure and verdict the option's own: nothing computed here). The command
+line is the C++ `chunkplan plan` (tests/e2e/plan_cli_test.py). Against the
+real Plan: test_plan_server.py."""
 
 import grpc
 import pytest
-from google.protobuf import json_format
 
 import chunkplan
 from chunkplan.plan_result import colossalai_kwargs
 from chunkplan.v1 import chunk_search_pb2 as pb
 from fake_server import FakeServer
 from oracle_cases import HF_CONFIGS
-from plan_cases import GIB, HYBRID_ADAM, four_options
+from plan_cases import GIB, HYBRID_ADAM, four_options, plan_option
 
 TIMEOUT_S = 60
 LLAMA_13B = str(HF_CONFIGS.parents[2].parent / "examples" /
                 "llama-2-13b_config.json")
-# --gpu rtx-4090: 24,564 MiB (common/gpu_presets.inc).
+# An RTX 4090: 24,564 MiB (common/gpu_presets.inc).
 RTX_4090 = 24564 << 20
 CLUSTER = pb.Cluster(device_memory_bytes=RTX_4090,
                      host_memory_bytes=1 << 40, gpus_per_node=8,
                      world_sizes=[8, 16], reserve_bytes=2 * GIB)
-FLAGS = ["--hf-config", LLAMA_13B, "--gpu", "rtx-4090", "--host-memory",
-         "1TiB", "--gpus-per-node", "8", "--world-sizes", "8,16",
-         "--reserve", "2GiB"]
-WORKLOAD = ["--micro-batch", "2", "--sequence-length", "4096",
-            "--flash-attention"]
+WORKLOAD = {"micro_batch": 2, "sequence_length": 4096,
+            "flash_attention": True}
 
 
 def answer_with(response):
@@ -45,11 +36,16 @@ def answer_with(response):
     return handler
 
 
-def run_plan(server, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "chunkplan", "plan", "--server",
-         server.target, *args], capture_output=True, text=True,
-        timeout=TIMEOUT_S)
+def ask(server, **kwargs):
+    """Client.plan of LLaMA-2 13B's config on CLUSTER through `server`."""
+    with chunkplan.Client(server.target) as client:
+        return client.plan(
+            chunkplan.models.model_config(LLAMA_13B),
+            device_memory_bytes=CLUSTER.device_memory_bytes,
+            world_sizes=list(CLUSTER.world_sizes),
+            gpus_per_node=CLUSTER.gpus_per_node,
+            host_memory_bytes=CLUSTER.host_memory_bytes,
+            reserve_bytes=CLUSTER.reserve_bytes, timeout=TIMEOUT_S, **kwargs)
 
 
 @pytest.fixture
@@ -128,11 +124,9 @@ def test_colossalai_kwargs_evaluate_nothing(text):
         colossalai_kwargs(text)
 
 
-def test_flags_reach_the_request(fake):
-    result = run_plan(fake, *FLAGS, *WORKLOAD, "--max-options", "3",
-                      "--precision", "bf16", "--no-pin-memory",
-                      "--hidden-dim", "5120", "--format", "json")
-    assert result.returncode == 0, result.stderr
+def test_arguments_reach_the_request(fake):
+    ask(fake, workload=WORKLOAD, max_options=3, precision="bf16",
+        pin_memory=False, search_interval=5120)
     request = fake.requests[-1]
     with open(LLAMA_13B) as f:
         assert request.search.model.hf_config_json == f.read()
@@ -145,24 +139,13 @@ def test_flags_reach_the_request(fake):
     assert request.max_options == 3
     assert request.gemini.precision == pb.PRECISION_BF16
     assert not request.gemini.pin_memory and request.gemini.master_weights
-    assert "search interval 5120 (--hidden-dim" in result.stderr
 
 
 def test_without_a_workload_none_is_sent(fake):
-    result = run_plan(fake, *FLAGS, "--format", "json")
-    assert result.returncode == 0, result.stderr
+    plan = ask(fake)
     assert not fake.requests[-1].HasField("workload")
-    assert fake.requests[-1].cluster.host_memory_bytes == 1 << 40
-
-
-def test_json_is_the_response(fake):
-    result = run_plan(fake, *FLAGS, "--format", "json")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.count("\n") == 1
-    got = json_format.Parse(result.stdout, pb.PlanResponse())
-    assert got == four_options(CLUSTER)
-    fields = json.loads(result.stdout)
-    assert fields["options"][1]["chunk_size_from"] == "peak_rank_bytes"
+    assert plan.response == four_options(CLUSTER)
+    assert plan.request == fake.requests[-1]
 
 
 def table_rows(out):
@@ -172,9 +155,7 @@ def table_rows(out):
 
 
 def test_table_has_one_row_per_option_with_its_own_figures(fake):
-    result = run_plan(fake, *FLAGS)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = ask(fake).table()
     rows = table_rows(out)
     options = four_options(CLUSTER).options
     assert len(rows) == len(options), out
@@ -188,14 +169,19 @@ def test_table_has_one_row_per_option_with_its_own_figures(fake):
                           for c in option.configs)
         assert "  %s  " % sizes in row, row
         assert option.chunk_size_from in row
-        tail = "fits" if option.fits else "does not fit: " + option.why_not
+        v = option.verdict
+        tail = "fits" if v.fits else (
+            "does not fit (tight): " if v.tight else "does not fit: ") + (
+                v.why_not)
         assert row.endswith(tail), row
         head = row[:-len(tail)].split()
-        assert head[-4:] == [gib(option.device_need_bytes), "/",
+        assert head[-5:] == [gib(option.device_need_bytes), "/",
                              gib(CLUSTER.device_memory_bytes),
+                             gib(v.headroom_bytes),
                              gib(option.host_bytes_per_node)], row
     assert not options[2].fits and "device: " in options[2].why_not
     assert options[3].why_not.startswith("host: ")
+    assert "margin          margin 5% (1.20 GiB) kept free" in out
     assert "cluster         23.99 GiB per device, reserve 2.00 GiB, 8 GPUs " \
         "per node, host memory 1024.00 GiB per node, world sizes 8, 16" in out
     assert "option 1        GeminiPlugin(%s)" % options[0].colossalai in out
@@ -204,86 +190,60 @@ def test_table_has_one_row_per_option_with_its_own_figures(fake):
     assert "ESTIMATE" not in out
 
 
+def test_a_tight_option_says_so():
+    """Within the card but not its margin: the server's tight verdict,
+    rendered as it came (words, headroom, the margin applied)."""
+    cluster = pb.Cluster()
+    cluster.CopyFrom(CLUSTER)
+    cluster.margin = 0.25
+    tight = plan_option(8, [(8, 70794240, False)], device_bytes=20 * GIB,
+                        cluster=cluster)
+    plan = chunkplan.Plan.from_response(pb.PlanResponse(options=[tight]))
+    option = plan.best
+    assert (option.fits, option.tight) == (False, True)
+    assert option.verdict.margin == 0.25
+    assert option.verdict.headroom_bytes == (
+        cluster.device_memory_bytes - tight.device_need_bytes)
+    assert option.verdict.words == (
+        "does not fit (tight): " + tight.verdict.why_not)
+    assert option.verdict.words in plan.table()
+    assert "margin 25% (6.00 GiB)" in plan.table()
+
+
 def test_a_workload_says_the_activations_are_an_estimate():
     activation = 3 * GIB + 12345
     response = four_options(CLUSTER, activation=activation)
     with FakeServer(answer_with(response)) as server:
-        result = run_plan(server, *FLAGS, *WORKLOAD)
-    assert result.returncode == 0, result.stderr
-    assert "activation bytes are an estimate" in result.stdout
+        out = ask(server, workload=WORKLOAD).table()
+    assert "activation bytes are an estimate" in out
     assert ("activations     %s GiB per rank (an ESTIMATE, counted in the "
-            "device need)" % gib(activation)) in result.stdout
-    rows = table_rows(result.stdout)
+            "device need)" % gib(activation)) in out
+    rows = table_rows(out)
     assert gib(response.options[0].device_need_bytes) in rows[0]
 
 
-def test_emit_is_the_first_option(fake):
-    result = run_plan(fake, *FLAGS, "--emit", "colossalai")
-    assert result.returncode == 0, result.stderr
+def test_colossalai_kwargs_are_the_first_options(fake):
+    plan = ask(fake)
     first = four_options(CLUSTER).options[0]
-    literal, plugin = result.stdout.splitlines()
-    assert ast.literal_eval(literal) == kwargs_of(first)["chunk_config_dict"]
-    assert plugin == "GeminiPlugin(%s)" % first.colossalai
-    assert colossalai_kwargs(plugin[len("GeminiPlugin("):-1]) == kwargs_of(
-        first)
-    assert "does not fit" not in result.stderr
-
-
-def test_emit_says_when_the_first_option_does_not_fit():
+    assert plan.colossalai_kwargs() == kwargs_of(first)
+    assert plan.best.fits
     response = four_options(CLUSTER)
     del response.options[:2]
-    with FakeServer(answer_with(response)) as server:
-        result = run_plan(server, *FLAGS, "--emit", "colossalai")
-    assert result.returncode == 0, result.stderr
-    assert ("option 1 does not fit: %s\n" % response.options[0].why_not
-            ) in result.stderr
+    plan = chunkplan.Plan.from_response(response)
+    assert plan.colossalai_kwargs() == kwargs_of(response.options[0])
+    assert not plan.best.fits and plan.best.why_not
+    with pytest.raises(ValueError):
+        chunkplan.Plan.from_response(pb.PlanResponse()).colossalai_kwargs()
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--world-sizes", "8"], "--gpus-per-node"),
-    (["--gpus-per-node", "8", "--world-sizes", "8,8"], "given twice"),
-    (["--gpus-per-node", "0", "--world-sizes", "8"], "--gpus-per-node"),
-    (["--gpus-per-node", "8"], "--world-sizes"),
-    (["--gpus-per-node", "8", "--world-sizes", "8", "--micro-batch", "1"],
-     "--micro-batch and --sequence-length go together"),
-    (["--gpus-per-node", "8", "--world-sizes", "8", "--flash-attention"],
-     "give --micro-batch and --sequence-length"),
-    (["--gpus-per-node", "8", "--world-sizes", "8", "--json", "--emit",
-      "colossalai"], "two outputs"),
-])
-def test_usage_errors(args, says):
-    result = subprocess.run(
-        [sys.executable, "-m", "chunkplan", "plan", "--hf-config", LLAMA_13B,
-         "--device-memory", "80GiB", *args], capture_output=True, text=True,
-        timeout=TIMEOUT_S)
-    assert result.returncode == 2, result.stderr
-    assert result.stdout == ""
-    assert result.stderr.startswith("INVALID_ARGUMENT: "), result.stderr
-    assert says in result.stderr
-    assert result.stderr.count("\n") == 1
-
-
-def test_device_memory_is_needed():
-    result = subprocess.run(
-        [sys.executable, "-m", "chunkplan", "plan", "--hf-config", LLAMA_13B,
-         "--gpus-per-node", "8", "--world-sizes", "8"], capture_output=True,
-        text=True, timeout=TIMEOUT_S)
-    assert result.returncode == 2
-    assert "--device-memory" in result.stderr and "--gpu" in result.stderr
-
-
-def test_a_servers_refusal_is_one_line():
+def test_a_servers_refusal_is_typed():
     def refuse(request, context):
         context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                       "cluster.world_sizes[1] is 0")
     with FakeServer(refuse) as server:
-        result = run_plan(server, *FLAGS)
-    assert result.returncode == 1
-    # (gRPC's own log line may precede it: the stand-in has no health
-    # service.)
-    assert result.stderr.endswith("\nINVALID_ARGUMENT: cluster.world_sizes"
-                                  "[1] is 0\n") or result.stderr == (
-        "INVALID_ARGUMENT: cluster.world_sizes[1] is 0\n")
+        with pytest.raises(chunkplan.InvalidArgumentError) as error:
+            ask(server)
+    assert error.value.message == "cluster.world_sizes[1] is 0"
 
 
 def test_client_values_that_do_not_fit_the_wire_are_refused_here():

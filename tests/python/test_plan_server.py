@@ -1,19 +1,20 @@
-"""Client.plan, LocalClient.plan and `python3 -m chunkplan plan` against the
-real Plan (issue 28): the answer equals the plan oracle's
+"""Client.plan, LocalClient.plan and the chunkplan binary's `plan` against
+the real Plan (issue 28): the answer equals the plan oracle's
 (tests/oracle/plan_oracle.py, brute force from docs/plan.md) on small
 requests; every option's figures follow the rules from its own fields
 (device need the sum of its parts, fits the two checks, the colossalai
 text evaluating to its placement, fractions, precision and configs); the
-command line through --local equals the server.
+binary's table (a model's search settings, units) shows the same options,
+and LocalClient (the binary with --local) equals the server.
 
-Needs chunkplan-server (and, for --local, the chunkplan command line with
-its plan command); the oracle comparisons skip, saying "plan oracle not
-found", where tests/oracle/plan_oracle.py is not in the tree."""
+Needs chunkplan-server (and, for LocalClient and the table, the chunkplan
+binary: CHUNKPLAN_CLI); the oracle comparisons skip, saying "plan oracle
+not found", where tests/oracle/plan_oracle.py is not in the tree."""
 
 import importlib.util
 import os
+import re
 import subprocess
-import sys
 
 import pytest
 from google.protobuf import json_format
@@ -39,14 +40,20 @@ WORKLOAD = {"micro_batch": 1, "sequence_length": 64,
             "activation_checkpointing": True, "flash_attention": False}
 
 
-def plan_oracle():
-    path = ROOT / "tests" / "oracle" / "plan_oracle.py"
+def load_oracle(name):
+    """tests/oracle/NAME.py as a module; skips where it is not in the
+    tree."""
+    path = ROOT / "tests" / "oracle" / f"{name}.py"
     if not path.exists():
-        pytest.skip(f"plan oracle not found ({path})")
-    spec = importlib.util.spec_from_file_location("plan_oracle", path)
+        pytest.skip(f"{name.replace('_', ' ')} not found ({path})")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def plan_oracle():
+    return load_oracle("plan_oracle")
 
 
 def oracle_plan(request):
@@ -91,6 +98,11 @@ def test_plan_of_numels_without_a_workload_is_the_oracles(server):
 
 
 def test_every_option_follows_the_rules(plan):
+    """Each option's need is the sum of its parts, and its verdict (the
+    server's, read from its fields) is the verdict oracle's judgement of
+    that need under the cluster's default 5% margin; the Python result
+    renders it as it came."""
+    verdict_oracle = load_oracle("verdict_oracle")
     assert plan.options
     for option in plan.options:
         rank = option.most_loaded_rank
@@ -98,15 +110,35 @@ def test_every_option_follows_the_rules(plan):
             rank.device_bytes + option.gathered_chunk_bytes +
             CLUSTER["reserve_bytes"] + option.activation_bytes)
         assert option.activation_bytes > 0  # a workload was given
-        fits_device = option.device_need_bytes <= DEVICE
-        fits_host = option.host_bytes_per_node <= HOST
-        assert option.fits == (fits_device and fits_host)
-        assert (option.why_not == "") == option.fits
-        if not fits_device:
-            assert option.why_not.startswith("device: %d > %d by %d" % (
-                option.device_need_bytes, DEVICE,
-                option.device_need_bytes - DEVICE))
+        want = verdict_oracle.judge(
+            option.device_need_bytes, option.host_bytes_per_node, DEVICE,
+            reserve=CLUSTER["reserve_bytes"], margin=None, host_memory=HOST)
+        assert json_format.MessageToDict(
+            option.response.verdict, preserving_proto_field_name=True,
+            including_default_value_fields=True) == dict(want)
+        v = option.verdict
+        assert (option.fits, option.why_not, option.tight) == (
+            want["fits"], want["why_not"], want["tight"])
+        assert (v.margin, v.margin_bytes, v.headroom_bytes) == (
+            want["margin"], int(want["margin_bytes"]),
+            int(want["headroom_bytes"]))
+        assert v.words == ("fits" if want["fits"] else (
+            "does not fit (tight): " if want["tight"] else
+            "does not fit: ") + want["why_not"])
         assert any("estimate" in note for note in option.notes)
+    # The plan's order: those that fit, then the tight, then the rest by
+    # device excess and host excess.
+    keys = [verdict_oracle.rank_key(json_format.MessageToDict(
+        o.response.verdict, preserving_proto_field_name=True,
+        including_default_value_fields=True)) for o in plan.options]
+    assert keys == sorted(keys)
+
+
+def test_plan_table_renders_the_verdicts(plan):
+    table = plan.table()
+    assert "margin          margin 5% (" in table
+    for option in plan.options:
+        assert option.verdict.words in table
 
 
 def test_colossalai_text_holds_the_option(plan):
@@ -125,18 +157,26 @@ def test_colossalai_text_holds_the_option(plan):
 
 
 def test_the_table_has_a_row_per_option(server, plan):
+    cli = os.environ.get(local.CLI_ENV, "")
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"chunkplan not built ({local.CLI_ENV}={cli!r})")
     result = subprocess.run(
-        [sys.executable, "-m", "chunkplan", "plan", "--server",
-         server.target, "--hf-config", GPT2_TEST, *SWEEP,
-         "--device-memory", f"{DEVICE / 10**6!r}MB", "--gpus-per-node", "2",
-         "--host-memory", f"{HOST / 10**6!r}MB", "--world-sizes", "4,1,2",
-         "--reserve", "0.001MB", "--micro-batch", "1", "--sequence-length",
-         "64", "--activation-checkpointing"],
+        [cli, "plan", "--server", server.target, "--hf-config", GPT2_TEST,
+         *SWEEP, "--device-memory", f"{DEVICE / 10**6!r}MB",
+         "--gpus-per-node", "2", "--host-memory", f"{HOST / 10**6!r}MB",
+         "--world-sizes", "4,1,2", "--reserve", "0.001MB", "--micro-batch",
+         "1", "--sequence-length", "64", "--activation-checkpointing"],
         capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
-    assert ("option 1        GeminiPlugin(%s)" % plan.options[0].colossalai
+    rows = [line for line in result.stdout.splitlines()
+            if re.match(r"^\s+\d+\s+(static|auto)", line)]
+    assert [int(row.split()[0]) for row in rows] == [
+        o.world_size for o in plan.options]
+    assert [row.endswith("fits") for row in rows] == [
+        o.fits for o in plan.options]
+    assert ("option 1  GeminiPlugin(%s)" % plan.options[0].colossalai
             in result.stdout)
-    assert "activation bytes are an estimate" in result.stdout
+    assert "activations: an ESTIMATE" in result.stdout
 
 
 def test_local_is_the_server(plan):
@@ -146,3 +186,29 @@ def test_local_is_the_server(plan):
     with chunkplan.LocalClient(cli) as client:
         got = ask(client)
     assert without_time(got.response) == without_time(plan.response)
+
+
+def test_local_nothing_fits_is_an_answer(server):
+    """The binary exits 3 when the verdict says nothing fits; LocalClient
+    reads that answer (the server's, as Client gets it), not an error."""
+    cli = os.environ.get(local.CLI_ENV, "")
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"chunkplan not built ({local.CLI_ENV}={cli!r})")
+    small = dict(CLUSTER, device_memory_bytes=1000)
+    with chunkplan.LocalClient(cli) as client:
+        got = client.plan(models.model_config(GPT2_TEST),
+                          **dict(small, **SEARCH, timeout=TIMEOUT_S))
+        layout = client.layout(models.model_config(GPT2_TEST), dp_degree=2,
+                               cluster={"device_memory_bytes": 1000},
+                               timeout=TIMEOUT_S, **SEARCH)
+    assert got.options and not any(o.fits for o in got.options)
+    assert layout.verdict is not None and not layout.fits
+    with chunkplan.Client(server.target) as client:
+        want = client.plan(models.model_config(GPT2_TEST),
+                           **dict(small, **SEARCH, timeout=TIMEOUT_S))
+        want_layout = client.layout(models.model_config(GPT2_TEST),
+                                    dp_degree=2,
+                                    cluster={"device_memory_bytes": 1000},
+                                    timeout=TIMEOUT_S, **SEARCH)
+    assert without_time(got.response) == without_time(want.response)
+    assert layout.verdict == want_layout.verdict

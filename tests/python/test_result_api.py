@@ -1,15 +1,19 @@
 """The documented result API: Layout.config_dict and
 Layout.colossalai_kwargs() (GeminiPlugin's keyword arguments) carry the
-oracle's configs and the settings asked for; Frontier.plot draws the
-frontier's own points; both work the same from a LocalClient."""
+oracle's configs and the settings asked for; Layout.table() and
+Frontier.table() print the server's fields (the oracle's figures);
+Frontier.plot draws the frontier's own points; all work the same from a
+LocalClient. (Plan's: test_plan.py.)"""
 
 import importlib.util
 import os
+import re
 
 import pytest
 
 import chunkplan
 from chunkplan.layout_result import Layout
+from frontier_cases import oracle_frontier
 from layout_cases import oracle_layout
 
 TIMEOUT_S = 60
@@ -58,6 +62,55 @@ def test_colossalai_kwargs(client):
     kwargs = layout.colossalai_kwargs()
     kwargs["chunk_config_dict"][4]["chunk_size"] = 1
     assert layout.config_dict == expected
+
+
+def gib(nbytes):
+    return "%.2f" % (int(nbytes) / 2**30)
+
+
+def test_layout_table_prints_the_servers_fields(client):
+    request = {"search": {"numels": NUMELS, "dp_degrees": [4], **SEARCH},
+               "gemini": {"offload_optim_frac": 0.5}}
+    answer = oracle_layout(request)
+    out = client.layout(NUMELS, 0.25, 512, 0, dp_degree=4,
+                        offload_optim_frac=0.5, timeout=TIMEOUT_S).table()
+    for group in answer["groups"]:
+        assert re.search(r"(?m)^\s+4\s+%s\s+no\s+%d\s+%s$" % (
+            group["chunk_size"], len(group["chunks"]), group["padding"]),
+            out), out
+    assert "layout padding  %s elements" % answer["layout_padding"] in out
+    assert ("search waste    %s elements" %
+            answer["search"]["min_chunk_waste"]) in out
+    for name, part in (("device total", "device_bytes"),
+                       ("host total", "host_bytes")):
+        assert re.search(r"(?m)^%s\s+%s\s+%s\s+%s$" % (
+            name, gib(answer["most_loaded_rank"][part]),
+            gib(answer["most_loaded_rank_least"][part]),
+            gib(answer["least_loaded_rank"][part])), out), out
+    p = answer["placement"]
+    assert "offloaded       %s .. %s chunks" % (
+        p["offloaded_chunks"], p["offloaded_chunks_max"]) in out
+    for note in p.get("notes", []):
+        assert "note            " + note in out
+    # Nothing judged here: no need, no verdict.
+    assert "fits" not in out and "need" not in out
+
+
+def test_frontier_table_prints_the_servers_points(client):
+    frontier = client.frontier(NUMELS, 0.25, 512, 0, dp_degree=4,
+                               objective="peak_rank_bytes",
+                               timeout=TIMEOUT_S)
+    points = oracle_frontier({
+        "search": {"numels": NUMELS, "dp_degrees": [4], **SEARCH},
+        "objective": "OBJECTIVE_PEAK_RANK_BYTES"})["points"]
+    out = frontier.table()
+    assert "objective       peak_rank_bytes" in out
+    assert "value (bytes)" in out
+    rows = [line.split() for line in out.splitlines()
+            if re.match(r"^\s*\d+\s+\d+", line)]
+    assert rows == [[p["candidate"], p["chunk_size"], p["value"],
+                     p["seed_waste"], p["layout_padding"],
+                     gib(p["peak_rank_bytes"])] for p in points]
 
 
 def test_a_layout_without_its_request_says_so():

@@ -1,10 +1,12 @@
 """Client TLS options against a stand-in TLS server (Python's gRPC, answering
 with the oracle), with a throw-away CA, server and client certificate made by
-the openssl command line."""
+the openssl command line: the library's Client, and the chunkplan binary's
+--tls* flags (CHUNKPLAN_CLI; skipped, saying "chunkplan not built", without
+it)."""
 
+import os
 import shutil
 import subprocess
-import sys
 
 import grpc
 import pytest
@@ -13,7 +15,7 @@ from google.protobuf import json_format
 import chunkplan
 from chunkplan.v1 import chunk_search_pb2
 from fake_server import FakeServer
-from oracle_cases import (GPT2_CHUNK_SIZE, HF_CONFIGS, chunk_search_oracle,
+from oracle_cases import (GPT2_CHUNK_SIZE, ROOT, chunk_search_oracle,
                           gpt2_example_numels)
 
 TIMEOUT_S = 60
@@ -146,15 +148,32 @@ def test_ready_made_credentials(pki, tls_server):
         assert search(client)[0] == expected_configs()
 
 
+def run_cli(*args):
+    cli = os.environ.get("CHUNKPLAN_CLI", "")
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"chunkplan not built (CHUNKPLAN_CLI={cli!r})")
+    return subprocess.run(
+        [cli, "search", "--request",
+         str(ROOT / "examples" / "gpt2_colossalai.json"), "--deadline",
+         "60s", *args], capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
 def test_command_line_tls_flags(pki, mtls_server):
-    result = subprocess.run(
-        [sys.executable, "-m", "chunkplan", "search", "--hf-config",
-         str(HF_CONFIGS / "colossalai-gpt2-test.json"), "--server",
-         mtls_server.target, "--tls-ca", str(pki / "ca.pem"),
-         "--tls-server-name", SERVER_NAME, "--tls-cert",
-         str(pki / "client.pem"), "--tls-key", str(pki / "client.key"),
-         "--search-range-m", "1", "--search-interval", "128",
-         "--min-chunk-size-m", "0", "--json", "--timeout", "60"],
-        capture_output=True, text=True, timeout=TIMEOUT_S)
+    mutual = ("--server", mtls_server.target, "--tls-cert",
+              str(pki / "client.pem"), "--tls-key", str(pki / "client.key"))
+    result = run_cli(*mutual, "--tls-ca", str(pki / "ca.pem"),
+                     "--tls-server-name", SERVER_NAME)
     assert result.returncode == 0, result.stderr
-    assert '"chunk_size": "527872"' in result.stdout
+    assert '"chunk_size":"%d"' % GPT2_CHUNK_SIZE in result.stdout
+    # The system's roots (--tls) do not hold the test CA; without the
+    # name, the certificate (for chunkplan.test) does not match 127.0.0.1.
+    for flags in (("--tls", "--tls-server-name", SERVER_NAME),
+                  ("--tls-ca", str(pki / "ca.pem"))):
+        result = run_cli(*mutual, *flags)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.splitlines()[-1].startswith("UNAVAILABLE: ")
+    result = run_cli("--server", mtls_server.target, "--tls-server-name",
+                     SERVER_NAME)
+    assert result.returncode == 2
+    assert result.stderr == ("INVALID_ARGUMENT: --tls_server_name needs TLS "
+                             "(--tls or --tls_ca)\n")

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -172,6 +173,38 @@ TEST_F(ServiceTest, BytesThatAreNoRequestAreInvalidArgument) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("numels"));
   ExpectServing();
+}
+
+// The service over loopback TCP: what only a real HTTP/2 transport carries.
+class TcpServiceTest : public ServiceTest {
+ protected:
+  bool OverTcp() const override { return true; }
+};
+
+// A compressed request is refused from its headers (grpc-encoding), before
+// its body is inflated: its size on the wire bounds nothing of what it
+// inflates to. gRPC names the encoding; the service never sees the call.
+TEST_F(TcpServiceTest, CompressedRequestIsUnimplementedNamingItsEncoding) {
+  for (const auto& [algorithm, name] :
+       {std::pair{GRPC_COMPRESS_GZIP, "gzip"},
+        std::pair{GRPC_COMPRESS_DEFLATE, "deflate"}}) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kPatience);
+    context.set_compression_algorithm(algorithm);
+    v1::ChunkSearchResponse response;
+    const grpc::Status status =
+        stub_->Search(&context, Gpt2ColossalAiRequest(), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << name;
+    EXPECT_THAT(status.error_message(), HasSubstr(name));
+    ExpectServing();
+  }
+  // Only the two ExpectServing calls reached the service.
+  ASSERT_TRUE(records_.WaitForCount(2));
+  const std::vector<service::CallRecord> records = records_.All();
+  EXPECT_EQ(records.size(), 2u);
+  for (const service::CallRecord& record : records) {
+    EXPECT_TRUE(record.status.ok()) << record.status;
+  }
 }
 
 TEST_F(ServiceTest, CudaWithoutAGpuIsAFailedPrecondition) {

@@ -1,6 +1,7 @@
 #include "tests/service/service_fixture.h"
 
 #include <random>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -34,9 +35,17 @@ void ServiceTest::SetUp() {
   grpc::ServerBuilder builder;
   builder.RegisterService(service_.get());
   service::ApplyServerOptions(options, builder);
+  int port = 0;
+  if (OverTcp()) {
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+  }
   server_ = builder.BuildAndStart();
   ASSERT_NE(server_, nullptr);
-  channel_ = server_->InProcessChannel(grpc::ChannelArguments());
+  channel_ = OverTcp()
+                 ? grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                       grpc::InsecureChannelCredentials())
+                 : server_->InProcessChannel(grpc::ChannelArguments());
   stub_ = v1::ChunkSearch::NewStub(channel_);
 }
 

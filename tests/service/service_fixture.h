@@ -55,6 +55,11 @@ class ServiceTest : public ::testing::Test {
   // The options of the service under test; fixtures for limits override it.
   virtual service::ServiceOptions Options() const { return {}; }
 
+  // Whether channel_ reaches the server over loopback TCP (port 0, read
+  // back) instead of its in-process channel, which has no HTTP/2 and none
+  // of gRPC's HTTP filters (message compression among them).
+  virtual bool OverTcp() const { return false; }
+
   void SetUp() override;
   void TearDown() override;
 

@@ -1,7 +1,8 @@
-"""`python3 -m chunkplan`: see chunkplan.command."""
+"""`python3 -m chunkplan ...`: the chunkplan command line, the C++ binary
+(chunkplan.binary), as the `chunkplan` console script runs it."""
 
 import sys
 
-from chunkplan.command import main
+from chunkplan.binary import main
 
 sys.exit(main())

@@ -21,7 +21,6 @@ only the frontier's points are drawn.
 import dataclasses
 from typing import Tuple
 
-from chunkplan.frontier_command import percent_of
 from chunkplan.layout_result import GIB
 
 # The picture's size: FIGURE_INCHES at DPI dots per inch, 1200 x 800 pixels.
@@ -60,6 +59,11 @@ class Series:
     chunk_size_mi: Tuple[float, ...]
     padding_percent: Tuple[float, ...]
     peak_gib: Tuple[float, ...]
+
+
+def percent_of(part, whole):
+    """100 * part / whole as a float; 0.0 for a whole of 0."""
+    return 0.0 if whole == 0 else 100.0 * part / whole
 
 
 def _series(points, total_params):
@@ -139,8 +143,8 @@ def plot(path, frontier, seed_pick, total_params, title="",
         from matplotlib.figure import Figure
     except ImportError as error:
         raise MatplotlibMissingError(
-            "matplotlib not installed (Debian: python3-matplotlib): --plot "
-            "needs it") from error
+            "matplotlib not installed (Debian: python3-matplotlib): the "
+            "plot needs it") from error
     figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
     FigureCanvasAgg(figure)
     padding_axes, peak_axes = figure.subplots(2, 1, sharex=True)

@@ -1,10 +1,12 @@
 """Frontier's answer as Python values: Frontier and its FrontierPoints,
-every count an int.
+every count an int; Frontier.table() lays them out for people and
+Frontier.plot() draws them.
 """
 
 import dataclasses
 from typing import Optional, Tuple
 
+from chunkplan.layout_result import gib_text
 from chunkplan.search_result import engine_name
 from chunkplan.v1 import chunk_search_pb2
 
@@ -48,6 +50,35 @@ class Frontier:
     def best(self):
         """The objective's best candidate: the last point."""
         return self.points[-1]
+
+    def table(self):
+        """The answer for people, as text: the objective (with the request)
+        and how the server searched, then one row per point: its candidate,
+        chunk size C', the objective's value (elements, or bytes for
+        peak_rank_bytes), ColossalAI's search's waste, the real padding and
+        the most loaded rank's peak (device bytes and the gathered chunk)
+        in GiB. The last row is the objective's best. Every figure is the
+        server's."""
+        objective = None
+        if self.request is not None:
+            objective = chunk_search_pb2.Objective.Name(
+                self.request.objective).removeprefix("OBJECTIVE_").lower()
+        unit = "bytes" if objective == "peak_rank_bytes" else "elements"
+        lines = []
+        if objective is not None:
+            lines.append("objective       %s (the last row is its best)" %
+                         objective)
+        lines += ["engine          %s, %d candidates" % (self.engine,
+                                                        self.candidates),
+                  "",
+                  "candidate  chunk size (elements)  %20s  search waste "
+                  "(elements)  padding (elements)  peak rank GiB" %
+                  ("value (%s)" % unit)]
+        for p in self.points:
+            lines.append("%9d  %21d  %20d  %23d  %18d  %13s" % (
+                p.candidate, p.chunk_size, p.value, p.seed_waste,
+                p.layout_padding, gib_text(p.peak_rank_bytes)))
+        return "\n".join(lines) + "\n"
 
     def plot(self, path, pick=None, *, device_memory=None, title="",
              total_params=None, client=None, samples=None):

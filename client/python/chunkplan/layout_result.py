@@ -1,5 +1,6 @@
 """Layout's answer as Python values: Layout, its GroupLayouts and Chunks,
-and the RankMemory of the most and least loaded rank, every count an int.
+and the RankMemory of the most and least loaded rank, every count an int;
+Layout.table() lays the server's fields out for people.
 """
 
 import dataclasses
@@ -8,8 +9,23 @@ from typing import Optional, Tuple
 from chunkplan import colossalai_export
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2
+from chunkplan.verdict_result import Verdict
 
 GIB = 2**30
+
+
+def gib_text(nbytes):
+    """Bytes in GiB (2**30) with 2 decimals, as every table prints them."""
+    return "%.2f" % (nbytes / GIB)
+
+
+# The parts of a RankMemory, in table order, with their row names.
+_PARTS = (("params", "param_bytes"), ("master weights", "master_bytes"),
+          ("gradients", "grad_bytes"), ("optimizer states", "optimizer_bytes"),
+          ("frozen", "frozen_bytes"), ("device total", "device_bytes"),
+          ("pinned host", "pinned_host_bytes"),
+          ("offloaded host", "offloaded_host_bytes"),
+          ("host total", "host_bytes"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +119,14 @@ class Layout:
     # The activation ESTIMATE per rank for the request's workload (0
     # without one; docs/plan.md); not in most_loaded_rank.
     activation_bytes: int = 0
+    # The server's verdict on the layout against the request's cluster
+    # (Client.layout(cluster=...)); None without one.
+    verdict: Optional[Verdict] = None
+
+    @property
+    def fits(self):
+        """The server's verdict.fits; None when no cluster was given."""
+        return None if self.verdict is None else self.verdict.fits
 
     @property
     def config_dict(self):
@@ -125,6 +149,57 @@ class Layout:
         return colossalai_export.gemini_plugin_kwargs(self.config_dict,
                                                       self.request.gemini)
 
+    def table(self):
+        """The answer for people, as text: per group its degree, chunk size,
+        keep gathered, chunks and padding; the layout's padding beside
+        ColossalAI's search's waste; every part of the most loaded rank
+        (worst and best chunk order) and the least loaded rank in GiB; the
+        gathered chunk; the activation ESTIMATE with a workload; the
+        placement's outcome and notes; with a cluster, the server's verdict
+        (Verdict.lines: need, memory and margin, headroom, host, words).
+        Every figure is the server's."""
+        lines = ["dp degree  chunk size (elements)  keep gathered  chunks  "
+                 "padding (elements)"]
+        for group in self.groups:
+            lines.append("%9d  %21d  %13s  %6d  %18d" % (
+                group.dp_degree, group.chunk_size,
+                "yes" if group.keep_gathered else "no", len(group.chunks),
+                group.padding))
+        lines += ["", "layout padding  %d elements (allocated as padding)" %
+                  self.layout_padding]
+        if self.search is not None:
+            lines.append("search waste    %d elements (ColossalAI's search's "
+                         "min_chunk_waste)" % self.search.min_chunk_waste)
+        lines += ["", "GiB               most loaded rank  (best order)  "
+                  "least loaded rank"]
+        best = self.most_loaded_rank_least or self.most_loaded_rank
+        for name, part in _PARTS:
+            lines.append("%-16s  %16s  %12s  %17s" % (
+                name, gib_text(getattr(self.most_loaded_rank, part)),
+                gib_text(getattr(best, part)),
+                gib_text(getattr(self.least_loaded_rank, part))))
+        lines += ["", "gathered chunk  %s GiB (the largest chunk not kept "
+                  "gathered, gathered whole while it computes)" %
+                  gib_text(self.gathered_chunk_bytes)]
+        if self.activation_bytes:
+            lines.append("activations     %s GiB per rank, an ESTIMATE "
+                         "(docs/plan.md)" % gib_text(self.activation_bytes))
+        p = self.placement
+        lines.append("offloaded       %d .. %d chunks (least .. most over "
+                     "every chunk order), %.1f%% of the fp16 chunk bytes" % (
+                         p.offloaded_chunks, p.offloaded_chunks_max,
+                         100 * p.effective_offload_optim_frac))
+        if p.gathered_at_run_time:
+            lines.append("gathered        %d chunks kept whole at run time" %
+                         p.gathered_at_run_time)
+        if p.param_offloaded_chunks:
+            lines.append("fp16 on host    %d chunks" %
+                         p.param_offloaded_chunks)
+        lines += ["note            %s" % note for note in p.notes]
+        if self.verdict is not None:
+            lines += [""] + self.verdict.lines()
+        return "\n".join(lines) + "\n"
+
     @classmethod
     def from_response(cls, response, request=None):
         """The Layout of a LayoutResponse (search set only where the
@@ -142,7 +217,9 @@ class Layout:
             most_loaded_rank_least=rank_memory(
                 response.most_loaded_rank_least),
             placement=_placement(response.placement),
-            activation_bytes=int(response.activation_bytes))
+            activation_bytes=int(response.activation_bytes),
+            verdict=(Verdict.from_response(response.verdict)
+                     if response.HasField("verdict") else None))
 
 
 def _placement(p):

@@ -9,7 +9,9 @@ methods and returns the same typed results. Each call sends the request,
 built exactly as for a server, as protobuf JSON on the standard input of
 `chunkplan search|layout|frontier|plan --local --request - --format json`
 and reads the response back from its standard output: the answer is the one
-`chunkplan-server` gives (both run the same planner and conversions).
+`chunkplan-server` gives (both run the same planner and conversions). Exit
+status 3 (the server's verdict: nothing fits) is an answer like 0: the
+response on standard output carries the verdict.
 
 Why a child process and not an extension module: the command line is
 already built beside the package (<build>/bin/chunkplan next to
@@ -19,49 +21,25 @@ headers, ABI or second build; its cost is one process start per call
 
 The binary is the first of: the `cli` argument, $CHUNKPLAN_CLI, the build
 tree's bin/chunkplan next to this package (<build>/python/chunkplan ->
-<build>/bin/chunkplan), and `chunkplan` on $PATH.
+<build>/bin/chunkplan), and `chunkplan` on $PATH (chunkplan.binary.find_cli,
+which the `chunkplan` console script uses too).
 """
 
-import os
-import pathlib
-import shutil
 import subprocess
 
 import grpc
 from google.protobuf import json_format
 
+from chunkplan.binary import CLI_ENV, CliNotFoundError, find_cli
 from chunkplan.client import Client
 from chunkplan.errors import error_for_code
 from chunkplan.v1 import chunk_search_pb2
 
-# The environment variable naming the chunkplan binary.
-CLI_ENV = "CHUNKPLAN_CLI"
+__all__ = ["CLI_ENV", "CliNotFoundError", "LocalClient", "find_cli"]
 
-
-class CliNotFoundError(FileNotFoundError):
-    """No chunkplan command line to run (see find_cli)."""
-
-
-def find_cli(cli=None):
-    """The path of the chunkplan command line: `cli`, else $CHUNKPLAN_CLI,
-    else <build>/bin/chunkplan beside this package's <build>/python, else
-    `chunkplan` on $PATH. Raises CliNotFoundError naming where it looked;
-    a given path (argument or variable) must be an executable file."""
-    for given, origin in ((cli, "--cli"), (os.environ.get(CLI_ENV), CLI_ENV)):
-        if given:
-            if os.access(given, os.X_OK) and os.path.isfile(given):
-                return str(given)
-            raise CliNotFoundError(f"{origin}: {given} is not an executable "
-                                   "file")
-    beside = pathlib.Path(__file__).resolve().parents[2] / "bin" / "chunkplan"
-    if os.access(beside, os.X_OK):
-        return str(beside)
-    on_path = shutil.which("chunkplan")
-    if on_path:
-        return on_path
-    raise CliNotFoundError(
-        f"the chunkplan command line is not at {beside} nor on PATH: build "
-        f"it (cmake --build build --target chunkplan) or set {CLI_ENV}")
+# The command line's exit status when the verdict says it does not fit (plan:
+# no option fits; layout with a cluster: it does not): still an answer.
+_EXIT_DOES_NOT_FIT = 3
 
 
 def _error(stderr):
@@ -106,7 +84,7 @@ class LocalClient(Client):
             raise error_for_code(grpc.StatusCode.DEADLINE_EXCEEDED,
                                  f"chunkplan {command} --local ran past "
                                  f"{timeout} s") from None
-        if done.returncode != 0:
+        if done.returncode not in (0, _EXIT_DOES_NOT_FIT):
             raise _error(done.stderr)
         return json_format.Parse(done.stdout, response)
 

@@ -2,7 +2,9 @@
 name and numel, in model.parameters() order, from a config.json.
 
 Written from transformers' classes (4.x: one module per expert, before the
-fused expert tensors of 5.0), never from chunkplan's C++. Stdlib only.
+fused expert tensors of 5.0; the families of issue 43 as 4.51.3 builds
+them, Llama 4's experts fused there already; DeepSeek-V2 from its published
+remote code), never from chunkplan's C++. Stdlib only.
 
   FAMILIES           the family names random_config takes
   describe(config, architecture=None) -> Description
@@ -14,8 +16,9 @@ fused expert tensors of 5.0), never from chunkplan's C++. Stdlib only.
 import dataclasses
 from typing import List
 
-from . import (bert, gemma, gpt2, gpt_neox, llama, mistral, opt, phi3,
-               qwen2, qwen2_moe)
+from . import (bert, bloom, cohere, deepseek, falcon, gemma, gpt2, gpt_neox,
+               gptj, llama, llama4, mistral, opt, phi3, qwen2, qwen2_moe,
+               qwen3)
 from .hf_config import HfConfig, load_config
 from .published import PUBLISHED
 
@@ -25,7 +28,9 @@ __all__ = ["Description", "FAMILIES", "MODEL_TYPES", "PUBLISHED", "describe",
 _BY_MODEL_TYPE = {f.model_type: f for f in (
     gpt2.FAMILY, bert.FAMILY, opt.FAMILY, llama.FAMILY, mistral.MISTRAL,
     mistral.MIXTRAL, qwen2.FAMILY, gemma.GEMMA, gemma.GEMMA2, phi3.FAMILY,
-    gpt_neox.FAMILY, qwen2_moe.FAMILY)}
+    gpt_neox.FAMILY, qwen2_moe.FAMILY, qwen3.QWEN3, qwen3.QWEN3_MOE,
+    deepseek.V2, deepseek.V3, llama4.FAMILY, gemma.GEMMA3, cohere.FAMILY,
+    falcon.FAMILY, gptj.FAMILY, bloom.FAMILY)}
 
 # model_type -> the architectures supported, the default first.
 MODEL_TYPES = {t: f.architectures for t, f in _BY_MODEL_TYPE.items()}
@@ -41,6 +46,13 @@ _RANDOM = {
     "qwen2": qwen2.random_config, "gemma": gemma.random_gemma_config,
     "gemma2": gemma.random_gemma2_config, "phi3": phi3.random_config,
     "gpt_neox": gpt_neox.random_config, "qwen2_moe": qwen2_moe.random_config,
+    "qwen3": qwen3.random_config, "qwen3_moe": qwen3.random_moe_config,
+    "deepseek_v2": deepseek.random_v2_config,
+    "deepseek_v3": deepseek.random_v3_config,
+    "llama4_text": llama4.random_config,
+    "gemma3_text": gemma.random_gemma3_config,
+    "cohere": cohere.random_config, "falcon": falcon.random_config,
+    "gptj": gptj.random_config, "bloom": bloom.random_config,
 }
 FAMILIES = list(_RANDOM)
 

@@ -45,6 +45,11 @@ class HfConfig:
             return self._raw[key]
         return self._defaults.get(key)
 
+    def is_set(self, key):
+        """Whether the config (or the defaults, where it leaves the key
+        out) gives `key` a value other than null."""
+        return self._value(key) is not None
+
     def size(self, key):
         """A positive integer: a dimension or a count."""
         value = self._value(key)

@@ -118,6 +118,103 @@ _ENTRIES = [
      _KERAS % ("keras_hub/src/models/qwen_moe/qwen_moe_presets.py",
                "qwen1.5_moe_2.7b_en (params 14315784192); the model card "
                "(Qwen/Qwen1.5-MoE-A2.7B) rounds it to 14.3B")),
+    # The families of issue 43 (transformers 4.51.3 classes).
+    ("Qwen3-8B", "qwen3-8b.json", "Qwen3ForCausalLM", 8_190_735_360,
+     _KERAS % ("keras_hub/src/models/qwen3/qwen3_presets.py",
+               "qwen3_8b_en (params 8190735360)")),
+    ("Qwen3-0.6B", "qwen3-0.6b.json", "Qwen3ForCausalLM", 596_049_920,
+     _KERAS % ("keras_hub/src/models/qwen3/qwen3_presets.py",
+               "qwen3_0.6b_en (params 596049920; lm_head tied)")),
+    ("Qwen3-30B-A3B", "qwen3-30b-a3b.json", "Qwen3MoeForCausalLM",
+     30_532_122_624,
+     _KERAS % ("keras_hub/src/models/qwen3_moe/qwen3_moe_presets.py",
+               "qwen3_moe_30b_a3b_en (params 30532122624)")),
+    ("gemma-3-1b", "gemma-3-1b.json", "Gemma3ForCausalLM", 999_885_952,
+     _KERAS % ("keras_hub/src/models/gemma3/gemma3_presets.py",
+               "gemma3_1b (params 999885952; text-only, lm_head tied)")),
+    ("bloom-560m", "bloom-560m.json", "BloomForCausalLM", 559_214_592,
+     _KERAS % ("keras_hub/src/models/bloom/bloom_presets.py",
+               "bloom_560m_multi (params 559214592; lm_head tied)")),
+    ("falcon-rw-1b", "falcon-rw-1b.json", "FalconForCausalLM", 1_311_625_216,
+     _KERAS % ("keras_hub/src/models/falcon/falcon_presets.py",
+               "falcon_refinedweb_1b_en (params 1311625216; lm_head tied)")),
+    # Derived: the DeepSeek-V3 model card publishes "671B" for the main
+    # model (the checkpoint's 14B multi-token prediction layer 61 is not
+    # part of DeepseekV3ForCausalLM). embed_tokens and lm_head 2 * 129280 *
+    # 7168 = 1,853,358,080; norm 7168; each layer's attention: q_a_proj
+    # 7168*1536, q_a_layernorm 1536, q_b_proj 1536*128*192,
+    # kv_a_proj_with_mqa 7168*576, kv_a_layernorm 512, kv_b_proj 512*128*256,
+    # o_proj 128*128*7168 = 187,107,328; norms 2*7168; 3 dense MLPs of
+    # 3*7168*18432 = 396,361,728; 58 MoE blocks of 256 experts and a shared
+    # one, 257 * 3*7168*2048 = 11,318,329,344, and the router 256*7168 =
+    # 1,835,008 (e_score_correction_bias is a buffer).
+    ("DeepSeek-V3", "deepseek-v3.json", "DeepseekV3ForCausalLM",
+     1_853_358_080 + 7168 + 61 * (187_107_328 + 2 * 7168)
+     + 3 * 396_361_728 + 58 * (11_318_329_344 + 1_835_008),
+     "derived by hand; the DeepSeek-V3 model card (deepseek-ai/DeepSeek-V3) "
+     "publishes 671B main model weights (685B with the 14B MTP module); "
+     "the arithmetic is in tests/oracle/models/published.py"),
+    # Derived: the DeepSeek-V2-Lite model card publishes "15.7B" total.
+    # embed_tokens and lm_head 2 * 102400 * 2048 = 419,430,400; norm 2048;
+    # each layer's attention (q_lora_rank null): q_proj 2048*16*192,
+    # kv_a_proj_with_mqa 2048*576, kv_a_layernorm 512, kv_b_proj 512*16*256,
+    # o_proj 16*128*2048 = 13,763,072; norms 2*2048; 1 dense MLP of
+    # 3*2048*10944 = 67,239,936; 26 MoE blocks of 64 experts and 2 shared,
+    # 66 * 3*2048*1408 = 570,949,632, and the gate 64*2048 = 131,072.
+    ("DeepSeek-V2-Lite", "deepseek-v2-lite.json", "DeepseekV2ForCausalLM",
+     419_430_400 + 2048 + 27 * (13_763_072 + 2 * 2048) + 67_239_936
+     + 26 * (570_949_632 + 131_072),
+     "derived by hand; the DeepSeek-V2-Lite model card publishes 15.7B "
+     "total parameters (2.4B active); DeepSeek-V2 by its remote code"),
+    # Derived: the Llama-4-Scout-17B-16E model card publishes 17B active and
+    # 109B total, vision model included. Text only: embed_tokens and lm_head
+    # 2 * 202048 * 5120 = 2,068,971,520; norm 5120; 48 layers of attention
+    # 2*5120*5120 + 2*5120*1024 = 62,914,560, fused experts 16*5120*16384 +
+    # 16*8192*5120 = 2,013,265,920, router 5120*16 = 81,920, shared expert
+    # 3*5120*8192 = 125,829,120, norms 2*5120.
+    ("Llama-4-Scout-17B-16E (text)", "llama-4-scout-17b-16e-text.json",
+     "Llama4ForCausalLM",
+     2_068_971_520 + 5120 + 48 * (62_914_560 + 2_013_265_920 + 81_920
+                                  + 125_829_120 + 2 * 5120),
+     "derived by hand from the text_config of meta-llama/"
+     "Llama-4-Scout-17B-16E, whose model card publishes 109B total with "
+     "the vision model"),
+    # Derived: the model card publishes "35 billion". embed_tokens (tied)
+    # 256000 * 8192; norm 8192; 40 layers of q, k, v, o 4*8192^2, MLP
+    # 3*8192*22528, input_layernorm 8192.
+    ("c4ai-command-r-v01", "command-r-v01.json", "CohereForCausalLM",
+     256_000 * 8192 + 8192 + 40 * (4 * 8192**2 + 3 * 8192 * 22528 + 8192),
+     "derived by hand; the CohereForAI/c4ai-command-r-v01 model card "
+     "publishes 35 billion parameters"),
+    # Derived: the Falcon-7B model card publishes "7B". word_embeddings
+    # (tied) 65024*4544; ln_f 2*4544; 32 layers of query_key_value
+    # 4544*(4544 + 2*64), dense 4544^2, MLP 2*4544*18176, input_layernorm
+    # 2*4544.
+    ("falcon-7b", "falcon-7b.json", "FalconForCausalLM",
+     65_024 * 4544 + 2 * 4544
+     + 32 * (4544 * 4672 + 4544**2 + 2 * 4544 * 18176 + 2 * 4544),
+     "derived by hand; the tiiuae/falcon-7b model card publishes 7B"),
+    # Derived: the Falcon-40B model card publishes "40B". word_embeddings
+    # (tied) 65024*8192; ln_f 2*8192; 60 layers of query_key_value
+    # 8192*(128 + 2*8)*64, dense 8192^2, MLP 2*8192*32768, ln_attn and
+    # ln_mlp 4*8192.
+    ("falcon-40b", "falcon-40b.json", "FalconForCausalLM",
+     65_024 * 8192 + 2 * 8192
+     + 60 * (8192 * 144 * 64 + 8192**2 + 2 * 8192 * 32768 + 4 * 8192),
+     "derived by hand; the tiiuae/falcon-40b model card publishes 40B"),
+    # Derived from the GPT-J 6B model card's table (28 layers, d_model 4096,
+    # d_ff 16384, vocabulary 50400): wte 50400*4096; 28 blocks of ln_1
+    # 2*4096, q, k, v, out 4*4096^2, fc_in 4096*16384 + 16384, fc_out
+    # 16384*4096 + 4096; ln_f 2*4096; lm_head 4096*50400 + 50400. The card's
+    # n_parameters, 6,053,381,344, is Mesh Transformer JAX's count, 2,498,560
+    # more than transformers' GPTJForCausalLM holds.
+    ("gpt-j-6b", "gpt-j-6b.json", "GPTJForCausalLM",
+     50_400 * 4096 + 28 * (2 * 4096 + 4 * 4096**2 + 4096 * 16384 + 16384
+                           + 16384 * 4096 + 4096)
+     + 2 * 4096 + 4096 * 50_400 + 50_400,
+     "derived by hand from the EleutherAI/gpt-j-6b model card's shape "
+     "table (its n_parameters 6053381344 counts Mesh Transformer JAX's "
+     "model)"),
 ]
 
 

@@ -15,39 +15,15 @@ the config itself (ChunkSearchRequest.model).
         model.numels, model.names, model.hidden_size
 """
 
-import dataclasses
 import json
 import os
-from typing import List
+
+from chunkplan.client import DEFAULT_TARGET, Client
+from chunkplan.hf_model import HfModel
+from chunkplan.v1 import chunk_search_pb2
 
 __all__ = ["HfModel", "config_text", "describe", "from_hf_config",
            "model_config"]
-
-
-@dataclasses.dataclass(frozen=True)
-class HfModel:
-    """A model read from a config: its type, the class whose parameters are
-    listed, its hidden size, and each parameter's numel and name in that
-    class's model.parameters() order."""
-    model_type: str
-    architecture: str
-    hidden_size: int
-    numels: List[int]
-    names: List[str] = dataclasses.field(default_factory=list)
-
-    def summary(self):
-        """One line for a table: "gpt2 (GPT2LMHeadModel), 28 parameters,
-        hidden size 128"."""
-        return "%s (%s), %d parameters, hidden size %d" % (
-            self.model_type, self.architecture, len(self.numels),
-            self.hidden_size)
-
-    @classmethod
-    def from_description(cls, description):
-        """The HfModel of a chunkplan.v1.ModelDescription."""
-        return cls(description.model_type, description.architecture,
-                   description.hidden_size, list(description.numels),
-                   list(description.names))
 
 
 def config_text(config):
@@ -76,7 +52,6 @@ def describe(config, architecture=None, *, client=None, target=None,
     InvalidArgumentError (a ChunkplanError) for an unsupported model type,
     architecture or option, or a malformed value, naming it; OSError for a
     file that cannot be read; the call's ChunkplanError otherwise."""
-    from chunkplan.client import DEFAULT_TARGET, Client
     text = config_text(config)
     if client is not None:
         return client.describe(text, architecture, timeout=timeout)
@@ -97,6 +72,5 @@ def model_config(config, architecture=None):
     search.model, for the server to describe (Client.plan takes it in place
     of numels, and needs it to estimate activations). Raises as
     config_text."""
-    from chunkplan.v1 import chunk_search_pb2
     return chunk_search_pb2.ModelConfig(hf_config_json=config_text(config),
                                         architecture=architecture or "")

@@ -1,0 +1,57 @@
+// Cohere Command-R (model_type "cohere"): transformers' CohereModel and
+// CohereForCausalLM (modeling_cohere.py, 4.51.3): attention and MLP side by
+// side after one norm per layer; the norms are CohereLayerNorm (a weight, no
+// bias); q_norm and k_norm, one weight row per head, where use_qk_norm;
+// lm_head tied by default.
+
+#include "common/status_macros.h"
+#include "server/models/decoder.h"
+#include "server/models/family.h"
+#include "server/models/layers.h"
+
+namespace chunkplan::models {
+namespace {
+
+// CohereDecoderLayer: self_attn (q, k, v, o with attention_bias, then
+// q_norm [heads, head_dim] and k_norm [kv_heads, head_dim]), mlp,
+// input_layernorm. CohereLayerNorm's weight has RmsNorm's shape.
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
+                   ParamBuilder& b, ModelDescription& d) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool qk_norm, cfg.Flag("use_qk_norm"));
+  SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
+  const HeadDims& dims = decoder.dims;
+  const uint64_t h = decoder.shape.hidden;
+  CausalLm(b, architecture, decoder.shape, [&](uint64_t) {
+    Attention(b, dims, h, bias, bias);
+    if (qk_norm) {
+      b.In("self_attn", [&] {
+        b.Add("q_norm.weight", {dims.heads, dims.head_dim});
+        b.Add("k_norm.weight", {dims.kv_heads, dims.head_dim});
+      });
+    }
+    b.In("mlp", [&] { GatedMlp(b, h, decoder.inter, /*bias=*/false); });
+    RmsNorm(b, "input_layernorm", h);
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// CohereConfig's defaults (configuration_cohere.py, 4.51.3: Command-R's
+// shape); no head_dim key (hidden / heads unless the config gives one).
+const Family& CohereFamily() {
+  static const Family family{"cohere",
+                             {"CohereForCausalLM", "CohereModel"},
+                             R"({
+        "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528,
+        "num_hidden_layers": 40, "num_attention_heads": 64,
+        "num_key_value_heads": null, "head_dim": null,
+        "attention_bias": false, "use_qk_norm": false,
+        "tie_word_embeddings": true})",
+                             &Build};
+  return family;
+}
+
+}  // namespace chunkplan::models

@@ -1,0 +1,248 @@
+// DeepSeek-V2 and DeepSeek-V3: multi-head latent attention and DeepSeekMoE.
+// DeepSeek-V3 (model_type "deepseek_v3") as transformers 4.51.3 builds it
+// (modeling_deepseek_v3.py: DeepseekV3Model, DeepseekV3ForCausalLM);
+// transformers 4.51.3 has no DeepSeek-V2, so "deepseek_v2" follows the
+// model's own published remote code (modeling_deepseek.py and
+// configuration_deepseek.py of deepseek-ai/DeepSeek-V2 and -V2-Lite:
+// DeepseekV2Model, DeepseekV2ForCausalLM). The checkpoints' multi-token
+// prediction layer (DeepSeek-V3's layer 61) is not part of either model.
+
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/models/decoder.h"
+#include "server/models/family.h"
+#include "server/models/layers.h"
+
+namespace chunkplan::models {
+namespace {
+
+// The latent attention's sizes and the widths they give.
+struct Latent {
+  uint64_t heads = 0;
+  std::optional<uint64_t> q_lora;  // unset: a plain q_proj
+  uint64_t kv_lora = 0, rope = 0;
+  uint64_t q_width = 0;     // heads * (qk_nope_head_dim + qk_rope_head_dim)
+  uint64_t kv_a_width = 0;  // kv_lora_rank + qk_rope_head_dim
+  uint64_t kv_b_width = 0;  // heads * (qk_nope_head_dim + v_head_dim)
+  uint64_t o_width = 0;     // heads * v_head_dim
+  uint64_t head_dim = 0;    // qk_nope_head_dim + qk_rope_head_dim
+  bool bias = false;        // attention_bias
+};
+
+// a + b; INVALID_ARGUMENT naming `what` past 2^64 - 1.
+absl::StatusOr<uint64_t> Sum(uint64_t a, uint64_t b, absl::string_view what) {
+  uint64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config ", what, ": passes 2^64 - 1"));
+  }
+  return sum;
+}
+
+absl::StatusOr<Latent> ReadLatent(const HfConfig& cfg) {
+  Latent l;
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.heads, cfg.Size("num_attention_heads"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.q_lora, cfg.OptionalSize("q_lora_rank"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.kv_lora, cfg.Size("kv_lora_rank"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.rope, cfg.Size("qk_rope_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t nope, cfg.Size("qk_nope_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t v, cfg.Size("v_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.bias, cfg.Flag("attention_bias"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      l.head_dim, Sum(nope, l.rope, "qk_nope_head_dim + qk_rope_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      l.q_width, Product({l.heads, l.head_dim},
+                         "num_attention_heads * (qk_nope_head_dim + "
+                         "qk_rope_head_dim)"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      l.kv_a_width, Sum(l.kv_lora, l.rope, "kv_lora_rank + qk_rope_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t nope_v,
+                             Sum(nope, v, "qk_nope_head_dim + v_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      l.kv_b_width,
+      Product({l.heads, nope_v},
+              "num_attention_heads * (qk_nope_head_dim + v_head_dim)"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      l.o_width, Product({l.heads, v}, "num_attention_heads * v_head_dim"));
+  return l;
+}
+
+// self_attn: q_proj, or q_a_proj, q_a_layernorm, q_b_proj; then
+// kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj. attention_bias
+// biases q_a_proj, kv_a_proj_with_mqa and o_proj.
+void LatentAttention(ParamBuilder& b, const Latent& l, uint64_t h) {
+  b.In("self_attn", [&] {
+    if (!l.q_lora) {
+      Linear(b, "q_proj", h, l.q_width, /*bias=*/false);
+    } else {
+      Linear(b, "q_a_proj", h, *l.q_lora, l.bias);
+      RmsNorm(b, "q_a_layernorm", *l.q_lora);
+      Linear(b, "q_b_proj", *l.q_lora, l.q_width, /*bias=*/false);
+    }
+    Linear(b, "kv_a_proj_with_mqa", h, l.kv_a_width, l.bias);
+    RmsNorm(b, "kv_a_layernorm", l.kv_lora);
+    Linear(b, "kv_b_proj", l.kv_lora, l.kv_b_width, /*bias=*/false);
+    Linear(b, "o_proj", l.o_width, h, l.bias);
+  });
+}
+
+// Which layers hold the mixture, and its sizes (read only where some layer
+// does, the dense width only where some layer is dense).
+struct Moe {
+  uint64_t layers = 0, first_dense = 0, freq = 1;
+  uint64_t routed = 0;  // 0: no layer is sparse (V2's null n_routed_experts)
+  uint64_t expert_inter = 0;
+  std::optional<uint64_t> shared;  // n_shared_experts (V2: null is none)
+  uint64_t shared_inter = 0;       // moe_intermediate_size * n_shared_experts
+
+  bool Sparse(uint64_t layer) const {
+    return routed > 0 && layer >= first_dense && layer % freq == 0;
+  }
+  // The first multiple of freq at or past first_dense is below layers.
+  bool AnySparse() const {
+    if (routed == 0 || first_dense >= layers) return false;
+    const uint64_t first = first_dense + (freq - first_dense % freq) % freq;
+    return first >= first_dense && first < layers;
+  }
+  // Layer 0 is dense unless it is sparse; else layer 1 is, where freq > 1.
+  bool AnyDense() const { return !Sparse(0) || (layers > 1 && !Sparse(1)); }
+};
+
+// `v2`: n_routed_experts and n_shared_experts may be null, moe_layer_freq
+// counts, and ep_size must be 1 (the remote code builds only one rank's
+// experts otherwise). DeepSeek-V3 in transformers reads neither of the last
+// two: every layer from first_k_dense_replace on is sparse.
+absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers, bool v2) {
+  Moe moe;
+  moe.layers = layers;
+  CHUNKPLAN_ASSIGN_OR_RETURN(moe.first_dense,
+                             cfg.Count("first_k_dense_replace"));
+  if (v2) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t ep_size, cfg.Size("ep_size"));
+    if (ep_size != 1) {
+      return cfg.Refuse("ep_size",
+                        "only 1 is supported (the remote code "
+                        "builds one rank's experts)");
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> routed,
+                               cfg.OptionalSize("n_routed_experts"));
+    moe.routed = routed.value_or(0);
+    if (moe.routed > 0) {
+      CHUNKPLAN_ASSIGN_OR_RETURN(moe.freq, cfg.Size("moe_layer_freq"));
+    }
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.routed, cfg.Size("n_routed_experts"));
+  }
+  if (!moe.AnySparse()) return moe;
+  CHUNKPLAN_ASSIGN_OR_RETURN(moe.expert_inter,
+                             cfg.Size("moe_intermediate_size"));
+  if (v2) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.shared,
+                               cfg.OptionalSize("n_shared_experts"));
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.shared, cfg.Size("n_shared_experts"));
+  }
+  if (moe.shared) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        moe.shared_inter, Product({moe.expert_inter, *moe.shared},
+                                  "moe_intermediate_size * n_shared_experts"));
+  }
+  return moe;
+}
+
+// DeepseekV2MoE / DeepseekV3MoE: experts.<e>, gate (the router: its weight
+// [n_routed_experts, hidden]; DeepSeek-V3's e_score_correction_bias is a
+// buffer in transformers, not a parameter), shared_experts.
+void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
+  b.Repeat("experts", moe.routed,
+           [&](uint64_t) { GatedMlp(b, h, moe.expert_inter, false); });
+  b.Add("gate.weight", {moe.routed, h});
+  if (moe.shared) {
+    b.In("shared_experts",
+         [&] { GatedMlp(b, h, moe.shared_inter, /*bias=*/false); });
+  }
+}
+
+// A layer is self_attn, mlp (sparse or dense), input_layernorm,
+// post_attention_layernorm.
+absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
+                           bool v2, ParamBuilder& b, ModelDescription& d) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(DecoderShape shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Latent latent, ReadLatent(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg, shape.layers, v2));
+  uint64_t inter = moe.expert_inter;
+  if (moe.AnyDense()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(inter, cfg.Size("intermediate_size"));
+  }
+  // The latent attention has as many key/value heads as heads.
+  const HeadDims dims{.heads = latent.heads,
+                      .kv_heads = latent.heads,
+                      .head_dim = latent.head_dim,
+                      .q_width = latent.q_width,
+                      .kv_width = latent.q_width};
+  SetDecoderFacts(shape, dims, inter, d);
+  const uint64_t h = shape.hidden;
+  CausalLm(b, architecture, shape, [&](uint64_t layer) {
+    LatentAttention(b, latent, h);
+    b.In("mlp", [&] {
+      if (moe.Sparse(layer)) {
+        SparseBlock(b, h, moe);
+      } else {
+        GatedMlp(b, h, inter, /*bias=*/false);
+      }
+    });
+    Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
+  });
+  return absl::OkStatus();
+}
+
+absl::Status BuildV2(const HfConfig& cfg, absl::string_view architecture,
+                     ParamBuilder& b, ModelDescription& d) {
+  return BuildDeepseek(cfg, architecture, /*v2=*/true, b, d);
+}
+
+absl::Status BuildV3(const HfConfig& cfg, absl::string_view architecture,
+                     ParamBuilder& b, ModelDescription& d) {
+  return BuildDeepseek(cfg, architecture, /*v2=*/false, b, d);
+}
+
+}  // namespace
+
+// DeepseekV2Config's defaults (the remote configuration_deepseek.py of
+// deepseek-ai/DeepSeek-V2): no experts unless the config names them.
+const Family& DeepseekV2Family() {
+  static const Family family{"deepseek_v2",
+                             {"DeepseekV2ForCausalLM", "DeepseekV2Model"},
+                             R"({
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008,
+        "moe_intermediate_size": 1407, "num_hidden_layers": 30,
+        "num_attention_heads": 32, "n_shared_experts": null,
+        "n_routed_experts": null, "ep_size": 1, "kv_lora_rank": 512,
+        "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "qk_nope_head_dim": 128, "moe_layer_freq": 1,
+        "first_k_dense_replace": 0, "attention_bias": false,
+        "tie_word_embeddings": false})",
+                             &BuildV2};
+  return family;
+}
+
+// DeepseekV3Config's defaults (configuration_deepseek_v3.py, 4.51.3:
+// DeepSeek-V3's shape).
+const Family& DeepseekV3Family() {
+  static const Family family{"deepseek_v3",
+                             {"DeepseekV3ForCausalLM", "DeepseekV3Model"},
+                             R"({
+        "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
+        "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+        "num_attention_heads": 128, "n_shared_experts": 1,
+        "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
+        "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+        "first_k_dense_replace": 3, "attention_bias": false,
+        "tie_word_embeddings": false})",
+                             &BuildV3};
+  return family;
+}
+
+}  // namespace chunkplan::models

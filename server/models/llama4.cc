@@ -1,0 +1,127 @@
+// Llama 4's text model (model_type "llama4_text"): transformers'
+// Llama4TextModel and Llama4ForCausalLM over a Llama4TextConfig
+// (modeling_llama4.py, 4.51.3). The layers in moe_layers (by default every
+// interleave_moe_layer_step-th) hold a mixture whose routed experts are two
+// fused 3-D parameters, as 4.51.3 stores them, beside a router and a shared
+// expert; the other layers a dense MLP of intermediate_size_mlp. The
+// attention's L2 norm (use_qk_norm) has no weight.
+
+#include <algorithm>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "server/models/decoder.h"
+#include "server/models/family.h"
+#include "server/models/layers.h"
+
+namespace chunkplan::models {
+namespace {
+
+// Which layers are sparse: those listed in moe_layers where the config
+// lists them, else every step-th from step - 1 (the config class's
+// default); and the sizes the layers read.
+struct Moe {
+  uint64_t layers = 0, step = 1, experts = 0;
+  bool listed = false;
+  std::vector<uint64_t> sparse;  // moe_layers, sorted, where listed
+  uint64_t inter = 0;            // an expert's and the shared expert's width
+  uint64_t gate_up = 0;          // 2 * inter
+  uint64_t dense_inter = 0;      // intermediate_size_mlp
+
+  bool Sparse(uint64_t layer) const {
+    if (listed) return std::binary_search(sparse.begin(), sparse.end(), layer);
+    return (layer + 1) % step == 0;
+  }
+  bool AnySparse() const {
+    if (listed) return !sparse.empty() && sparse.front() < layers;
+    return step - 1 < layers;
+  }
+  bool AnyDense() const {
+    if (!listed) return step > 1;
+    uint64_t next = 0;  // the least layer not found in the list yet
+    for (uint64_t layer : sparse) {
+      if (layer > next || next >= layers) break;
+      if (layer == next) ++next;
+    }
+    return next < layers;
+  }
+};
+
+// The sizes only where a layer needs them, as the modules do.
+absl::StatusOr<Moe> ReadMoe(const HfConfig& cfg, uint64_t layers) {
+  Moe moe;
+  moe.layers = layers;
+  moe.listed = cfg.Has("moe_layers");
+  if (moe.listed) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.sparse, cfg.IndexList("moe_layers"));
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.step, cfg.Size("interleave_moe_layer_step"));
+  }
+  if (moe.AnySparse()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.experts, cfg.Size("num_local_experts"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.inter, cfg.Size("intermediate_size"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        moe.gate_up, Product({2, moe.inter}, "2 * intermediate_size"));
+  }
+  if (moe.AnyDense()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(moe.dense_inter,
+                               cfg.Size("intermediate_size_mlp"));
+  }
+  return moe;
+}
+
+// Llama4TextMoe: experts (Llama4TextExperts: gate_up_proj [experts, hidden,
+// 2 * intermediate_size], down_proj [experts, intermediate_size, hidden]),
+// router, shared_expert.
+void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
+  b.Add("experts.gate_up_proj", {moe.experts, h, moe.gate_up});
+  b.Add("experts.down_proj", {moe.experts, moe.inter, h});
+  Linear(b, "router", h, moe.experts, /*bias=*/false);
+  b.In("shared_expert", [&] { GatedMlp(b, h, moe.inter, /*bias=*/false); });
+}
+
+// Llama4TextDecoderLayer: self_attn (q, k, v, o with attention_bias),
+// feed_forward, input_layernorm, post_attention_layernorm.
+absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
+                   ParamBuilder& b, ModelDescription& d) {
+  Decoder decoder;
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
+                             ReadHeadDims(cfg, decoder.shape.hidden));
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg, decoder.shape.layers));
+  // The shape fact: the dense MLP's width where some layer is dense.
+  decoder.inter = moe.AnyDense() ? moe.dense_inter : moe.inter;
+  const uint64_t h = decoder.shape.hidden;
+  auto feed_forward = [&](uint64_t layer) {
+    if (moe.Sparse(layer)) {
+      SparseBlock(b, h, moe);
+    } else {
+      GatedMlp(b, h, moe.dense_inter, /*bias=*/false);
+    }
+  };
+  const LayerStyle style{
+      .qkv_bias = bias, .o_bias = bias, .feed_forward = "feed_forward"};
+  BuildDecoder(b, architecture, decoder, style, feed_forward, d);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// Llama4TextConfig's defaults (configuration_llama4.py, 4.51.3: Llama 4
+// Scout's text shape).
+const Family& Llama4TextFamily() {
+  static const Family family{"llama4_text",
+                             {"Llama4ForCausalLM", "Llama4TextModel"},
+                             R"({
+        "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "attention_bias": false, "num_local_experts": 16,
+        "moe_layers": null, "interleave_moe_layer_step": 1,
+        "tie_word_embeddings": false})",
+                             &Build};
+  return family;
+}
+
+}  // namespace chunkplan::models
