@@ -235,8 +235,9 @@ absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
       Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
-  return CommandOutput{
-      Output(options, response, [&] { return FormatTable(response); })};
+  CommandOutput out;
+  out.text = Output(options, response, [&] { return FormatTable(response); });
+  return out;
 }
 
 absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
