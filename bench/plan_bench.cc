@@ -37,7 +37,7 @@ void RunPlan(benchmark::State& state, const Workload& w) {
     }
     considered = result->options_considered;
     fit = 0;
-    for (const planner::PlanOption& o : result->options) fit += o.fits;
+    for (const planner::PlanOption& o : result->options) fit += o.verdict.fits;
     first = result->options.empty() ? "" : result->options[0].colossalai;
   }
   state.SetLabel(first);

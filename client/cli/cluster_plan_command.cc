@@ -40,18 +40,9 @@ void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
   if (options.engine.has_value()) {
     request->mutable_search()->set_engine(*options.engine);
   }
-  const ClusterFlags& f = options.cluster;
-  v1::Cluster* c = request->mutable_cluster();
-  if (f.device_memory_bytes) c->set_device_memory_bytes(*f.device_memory_bytes);
-  if (f.host_memory_bytes) c->set_host_memory_bytes(*f.host_memory_bytes);
-  if (f.gpus_per_node) c->set_gpus_per_node(*f.gpus_per_node);
-  if (f.world_sizes) {
-    c->clear_world_sizes();
-    for (const uint32_t w : *f.world_sizes) c->add_world_sizes(w);
-  }
-  if (f.reserve_bytes) c->set_reserve_bytes(*f.reserve_bytes);
-  if (f.max_options) request->set_max_options(*f.max_options);
-  if (f.workload) *request->mutable_workload() = *f.workload;
+  ApplyClusterFlags(options.cluster, request->mutable_cluster());
+  if (options.max_options) request->set_max_options(*options.max_options);
+  if (options.workload) *request->mutable_workload() = *options.workload;
   ApplyGeminiFlags(options.gemini, request->mutable_gemini());
 }
 
@@ -77,27 +68,30 @@ absl::StatusOr<v1::PlanResponse> PlanRemotely(const RemoteTarget& target,
 
 }  // namespace
 
-absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options,
-                                           std::string* warning) {
+absl::StatusOr<CommandOutput> RunClusterPlan(
+    const ClusterPlanOptions& options) {
   CHUNKPLAN_ASSIGN_OR_RETURN(v1::PlanRequest request, ReadPlanRequest(options));
   ApplyFlags(options, &request);
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::PlanResponse response,
                              options.server.has_value()
                                  ? PlanRemotely(*options.server, request)
                                  : PlanLocally(request));
+  CommandOutput out;
+  out.does_not_fit = NothingFits(response);
   if (options.emit_colossalai) {
-    if (!response.options().empty() && !response.options(0).fits()) {
-      *warning = absl::StrCat(
-          "option 1 does not fit: ", response.options(0).why_not(), "\n");
-    }
-    return EmitColossalai(response);
+    if (out.does_not_fit.has_value()) return out;  // nothing to paste
+    CHUNKPLAN_ASSIGN_OR_RETURN(out.text, EmitColossalai(response));
+    return out;
   }
   if (options.format == OutputFormat::kJson) {
-    return absl::StrCat(common::MessageToJson(response), "\n");
+    out.text = absl::StrCat(common::MessageToJson(response), "\n");
+    return out;
   }
-  std::string table = FormatPlanTable(request, response);
-  if (!options.model.has_value()) return table;
-  return absl::StrCat(IntervalNote(*options.model), "\n", table);
+  out.text = FormatPlanTable(request, response);
+  if (options.model.has_value()) {
+    out.text = absl::StrCat(IntervalNote(*options.model), "\n", out.text);
+  }
+  return out;
 }
 
 }  // namespace chunkplan::cli

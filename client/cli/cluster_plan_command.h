@@ -13,26 +13,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/model_request.h"
 #include "client/cli/plan_command.h"
 #include "client/cli/remote_call.h"
 #include "client/cli/request_flags.h"
 
 namespace chunkplan::cli {
-
-// What the flags set of the request; each set field replaces the
-// request file's.
-struct ClusterFlags {
-  std::optional<uint64_t> device_memory_bytes;
-  std::optional<uint64_t> host_memory_bytes;
-  std::optional<uint32_t> gpus_per_node;
-  std::optional<std::vector<uint32_t>> world_sizes;
-  std::optional<uint64_t> reserve_bytes;
-  std::optional<uint32_t> max_options;
-  // --micro-batch and --sequence-length (both, or neither), with the two
-  // switches.
-  std::optional<v1::Workload> workload;
-};
 
 struct ClusterPlanOptions {
   // The PlanRequest file, or "-" for standard input; empty with `model`.
@@ -42,7 +29,12 @@ struct ClusterPlanOptions {
   std::optional<ModelFlags> model;
   std::optional<RemoteTarget> server;  // none: answer in this process
   std::optional<v1::Engine> engine;    // replaces search.engine when set
+  // Each field set replaces the request file's.
   ClusterFlags cluster;
+  std::optional<uint32_t> max_options;
+  // --micro-batch and --sequence-length (both, or neither), with the two
+  // switches.
+  std::optional<v1::Workload> workload;
   // GeminiPlugin's fixed choices over the request's (Plan chooses the
   // placement: those fields stay unset).
   GeminiFlags gemini;
@@ -55,14 +47,13 @@ struct ClusterPlanOptions {
 // answered (here: the server's planner and conversions, with a server's
 // default limits), and returns the text to print, ending in '\n': the
 // PlanResponse as one line of protobuf JSON, FormatPlanTable (opened with
-// the model's IntervalNote), or EmitColossalai's line; with that line,
-// `*warning` says when the option does not fit ("option 1 does not fit:
-// <why_not>\n"; else empty). Errors: the input's (naming the path),
-// INVALID_ARGUMENT for JSON that is not a PlanRequest; then Plan's (as
+// the model's IntervalNote), or EmitColossalai's line; does_not_fit (exit 3)
+// when no option fits by the server's verdict, saying why (then the emit
+// prints nothing). Errors: the input's (naming the path), INVALID_ARGUMENT
+// for JSON that is not a PlanRequest; then Plan's (as
 // chunkplan.v1.ChunkSearch/Plan answers) and, with a server, the call's;
 // EmitColossalai's.
-absl::StatusOr<std::string> RunClusterPlan(const ClusterPlanOptions& options,
-                                           std::string* warning);
+absl::StatusOr<CommandOutput> RunClusterPlan(const ClusterPlanOptions& options);
 
 }  // namespace chunkplan::cli
 

@@ -24,8 +24,6 @@ constexpr uint32_t kGemini = kLayout | kFrontier | kPlan;
 constexpr uint32_t kLayouts = kLayout | kFrontier;
 constexpr char kPlanPlaces[] = "plan chooses the placement";
 constexpr char kPlanSizes[] = "plan takes --world-sizes, not --dp";
-constexpr char kPlanBudget[] =
-    "plan holds configurations against a cluster's budgets";
 
 constexpr FlagScope kScopes[] = {
     {"request", kRequests, ""},
@@ -52,8 +50,9 @@ constexpr FlagScope kScopes[] = {
     {"device_memory", kGemini, ""},
     {"gpu", kGemini, ""},
     {"gpus_per_node", kLayout | kPlan, ""},
-    {"host_memory", kPlan, kPlanBudget},
-    {"reserve", kPlan, kPlanBudget},
+    {"host_memory", kLayout | kPlan, ""},
+    {"reserve", kLayout | kPlan, ""},
+    {"margin", kLayout | kPlan, ""},
     {"world_sizes", kPlan, ""},
     {"max_options", kPlan, ""},
     {"micro_batch", kLayout | kPlan, ""},

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/padding_warning.h"
+#include "client/cli/verdict_text.h"
 #include "common/status_macros.h"
 #include "server/planner/fit/plan_colossalai.h"
 #include "server/service/plan_convert.h"
@@ -21,14 +22,17 @@ double GiB(uint64_t bytes) {
 
 std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
   bool activations = false;
+  bool verdicts = false;
   for (const DegreeLayout& l : layouts) {
     activations = activations || l.response.activation_bytes() > 0;
+    verdicts = verdicts || l.response.has_verdict();
   }
   std::string out =
       "dp degree  chunk size (elements)  keep gathered  padding (elements)  "
       "search waste (elements)  device total GiB  gathered chunk GiB  host "
       "total GiB";
   if (activations) out += "  activations GiB (ESTIMATE)";
+  if (verdicts) out += "  headroom GiB  verdict";
   out += "\n";
   for (const DegreeLayout& l : layouts) {
     const v1::LayoutResponse& r = l.response;
@@ -43,6 +47,11 @@ std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
         GiB(r.most_loaded_rank().host_bytes()));
     if (activations) {
       absl::StrAppendFormat(&out, "  %26.2f", GiB(r.activation_bytes()));
+    }
+    if (r.has_verdict()) {
+      absl::StrAppendFormat(&out, "  %12.2f  %s",
+                            GiB(r.verdict().headroom_bytes()),
+                            VerdictWords(r.verdict()));
     }
     out += "\n";
   }
@@ -80,19 +89,24 @@ v1::LayoutRequest SweepRequest(const DegreeLayout& layout, double fraction) {
 
 std::string FormatOffloadSweep(
     const std::vector<std::pair<double, v1::LayoutResponse>>& rows) {
+  bool verdicts = false;
+  for (const auto& row : rows) verdicts = verdicts || row.second.has_verdict();
   std::string out =
       "offload_optim_frac  offloaded chunks  of fp16 bytes  device GiB (worst "
-      ".. best order)  host GiB\n";
+      ".. best order)  host GiB";
+  out += verdicts ? "  verdict\n" : "\n";
   for (const auto& [fraction, r] : rows) {
     const v1::PlacementOutcome& p = r.placement();
     absl::StrAppendFormat(
-        &out, "%18.2f  %16s  %12.1f%%  %32s  %8.2f\n", fraction,
+        &out, "%18.2f  %16s  %12.1f%%  %32s  %8.2f", fraction,
         absl::StrCat(p.offloaded_chunks(), " .. ", p.offloaded_chunks_max()),
         100 * p.effective_offload_optim_frac(),
         absl::StrFormat("%.2f .. %.2f",
                         GiB(r.most_loaded_rank().device_bytes()),
                         GiB(r.most_loaded_rank_least().device_bytes())),
         GiB(r.most_loaded_rank().host_bytes()));
+    if (r.has_verdict()) absl::StrAppend(&out, "  ", VerdictWords(r.verdict()));
+    out += "\n";
   }
   return out;
 }

@@ -12,6 +12,9 @@
 //   chunkplan layout --hf-config FILE --dp 4,8,16 [...]  (a row per degree)
 //   chunkplan layout|frontier ... [--objective O] [--precision P]
 //                    [--emit colossalai] [--device-memory 80GiB | --gpu N]
+//   chunkplan layout ... (--device-memory 24GiB | --gpu N) [--reserve 1GiB]
+//                    [--margin 5%] [--host-memory 128GiB --gpus-per-node 4]
+//                    (the server's verdict on the layout)
 //   chunkplan plan (--hf-config FILE | --request FILE|-)
 //                  (--local | --server ...) (--device-memory 80GiB | --gpu
 //                  NAME) --gpus-per-node N --world-sizes 8,16 [...]
@@ -24,9 +27,12 @@
 // With --server, --tls (the system's CAs) or --tls_ca (and, for mutual TLS,
 // --tls_cert and --tls_key) connect over TLS instead of plaintext.
 //
-// Exit codes: 0 success, 1 a failed search, layout, frontier or health
-// check, 2 a usage error. Every failure prints one line "CODE: message" on
-// stderr, CODE being the canonical status name.
+// Exit codes: 0 success (plan: an option fits; layout with a cluster: it
+// fits), 1 a failed search, layout, frontier, plan or health check, 2 a
+// usage error, 3 the server's verdict says it does not fit (plan: no
+// option fits; layout: its verdict; --emit then prints nothing), with why
+// on stderr. Every failure prints one line "CODE: message" on stderr, CODE
+// being the canonical status name.
 
 #include <iostream>
 #include <optional>
@@ -44,6 +50,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/cli/byte_size.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/cluster_plan_command.h"
 #include "client/cli/flag_check.h"
 #include "client/cli/flag_scope.h"
@@ -121,21 +128,25 @@ ABSL_FLAG(bool, offload_sweep, false,
           "layout: one row per offload_optim_frac 0, 0.05, ..., 1 on the "
           "configuration laid out");
 ABSL_FLAG(uint32_t, gpus_per_node, 0,
-          "plan: GPUs (ranks) per node; layout --format table: devices per "
-          "node, to print a node's host bytes");
+          "plan, layout: GPUs (ranks) per node, for a node's host bytes");
 ABSL_FLAG(std::string, device_memory, "",
-          "plan: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB); layout, "
-          "frontier: gemini.device_memory_bytes (auto placement's warm-up)");
+          "plan, layout: memory of one GPU, e.g. 80GiB (KiB..TiB, KB..TB), "
+          "the verdict's; layout (auto placement), frontier: also "
+          "gemini.device_memory_bytes (auto placement's warm-up)");
 ABSL_FLAG(std::string, gpu, "",
           "plan, layout, frontier: the GPU by name (chunkplan gpus), in place "
           "of --device-memory");
 ABSL_FLAG(std::string, host_memory, "",
-          "plan: host memory of one node, e.g. 1TiB (default: not checked)");
+          "plan, layout: host memory of one node, e.g. 1TiB (default: not "
+          "checked)");
 ABSL_FLAG(std::string, world_sizes, "",
           "plan: the data-parallel sizes the job may use, e.g. 8,16,32");
 ABSL_FLAG(std::string, reserve, "",
-          "plan: per GPU, kept free for the CUDA context and workspace, e.g. "
-          "2GiB");
+          "plan, layout: per GPU, kept free for the CUDA context and "
+          "workspace, e.g. 2GiB");
+ABSL_FLAG(std::string, margin, "",
+          "plan, layout: the share of device memory a configuration must "
+          "leave free, e.g. 0.05 or 5% (default: the server's 5%; 0: none)");
 ABSL_FLAG(uint32_t, micro_batch, 0,
           "plan, layout, with --sequence-length: estimate activations for "
           "this micro-batch (decoder-only models by --hf-config)");
@@ -149,7 +160,8 @@ ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
 ABSL_FLAG(std::string, emit, "",
           "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
           "line; layout, frontier: that of the configuration laid out (one "
-          "per degree; frontier: the objective's best)");
+          "per degree; frontier: the objective's best); nothing when the "
+          "server's verdict says it does not fit (why on stderr, exit 3)");
 ABSL_FLAG(absl::Duration, deadline, absl::InfiniteDuration(),
           "search, layout, frontier, health with --server: deadline of the "
           "call, e.g. 5s");
@@ -179,6 +191,7 @@ namespace {
 
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitDoesNotFit = 3;
 
 constexpr char kUsage[] = R"(plans ColossalAI Gemini chunk configurations.
 
@@ -196,10 +209,13 @@ Commands:
                    [--gradient-accumulation] [--no-pin-memory]
                    [--optimizer adam|none] [--device-memory 80GiB | --gpu N]
                    [--micro-batch N --sequence-length N ...]
-                   [--gpus_per_node N] [--offload-sweep] [--emit colossalai]
+                   [--reserve 1GiB] [--margin 5%]
+                   [--host-memory 128GiB --gpus-per-node 4]
+                   [--offload-sweep] [--emit colossalai]
       answers a LayoutRequest: the chunks Gemini allocates and every
-      rank's bytes
-  chunkplan frontier (as layout, without --gpus_per_node, the workload
+      rank's bytes; with a device, the server's verdict on it (exit 3
+      when it does not fit)
+  chunkplan frontier (as layout, without the verdict's flags, the workload
                    and --offload-sweep)
       answers a LayoutRequest with every candidate that is a new best by
       its objective (the chunk size against padding or memory)
@@ -216,6 +232,7 @@ Commands:
                   | --request FILE|-) (--local | --server HOST:PORT)
                  (--device-memory 80GiB | --gpu NAME) [--host-memory 1TiB]
                  --gpus-per-node 8 --world-sizes 8,16,32 [--reserve 2GiB]
+                 [--margin 5%]
                  [--micro-batch N --sequence-length N
                   [--activation-checkpointing] [--flash-attention]]
                  [--precision ...] [--no-master-weights] [...]
@@ -223,8 +240,10 @@ Commands:
                  [--emit colossalai] [--deadline 5s]
       the Gemini configurations that fit the cluster, ranked: per world
       size, chunk size and placement (offload fractions), each one's
-      device and host bytes, and GeminiPlugin's arguments
-      (a PlanRequest file takes the flags given over its own fields)
+      device and host bytes, the server's verdict (fits: the need leaves
+      the margin free), and GeminiPlugin's arguments; exit 3 when no
+      option fits (a PlanRequest file takes the flags given over its own
+      fields)
   chunkplan health --server HOST:PORT [--service NAME] [--deadline 5s]
   chunkplan gpus
       the cards --gpu knows, with their memory as nvidia-smi reports it
@@ -244,7 +263,8 @@ describe lists the model's parameters. Memory sizes take KiB..TiB or
 KB..TB. Every figure printed is the server's (or, with --local, the same
 planner's). Python users: the chunkplan package is a library over the same
 server (docs/python-client.md); its `chunkplan` console script runs this
-binary. Exit codes: 0 success, 1 failure, 2 usage error.
+binary. Exit codes: 0 success (it fits), 1 failure, 2 usage error, 3 the
+server's verdict: it does not fit.
 
 Flags:)";
 
@@ -490,6 +510,28 @@ absl::Status TargetFromFlags(absl::string_view command, PlanOptions& options) {
   return absl::OkStatus();
 }
 
+// The cluster flags of plan and layout (--world-sizes: plan's only, by
+// flag_scope), or a usage error.
+absl::StatusOr<ClusterFlags> ClusterFromFlags() {
+  ClusterFlags f;
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes, DeviceMemoryFromFlags());
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.host_memory_bytes,
+                             ByteSizeFlag(FLAGS_host_memory, "--host-memory"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(f.reserve_bytes,
+                             ByteSizeFlag(FLAGS_reserve, "--reserve"));
+  if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes,
+                               ParseDegreeList("--world-sizes", w));
+  }
+  if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
+    f.gpus_per_node = n;
+  }
+  if (const std::string m = absl::GetFlag(FLAGS_margin); !m.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(f.margin, ParseMargin(m));
+  }
+  return f;
+}
+
 // The options of `command` (search, layout or frontier) from the flags, or
 // a usage error.
 absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
@@ -514,7 +556,18 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
   CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
-  options.gpus_per_node = absl::GetFlag(FLAGS_gpus_per_node);
+  if (command == "layout") {
+    // The device is the verdict's (and auto placement's: LayoutRequestOf).
+    CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+    options.gemini.device_memory_bytes.reset();
+    // A request file may hold the device; a model has none of its own.
+    if (options.model.has_value() && options.cluster.Any() &&
+        !options.cluster.device_memory_bytes.has_value()) {
+      return absl::InvalidArgumentError(
+          "layout judges against a device: --host-memory, --reserve, "
+          "--margin and --gpus-per-node need --device-memory or --gpu");
+    }
+  }
   options.offload_sweep = absl::GetFlag(FLAGS_offload_sweep);
   if (options.offload_sweep &&
       (options.emit_colossalai || (!absl::GetFlag(FLAGS_format).empty() &&
@@ -526,23 +579,31 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   return options;
 }
 
+// Prints `output` (the text on stdout; why it does not fit on stderr) and
+// returns the exit status: 0, or kExitDoesNotFit.
+int Finish(const CommandOutput& output) {
+  std::cout << output.text << std::flush;
+  if (!output.does_not_fit.has_value()) return 0;
+  std::cerr << *output.does_not_fit << std::endl;
+  return kExitDoesNotFit;
+}
+
 // `command` (search, layout or frontier) run by `run` with the flags'
 // options.
 int Plan(Command bit, absl::string_view command,
-         absl::StatusOr<std::string> (*run)(const PlanOptions&)) {
+         absl::StatusOr<CommandOutput> (*run)(const PlanOptions&)) {
   if (absl::Status s = CheckFlagsApply(bit); !s.ok()) {
     return Fail(s, kExitUsage);
   }
   const absl::StatusOr<PlanOptions> options = PlanOptionsFromFlags(command);
   if (!options.ok()) return Fail(options.status(), kExitUsage);
-  const absl::StatusOr<std::string> output = run(*options);
+  const absl::StatusOr<CommandOutput> output = run(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   // JSON keeps stdout one message per line; the table says it itself.
   if (options->model.has_value() && options->format == OutputFormat::kJson) {
     std::cerr << IntervalNote(*options->model) << std::flush;
   }
-  std::cout << *output << std::flush;
-  return 0;
+  return Finish(*output);
 }
 
 int Describe() {
@@ -561,28 +622,6 @@ int Describe() {
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   std::cout << *output << std::flush;
   return 0;
-}
-
-// The cluster and workload flags of plan, or a usage error.
-absl::StatusOr<ClusterFlags> ClusterFromFlags() {
-  ClusterFlags f;
-  CHUNKPLAN_ASSIGN_OR_RETURN(f.device_memory_bytes, DeviceMemoryFromFlags());
-  CHUNKPLAN_ASSIGN_OR_RETURN(f.host_memory_bytes,
-                             ByteSizeFlag(FLAGS_host_memory, "--host-memory"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(f.reserve_bytes,
-                             ByteSizeFlag(FLAGS_reserve, "--reserve"));
-  if (const std::string w = absl::GetFlag(FLAGS_world_sizes); !w.empty()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(f.world_sizes,
-                               ParseDegreeList("--world-sizes", w));
-  }
-  if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
-    f.gpus_per_node = n;
-  }
-  if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
-    f.max_options = n;
-  }
-  CHUNKPLAN_ASSIGN_OR_RETURN(f.workload, WorkloadFromFlags());
-  return f;
 }
 
 // `chunkplan plan`'s options from the flags, or a usage error.
@@ -605,6 +644,10 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
     CHUNKPLAN_ASSIGN_OR_RETURN(options.engine, ParseEngine(engine));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(options.cluster, ClusterFromFlags());
+  if (const uint32_t n = absl::GetFlag(FLAGS_max_options); n != 0) {
+    options.max_options = n;
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
   CHUNKPLAN_ASSIGN_OR_RETURN(options.gemini, GeminiFromFlags(false));
   CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
   return options;
@@ -613,16 +656,13 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
 int ClusterPlan() {
   const absl::StatusOr<ClusterPlanOptions> options = ClusterPlanFromFlags();
   if (!options.ok()) return Fail(options.status(), kExitUsage);
-  std::string warning;
-  const absl::StatusOr<std::string> output = RunClusterPlan(*options, &warning);
+  const absl::StatusOr<CommandOutput> output = RunClusterPlan(*options);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
   if (options->model.has_value() &&
       (options->format == OutputFormat::kJson || options->emit_colossalai)) {
     std::cerr << IntervalNote(*options->model) << std::flush;
   }
-  std::cerr << warning << std::flush;
-  std::cout << *output << std::flush;
-  return 0;
+  return Finish(*output);
 }
 
 int Health() {

@@ -7,10 +7,12 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/layout_output.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
+#include "client/cli/verdict_text.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
@@ -52,7 +54,8 @@ absl::StatusOr<v1::ChunkSearchRequest> SearchRequestOf(
 // The LayoutRequest of `options`: its model's search at degree `dp` (with
 // GeminiPlugin's other defaults), or its file's; then the flags over its
 // fields (--engine on its search part, the gemini flags, the objective, the
-// workload).
+// workload, the cluster; the cluster's device memory to the gemini settings
+// too where the placement is auto, for its warm-up).
 absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
                                                   uint32_t dp) {
   v1::LayoutRequest request;
@@ -72,6 +75,14 @@ absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
   if (options.objective.has_value()) request.set_objective(*options.objective);
   if (options.workload.has_value()) {
     *request.mutable_workload() = *options.workload;
+  }
+  if (options.cluster.Any()) {
+    ApplyClusterFlags(options.cluster, request.mutable_cluster());
+    if (options.cluster.device_memory_bytes.has_value() &&
+        request.gemini().placement() == v1::PLACEMENT_AUTO) {
+      request.mutable_gemini()->set_device_memory_bytes(
+          *options.cluster.device_memory_bytes);
+    }
   }
   return request;
 }
@@ -145,6 +156,23 @@ absl::StatusOr<v1::LayoutResponse> AnswerLayout(
                 AnswerLocally);
 }
 
+// Why the layouts that the server judged do not fit, one line each ("dp
+// degree N " before each where several), or nullopt when every verdict
+// fits (or none was asked for).
+std::optional<std::string> LayoutsDoNotFit(
+    const std::vector<DegreeLayout>& layouts) {
+  std::vector<std::string> lines;
+  for (const DegreeLayout& l : layouts) {
+    const v1::LayoutResponse& r = l.response;
+    if (!r.has_verdict() || r.verdict().fits()) continue;
+    lines.push_back(absl::StrCat(
+        layouts.size() > 1 ? absl::StrCat("dp degree ", l.dp_degree, " ") : "",
+        VerdictWords(r.verdict())));
+  }
+  if (lines.empty()) return std::nullopt;
+  return absl::StrJoin(lines, "\n");
+}
+
 // `message` as one line of protobuf JSON.
 std::string JsonLine(const google::protobuf::Message& message) {
   return absl::StrCat(common::MessageToJson(message), "\n");
@@ -201,16 +229,18 @@ absl::StatusOr<v1::Engine> ParseEngine(absl::string_view name) {
       "'"));
 }
 
-absl::StatusOr<std::string> RunSearch(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ChunkSearchRequest request,
                              SearchRequestOf(options));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::ChunkSearchResponse response,
       Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
-  return Output(options, response, [&] { return FormatTable(response); });
+  CommandOutput out;
+  out.text = Output(options, response, [&] { return FormatTable(response); });
+  return out;
 }
 
-absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
   std::vector<uint32_t> degrees = options.degrees;
   if (degrees.empty()) degrees.push_back(options.model ? options.model->dp : 0);
   std::vector<DegreeLayout> layouts;
@@ -222,47 +252,56 @@ absl::StatusOr<std::string> RunLayout(const PlanOptions& options) {
                                AnswerLayout(options, layout.request));
     layouts.push_back(std::move(layout));
   }
+  CommandOutput out;
+  out.does_not_fit = LayoutsDoNotFit(layouts);
   if (options.offload_sweep) {
     CHUNKPLAN_ASSIGN_OR_RETURN(std::string sweep,
                                OffloadSweep(options, layouts));
-    return Table(options, std::move(sweep));
+    out.text = Table(options, std::move(sweep));
+    return out;
   }
   if (options.format == OutputFormat::kTable && !options.emit_colossalai) {
-    if (layouts.size() > 1) return Table(options, FormatLayoutRows(layouts));
-    return Table(options, absl::StrCat(FormatLayoutTable(layouts[0].response,
-                                                         options.gpus_per_node),
-                                       PaddingWarning(layouts[0].response)));
+    out.text = Table(options,
+                     layouts.size() > 1
+                         ? FormatLayoutRows(layouts)
+                         : absl::StrCat(FormatLayoutTable(layouts[0].response),
+                                        PaddingWarning(layouts[0].response)));
+    return out;
   }
-  std::string out;
+  // Nothing to paste where a layout does not fit.
+  if (options.emit_colossalai && out.does_not_fit.has_value()) return out;
   for (const DegreeLayout& layout : layouts) {
     if (!options.emit_colossalai) {
-      out += JsonLine(layout.response);
+      out.text += JsonLine(layout.response);
       continue;
     }
     CHUNKPLAN_ASSIGN_OR_RETURN(
         const std::string line,
         EmitLayoutColossalai(layout.request, layout.response));
-    out += line;
+    out.text += line;
   }
   return out;
 }
 
-absl::StatusOr<std::string> RunFrontier(const PlanOptions& options) {
+absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
   const uint32_t dp = options.model ? options.model->dp : 0;
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutRequest request,
                              LayoutRequestOf(options, dp));
+  CommandOutput out;
   if (options.emit_colossalai) {
     CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutResponse layout,
                                AnswerLayout(options, request));
-    return EmitLayoutColossalai(request, layout);
+    CHUNKPLAN_ASSIGN_OR_RETURN(out.text, EmitLayoutColossalai(request, layout));
+    return out;
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::FrontierResponse response,
       Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
              AnswerFrontierLocally));
-  return Output(options, response, [&] {
+  out.text = Output(options, response, [&] {
     return FormatFrontierTable(response, request.objective());
   });
+  return out;
 }
 
 }  // namespace chunkplan::cli

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/cluster_flags.h"
 #include "client/cli/model_request.h"
 #include "client/cli/remote_call.h"
 #include "client/cli/request_flags.h"
@@ -51,13 +52,23 @@ struct PlanOptions {
   GeminiFlags gemini;
   std::optional<v1::Objective> objective;
   std::optional<v1::Workload> workload;
-  // layout's table: devices per node, to print a node's host bytes; 0: no.
-  uint32_t gpus_per_node = 0;
+  // layout: the cluster to judge each layout against
+  // (LayoutRequest.cluster), each field given replacing the request's; none
+  // set: the request's own. Its device memory also reaches
+  // gemini.device_memory_bytes where the placement is auto.
+  ClusterFlags cluster;
   // layout, frontier: print EmitLayoutColossalai's line (one per degree;
   // frontier: of the objective's best, laid out) instead.
   bool emit_colossalai = false;
   // layout: one row per SweepFractions() on each configuration laid out.
   bool offload_sweep = false;
+};
+
+// What a command prints, and the verdict's say on its exit status.
+struct CommandOutput {
+  std::string text;  // for stdout, ending in '\n'; may be empty
+  // The server's verdict says it does not fit (exit 3): why, for stderr.
+  std::optional<std::string> does_not_fit;
 };
 
 // `chunkplan search`: reads a ChunkSearchRequest, runs the search and
@@ -69,20 +80,23 @@ struct PlanOptions {
 // (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION for an engine
 // this binary lacks), and with a server the call's (UNAVAILABLE,
 // DEADLINE_EXCEEDED, ...).
-absl::StatusOr<std::string> RunSearch(const PlanOptions& options);
+absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options);
 
 // `chunkplan layout`: the same for a LayoutRequest (or one per degree of
-// `degrees`), answered as chunkplan.v1.ChunkSearch/Layout answers it:
-// one layout's table, FormatLayoutRows for several, FormatOffloadSweep's
-// tables with `offload_sweep` (21 more layouts each), one JSON line or
-// EmitLayoutColossalai line per layout.
-absl::StatusOr<std::string> RunLayout(const PlanOptions& options);
+// `degrees`), with options.cluster over its cluster, answered as
+// chunkplan.v1.ChunkSearch/Layout answers it: one layout's table,
+// FormatLayoutRows for several, FormatOffloadSweep's tables with
+// `offload_sweep` (21 more layouts each), one JSON line or
+// EmitLayoutColossalai line per layout. does_not_fit holds the server's
+// VerdictWords when a layout's verdict does not fit (then the emit prints
+// nothing).
+absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options);
 
 // `chunkplan frontier`: the same for a LayoutRequest, answered as
 // chunkplan.v1.ChunkSearch/Frontier answers it; with `emit_colossalai`,
 // the request is laid out instead (Layout lays out the objective's best)
 // and printed as `layout --emit colossalai` prints it.
-absl::StatusOr<std::string> RunFrontier(const PlanOptions& options);
+absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options);
 
 }  // namespace chunkplan::cli
 

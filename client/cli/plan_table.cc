@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/verdict_text.h"
 
 namespace chunkplan::cli {
 namespace {
@@ -27,11 +28,26 @@ std::string ChunkSizeLabel(const v1::PlanOption& option) {
   return "gathered";
 }
 
-void AppendCluster(const v1::Cluster& c, std::string* out) {
+// The verdict of `o` as the server sent it; from its fits and why_not
+// fields where a server before issue 41 sent none.
+v1::Verdict VerdictOf(const v1::PlanOption& o) {
+  if (o.has_verdict()) return o.verdict();
+  v1::Verdict v;
+  v.set_fits(o.fits());
+  v.set_why_not(o.why_not());
+  return v;
+}
+
+void AppendCluster(const v1::Cluster& c, const v1::PlanResponse& response,
+                   std::string* out) {
   absl::StrAppendFormat(out, "device memory %.2f GiB per GPU",
                         GiB(c.device_memory_bytes()));
   if (c.reserve_bytes() != 0) {
     absl::StrAppendFormat(out, " (%.2f GiB reserved)", GiB(c.reserve_bytes()));
+  }
+  if (!response.options().empty() && response.options(0).has_verdict()) {
+    absl::StrAppend(out, ", ", MarginWords(response.options(0).verdict()),
+                    " kept free");
   }
   if (c.host_memory_bytes() != 0) {
     absl::StrAppendFormat(out, ", host memory %.2f GiB per node",
@@ -81,19 +97,20 @@ std::string PlacementLabel(const v1::GeminiSettings& gemini) {
 std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response) {
   std::string out;
-  AppendCluster(request.cluster(), &out);
-  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %14s  %s\n",
+  AppendCluster(request.cluster(), response, &out);
+  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %12s  %14s  %s\n",
                         "world", "placement", "chunk size", "chunk size from",
-                        "device need / memory GiB", "host/node GiB", "fits");
+                        "device need / memory GiB", "headroom GiB",
+                        "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
+    const v1::Verdict v = VerdictOf(o);
     absl::StrAppendFormat(
-        &out, "%5u  %-28s  %12s  %-20s  %24s  %14.2f  %s\n", o.world_size(),
-        PlacementLabel(o.gemini()), ChunkSizeLabel(o), o.chunk_size_from(),
+        &out, "%5u  %-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
+        o.world_size(), PlacementLabel(o.gemini()), ChunkSizeLabel(o),
+        o.chunk_size_from(),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
-        GiB(o.host_bytes_per_node()),
-        o.fits() ? std::string("fits")
-                 : absl::StrCat("does not fit: ", o.why_not()));
+        GiB(v.headroom_bytes()), GiB(o.host_bytes_per_node()), VerdictWords(v));
   }
   if (response.options().empty()) out += "(no option)\n";
   if (request.has_workload() && !response.options().empty()) {
@@ -113,6 +130,15 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                     response.options(0).colossalai(), ")\n");
   }
   return out;
+}
+
+std::optional<std::string> NothingFits(const v1::PlanResponse& response) {
+  if (response.options().empty()) return "the plan has no option";
+  for (const v1::PlanOption& o : response.options()) {
+    if (o.fits()) return std::nullopt;
+  }
+  return absl::StrCat("no option fits; option 1 ",
+                      VerdictWords(VerdictOf(response.options(0))));
 }
 
 absl::StatusOr<std::string> EmitColossalai(const v1::PlanResponse& response) {

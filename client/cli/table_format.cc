@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "client/cli/verdict_text.h"
 
 namespace chunkplan::cli {
 namespace {
@@ -25,12 +26,6 @@ std::string Percent(uint64_t part, uint64_t whole) {
       "%.2f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
-// Bytes in GiB (2**30), 2 decimals.
-std::string Gib(uint64_t bytes) {
-  return absl::StrFormat("%.2f GiB",
-                         static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-}
-
 // The engine, candidates and time lines of a search.
 void AppendRun(v1::Engine engine, uint64_t candidates, uint64_t nanos,
                std::string* out) {
@@ -46,6 +41,11 @@ void AppendSearchRun(const v1::ChunkSearchResponse& response,
 }
 
 }  // namespace
+
+std::string Gib(uint64_t bytes) {
+  return absl::StrFormat("%.2f GiB",
+                         static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+}
 
 std::string EngineLabel(v1::Engine engine) {
   const std::string& name = v1::Engine_Name(engine);
@@ -71,8 +71,7 @@ std::string FormatTable(const v1::ChunkSearchResponse& response) {
   return out;
 }
 
-std::string FormatLayoutTable(const v1::LayoutResponse& response,
-                              uint32_t gpus_per_node) {
+std::string FormatLayoutTable(const v1::LayoutResponse& response) {
   std::string out =
       "dp degree  chunk size (elements)  keep gathered  chunks  padding "
       "(elements)\n";
@@ -132,19 +131,14 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response,
     absl::StrAppendFormat(&out, "fp16 shards on host    %u chunks\n",
                           p.param_offloaded_chunks());
   }
-  if (gpus_per_node > 0) {
-    absl::StrAppendFormat(
-        &out,
-        "host per node          %.2f GiB at most (%u x the most loaded)\n",
-        gpus_per_node * static_cast<double>(most.host_bytes()) /
-            (1024.0 * 1024 * 1024),
-        gpus_per_node);
-  }
   for (const std::string& note : p.notes()) {
     absl::StrAppendFormat(&out, "note  %s\n", note);
   }
   absl::StrAppendFormat(&out, "\ngathered chunk buffer  %s\n",
                         Gib(response.gathered_chunk_bytes()));
+  if (response.has_verdict()) {
+    absl::StrAppend(&out, "\n", FormatVerdict(response.verdict()));
+  }
   if (response.has_search()) AppendSearchRun(response.search(), &out);
   return out;
 }

@@ -24,11 +24,10 @@ std::string FormatTable(const v1::ChunkSearchResponse& response);
 // part of the most loaded (rank 0) and least loaded (rank P-1) rank in GiB
 // (2**30 bytes, 2 decimals), device and host, with the most loaded rank also
 // under its most favourable chunk order; the gathered chunk buffer; the
-// placement's outcome and notes; with `gpus_per_node` > 0 the host bytes of a
-// node of that many most loaded ranks; and the search's engine, candidates and
-// time when it ran. Every line ends in '\n'.
-std::string FormatLayoutTable(const v1::LayoutResponse& response,
-                              uint32_t gpus_per_node = 0);
+// placement's outcome and notes; the server's verdict where it sent one
+// (FormatVerdict); and the search's engine, candidates and time when it ran.
+// Every line ends in '\n'.
+std::string FormatLayoutTable(const v1::LayoutResponse& response);
 
 // One row per frontier point (candidate, chunk size C', the value of
 // `objective` with its unit in the header: elements, or bytes for
@@ -36,6 +35,9 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response,
 // rank 0's peak in GiB), then the engine, candidates and time.
 std::string FormatFrontierTable(const v1::FrontierResponse& response,
                                 v1::Objective objective);
+
+// Bytes in GiB (2**30), 2 decimals: "79.17 GiB".
+std::string Gib(uint64_t bytes);
 
 // "CPU_PLATEAU" for ENGINE_CPU_PLATEAU, ...; the number for values this
 // client does not know.

@@ -18,6 +18,7 @@
 #include "server/planner/engines/sweep_engine.h"
 #include "server/planner/fit/plan_checks.h"
 #include "server/planner/fit/plan_search.h"
+#include "server/planner/fit/verdict.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/layout_checks.h"
@@ -279,6 +280,11 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
         "workload: Frontier compares chunk sizes, which the activation "
         "estimate does not depend on; send it to Layout or Plan");
   }
+  if (request.cluster.has_value()) {
+    return absl::InvalidArgumentError(
+        "cluster: Frontier compares chunk sizes and judges none; send it to "
+        "Layout or Plan");
+  }
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
@@ -289,6 +295,9 @@ absl::StatusOr<FrontierResult> Planner::Frontier(const LayoutRequest& request,
 absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
                                              const StopCheck& stop) const {
   const auto started = Clock::now();
+  if (request.cluster.has_value()) {
+    CHUNKPLAN_RETURN_IF_ERROR(CheckLayoutCluster(*request.cluster));
+  }
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
   LayoutResult result;
@@ -344,6 +353,10 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   const ByteModel bytes = ByteModelOf(request.gemini);
   CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
                              GatheredChunkBytes(result.groups, bytes));
+  if (request.cluster.has_value()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(result.verdict,
+                               JudgeLayout(*request.cluster, result));
+  }
   result.layout_nanos = NanosSince(started);
   return result;
 }

@@ -41,32 +41,23 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   out->set_objective(static_cast<v1::Objective>(o.objective));
   SetRank(o.most_loaded_rank, out->mutable_most_loaded_rank());
   out->set_gathered_chunk_bytes(o.gathered_chunk_bytes);
-  out->set_host_bytes_per_node(o.host_bytes_per_node);
+  out->set_host_bytes_per_node(o.verdict.host_bytes_per_node);
   out->set_layout_padding(o.layout_padding);
-  out->set_fits(o.fits);
-  out->set_why_not(o.why_not);
+  out->set_fits(o.verdict.fits);
+  out->set_why_not(o.verdict.why_not);
   out->set_colossalai(o.colossalai);
   out->set_activation_bytes(o.activation_bytes);
   out->set_chunk_size_from(planner::ChunkSizeFromName(o.chunk_size_from));
   for (const std::string& note : o.notes) out->add_notes(note);
-  out->set_device_need_bytes(o.device_need_bytes);
-}
-
-// The cluster's fields, copied (the planner checks their values).
-planner::Cluster ClusterOf(const v1::Cluster& c) {
-  planner::Cluster out;
-  out.device_memory_bytes = c.device_memory_bytes();
-  out.host_memory_bytes = c.host_memory_bytes();
-  out.gpus_per_node = c.gpus_per_node();
-  out.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
-  out.reserve_bytes = c.reserve_bytes();
-  return out;
+  out->set_device_need_bytes(o.verdict.device_need_bytes);
+  SetVerdict(o.verdict, out->mutable_verdict());
 }
 
 }  // namespace
 
 absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
-  if (absl::Status s = planner::CheckCluster(ClusterOf(request.cluster()));
+  if (absl::Status s =
+          planner::CheckCluster(ClusterFromProto(request.cluster()));
       !s.ok()) {
     return s;
   }
@@ -98,7 +89,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   out.frozen.assign(request.frozen().begin(), request.frozen().end());
   out.gemini = *std::move(gemini);
   out.precision = PrecisionName(request.gemini().precision());
-  out.cluster = ClusterOf(request.cluster());
+  out.cluster = ClusterFromProto(request.cluster());
   out.max_options = request.max_options();
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/planner/fit/plan_checks.h"
 #include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
@@ -191,6 +192,14 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
       return s;
     }
   }
+  std::optional<planner::Cluster> cluster;
+  if (request.has_cluster()) {
+    // Before the model is described, as Plan checks its cluster.
+    cluster = ClusterFromProto(request.cluster());
+    if (absl::Status s = planner::CheckLayoutCluster(*cluster); !s.ok()) {
+      return s;
+    }
+  }
   std::optional<models::ModelDescription> described;
   absl::StatusOr<planner::SearchRequest> search = FromProto(
       request.search(), limits, request.has_workload() ? &described : nullptr);
@@ -210,7 +219,35 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   out.frozen.assign(request.frozen().begin(), request.frozen().end());
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
+  out.cluster = std::move(cluster);
   return out;
+}
+
+planner::Cluster ClusterFromProto(const v1::Cluster& c) {
+  planner::Cluster out;
+  out.device_memory_bytes = c.device_memory_bytes();
+  out.host_memory_bytes = c.host_memory_bytes();
+  out.gpus_per_node = c.gpus_per_node();
+  out.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
+  out.reserve_bytes = c.reserve_bytes();
+  if (c.has_margin()) out.margin = c.margin();
+  return out;
+}
+
+void SetVerdict(const planner::Verdict& v, v1::Verdict* out) {
+  out->set_device_need_bytes(v.device_need_bytes);
+  out->set_device_memory_bytes(v.device_memory_bytes);
+  out->set_reserve_bytes(v.reserve_bytes);
+  out->set_margin(v.margin);
+  out->set_margin_bytes(v.margin_bytes);
+  out->set_headroom_bytes(v.headroom_bytes);
+  out->set_device_excess_bytes(v.device_excess_bytes);
+  out->set_host_bytes_per_node(v.host_bytes_per_node);
+  out->set_host_memory_bytes(v.host_memory_bytes);
+  out->set_host_excess_bytes(v.host_excess_bytes);
+  out->set_fits(v.fits);
+  out->set_tight(v.tight);
+  out->set_why_not(v.why_not);
 }
 
 v1::FrontierResponse ToProto(const planner::FrontierResult& result) {
@@ -258,6 +295,9 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   out.set_activation_bytes(result.activation_bytes);
+  if (result.verdict.has_value()) {
+    SetVerdict(*result.verdict, out.mutable_verdict());
+  }
   return out;
 }
 

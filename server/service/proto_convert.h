@@ -12,6 +12,7 @@
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/search_types.h"
+#include "server/planner/verdict_types.h"
 #include "server/service/model_convert.h"
 
 namespace chunkplan::service {
@@ -43,8 +44,9 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // search's engine, the precision, the optimizer, the objective), naming the
 // field; the search's errors (with its model, within `limits`) prefixed
 // "search."; with a workload, CheckWorkloadSizes' (before the model is
-// described) and PlanWorkloadOf's (workload_convert.h). Every other check
-// is the planner's.
+// described) and PlanWorkloadOf's (workload_convert.h); with a cluster,
+// planner::CheckLayoutCluster's (before the model is described). Every
+// other check is the planner's.
 absl::StatusOr<planner::LayoutRequest> FromProto(
     const v1::LayoutRequest& request, const ModelLimits& limits = {});
 
@@ -64,6 +66,13 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
 // The wire forms of a chunk config and of a rank's bytes, into `out`.
 void SetConfig(const planner::ChunkConfig& c, v1::ChunkConfig* out);
 void SetRank(const planner::RankMemory& m, v1::RankMemory* out);
+
+// The planner's cluster: every field copied, the margin where set (the
+// planner checks their values).
+planner::Cluster ClusterFromProto(const v1::Cluster& c);
+
+// `v` into `out`, every field set.
+void SetVerdict(const planner::Verdict& v, v1::Verdict* out);
 
 // `status` with its message behind `prefix` (e.g. "search.").
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);

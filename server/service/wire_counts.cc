@@ -196,7 +196,9 @@ absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params) {
   Tally top{"", kLayoutRequestCounted};
   Tally search{"search.", kSearchRequestCounted};
-  const Nested nested[] = {{kLayoutSearchField, &search}};
+  Tally cluster{"cluster.", kClusterCounted};
+  const Nested nested[] = {{kLayoutSearchField, &search},
+                           {kLayoutClusterField, &cluster}};
   return WalkBody(bytes, top, max_params, nested);
 }
 

@@ -35,11 +35,13 @@ inline constexpr CountedField kSearchRequestCounted[] = {
 // The repeated fields of chunkplan.v1.LayoutRequest, besides those of its
 // `search` (field kLayoutSearchField, a ChunkSearchRequest, counted with
 // kSearchRequestCounted under the prefix "search."; its occurrences merge, as
-// protobuf merges them).
+// protobuf merges them) and of its `cluster` (kLayoutClusterField, a
+// Cluster: kClusterCounted, under "cluster.").
 inline constexpr CountedField kLayoutRequestCounted[] = {
     {2, "configs", CountedField::Kind::kMessage},
     {3, "frozen", CountedField::Kind::kVarint}};
 inline constexpr int kLayoutSearchField = 1;
+inline constexpr int kLayoutClusterField = 7;
 
 // The repeated fields of chunkplan.v1.PlanRequest besides those of its
 // `search` (kPlanSearchField, as a LayoutRequest's) and of its `cluster`
@@ -70,7 +72,8 @@ absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
 // dp_degrees 6, frozen 2 and cluster.world_sizes 6 are fewer) of at most
 // `max_params` entries per repeated field, unpacked encodings included: 40
 // bytes per parameter (numels 11, dp_degrees 6, a ChunkConfig 21, frozen 2)
-// and 4 KiB for the scalars.
+// and 4 KiB for the scalars. A LayoutRequest's cluster.world_sizes, which
+// Layout refuses when not empty, is left out of the bound.
 // A body beyond it is no such request; the server takes it as its receive
 // limit where that is below --max_receive_message_bytes.
 uint64_t LargestRequestBytes(uint64_t max_params);

@@ -303,6 +303,99 @@ TEST(LayoutDifferentialTest, RandomRequestsMatchTheOracle) {
   EXPECT_GE(c.rank_differs, need);
 }
 
+// Issue 41: Layout with a cluster carries the verdict. Random placements
+// (every policy, so that the two chunk orders' host bytes differ) and random
+// layouts, each with a cluster around its own need: device memory from 0.8
+// to 1.3 times the most loaded rank's device bytes plus the gathered chunk
+// (read off the planner's answer without a cluster: an input, not an
+// expectation), a reserve, a margin unset, 0 or up to 0.3, a host memory
+// around the node's host bytes or none; one in ten with a cluster the
+// checks refuse. The verdict (and everything else) equal to the oracle's.
+TEST(LayoutDifferentialTest, ClustersMatchTheOracle) {
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
+  const int count = static_cast<int>(EnvOr("CHUNKPLAN_DIFF_REQUESTS", 150));
+  std::cout << "CHUNKPLAN_DIFF_SEED=" << seed << " (" << count
+            << " requests)\n";
+  std::mt19937_64 rng(seed ^ 0x41);
+  const auto uniform = [&rng](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  PlacementGenerator placements(seed);
+  LayoutGenerator layouts(seed ^ 0x17);
+  const planner::Planner planner;
+  std::vector<v1::LayoutRequest> requests;
+  while (static_cast<int>(requests.size()) < count) {
+    v1::LayoutRequest r = requests.size() % 2 == 0 ? placements.Next().request
+                                                   : layouts.Next().request;
+    const absl::StatusOr<v1::LayoutResponse> plain =
+        PlannerLayout(planner, r, v1::ENGINE_CPU_SWEEP);
+    if (!plain.ok()) continue;  // a fault of the generator's own
+    const uint64_t need = plain->most_loaded_rank().device_bytes() +
+                          plain->gathered_chunk_bytes();
+    const uint64_t host =
+        std::max(plain->most_loaded_rank().host_bytes(),
+                 plain->most_loaded_rank_least().host_bytes());
+    v1::Cluster* c = r.mutable_cluster();
+    c->set_reserve_bytes(uniform(0, 1) ? uniform(0, need / 8 + 1) : 0);
+    const uint64_t base = need + c->reserve_bytes();
+    c->set_device_memory_bytes(
+        std::max<uint64_t>(1, base / 10 * uniform(8, 13) + uniform(0, 9)));
+    switch (uniform(0, 3)) {
+      case 0:
+        break;  // unset: 5%
+      case 1:
+        c->set_margin(0.0);
+        break;
+      default:
+        c->set_margin(static_cast<double>(uniform(0, 300)) / 1000);
+    }
+    if (uniform(0, 2) > 0) {
+      c->set_gpus_per_node(static_cast<uint32_t>(uniform(1, 8)));
+      if (uniform(0, 1)) {
+        c->set_host_memory_bytes(host * uniform(1, 8) / 2 + uniform(0, 9));
+      }
+    }
+    if (uniform(0, 9) == 0) {
+      switch (uniform(0, 3)) {
+        case 0:
+          c->set_device_memory_bytes(0);
+          break;
+        case 1:
+          c->add_world_sizes(2);
+          break;
+        case 2:
+          c->set_margin(1.0);
+          break;
+        default:
+          c->set_gpus_per_node(0);
+          c->set_host_memory_bytes(1);
+      }
+    }
+    requests.push_back(std::move(r));
+  }
+  const auto answers = CheckAgainstOracle(
+      requests, absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed, " (clusters)"), "");
+  int fits = 0, tight = 0, not_fit = 0, host_checked = 0, refused = 0;
+  for (const auto& a : answers) {
+    if (!a.ok()) {
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(a->has_verdict());
+    const v1::Verdict& v = a->verdict();
+    ++(v.fits() ? fits : v.tight() ? tight : not_fit);
+    host_checked += v.host_memory_bytes() != 0;
+  }
+  std::cout << "verdicts: fits " << fits << ", tight " << tight << ", not "
+            << not_fit << " (host checked " << host_checked << "), refused "
+            << refused << "\n";
+  if (count < 150) return;
+  EXPECT_GT(fits, 0);
+  EXPECT_GT(tight, 0);
+  EXPECT_GT(not_fit, 0);
+  EXPECT_GT(refused, 0);
+}
+
 // What a placement run reached.
 struct PlacementCoverage {
   int kinds[kNumPlacementCases] = {};

@@ -116,7 +116,7 @@ std::string Diff(absl::string_view who,
 struct Coverage {
   int placements[5] = {};
   int sources[3] = {};
-  int refused = 0, fit = 0, not_fit = 0, both_budgets = 0;
+  int refused = 0, fit = 0, tight = 0, not_fit = 0, both_budgets = 0;
 };
 
 void Count(const absl::StatusOr<v1::PlanResponse>& answer, Coverage* c) {
@@ -142,7 +142,7 @@ void Count(const absl::StatusOr<v1::PlanResponse>& answer, Coverage* c) {
           o.chunk_size_from() ==
           planner::ChunkSizeFromName(static_cast<planner::ChunkSizeFrom>(s));
     }
-    ++(o.fits() ? c->fit : c->not_fit);
+    ++(o.fits() ? c->fit : o.verdict().tight() ? c->tight : c->not_fit);
     c->both_budgets += o.why_not().find(';') != std::string::npos;
   }
 }
@@ -200,8 +200,9 @@ TEST(PlanDifferentialTest, RandomRequestsMatchTheOracle) {
             << " " << c.placements[1] << " " << c.placements[2] << " "
             << c.placements[3] << " " << c.placements[4]
             << "; by source: " << c.sources[0] << " " << c.sources[1] << " "
-            << c.sources[2] << "; fit " << c.fit << ", not " << c.not_fit
-            << " (both budgets " << c.both_budgets << ")\n";
+            << c.sources[2] << "; fit " << c.fit << ", tight " << c.tight
+            << ", not " << c.not_fit << " (both budgets " << c.both_budgets
+            << ")\n";
 }
 
 // `name`'s search part (bench/workloads) on 80 GiB GPUs, 1 TiB hosts of 8

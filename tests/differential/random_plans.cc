@@ -76,6 +76,11 @@ void PlanGenerator::SetCluster(uint64_t total, v1::Cluster* c) {
   c->set_reserve_bytes(Chance(0.5) ? 0 : Uniform(0, t));
   c->set_host_memory_bytes(Chance(0.3) ? 0 : LogUniform(4 * t, 200 * t));
   c->set_gpus_per_node(static_cast<uint32_t>(Uniform(1, 8)));
+  // The margin: unset (5%), none, or up to a third of the device, so that
+  // options fall on both sides of it and between it and the memory (tight).
+  const uint64_t margin = Uniform(0, 3);
+  if (margin == 1) c->set_margin(0.0);
+  if (margin >= 2) c->set_margin(static_cast<double>(Uniform(0, 1000)) / 3000);
 }
 
 void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
@@ -106,6 +111,9 @@ void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
       break;
     case PlanFault::kSearchInterval:
       r->mutable_search()->set_search_interval(0);
+      break;
+    case PlanFault::kMargin:
+      c->set_margin(Chance(0.5) ? 1.0 : -0.25);
       break;
   }
 }

@@ -26,8 +26,9 @@ enum class PlanFault {
   kRepeatedSize,    // an entry repeated
   kFrozenLength,    // frozen neither empty nor one per numel
   kSearchInterval,  // search.search_interval 0
+  kMargin,          // cluster.margin outside [0, 1)
 };
-inline constexpr int kNumPlanFaults = 8;
+inline constexpr int kNumPlanFaults = 9;
 
 // Deterministic for a seed.
 class PlanGenerator {

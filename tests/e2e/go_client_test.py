@@ -2,22 +2,25 @@
 """The Go client's example command (client/go/cmd/chunkplan-fit) against a
 real chunkplan-server on loopback.
 
-  GoFitTest  chunkplan-fit reads a config.json and asks Layout; its peak
-             (the most loaded rank's device bytes + the gathered chunk),
-             verdict and chunk_config_dict equal those of a Layout asked
-             from Python with the model's numels as the oracle
-             (tests/oracle/models) lists them, at GeminiPlugin's defaults
-             (range 32 Mi, interval 1024); a device one byte below the
-             peak does not fit (exit 3), one at the peak fits (exit 0); a
-             bad config is the server's INVALID_ARGUMENT (exit 1).
+  GoFitTest  chunkplan-fit reads a config.json and asks Layout with a
+             cluster; it prints the server's verdict, which equals
+             tests/oracle/verdict_oracle.py's judgement of the peak (the
+             most loaded rank's device bytes + the gathered chunk) of a
+             Layout asked from Python with the model's numels as the
+             oracle (tests/oracle/models) lists them, at GeminiPlugin's
+             defaults (range 32 Mi, interval 1024), and the
+             chunk_config_dict; with no margin a device at the peak fits
+             (exit 0) and one byte below does not (exit 3); with the
+             default 5% a device at the peak is tight (exit 3); a bad
+             config is the server's INVALID_ARGUMENT (exit 1).
   GoPlanTest chunkplan-plan reads a config.json and asks Plan; its first
-             option's GeminiPlugin(...) line, device need, host bytes per
-             node and exit status (0 fits, 3 not) equal the plan oracle's
+             option's verdict, device need, host bytes per node, headroom,
+             margin, GeminiPlugin(...) line (only when it fits) and exit
+             status (0 fits, 3 not) equal the plan oracle's
              (tests/oracle/plan_oracle.py) for the request it sends
              (GeminiPlugin's search defaults, the cluster of its flags);
-             usage errors exit 2. Needs the real Plan (issue 28); the
-             oracle cases skip, saying "plan oracle not found", where the
-             oracle is not in the tree.
+             usage errors exit 2. The oracle cases skip, saying "plan
+             oracle not found", where the oracle is not in the tree.
 
 Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT and CHUNKPLAN_PLAN (the built
 chunkplan-fit and chunkplan-plan),
@@ -37,6 +40,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "oracle"))
 from server_test import PATIENCE_S, ROOT, Server, stubs  # noqa: E402
 import models as oracle  # noqa: E402  (tests/oracle/models)
+import verdict_oracle  # noqa: E402  (tests/oracle)
 
 CONFIGS = os.path.join(ROOT, "tests", "python", "data", "hf_configs")
 GIB = 1 << 30
@@ -68,13 +72,22 @@ def expected_layout(channel, config_path, world_size):
     return layout(request, timeout=PATIENCE_S)
 
 
-def run_fit(target, config_path, world_size, device_bytes):
+def run_fit(target, config_path, world_size, device_bytes, *flags):
     result = subprocess.run(
         [fit_binary(), f"--server={target}", f"--config={config_path}",
          f"--world-size={world_size}",
-         f"--device-memory-gib={device_bytes / GIB!r}", "--timeout=60s"],
+         f"--device-memory-gib={device_bytes / GIB!r}", "--timeout=60s",
+         *flags],
         capture_output=True, text=True, timeout=PATIENCE_S)
     return result
+
+
+def words(verdict):
+    """The verdict as the commands print it."""
+    if verdict["fits"]:
+        return "fits"
+    return (("does not fit (tight): " if verdict["tight"] else
+             "does not fit: ") + verdict["why_not"])
 
 
 class GoFitTest(unittest.TestCase):
@@ -98,17 +111,25 @@ class GoFitTest(unittest.TestCase):
         self.assertEqual(len(want.groups), 1)
         # GiB as a float: --device-memory-gib is parsed back exactly for
         # these byte counts (below 2^53).
-        for device, code, verdict in ((peak, 0, "fits"),
-                                      (peak - 1, 3, "does not fit")):
-            with self.subTest(name=name, device=device):
-                got = run_fit(self.server.address, path, world_size, device)
+        for device, margin, code in ((peak, 0.0, 0), (peak - 1, 0.0, 3),
+                                     (peak, None, 3)):
+            flags = [] if margin is None else [f"--margin={margin!r}"]
+            verdict = verdict_oracle.judge(peak, 0, device, 0, margin)
+            with self.subTest(name=name, device=device, margin=margin):
+                got = run_fit(self.server.address, path, world_size, device,
+                              *flags)
                 self.assertEqual(got.returncode, code, got.stderr)
-                self.assertTrue(got.stdout.startswith(verdict + ":"),
-                                got.stdout)
-                self.assertIn(f"peak_bytes {peak} device_bytes {device}\n",
-                              got.stdout)
-                self.assertIn(f"chunk_config_dict = {want_dict}\n",
-                              got.stdout)
+                lines = got.stdout.splitlines()
+                self.assertEqual(lines[0], words(verdict))
+                self.assertIn(
+                    "device_need_bytes %s device_memory_bytes %s "
+                    "headroom_bytes %s margin_bytes %s" % (
+                        verdict["device_need_bytes"],
+                        verdict["device_memory_bytes"],
+                        verdict["headroom_bytes"], verdict["margin_bytes"]),
+                    lines)
+                self.assertIn(f"chunk_config_dict = {want_dict}", lines)
+        self.assertTrue(verdict_oracle.judge(peak, 0, peak, 0, None)["tight"])
 
     def test_gpt2_fits_as_layout_of_its_numels_says(self):
         self.check_model("colossalai-gpt2-test.json", 2)
@@ -178,13 +199,20 @@ class GoPlanTest(unittest.TestCase):
         self.assertEqual(got.returncode, 0 if first["fits"] else 3,
                          got.stderr)
         lines = got.stdout.splitlines()
-        self.assertEqual(lines[-1], "GeminiPlugin(%s)" % first["colossalai"])
+        plugin = "GeminiPlugin(%s)" % first["colossalai"]
+        if first["fits"]:
+            self.assertEqual(lines[-1], plugin)
+        else:
+            self.assertNotIn(plugin, lines)
         self.assertIn("device_need_bytes %s host_bytes_per_node %s "
                       "activation_bytes 0" % (
                           first["device_need_bytes"],
                           first["host_bytes_per_node"]), lines)
-        verdict = ("fits" if first["fits"] else
-                   "does not fit: " + first["why_not"])
+        v = first["verdict"]
+        self.assertIn("headroom_bytes %s margin_bytes %s tight %s" % (
+            v["headroom_bytes"], v["margin_bytes"],
+            "true" if v["tight"] else "false"), lines)
+        verdict = words(v)
         self.assertTrue(lines[0].startswith(
             "option 1 of %d (%d considered): world size %d, chunk size from "
             "%s, " % (len(want["options"]), int(want["options_considered"]),

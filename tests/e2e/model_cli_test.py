@@ -249,10 +249,14 @@ class GeminiFlagsTest(ModelCase):
             "placement": "PLACEMENT_AUTO",
             "device_memory_bytes": 24564 * 2**20}))
         self.assertEqual(got["placement"], want["placement"])
-        # Under static placement the server refuses a device memory.
-        self.assertFails(run("layout", "--local", "--hf-config", GPT2_CONFIG,
-                             "--gpu", "rtx-4090"), FAILED,
-                         "INVALID_ARGUMENT: gemini.device_memory_bytes")
+        # Under static placement the device is the verdict's alone
+        # (LayoutRequest.cluster): no gemini.device_memory_bytes is sent.
+        result = run("layout", "--local", "--hf-config", GPT2_CONFIG,
+                     "--gpu", "rtx-4090")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        verdict = json.loads(result.stdout)["verdict"]
+        self.assertEqual(verdict["device_memory_bytes"], str(24564 * 2**20))
+        self.assertTrue(verdict["fits"])
 
     def test_a_workload_adds_the_activation_estimate(self):
         work = {"micro_batch": 1, "sequence_length": 2048,

@@ -2,9 +2,15 @@
 
   PlanFlagsTest   the request the command line sends, flag by flag (dashes
                   and underscores, memory sizes with units, --gpu presets,
-                  the workload, a request file under flags), to a stand-in
-                  server that records it; the table, --emit colossalai and
-                  --format json of the answer it gives; usage errors.
+                  the margin, the workload, a request file under flags), to
+                  a stand-in server that records it; the table, --emit
+                  colossalai and --format json of the answer it gives, each
+                  verdict rendered as the server sent it, and the exit
+                  status (0 an option fits, 3 none: --emit then prints
+                  nothing); usage errors.
+  LayoutVerdictTest `chunkplan layout --local` with a device: the verdict
+                  equals tests/oracle/layout_oracle.py's (verdict_oracle's
+                  rule), exit 0 when it fits and 3 when not.
   PlanServerTest  a real chunkplan-server: the CLI's JSON (remote and
                   --local) equals tests/oracle/plan_oracle.py's answer on a
                   small request. It needs the planner's Plan search (branch
@@ -59,7 +65,13 @@ CANNED = {
          "host_bytes_per_node": str(300 * GIB),
          "activation_bytes": str(3 * GIB),
          "fits": True,
-         "colossalai": 'placement_policy="static", offload_optim_frac=0.25'},
+         "colossalai": 'placement_policy="static", offload_optim_frac=0.25',
+         "verdict": {"device_need_bytes": str(75 * GIB + GIB // 2),
+                     "device_memory_bytes": str(80 * GIB),
+                     "margin": 0.05, "margin_bytes": str(4 * GIB),
+                     "headroom_bytes": str(4 * GIB + GIB // 2),
+                     "host_bytes_per_node": str(300 * GIB),
+                     "fits": True}},
         {"world_size": 16,
          "gemini": {"placement": "PLACEMENT_AUTO"},
          "configs": [{"dp_degree": 16, "chunk_size": "65536",
@@ -69,11 +81,31 @@ CANNED = {
          "host_bytes_per_node": str(10 * GIB),
          "fits": False,
          "why_not": "device: 96636764160 > 85899345920 by 10737418240",
-         "colossalai": 'placement_policy="auto"'},
+         "colossalai": 'placement_policy="auto"',
+         "verdict": {"device_need_bytes": str(90 * GIB),
+                     "device_memory_bytes": str(80 * GIB), "margin": 0.05,
+                     "margin_bytes": str(4 * GIB),
+                     "device_excess_bytes": str(14 * GIB),
+                     "host_bytes_per_node": str(10 * GIB), "fits": False,
+                     "why_not": "device: 96636764160 > 81604378624 by "
+                                "15032385536"}},
     ],
     "options_considered": "30",
     "plan_nanos": "1500000",
 }
+
+# A tight first option and nothing that fits: exit 3, --emit prints nothing.
+TIGHT = {
+    "options": [dict(CANNED["options"][0], fits=False, why_not="tight words",
+                     verdict={"device_need_bytes": str(78 * GIB),
+                              "device_memory_bytes": str(80 * GIB),
+                              "margin": 0.05, "margin_bytes": str(4 * GIB),
+                              "headroom_bytes": str(2 * GIB),
+                              "device_excess_bytes": str(2 * GIB),
+                              "fits": False, "tight": True,
+                              "why_not": "tight words"}),
+                CANNED["options"][1]],
+    "options_considered": "2"}
 
 BASE = ("--device-memory", "80GiB", "--gpus-per-node", "8",
         "--world-sizes", "8,16,32")
@@ -82,10 +114,10 @@ BASE = ("--device-memory", "80GiB", "--gpus-per-node", "8",
 class PlanFlagsTest(FakeServerCase):
     """`chunkplan plan --server` against a stand-in that records requests."""
 
-    def sent(self, *args):
+    def sent(self, *args, plan=CANNED):
         """The PlanRequest `chunkplan plan --server ... *args` sends, and the
         command's result."""
-        with cli_fake_server.FakeServer(lambda r: {}, plan=CANNED) as server:
+        with cli_fake_server.FakeServer(lambda r: {}, plan=plan) as server:
             result = run("plan", "--server", server.target, *args)
             self.assertEqual(len(server.requests), 1, result.stderr)
             return server.requests[0], result
@@ -109,6 +141,7 @@ class PlanFlagsTest(FakeServerCase):
         self.assertEqual(cluster.gpus_per_node, 8)
         self.assertEqual(list(cluster.world_sizes), [8, 16, 32])
         self.assertEqual(cluster.reserve_bytes, 3 * GIB // 2)
+        self.assertFalse(cluster.HasField("margin"))  # the server's 5%
         self.assertTrue(request.HasField("workload"))
         self.assertEqual(request.workload.micro_batch, 2)
         self.assertEqual(request.workload.sequence_length, 1024)
@@ -131,6 +164,16 @@ class PlanFlagsTest(FakeServerCase):
                          underscored.SerializeToString(deterministic=True))
         self.assertEqual(dashed.cluster.host_memory_bytes, 2 * 10**12)
         self.assertFalse(dashed.HasField("workload"))
+
+    def test_the_margin_reaches_the_request(self):
+        for text, want in (("0.1", 0.1), ("7.5%", 0.075), ("0", 0.0),
+                           (" 12 % ", 0.12)):
+            with self.subTest(text=text):
+                request, result = self.sent("--hf-config", GPT2_CONFIG, *BASE,
+                                            "--margin", text)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertTrue(request.cluster.HasField("margin"))
+                self.assertEqual(request.cluster.margin, want)
 
     def test_memory_units_and_gpu_presets(self):
         for text, want in (("24GB", 24 * 10**9), ("512MiB", 512 * 2**20),
@@ -180,14 +223,15 @@ class PlanFlagsTest(FakeServerCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout
         self.assertTrue(out.startswith(cli_test.DEFAULT_INTERVAL_NOTE), out)
-        self.assertIn("device memory 80.00 GiB per GPU", out)
+        self.assertIn("device memory 80.00 GiB per GPU, margin 5% (4.00 GiB) "
+                      "kept free", out)
         self.assertRegex(out, r"(?m)^\s+8\s+static, optim 0\.25\s+41943040\s+"
                               r"peak_rank_bytes_wide\s+75\.50 / 80\.00\s+"
-                              r"300\.00\s+fits$")
+                              r"4\.50\s+300\.00\s+fits$")
         self.assertRegex(out, r"(?m)^\s+16\s+auto\s+gathered\s+"
-                              r"colossalai_search\s+90\.00 / 80\.00\s+10\.00"
-                              r"\s+does not fit: device: 96636764160 > 85899345920 by "
-                              r"10737418240$")
+                              r"colossalai_search\s+90\.00 / 80\.00\s+0\.00"
+                              r"\s+10\.00\s+does not fit: device: 96636764160 "
+                              r"> 81604378624 by 15032385536$")
         self.assertIn("activations: an ESTIMATE", out)
         self.assertIn("3.00 GiB per rank", out)
         self.assertRegex(out, r"(?m)^options considered\s+30$")
@@ -201,6 +245,24 @@ class PlanFlagsTest(FakeServerCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout, "GeminiPlugin(%s)\n"
                          % CANNED["options"][0]["colossalai"])
+
+    def test_nothing_fits_exits_3_and_emits_nothing(self):
+        why = "no option fits; option 1 does not fit (tight): tight words\n"
+        _, result = self.sent("--hf-config", GPT2_CONFIG, *BASE, "--emit",
+                              "colossalai", plan=TIGHT)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertTrue(result.stderr.endswith(why), result.stderr)
+        for fmt in ("table", "json"):
+            with self.subTest(format=fmt):
+                _, result = self.sent("--hf-config", GPT2_CONFIG, *BASE,
+                                      "--format", fmt, plan=TIGHT)
+                self.assertEqual(result.returncode, 3, result.stderr)
+                self.assertTrue(result.stderr.endswith(why), result.stderr)
+                self.assertIn("tight words", result.stdout)
+        _, result = self.sent("--hf-config", GPT2_CONFIG, *BASE, plan=TIGHT)
+        self.assertRegex(result.stdout, r"(?m)\s2\.00\s+300\.00\s+does not "
+                                        r"fit \(tight\): tight words$")
 
     def test_usage_errors(self):
         model = ("--hf-config", GPT2_CONFIG, "--local")
@@ -221,6 +283,7 @@ class PlanFlagsTest(FakeServerCase):
             (model + ("--placement", "auto"), "plan chooses the placement"),
             (model + ("--emit", "deepspeed"), "--emit takes colossalai"),
             (model + ("--format", "csv"), "--format"),
+            (model + ("--margin", "a lot"), "--margin"),
             (("--local",) + BASE, "exactly one of --request"),
             (("--hf-config", GPT2_CONFIG) + BASE, "exactly one of --local"),
         ]
@@ -229,13 +292,27 @@ class PlanFlagsTest(FakeServerCase):
                 result = run("plan", *args)
                 self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
                 self.assertIn(message, result.stderr)
-        # The plan's own flags belong to plan only.
-        for flag, value in (("--world-sizes", "8"), ("--host-memory", "1TiB"),
-                            ("--reserve", "1GiB"), ("--max-options", "2")):
-            with self.subTest(flag=flag):
-                result = run("layout", *model, flag, value)
+        # The plan's own flags belong to plan only, the cluster's to plan
+        # and layout (--device-memory also to frontier, for auto placement's
+        # warm-up); layout judges against a device.
+        for command, args, message in (
+                ("layout", ("--world-sizes", "8"),
+                 "--world-sizes applies to plan only"),
+                ("layout", ("--max-options", "2"),
+                 "--max-options applies to plan only"),
+                ("search", ("--device-memory", "80GiB"),
+                 "--device-memory applies to layout, frontier and plan only"),
+                ("search", ("--host-memory", "1TiB"),
+                 "--host-memory applies to layout and plan only"),
+                ("frontier", ("--margin", "0.1"),
+                 "--margin applies to layout and plan only"),
+                ("frontier", ("--reserve", "1GiB"),
+                 "--reserve applies to layout and plan only"),
+                ("layout", ("--reserve", "1GiB"), "need --device-memory")):
+            with self.subTest(command=command, args=args):
+                result = run(command, *model, *args)
                 self.assertFails(result, USAGE, "INVALID_ARGUMENT: ")
-                self.assertIn(f"{flag} applies to plan only", result.stderr)
+                self.assertIn(message, result.stderr)
 
     def test_help_lists_plan(self):
         result = run("--help")
@@ -260,6 +337,65 @@ def small_plan_request():
             "max_options": 50}
 
 
+class LayoutVerdictTest(CliTestCase):
+    """`chunkplan layout --local` with a device, against the layout
+    oracle's verdict (verdict_oracle's rule)."""
+
+    # Two chunks of 100 at dp 2 (tests/fit/verdict_test.cc): rank 0 holds
+    # 1400 device bytes and 600 pinned host bytes, the gathered chunk 200.
+    REQUEST = {"search": {"numels": [100, 60], "dp_degrees": [2],
+                          "search_interval": 1},
+               "configs": [{"dp_degree": 2, "chunk_size": 100}]}
+
+    def verdict(self, *flags, code):
+        path = self.write(self.REQUEST)
+        result = run("layout", "--local", "--request", path, "--format",
+                     "json", *flags)
+        self.assertEqual(result.returncode, code, result.stderr)
+        got = json.loads(result.stdout)["verdict"]
+        sent = run("layout", "--local", "--request", path, "--format", "table",
+                   *flags)
+        self.assertEqual(sent.returncode, code, sent.stderr)
+        return got, sent
+
+    def test_the_verdict_is_the_oracles(self):
+        import layout_oracle  # noqa: E402  (tests/oracle, on sys.path)
+        # Sizes in KB (10^3 bytes): the flags take no bare byte counts.
+        for memory, margin, host, code in (
+                (2000, "0.1", None, 0),   # 1700 of 1800: fits
+                (1750, "10%", None, 3),   # within 1750, not 1575: tight
+                (2000, "0.1", 1000, 3),   # the host: 1200 > 1000
+                (1699, "0", None, 3)):    # over the whole memory
+            flags = ["--device-memory", f"{memory / 1000}KB", "--reserve",
+                     "0.1KB", "--margin", margin]
+            cluster = {"device_memory_bytes": memory,
+                       "reserve_bytes": 100,
+                       "margin": float(margin.rstrip("%")) / (
+                           100 if margin.endswith("%") else 1)}
+            if host:
+                flags += ["--host-memory", f"{host / 1000}KB",
+                          "--gpus-per-node", "8"]
+                cluster.update(host_memory_bytes=host, gpus_per_node=8)
+            with self.subTest(flags=flags):
+                got, table = self.verdict(*flags, code=code)
+                want = layout_oracle.layout(dict(self.REQUEST,
+                                                 cluster=cluster))["verdict"]
+                self.assertEqual(got, json.loads(json.dumps(want)))
+                words = ("fits" if want["fits"] else
+                         ("does not fit (tight): " if want["tight"] else
+                          "does not fit: ") + want["why_not"])
+                self.assertIn("verdict        " + words + "\n", table.stdout)
+                if code == 3:
+                    self.assertTrue(table.stderr.endswith(words + "\n"),
+                                    table.stderr)
+
+    def test_no_device_no_verdict(self):
+        result = run("layout", "--local", "--request",
+                     self.write(self.REQUEST), "--format", "json")
+        self.assertOk(result)
+        self.assertNotIn("verdict", json.loads(result.stdout))
+
+
 class PlanServerTest(CliTestCase):
     """The CLI's Plan through a real server and locally, against the
     oracle. Fails until the Plan search and its oracle are merged."""
@@ -278,8 +414,9 @@ class PlanServerTest(CliTestCase):
             remote = run("plan", "--server", server.target, "--request", path,
                          "--format", "json", "--deadline", "60s")
         local = run("plan", "--local", "--request", path, "--format", "json")
+        code = 0 if any(o["fits"] for o in expected["options"]) else 3
         for result in (remote, local):
-            self.assertOk(result)
+            self.assertEqual(result.returncode, code, result.stderr)
         answers = [json.loads(r.stdout) for r in (remote, local)]
         for answer in answers:
             answer.pop("plan_nanos", None)

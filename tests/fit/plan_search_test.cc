@@ -31,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "server/planner/fit/plan_fractions.h"
 #include "server/planner/fit/plan_option.h"
+#include "server/planner/fit/plan_order.h"
 #include "server/planner/fit/plan_types.h"
 #include "server/planner/layout/placement.h"
 #include "server/planner/planner.h"
@@ -85,6 +86,9 @@ PlanRequest Request(uint64_t device, uint64_t host,
   r.cluster.gpus_per_node = 8;
   r.cluster.world_sizes = std::move(world_sizes);
   r.cluster.reserve_bytes = 100;
+  // No margin: the hand-worked needs are held against the whole memory
+  // (the margin's own tests set one).
+  r.cluster.margin = 0.0;
   return r;
 }
 
@@ -108,9 +112,9 @@ TEST(PlanSearchTest, PartialOffloadAtTheSmallestFraction) {
   const PlanOption& partial = got->options[0];
   EXPECT_EQ(partial.placement, PlanPlacement::kPartialOptimizer);
   EXPECT_EQ(partial.gemini.offload_optim_frac, kJustAboveHalf);
-  EXPECT_TRUE(partial.fits);
-  EXPECT_EQ(partial.why_not, "");
-  EXPECT_EQ(partial.device_need_bytes, 500u);
+  EXPECT_TRUE(partial.verdict.fits);
+  EXPECT_EQ(partial.verdict.why_not, "");
+  EXPECT_EQ(partial.verdict.device_need_bytes, 500u);
   EXPECT_EQ(partial.most_loaded_rank.param_bytes, 200u);
   EXPECT_EQ(partial.most_loaded_rank.master_bytes, 0u);
   EXPECT_EQ(partial.most_loaded_rank.optimizer_bytes, 0u);
@@ -118,7 +122,7 @@ TEST(PlanSearchTest, PartialOffloadAtTheSmallestFraction) {
   EXPECT_EQ(partial.most_loaded_rank.pinned_host_bytes, 600u);
   EXPECT_EQ(partial.most_loaded_rank.offloaded_host_bytes, 800u);
   // min(8 GPUs a node, world size 2) x 1400.
-  EXPECT_EQ(partial.host_bytes_per_node, 2800u);
+  EXPECT_EQ(partial.verdict.host_bytes_per_node, 2800u);
   EXPECT_EQ(partial.gathered_chunk_bytes, 200u);
   EXPECT_EQ(partial.layout_padding, 40u);
   EXPECT_EQ(partial.chunk_size_from, ChunkSizeFrom::kColossalaiSearch);
@@ -134,9 +138,9 @@ TEST(PlanSearchTest, PartialOffloadAtTheSmallestFraction) {
   EXPECT_EQ(partial.notes.back(), kHybridAdam);
   // Then full offload and auto (500 each: rank order), then nothing moved.
   EXPECT_EQ(got->options[1].placement, PlanPlacement::kFullOptimizer);
-  EXPECT_EQ(got->options[1].device_need_bytes, 500u);
+  EXPECT_EQ(got->options[1].verdict.device_need_bytes, 500u);
   EXPECT_EQ(got->options[2].placement, PlanPlacement::kAuto);
-  EXPECT_EQ(got->options[2].device_need_bytes, 500u);
+  EXPECT_EQ(got->options[2].verdict.device_need_bytes, 500u);
   EXPECT_EQ(got->options[2].gemini.device_memory_bytes, 600u);
   EXPECT_EQ(got->options[2].colossalai,
             "placement_policy=\"auto\", precision=\"fp16\", "
@@ -145,10 +149,10 @@ TEST(PlanSearchTest, PartialOffloadAtTheSmallestFraction) {
             "\"keep_gathered\": False}}");
   const PlanOption& none = got->options[3];
   EXPECT_EQ(none.placement, PlanPlacement::kNothingMoved);
-  EXPECT_FALSE(none.fits);
-  EXPECT_EQ(none.device_need_bytes, 1700u);
-  EXPECT_EQ(none.host_bytes_per_node, 1200u);  // 2 x 600
-  EXPECT_EQ(none.why_not, "device: 1700 > 600 by 1100");
+  EXPECT_FALSE(none.verdict.fits);
+  EXPECT_EQ(none.verdict.device_need_bytes, 1700u);
+  EXPECT_EQ(none.verdict.host_bytes_per_node, 1200u);  // 2 x 600
+  EXPECT_EQ(none.verdict.why_not, "device: 1700 > 600 by 1100");
   EXPECT_TRUE(none.notes.empty());
 }
 
@@ -180,8 +184,8 @@ TEST(PlanSearchTest, TheSmallestFractionMayBeTheSmallestDouble) {
   EXPECT_EQ(partial.gemini.offload_optim_frac,
             std::numeric_limits<double>::denorm_min());
   EXPECT_THAT(partial.colossalai, HasSubstr("offload_optim_frac=5e-324,"));
-  EXPECT_EQ(partial.device_need_bytes, 1100u);
-  EXPECT_EQ(partial.host_bytes_per_node, 2000u);  // 2 x (600 + 400)
+  EXPECT_EQ(partial.verdict.device_need_bytes, 1100u);
+  EXPECT_EQ(partial.verdict.host_bytes_per_node, 2000u);  // 2 x (600 + 400)
 }
 
 // device 400: even full offload needs 500. Parameter offload: keep_cuda =
@@ -198,23 +202,98 @@ TEST(PlanSearchTest, ParameterOffloadAndBothBudgetsInWhyNot) {
   // No f < 1 passes (two chunks: 500), so no partial option.
   EXPECT_EQ(got->options_considered, 4u);
   ASSERT_EQ(got->options.size(), 4u);
-  // None fits; by total excess: nothing moved (1300 + 200), params (1800),
-  // full (100 + 1800), auto (100 + 1800).
-  EXPECT_EQ(got->options[0].placement, PlanPlacement::kNothingMoved);
-  EXPECT_EQ(got->options[0].why_not,
-            "device: 1700 > 400 by 1300; host: 1200 > 1000 by 200");
-  const PlanOption& params = got->options[1];
+  // None fits; by device excess, then host excess: params (0, 1800), full
+  // (100, 1800), auto (100, 1800: rank order), nothing moved (1300, 200).
+  const PlanOption& params = got->options[0];
   EXPECT_EQ(params.placement, PlanPlacement::kOptimizerAndParams);
   EXPECT_EQ(params.gemini.offload_optim_frac, 1.0);
   EXPECT_EQ(params.gemini.offload_param_frac,
             std::nextafter(std::ldexp(1.0, -54), 1.0));
-  EXPECT_EQ(params.device_need_bytes, 400u);
-  EXPECT_EQ(params.why_not, "host: 2800 > 1000 by 1800");
-  EXPECT_EQ(got->options[2].placement, PlanPlacement::kFullOptimizer);
-  EXPECT_EQ(got->options[2].why_not,
+  EXPECT_EQ(params.verdict.device_need_bytes, 400u);
+  EXPECT_EQ(params.verdict.why_not, "host: 2800 > 1000 by 1800");
+  EXPECT_FALSE(params.verdict.tight);  // the host does not hold it
+  EXPECT_EQ(got->options[1].placement, PlanPlacement::kFullOptimizer);
+  EXPECT_EQ(got->options[1].verdict.why_not,
             "device: 500 > 400 by 100; host: 2800 > 1000 by 1800");
-  EXPECT_EQ(got->options[3].placement, PlanPlacement::kAuto);
-  for (const PlanOption& o : got->options) EXPECT_FALSE(o.fits);
+  EXPECT_EQ(got->options[2].placement, PlanPlacement::kAuto);
+  EXPECT_EQ(got->options[3].placement, PlanPlacement::kNothingMoved);
+  EXPECT_EQ(got->options[3].verdict.why_not,
+            "device: 1700 > 400 by 1300; host: 1200 > 1000 by 200");
+  for (const PlanOption& o : got->options) EXPECT_FALSE(o.verdict.fits);
+}
+
+// device 1200, margin 0.1: 120 bytes of margin, a budget of 1080. One chunk
+// offloaded (1100) would fit the memory but not the margin, so f* is the
+// fraction that offloads both (as in PartialOffloadAtTheSmallestFraction),
+// not the smallest double (as with no margin at 1100).
+TEST(PlanSearchTest, TheFractionsLeaveTheMargin) {
+  PlanRequest r = Request(1200, 0);
+  r.cluster.margin = 0.1;
+  auto got = PlanOf(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const PlanOption& partial = got->options[0];
+  ASSERT_EQ(partial.placement, PlanPlacement::kPartialOptimizer);
+  EXPECT_EQ(partial.gemini.offload_optim_frac, kJustAboveHalf);
+  EXPECT_EQ(partial.verdict.device_need_bytes, 500u);
+  EXPECT_EQ(partial.verdict.margin, 0.1);
+  EXPECT_EQ(partial.verdict.margin_bytes, 120u);
+  EXPECT_EQ(partial.verdict.headroom_bytes, 700u);
+  EXPECT_TRUE(partial.verdict.fits);
+  const PlanOption& none = got->options[3];
+  EXPECT_EQ(none.placement, PlanPlacement::kNothingMoved);
+  EXPECT_EQ(none.verdict.why_not,
+            "device: 1700 > 1080 by 620 (device memory 1200 less margin 120)");
+  // Unset, the margin is 5%: 60 bytes, a budget of 1140, where one chunk
+  // offloaded (1100) fits: f* is the smallest double again.
+  r.cluster.margin.reset();
+  got = PlanOf(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->options[0].gemini.offload_optim_frac,
+            std::numeric_limits<double>::denorm_min());
+  EXPECT_EQ(got->options[0].verdict.margin, 0.05);
+  EXPECT_EQ(got->options[0].verdict.margin_bytes, 60u);
+}
+
+// device 510, margin 0.05: 26 bytes of margin (25.5 up), a budget of 484.
+// Full offload and auto need 500: within the memory, not the margin: tight.
+// Two chunks offloaded need 500 too, so no f < 1 passes (no partial option);
+// full offload does not pass, so g* is searched: one shard moved needs 400.
+// Order: params (fits), full and auto (tight, rank order), nothing moved.
+TEST(PlanSearchTest, TightOptionsRankAfterThoseThatFit) {
+  PlanRequest r = Request(510, 0);
+  r.cluster.margin = 0.05;
+  auto got = PlanOf(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->options.size(), 4u);
+  EXPECT_EQ(got->options[0].placement, PlanPlacement::kOptimizerAndParams);
+  EXPECT_TRUE(got->options[0].verdict.fits);
+  EXPECT_EQ(got->options[0].verdict.headroom_bytes, 110u);
+  for (int i : {1, 2}) {
+    const Verdict& v = got->options[i].verdict;
+    EXPECT_FALSE(v.fits);
+    EXPECT_TRUE(v.tight);
+    EXPECT_EQ(v.headroom_bytes, 10u);
+    EXPECT_EQ(v.device_excess_bytes, 16u);
+    EXPECT_EQ(v.why_not,
+              "device: 500 > 484 by 16 (device memory 510 less margin 26)");
+  }
+  EXPECT_EQ(got->options[1].placement, PlanPlacement::kFullOptimizer);
+  EXPECT_EQ(got->options[2].placement, PlanPlacement::kAuto);
+  EXPECT_EQ(got->options[3].placement, PlanPlacement::kNothingMoved);
+  EXPECT_FALSE(got->options[3].verdict.tight);
+}
+
+// The order of the options that do not fit: device excess before host
+// excess, so an option that misses only the host (0, 5000) precedes one
+// that overshoots the device (1, 0).
+TEST(PlanSearchTest, DeviceExcessOrdersBeforeHostExcess) {
+  std::vector<PlanOption> options(2);
+  options[0].verdict.device_excess_bytes = 1;
+  options[1].verdict.host_excess_bytes = 5000;
+  options[1].world_size = 64;
+  OrderOptions(&options);
+  EXPECT_EQ(options[0].verdict.host_excess_bytes, 5000u);
+  EXPECT_EQ(options[1].verdict.device_excess_bytes, 1u);
 }
 
 // The order of fitting options: world size, placement rank, device need,
@@ -245,7 +324,7 @@ TEST(PlanSearchTest, OrderAndRepeatsLeftOut) {
     EXPECT_EQ(o.world_size, w);
     EXPECT_EQ(o.placement, p);
     EXPECT_EQ(o.chunk_size_from, from);
-    EXPECT_EQ(o.device_need_bytes, need);
+    EXPECT_EQ(o.verdict.device_need_bytes, need);
   };
   is(got->options[0], 1, PlanPlacement::kNothingMoved,
      ChunkSizeFrom::kColossalaiSearch, 2780);
@@ -316,7 +395,7 @@ TEST(PlanSearchTest, ActivationEstimateCounts) {
   const PlanOption& none = got->options[0];
   EXPECT_EQ(none.placement, PlanPlacement::kNothingMoved);
   EXPECT_EQ(none.activation_bytes, 48u);
-  EXPECT_EQ(none.device_need_bytes, 1700u + 48);
+  EXPECT_EQ(none.verdict.device_need_bytes, 1700u + 48);
   ASSERT_FALSE(none.notes.empty());
   EXPECT_EQ(none.notes.back(),
             "activation_bytes is an estimate (docs/plan.md)");

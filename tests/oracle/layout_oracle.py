@@ -25,7 +25,10 @@ or numbers):
               "pin_memory": B,               # optional, default true
               "optimizer": "OPTIMIZER_ADAM" | "OPTIMIZER_NONE"},
    "objective": "OBJECTIVE_SEED_WASTE" | "OBJECTIVE_LAYOUT_PADDING"
-                | "OBJECTIVE_PEAK_RANK_BYTES"}
+                | "OBJECTIVE_PEAK_RANK_BYTES",
+   "cluster": {"device_memory_bytes": N, "host_memory_bytes": N,
+               "gpus_per_node": N, "reserve_bytes": N, "margin": F}}
+                                             # optional (issue 41)
 
 Output: protobuf JSON as the C++ server would print it with field names
 preserved and every primitive field printed: every uint64 as a decimal
@@ -41,7 +44,12 @@ with the message naming the field (and index) at fault.
                    "padding": "N"}, ...],
        "layout_padding": "N",
        "most_loaded_rank": RANK, "least_loaded_rank": RANK,
-       "gathered_chunk_bytes": "N"}
+       "gathered_chunk_bytes": "N",
+       "verdict": VERDICT}  # with a cluster only: verdict_oracle.judge of
+                            # the most loaded rank (docs/plan.md, "The
+                            # verdict"; the world size is the largest dp
+                            # degree; host bytes per node 0 without
+                            # gpus_per_node)
       RANK = {"param_bytes", "master_bytes", "grad_bytes", "optimizer_bytes",
               "frozen_bytes", "device_bytes", "pinned_host_bytes"} (strings)
   frontier(request, point_chunk_size="rounded") -> FrontierResponse dict
@@ -78,6 +86,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chunk_search_oracle as search_oracle  # noqa: E402
 import layout_sweep  # noqa: E402
 import placement_oracle  # noqa: E402
+import verdict_oracle  # noqa: E402
 
 UINT64_MAX = (1 << 64) - 1
 UINT32_MAX = (1 << 32) - 1
@@ -108,7 +117,17 @@ class LayoutError(ValueError):
 # Reading the request.
 
 _TOP_FIELDS = {"search": "search", "configs": "configs", "frozen": "frozen",
-               "gemini": "gemini", "objective": "objective"}
+               "gemini": "gemini", "objective": "objective",
+               "cluster": "cluster"}
+_CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
+                   "deviceMemoryBytes": "device_memory_bytes",
+                   "host_memory_bytes": "host_memory_bytes",
+                   "hostMemoryBytes": "host_memory_bytes",
+                   "gpus_per_node": "gpus_per_node",
+                   "gpusPerNode": "gpus_per_node",
+                   "world_sizes": "world_sizes", "worldSizes": "world_sizes",
+                   "reserve_bytes": "reserve_bytes",
+                   "reserveBytes": "reserve_bytes", "margin": "margin"}
 _CONFIG_FIELDS = {"dp_degree": "dp_degree", "dpDegree": "dp_degree",
                   "chunk_size": "chunk_size", "chunkSize": "chunk_size",
                   "keep_gathered": "keep_gathered",
@@ -136,7 +155,8 @@ Settings = collections.namedtuple(
     "offload_param_frac device_memory_bytes")
 Config = collections.namedtuple("Config", "dp_degree chunk_size keep_gathered")
 Parsed = collections.namedtuple(
-    "Parsed", "search_request args configs frozen settings objective")
+    "Parsed", "search_request args configs frozen settings objective cluster")
+# cluster: None, or a dict of the Cluster's fields (margin None where unset)
 
 
 def _fields(obj, names, where):
@@ -210,10 +230,46 @@ def _list(value, where):
     return value
 
 
+def _cluster(raw):
+    """Layout's cluster (issue 41), checked in this order: device memory 0,
+    gpus_per_node 0 with a host memory to check, world_sizes not empty
+    (Layout's world size is its largest dp degree), the margin outside
+    [0, 1)."""
+    f = _fields(raw, _CLUSTER_FIELDS, "cluster")
+    c = {"device_memory_bytes": _uint(f.get("device_memory_bytes", 0),
+                                      "cluster.device_memory_bytes",
+                                      UINT64_MAX),
+         "host_memory_bytes": _uint(f.get("host_memory_bytes", 0),
+                                    "cluster.host_memory_bytes", UINT64_MAX),
+         "gpus_per_node": _uint(f.get("gpus_per_node", 0),
+                                "cluster.gpus_per_node", UINT32_MAX),
+         "world_sizes": _list(f.get("world_sizes", []),
+                              "cluster.world_sizes"),
+         "reserve_bytes": _uint(f.get("reserve_bytes", 0),
+                                "cluster.reserve_bytes", UINT64_MAX),
+         "margin": _frac(f.get("margin"), "cluster.margin")}
+    if c["device_memory_bytes"] == 0:
+        raise LayoutError("cluster.device_memory_bytes: 0; a GPU's memory "
+                          "is required")
+    if c["host_memory_bytes"] and not c["gpus_per_node"]:
+        raise LayoutError("cluster.gpus_per_node: 0; at least 1 to check "
+                          "host_memory_bytes")
+    if c["world_sizes"]:
+        raise LayoutError("cluster.world_sizes: Layout's world size is its "
+                          "largest dp degree")
+    try:
+        verdict_oracle.check_margin(c["margin"])
+    except verdict_oracle.VerdictError as exc:
+        raise LayoutError(str(exc)) from None
+    return c
+
+
 def parse(request):
     """A LayoutRequest dict as a Parsed tuple. The search part is parsed by
-    the search oracle's parse_request (args). Raises LayoutError."""
+    the search oracle's parse_request (args). Raises LayoutError; a bad
+    cluster first (the service checks it before the search part)."""
     top = _fields(request, _TOP_FIELDS, "request")
+    cluster = None if top.get("cluster") is None else _cluster(top["cluster"])
     search_request = top.get("search", {})
     try:
         args = search_oracle.parse_request(search_request)
@@ -261,7 +317,8 @@ def parse(request):
     # Issue 27: the peak objective is answered under every placement: each
     # candidate is laid out and placed (_layout_values: the most loaded
     # rank under the worst chunk order, plus the gathered buffer).
-    return Parsed(search_request, args, configs, frozen, settings, objective)
+    return Parsed(search_request, args, configs, frozen, settings, objective,
+                  cluster)
 
 
 # ---------------------------------------------------------------------------
@@ -641,6 +698,9 @@ class _Request:
 
     def __init__(self, request, need_search):
         self.parsed = parse(request)
+        if need_search and self.parsed.cluster is not None:
+            raise LayoutError("cluster: Frontier compares chunk sizes and "
+                              "judges none")
         _check_frozen(self.parsed)
         # The search part is checked as a ChunkSearchRequest whether or not
         # configs are given (Layout has the same limits and checks as
@@ -836,7 +896,29 @@ def _layout_answer(req, configs, search):
     answer["most_loaded_rank_least"] = layout.most_least
     body = {k: v for k, v in answer.items() if k != "search"}
     _check_uint64(body, "")
-    return _stringify(answer)
+    answer = _stringify(answer)
+    if req.parsed.cluster is not None:
+        answer["verdict"] = _verdict(req.parsed.cluster, layout)
+    return answer
+
+
+def _verdict(cluster, layout):
+    """The verdict oracle's judgement of the most loaded rank (worst order):
+    its device bytes + the gathered chunk + the reserve; host bytes per node
+    min(gpus_per_node, the largest dp degree) x the larger host bytes of the
+    two extreme orders."""
+    need = (layout.most["device_bytes"] + layout.gathered_chunk_bytes +
+            cluster["reserve_bytes"])
+    if need > UINT64_MAX:
+        raise LayoutError(f"device_need_bytes: {need} exceeds 2^64-1")
+    world = max([g.config.dp_degree for g in layout.groups], default=0)
+    host = min(cluster["gpus_per_node"], world) * max(
+        layout.most["host_bytes"], layout.most_least["host_bytes"])
+    if host > UINT64_MAX:
+        raise LayoutError(f"host_bytes_per_node: {host} exceeds 2^64-1")
+    return verdict_oracle.judge(
+        need, host, cluster["device_memory_bytes"], cluster["reserve_bytes"],
+        cluster["margin"], cluster["host_memory_bytes"])
 
 
 def _stringify(obj):

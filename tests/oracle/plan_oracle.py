@@ -2,12 +2,15 @@
 """The plan oracle: every Gemini configuration Plan considers, by brute force.
 
 An independent Python statement of docs/plan.md, "The search, exactly"
-(issue 28), written from that text and from docs/placement.md and
-docs/layout.md, never from the C++ side. Every figure comes from the other
-oracles: the layout (layout_oracle: the grid, the chunk layout, the peak
-objective), the placement (placement_oracle.place: what each setting keeps
-where), the activation estimate (activation_oracle) and the model
-description (models: numels and the shape from `search.model`).
+(issue 28) and "The verdict" (issue 41: the margin, tight, the order),
+written from that text and from docs/placement.md and docs/layout.md, never
+from the C++ side. Every figure comes from the other oracles: the layout
+(layout_oracle: the grid, the chunk layout, the peak objective), the
+placement (placement_oracle.place: what each setting keeps where), the
+activation estimate (activation_oracle), the model description (models:
+numels and the shape from `search.model`) and the verdict (verdict_oracle:
+fits, tight, the margin, why_not; the device check of f* and g* is its
+"need <= device memory - margin bytes").
 
 Input: one chunkplan.v1.PlanRequest in protobuf's JSON mapping (proto field
 names or lowerCamelCase; uint64 as numbers or decimal strings; enums as
@@ -95,6 +98,7 @@ import activation_oracle  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
+import verdict_oracle  # noqa: E402
 from models.hf_config import HfConfig  # noqa: E402
 
 UINT64_MAX = lo.UINT64_MAX
@@ -144,15 +148,8 @@ class PlanError(ValueError):
 _TOP_FIELDS = {"search": "search", "frozen": "frozen", "gemini": "gemini",
                "cluster": "cluster", "max_options": "max_options",
                "maxOptions": "max_options", "workload": "workload"}
-_CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
-                   "deviceMemoryBytes": "device_memory_bytes",
-                   "host_memory_bytes": "host_memory_bytes",
-                   "hostMemoryBytes": "host_memory_bytes",
-                   "gpus_per_node": "gpus_per_node",
-                   "gpusPerNode": "gpus_per_node",
-                   "world_sizes": "world_sizes", "worldSizes": "world_sizes",
-                   "reserve_bytes": "reserve_bytes",
-                   "reserveBytes": "reserve_bytes"}
+# The Cluster message's fields, as the layout oracle reads Layout's.
+_CLUSTER_FIELDS = lo._CLUSTER_FIELDS
 _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "sequence_length": "sequence_length",
                     "sequenceLength": "sequence_length",
@@ -171,7 +168,8 @@ _NOT_DECODER_ONLY = ("bert",)
 
 Cluster = collections.namedtuple(
     "Cluster", "device_memory_bytes host_memory_bytes gpus_per_node "
-    "world_sizes reserve_bytes")
+    "world_sizes reserve_bytes margin")
+# margin: a float, or None where unset (the verdict oracle's 0.05)
 Parsed = collections.namedtuple(
     "Parsed", "search frozen gemini cluster max_options workload model")
 # model: (config dict, Description) or None
@@ -190,7 +188,8 @@ def _cluster(raw):
         [lo._uint(v, f"cluster.world_sizes[{i}]", UINT32_MAX)
          for i, v in enumerate(sizes)],
         lo._uint(f.get("reserve_bytes", 0), "cluster.reserve_bytes",
-                 UINT64_MAX))
+                 UINT64_MAX),
+        lo._frac(f.get("margin"), "cluster.margin"))
 
 
 def _workload(raw):
@@ -291,6 +290,10 @@ def _check_cluster(c):
             raise PlanError(f"cluster.world_sizes[{i}]: {w} repeats "
                             f"cluster.world_sizes[{first[w]}]")
         first[w] = i
+    try:
+        verdict_oracle.check_margin(c.margin)
+    except verdict_oracle.VerdictError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def _shape(config):
@@ -518,8 +521,11 @@ class _Evaluator:
         return self.cache[key]
 
     def passes(self, device_bytes):
-        return (device_bytes + self.fixed <=
-                self.parsed.cluster.device_memory_bytes)
+        """The device check: the need leaves the margin free."""
+        c = self.parsed.cluster
+        budget = c.device_memory_bytes - verdict_oracle.margin_bytes(
+            verdict_oracle.margin_of(c.margin), c.device_memory_bytes)
+        return device_bytes + self.fixed <= budget
 
     def static_passes(self, optim, param=0.0):
         return self.passes(self.place(po.PLACEMENT_STATIC, optim,
@@ -751,16 +757,9 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
     if host > UINT64_MAX:
         raise PlanError(f"{where}: host_bytes_per_node {host} exceeds 2^64-1")
     lo._check_uint64(most, "most_loaded_rank")
-    device_excess = max(0, need - cluster.device_memory_bytes)
-    host_excess = (0 if cluster.host_memory_bytes == 0 else
-                   max(0, host - cluster.host_memory_bytes))
-    why = []
-    if device_excess:
-        why.append(f"device: {need} > {cluster.device_memory_bytes} by "
-                   f"{device_excess}")
-    if host_excess:
-        why.append(f"host: {host} > {cluster.host_memory_bytes} by "
-                   f"{host_excess}")
+    verdict = verdict_oracle.judge(
+        need, host, cluster.device_memory_bytes, cluster.reserve_bytes,
+        cluster.margin, cluster.host_memory_bytes)
     notes = list(outcome["notes"])
     if rank != NOTHING_MOVED:
         notes.append(OPTIMIZER_NOTE)
@@ -785,18 +784,22 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
         ("gathered_chunk_bytes", str(ev.layout.gathered_chunk_bytes)),
         ("host_bytes_per_node", str(host)),
         ("layout_padding", str(ev.layout.layout_padding)),
-        ("fits", not why),
-        ("why_not", "; ".join(why)),
+        ("fits", verdict["fits"]),
+        ("why_not", verdict["why_not"]),
         ("colossalai", _colossalai(parsed.gemini, configs, placement, optim,
                                    param)),
         ("activation_bytes", str(activation)),
         ("chunk_size_from", SOURCES[source]),
         ("notes", notes),
         ("device_need_bytes", str(need)),
+        ("verdict", verdict),
     ])
-    fits = not why
-    key = ((0, world_size, rank, need, source) if fits else
-           (1, device_excess + host_excess, world_size, rank, source))
+    # Those that fit, then the tight ones, each by world size, placement
+    # rank, need and source; then the rest by device excess, host excess,
+    # world size, placement rank and source.
+    klass, device_excess, host_excess = verdict_oracle.rank_key(verdict)
+    key = ((klass, 0, 0, world_size, rank, need, source) if klass < 2 else
+           (klass, device_excess, host_excess, world_size, rank, 0, source))
     return key, option
 
 

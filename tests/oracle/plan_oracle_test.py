@@ -36,13 +36,17 @@ TINY = [64] * 8
 
 
 def request(world_sizes, device, numels=TINY, interval=128, host=0,
-            gpus=1, **extra):
+            gpus=1, margin=0.0, **extra):
+    """A plan of TINY; margin 0 by default, so that the cases worked by hand
+    hold their needs against the whole device (class Margin sets one)."""
     r = {"search": {"numels": numels, "search_range_m": 0,
                     "search_interval": interval, "min_chunk_size_m": 0},
          "cluster": {"device_memory_bytes": device,
                      "host_memory_bytes": host, "gpus_per_node": gpus,
                      "world_sizes": world_sizes},
          "max_options": 100}
+    if margin is not None:
+        r["cluster"]["margin"] = margin
     r.update(extra)
     return r
 
@@ -356,7 +360,7 @@ class Order(unittest.TestCase):
         r = request([2, 1], 4400, max_options=2)
         self.assertEqual(answer(r)["options"], a["options"][:2])
 
-    def test_misfits_by_total_excess(self):
+    def test_misfits_by_device_excess_then_host(self):
         # Device 700, host 3500, 2 GPUs a node. W = 1: rank 0 is over by
         # 7424 - 700 = 6724 (host 3072 within); full offload and auto by
         # 580 on the device and 7168 - 3500 = 3668 on the host (pinned 3072
@@ -367,6 +371,9 @@ class Order(unittest.TestCase):
         # 2 * 6 * 256 = 3072 within); full offload and auto by 768 - 700 =
         # 68 and 2 * (1536 + 8 * 256) - 3500 = 3668; g*: 768 - 128 k <=
         # 700 needs k = 1, keep < 1024, so the double after 0.5: 3668.
+        # By device excess first: the two g* options (0 on the device, then
+        # world size), 68, 580, then the device overshoots 3140 and 6724
+        # (within the host: they come last all the same).
         a = answer(request([1, 2], 700, host=3500, gpus=2))
         got = [(o["world_size"], o["gemini"]["placement"],
                 o["gemini"]["offload_optim_frac"],
@@ -376,14 +383,72 @@ class Order(unittest.TestCase):
         g1, g2 = math.nextafter(0.75, 1.0), math.nextafter(0.5, 1.0)
         host = "host: 7168 > 3500 by 3668"
         self.assertEqual(got, [
-            (2, static, 0.0, 0.0, "device: 3840 > 700 by 3140"),
             (1, static, 1.0, g1, host),
             (2, static, 1.0, g2, host),
             (2, static, 1.0, 0.0, "device: 768 > 700 by 68; " + host),
             (2, auto, 0.0, 0.0, "device: 768 > 700 by 68; " + host),
             (1, static, 1.0, 0.0, "device: 1280 > 700 by 580; " + host),
             (1, auto, 0.0, 0.0, "device: 1280 > 700 by 580; " + host),
+            (2, static, 0.0, 0.0, "device: 3840 > 700 by 3140"),
             (1, static, 0.0, 0.0, "device: 7424 > 700 by 6724")])
+        for o in a["options"]:
+            self.assertFalse(o["verdict"]["tight"])
+
+
+class Margin(unittest.TestCase):
+    def test_unset_is_five_percent_and_f_star_leaves_it(self):
+        # Device 4400, margin unset: 0.05 * 4400 is 220 as a double, so the
+        # budget is 4180. Two chunks offloaded need 4352 (within the memory,
+        # not the margin); three need 7424 - 3 * 1536 = 2816: a budget
+        # 2048 f > 512, so f* is the double after 0.25 (with no margin, the
+        # double after 0.125: Fractions).
+        a = by_rank(answer(request([1], 4400, margin=None)))
+        partial = a[oracle.PARTIAL_OPTIMIZER]
+        self.assertEqual(partial["gemini"]["offload_optim_frac"],
+                         math.nextafter(0.25, 1.0))
+        self.assertEqual(partial["device_need_bytes"], "2816")
+        v = partial["verdict"]
+        self.assertEqual((v["margin"], v["margin_bytes"], v["headroom_bytes"],
+                          v["device_excess_bytes"], v["fits"], v["tight"]),
+                         (0.05, "220", "1584", "0", True, False))
+        self.assertEqual(a[oracle.NOTHING_MOVED]["why_not"],
+                         "device: 7424 > 4180 by 3244 (device memory 4400 "
+                         "less margin 220)")
+
+    def test_tight_options_rank_after_those_that_fit(self):
+        # Device 1300, margin 0.05: 65 bytes (0.05 * 1300 is 65 as a
+        # double), a budget of 1235. Full offload and auto need 1280:
+        # within the memory, not the margin: tight. No f < 1 passes (every
+        # chunk offloaded is full offload's 1280); g*: 1280 - 256 k <= 1235
+        # needs k = 1, keep = 2048 (1 - g) < 1024, the double after 0.5:
+        # 1024, which fits with a headroom of 276.
+        a = answer(request([1], 1300, margin=0.05))
+        got = [(o["gemini"]["placement"], o["gemini"]["offload_optim_frac"],
+                o["gemini"]["offload_param_frac"], o["device_need_bytes"],
+                o["verdict"]["fits"], o["verdict"]["tight"],
+                o["verdict"]["headroom_bytes"]) for o in a["options"]]
+        g = math.nextafter(0.5, 1.0)
+        self.assertEqual(got, [
+            ("PLACEMENT_STATIC", 1.0, g, "1024", True, False, "276"),
+            ("PLACEMENT_STATIC", 1.0, 0.0, "1280", False, True, "20"),
+            ("PLACEMENT_AUTO", 0.0, 0.0, "1280", False, True, "20"),
+            ("PLACEMENT_STATIC", 0.0, 0.0, "7424", False, False, "0")])
+        self.assertEqual(a["options"][1]["why_not"],
+                         "device: 1280 > 1235 by 45 (device memory 1300 "
+                         "less margin 65)")
+        self.assertFalse(a["options"][1]["fits"])
+
+    def test_the_verdict_repeats_the_options_fields(self):
+        for o in answer(request([1, 2], 700, host=3500, gpus=2,
+                                margin=0.125))["options"]:
+            v = o["verdict"]
+            self.assertEqual((v["device_need_bytes"], v["host_bytes_per_node"],
+                              v["fits"], v["why_not"]),
+                             (o["device_need_bytes"], o["host_bytes_per_node"],
+                              o["fits"], o["why_not"]))
+            self.assertEqual((v["device_memory_bytes"], v["margin"],
+                              v["margin_bytes"], v["host_memory_bytes"]),
+                             ("700", 0.125, "88", "3500"))
 
 
 class Workload(unittest.TestCase):
@@ -445,6 +510,10 @@ class Errors(unittest.TestCase):
              "cluster.world_sizes:"),
             (cluster(world_sizes=[4, 0]), "cluster.world_sizes[1]:"),
             (cluster(world_sizes=[4, 2, 4]), "cluster.world_sizes[2]:"),
+            (cluster(margin=1.0), "cluster.margin:"),
+            (cluster(margin=-0.01), "cluster.margin:"),
+            (cluster(margin="NaN"), "cluster.margin:"),
+            (cluster(world_sizes=[], margin=2), "cluster.world_sizes:"),
             (dict(good, workload={"micro_batch": 0, "sequence_length": 2}),
              "workload.micro_batch"),
             (dict(good, workload={"micro_batch": 1, "sequence_length": 0}),

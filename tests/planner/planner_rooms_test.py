@@ -1,7 +1,7 @@
 """The planner's rooms include one way (docs/architecture.md): each of
 candidate/, plan/, layout/, engines/ and fit/ includes only from itself, the
 rooms before it in that order, and the front's plain types (search_types.h,
-objective.h, workload_types.h); those types include no room. Fails naming
+objective.h, workload_types.h, verdict_types.h); those types include no room. Fails naming
 every include that points the other way."""
 
 import pathlib
@@ -9,7 +9,8 @@ import re
 import sys
 
 ORDER = ["candidate", "plan", "layout", "engines", "fit"]
-TYPES = {"search_types.h", "objective.h", "workload_types.h"}
+TYPES = {"search_types.h", "objective.h", "workload_types.h",
+         "verdict_types.h"}
 INCLUDE = re.compile(r'#include "server/planner/([^"]+)"')
 
 

@@ -127,7 +127,28 @@ def layout_json(layout):
         "notes": list(p.notes)}
     answer["most_loaded_rank_least"] = _rank_json(
         layout.most_loaded_rank_least)
+    if layout.verdict is not None:
+        answer["verdict"] = _verdict_json(layout.verdict)
     return answer
+
+
+def _verdict_json(v):
+    """A typed Verdict in the oracle's shape, every count a plain int."""
+    out = {}
+    for name in ("device_need_bytes", "device_memory_bytes", "reserve_bytes",
+                 "margin", "margin_bytes", "headroom_bytes",
+                 "device_excess_bytes", "host_bytes_per_node",
+                 "host_memory_bytes", "host_excess_bytes", "fits", "tight",
+                 "why_not"):
+        value = getattr(v, name)
+        if name == "margin":
+            assert type(value) is float
+            out[name] = value
+        elif name in ("fits", "tight", "why_not"):
+            out[name] = value
+        else:
+            out[name] = _count(value)
+    return out
 
 
 def plain(value):

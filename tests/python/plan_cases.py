@@ -1,12 +1,29 @@
 """PlanOptions for the client's tests, built from their parts by the rules
 of docs/plan.md ("Every option's figures"), written here and not taken from
 chunkplan: device_need_bytes is the sum of its parts, host_bytes_per_node
-min(gpus_per_node, W) x a rank's host bytes, fits/why_not the two checks
-in Plan's words, colossalai GeminiPlugin's keyword arguments in the
-documented order. What the client prints is then held to these fields.
+min(gpus_per_node, W) x a rank's host bytes, the verdict (fits, tight,
+headroom, margin, why_not) tests/oracle/verdict_oracle.py's judgement of
+them, colossalai GeminiPlugin's keyword arguments in the documented order.
+What the client prints is then held to these fields.
 """
 
+import importlib.util
+
+from google.protobuf import json_format
+
 from chunkplan.v1 import chunk_search_pb2 as pb
+from oracle_cases import ROOT
+
+
+def _load_verdict_oracle():
+    path = ROOT / "tests" / "oracle" / "verdict_oracle.py"
+    spec = importlib.util.spec_from_file_location("verdict_oracle", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+verdict_oracle = _load_verdict_oracle()
 
 # Placement names of GeminiPlugin, as the proto numbers them.
 _PLACEMENT = {"static": pb.PLACEMENT_STATIC, "auto": pb.PLACEMENT_AUTO}
@@ -38,17 +55,13 @@ def plan_option(world_size, configs, placement="static", fractions=(0.0, 0.0),
                 precision="bf16"):
     """A PlanOption whose derived figures follow docs/plan.md from these
     parts. configs: [(dp_degree, chunk_size, keep_gathered)]; cluster: the
-    request's Cluster (device, host, GPUs per node, reserve)."""
+    request's Cluster (device, host, GPUs per node, reserve, margin)."""
     need = device_bytes + gathered + cluster.reserve_bytes + activation
     host = min(cluster.gpus_per_node, world_size) * host_bytes
-    why = []
-    if need > cluster.device_memory_bytes:
-        why.append("device: %d > %d by %d" % (
-            need, cluster.device_memory_bytes,
-            need - cluster.device_memory_bytes))
-    if cluster.host_memory_bytes and host > cluster.host_memory_bytes:
-        why.append("host: %d > %d by %d" % (
-            host, cluster.host_memory_bytes, host - cluster.host_memory_bytes))
+    verdict = verdict_oracle.judge(
+        need, host, cluster.device_memory_bytes, cluster.reserve_bytes,
+        cluster.margin if cluster.HasField("margin") else None,
+        cluster.host_memory_bytes)
     gemini = pb.GeminiSettings(
         precision=pb.Precision.Value("PRECISION_" + precision.upper()),
         master_weights=True, pin_memory=True,
@@ -67,8 +80,9 @@ def plan_option(world_size, configs, placement="static", fractions=(0.0, 0.0),
                                        host_bytes=host_bytes,
                                        pinned_host_bytes=host_bytes),
         gathered_chunk_bytes=gathered, host_bytes_per_node=host,
-        layout_padding=1000 + world_size, fits=not why,
-        why_not="; ".join(why),
+        layout_padding=1000 + world_size, fits=verdict["fits"],
+        why_not=verdict["why_not"],
+        verdict=json_format.ParseDict(verdict, pb.Verdict()),
         colossalai=colossalai_text(placement, fractions, precision, True,
                                    False, True, configs),
         activation_bytes=activation, chunk_size_from=source,

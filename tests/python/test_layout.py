@@ -64,6 +64,34 @@ def test_every_gemini_setting_equals_the_oracle(client, settings):
     assert_equals_oracle(layout, request)
 
 
+@pytest.mark.parametrize("cluster", [
+    {"device_memory_bytes": 10**6},
+    {"device_memory_bytes": 40_000, "reserve_bytes": 1000, "margin": 0.0},
+    {"device_memory_bytes": 40_000, "reserve_bytes": 1000, "margin": 0.25},
+    {"device_memory_bytes": 10**6, "margin": 0.5, "host_memory_bytes": 10,
+     "gpus_per_node": 2},
+    {"device_memory_bytes": 1000, "host_memory_bytes": 10**9,
+     "gpus_per_node": 8}], ids=lambda c: "-".join(map(str, c.values())))
+def test_a_cluster_gets_the_servers_verdict(client, cluster):
+    """Layout with a cluster: the verdict (fits, tight, headroom, margin,
+    why_not) equals the oracle's, and the table renders its words."""
+    params = [(1000, 2), (3000, 2), (500, 4), (700, 4), (64, 2)]
+    configs = {2: {"chunk_size": 2048, "keep_gathered": False},
+               4: {"chunk_size": 1000, "keep_gathered": False}}
+    layout = client.layout(params, configs=configs, cluster=cluster,
+                           timeout=TIMEOUT_S)
+    request = {"search": {"numels": [p[0] for p in params],
+                          "dp_degrees": [p[1] for p in params],
+                          "search_range_m": 0, "search_interval": 1},
+               "configs": [{"dp_degree": d, **c} for d, c in configs.items()],
+               "cluster": cluster}
+    assert_equals_oracle(layout, request)
+    assert layout.fits == layout.verdict.fits
+    assert layout.verdict.words in layout.table()
+    assert "verdict" not in layout_json(client.layout(
+        params, configs=configs, timeout=TIMEOUT_S))
+
+
 def test_searched_layout_lays_out_the_search(client):
     """The search's configs given back lay out the same chunks; a tensor
     that the 3-sigma filter leaves out of the sweep gets a chunk of its

@@ -14,7 +14,7 @@ from chunkplan.plan_result import colossalai_kwargs
 from chunkplan.v1 import chunk_search_pb2 as pb
 from fake_server import FakeServer
 from oracle_cases import HF_CONFIGS
-from plan_cases import GIB, HYBRID_ADAM, four_options
+from plan_cases import GIB, HYBRID_ADAM, four_options, plan_option
 
 TIMEOUT_S = 60
 LLAMA_13B = str(HF_CONFIGS.parents[2].parent / "examples" /
@@ -169,20 +169,45 @@ def test_table_has_one_row_per_option_with_its_own_figures(fake):
                           for c in option.configs)
         assert "  %s  " % sizes in row, row
         assert option.chunk_size_from in row
-        tail = "fits" if option.fits else "does not fit: " + option.why_not
+        v = option.verdict
+        tail = "fits" if v.fits else (
+            "does not fit (tight): " if v.tight else "does not fit: ") + (
+                v.why_not)
         assert row.endswith(tail), row
         head = row[:-len(tail)].split()
-        assert head[-4:] == [gib(option.device_need_bytes), "/",
+        assert head[-5:] == [gib(option.device_need_bytes), "/",
                              gib(CLUSTER.device_memory_bytes),
+                             gib(v.headroom_bytes),
                              gib(option.host_bytes_per_node)], row
     assert not options[2].fits and "device: " in options[2].why_not
     assert options[3].why_not.startswith("host: ")
+    assert "margin          margin 5% (1.20 GiB) kept free" in out
     assert "cluster         23.99 GiB per device, reserve 2.00 GiB, 8 GPUs " \
         "per node, host memory 1024.00 GiB per node, world sizes 8, 16" in out
     assert "option 1        GeminiPlugin(%s)" % options[0].colossalai in out
     assert "note            options 2,3,4: " + HYBRID_ADAM in out
     assert "considered      37 options" in out
     assert "ESTIMATE" not in out
+
+
+def test_a_tight_option_says_so():
+    """Within the card but not its margin: the server's tight verdict,
+    rendered as it came (words, headroom, the margin applied)."""
+    cluster = pb.Cluster()
+    cluster.CopyFrom(CLUSTER)
+    cluster.margin = 0.25
+    tight = plan_option(8, [(8, 70794240, False)], device_bytes=20 * GIB,
+                        cluster=cluster)
+    plan = chunkplan.Plan.from_response(pb.PlanResponse(options=[tight]))
+    option = plan.best
+    assert (option.fits, option.tight) == (False, True)
+    assert option.verdict.margin == 0.25
+    assert option.verdict.headroom_bytes == (
+        cluster.device_memory_bytes - tight.device_need_bytes)
+    assert option.verdict.words == (
+        "does not fit (tight): " + tight.verdict.why_not)
+    assert option.verdict.words in plan.table()
+    assert "margin 25% (6.00 GiB)" in plan.table()
 
 
 def test_a_workload_says_the_activations_are_an_estimate():

@@ -40,14 +40,20 @@ WORKLOAD = {"micro_batch": 1, "sequence_length": 64,
             "activation_checkpointing": True, "flash_attention": False}
 
 
-def plan_oracle():
-    path = ROOT / "tests" / "oracle" / "plan_oracle.py"
+def load_oracle(name):
+    """tests/oracle/NAME.py as a module; skips where it is not in the
+    tree."""
+    path = ROOT / "tests" / "oracle" / f"{name}.py"
     if not path.exists():
-        pytest.skip(f"plan oracle not found ({path})")
-    spec = importlib.util.spec_from_file_location("plan_oracle", path)
+        pytest.skip(f"{name.replace('_', ' ')} not found ({path})")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def plan_oracle():
+    return load_oracle("plan_oracle")
 
 
 def oracle_plan(request):
@@ -92,6 +98,11 @@ def test_plan_of_numels_without_a_workload_is_the_oracles(server):
 
 
 def test_every_option_follows_the_rules(plan):
+    """Each option's need is the sum of its parts, and its verdict (the
+    server's, read from its fields) is the verdict oracle's judgement of
+    that need under the cluster's default 5% margin; the Python result
+    renders it as it came."""
+    verdict_oracle = load_oracle("verdict_oracle")
     assert plan.options
     for option in plan.options:
         rank = option.most_loaded_rank
@@ -99,15 +110,35 @@ def test_every_option_follows_the_rules(plan):
             rank.device_bytes + option.gathered_chunk_bytes +
             CLUSTER["reserve_bytes"] + option.activation_bytes)
         assert option.activation_bytes > 0  # a workload was given
-        fits_device = option.device_need_bytes <= DEVICE
-        fits_host = option.host_bytes_per_node <= HOST
-        assert option.fits == (fits_device and fits_host)
-        assert (option.why_not == "") == option.fits
-        if not fits_device:
-            assert option.why_not.startswith("device: %d > %d by %d" % (
-                option.device_need_bytes, DEVICE,
-                option.device_need_bytes - DEVICE))
+        want = verdict_oracle.judge(
+            option.device_need_bytes, option.host_bytes_per_node, DEVICE,
+            reserve=CLUSTER["reserve_bytes"], margin=None, host_memory=HOST)
+        assert json_format.MessageToDict(
+            option.response.verdict, preserving_proto_field_name=True,
+            including_default_value_fields=True) == dict(want)
+        v = option.verdict
+        assert (option.fits, option.why_not, option.tight) == (
+            want["fits"], want["why_not"], want["tight"])
+        assert (v.margin, v.margin_bytes, v.headroom_bytes) == (
+            want["margin"], int(want["margin_bytes"]),
+            int(want["headroom_bytes"]))
+        assert v.words == ("fits" if want["fits"] else (
+            "does not fit (tight): " if want["tight"] else
+            "does not fit: ") + want["why_not"])
         assert any("estimate" in note for note in option.notes)
+    # The plan's order: those that fit, then the tight, then the rest by
+    # device excess and host excess.
+    keys = [verdict_oracle.rank_key(json_format.MessageToDict(
+        o.response.verdict, preserving_proto_field_name=True,
+        including_default_value_fields=True)) for o in plan.options]
+    assert keys == sorted(keys)
+
+
+def test_plan_table_renders_the_verdicts(plan):
+    table = plan.table()
+    assert "margin          margin 5% (" in table
+    for option in plan.options:
+        assert option.verdict.words in table
 
 
 def test_colossalai_text_holds_the_option(plan):
@@ -155,3 +186,29 @@ def test_local_is_the_server(plan):
     with chunkplan.LocalClient(cli) as client:
         got = ask(client)
     assert without_time(got.response) == without_time(plan.response)
+
+
+def test_local_nothing_fits_is_an_answer(server):
+    """The binary exits 3 when the verdict says nothing fits; LocalClient
+    reads that answer (the server's, as Client gets it), not an error."""
+    cli = os.environ.get(local.CLI_ENV, "")
+    if not os.access(cli, os.X_OK):
+        pytest.skip(f"chunkplan not built ({local.CLI_ENV}={cli!r})")
+    small = dict(CLUSTER, device_memory_bytes=1000)
+    with chunkplan.LocalClient(cli) as client:
+        got = client.plan(models.model_config(GPT2_TEST),
+                          **dict(small, **SEARCH, timeout=TIMEOUT_S))
+        layout = client.layout(models.model_config(GPT2_TEST), dp_degree=2,
+                               cluster={"device_memory_bytes": 1000},
+                               timeout=TIMEOUT_S, **SEARCH)
+    assert got.options and not any(o.fits for o in got.options)
+    assert layout.verdict is not None and not layout.fits
+    with chunkplan.Client(server.target) as client:
+        want = client.plan(models.model_config(GPT2_TEST),
+                           **dict(small, **SEARCH, timeout=TIMEOUT_S))
+        want_layout = client.layout(models.model_config(GPT2_TEST),
+                                    dp_degree=2,
+                                    cluster={"device_memory_bytes": 1000},
+                                    timeout=TIMEOUT_S, **SEARCH)
+    assert without_time(got.response) == without_time(want.response)
+    assert layout.verdict == want_layout.verdict

@@ -74,6 +74,7 @@ v1::PlanRequest FullPlanRequest() {
   c->set_gpus_per_node(8);
   for (uint32_t w : {8u, 16u, 32u}) c->add_world_sizes(w);
   c->set_reserve_bytes(uint64_t{2} << 30);
+  c->set_margin(0.125);
   r.set_max_options(4);
   return r;
 }
@@ -104,6 +105,7 @@ TEST(PlanConvert, RequestCarriesEveryFieldAndIgnoresThePlansOwn) {
   EXPECT_EQ(got->cluster.gpus_per_node, 8u);
   EXPECT_THAT(got->cluster.world_sizes, ElementsAre(8u, 16u, 32u));
   EXPECT_EQ(got->cluster.reserve_bytes, uint64_t{2} << 30);
+  EXPECT_EQ(got->cluster.margin, 0.125);
   EXPECT_EQ(got->max_options, 4u);
   EXPECT_FALSE(got->workload.has_value());
 }
@@ -118,6 +120,7 @@ TEST(PlanConvert, UnsetFieldsTakeTheContractsDefaults) {
   EXPECT_TRUE(got->search.filter_exlarge_params);
   EXPECT_EQ(got->max_options, 0u);  // the planner reads 0 as 10
   EXPECT_TRUE(got->cluster.world_sizes.empty());
+  EXPECT_FALSE(got->cluster.margin.has_value());  // the planner's 5%
 }
 
 TEST(PlanConvert, AModelsShapeFillsTheWorkload) {
@@ -198,12 +201,21 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   o.most_loaded_rank.device_bytes = 11;
   o.most_loaded_rank.host_bytes = 12;
   o.gathered_chunk_bytes = 13;
-  o.host_bytes_per_node = 14;
+  o.verdict.host_bytes_per_node = 14;
   o.layout_padding = 15;
   o.activation_bytes = 16;
-  o.device_need_bytes = 17;
-  o.fits = false;
-  o.why_not = "device: 17 > 10 by 7";
+  o.verdict.device_need_bytes = 17;
+  o.verdict.device_memory_bytes = 10;
+  o.verdict.reserve_bytes = 3;
+  o.verdict.margin = 0.25;
+  o.verdict.margin_bytes = 3;
+  o.verdict.headroom_bytes = 0;
+  o.verdict.device_excess_bytes = 10;
+  o.verdict.host_memory_bytes = 20;
+  o.verdict.host_excess_bytes = 0;
+  o.verdict.fits = false;
+  o.verdict.tight = false;
+  o.verdict.why_not = "device: 17 > 7 by 10";
   o.colossalai = "placement_policy=\"static\"";
   o.notes = {"a", "b"};
   result.options = {o};
@@ -235,7 +247,20 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   EXPECT_EQ(p.activation_bytes(), 16u);
   EXPECT_EQ(p.device_need_bytes(), 17u);
   EXPECT_FALSE(p.fits());
-  EXPECT_EQ(p.why_not(), "device: 17 > 10 by 7");
+  EXPECT_EQ(p.why_not(), "device: 17 > 7 by 10");
+  // The verdict, whole; the four fields above repeat it.
+  const v1::Verdict& v = p.verdict();
+  EXPECT_EQ(v.device_need_bytes(), 17u);
+  EXPECT_EQ(v.device_memory_bytes(), 10u);
+  EXPECT_EQ(v.reserve_bytes(), 3u);
+  EXPECT_EQ(v.margin(), 0.25);
+  EXPECT_EQ(v.margin_bytes(), 3u);
+  EXPECT_EQ(v.device_excess_bytes(), 10u);
+  EXPECT_EQ(v.host_bytes_per_node(), 14u);
+  EXPECT_EQ(v.host_memory_bytes(), 20u);
+  EXPECT_FALSE(v.fits());
+  EXPECT_FALSE(v.tight());
+  EXPECT_EQ(v.why_not(), "device: 17 > 7 by 10");
   EXPECT_EQ(p.colossalai(), "placement_policy=\"static\"");
   EXPECT_THAT(p.notes(), ElementsAre("a", "b"));
   EXPECT_EQ(got.options_considered(), 30u);
@@ -258,6 +283,9 @@ TEST(PlanConvert, TheClusterAndWorkloadSizesAreCheckedBeforeTheModel) {
   EXPECT_THAT(CheckPlanBeforeModel(r).message(),
               HasSubstr("cluster.world_sizes[3]"));
   r.mutable_cluster()->mutable_world_sizes()->RemoveLast();
+  r.mutable_cluster()->set_margin(1.0);
+  EXPECT_THAT(CheckPlanBeforeModel(r).message(), HasSubstr("cluster.margin"));
+  r.mutable_cluster()->clear_margin();
   r.mutable_workload()->set_sequence_length(0);
   EXPECT_THAT(CheckPlanBeforeModel(r).message(),
               HasSubstr("workload.sequence_length"));
@@ -311,6 +339,38 @@ TEST(LayoutWorkloadConvert, AWorkloadNeedsADecoderOnlyModel) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("workload: "));
   EXPECT_THAT(got.status().message(), HasSubstr("bert"));
+}
+
+// The Layout request's cluster: copied (margin included), checked before
+// the model is described; the verdict travels back only where there is one.
+TEST(LayoutClusterConvert, TheClusterGoesAndTheVerdictComesBack) {
+  v1::LayoutRequest r = WithWorkload(kLlamaConfig);
+  r.mutable_cluster()->set_device_memory_bytes(1000);
+  r.mutable_cluster()->set_reserve_bytes(7);
+  r.mutable_cluster()->set_margin(0.5);
+  absl::StatusOr<planner::LayoutRequest> got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->cluster.has_value());
+  EXPECT_EQ(got->cluster->device_memory_bytes, 1000u);
+  EXPECT_EQ(got->cluster->reserve_bytes, 7u);
+  EXPECT_EQ(got->cluster->margin, 0.5);
+  EXPECT_FALSE(FromProto(WithWorkload(kLlamaConfig))->cluster.has_value());
+
+  r.mutable_search()->mutable_model()->set_hf_config_json("not json");
+  r.mutable_cluster()->add_world_sizes(8);
+  EXPECT_THAT(FromProto(r).status().message(),
+              HasSubstr("cluster.world_sizes"));
+
+  planner::LayoutResult result;
+  EXPECT_FALSE(ToProto(result).has_verdict());
+  result.verdict = planner::Verdict{};
+  result.verdict->device_need_bytes = 42;
+  result.verdict->tight = true;
+  const v1::LayoutResponse out = ToProto(result);
+  ASSERT_TRUE(out.has_verdict());
+  EXPECT_EQ(out.verdict().device_need_bytes(), 42u);
+  EXPECT_TRUE(out.verdict().tight());
+  EXPECT_EQ(out.verdict().margin(), 0.05);
 }
 
 TEST(LayoutWorkloadConvert, ActivationBytesTravelBack) {

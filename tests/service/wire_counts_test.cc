@@ -97,12 +97,18 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   RepeatedFields(v1::LayoutRequest::descriptor(), "", layout);
   std::set<std::string> want = Counted(kLayoutRequestCounted, "");
   want.merge(Counted(kSearchRequestCounted, "search."));
+  want.merge(Counted(kClusterCounted, "cluster."));
   EXPECT_EQ(layout, want);
   const FieldDescriptor* nested =
       v1::LayoutRequest::descriptor()->FindFieldByNumber(kLayoutSearchField);
   ASSERT_NE(nested, nullptr);
   EXPECT_EQ(nested->name(), "search");
   EXPECT_EQ(nested->message_type(), v1::ChunkSearchRequest::descriptor());
+  const FieldDescriptor* cluster =
+      v1::LayoutRequest::descriptor()->FindFieldByNumber(kLayoutClusterField);
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_EQ(cluster->name(), "cluster");
+  EXPECT_EQ(cluster->message_type(), v1::Cluster::descriptor());
 
   std::set<std::string> plan;
   RepeatedFields(v1::PlanRequest::descriptor(), "", plan);
@@ -190,6 +196,15 @@ TEST(WireCounts, CountsAsProtobufReadsTheBody) {
       CheckLayoutRequestCounts(BodyOf(Delimited(2, "") + Delimited(2, "")), 1)
           .message(),
       HasSubstr("configs has more than 1"));
+  // A LayoutRequest's cluster (field 7) is a Cluster: its world_sizes
+  // (field 4) count, occurrences merged.
+  const std::string cluster =
+      Delimited(7, Packed(4, 2)) + Delimited(7, Unpacked(4, 2));
+  ASSERT_TRUE(request.ParseFromString(cluster));
+  ASSERT_EQ(request.cluster().world_sizes_size(), 4);
+  EXPECT_TRUE(CheckLayoutRequestCounts(BodyOf(cluster), 4).ok());
+  EXPECT_THAT(CheckLayoutRequestCounts(BodyOf(cluster), 3).message(),
+              HasSubstr("cluster.world_sizes has more than 3"));
 }
 
 // The count ends at the first field past the limit, far before the end of a

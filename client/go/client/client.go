@@ -2,6 +2,10 @@
 // a cluster: a small layer over the stubs generated from
 // proto/chunkplan/v1/chunk_search.proto (package chunkplanv1).
 //
+// The server judges; this package and its commands only render its
+// Verdict (fits, tight, the margin, the headroom, why_not), never recompute
+// it (docs/plan.md, "The verdict").
+//
 // Every call takes a context and should carry a deadline; errors come back
 // as gRPC status errors (status.Code(err) gives INVALID_ARGUMENT for a bad
 // config, RESOURCE_EXHAUSTED beyond the server's limits, ...).
@@ -10,8 +14,11 @@ package client
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "chunkplan/v1"
@@ -45,59 +52,38 @@ func (c *Client) Describe(ctx context.Context, configJSON, architecture string) 
 	return c.stub.Describe(ctx, &pb.ModelConfig{HfConfigJson: configJSON, Architecture: architecture})
 }
 
-// Fit is the answer to "does this model train on worldSize devices of
-// deviceBytes each under Gemini's defaults".
-type Fit struct {
-	// The most loaded rank's device bytes (chunk shards, master weights,
-	// optimizer states) plus the chunk it gathers while computing.
-	PeakBytes   uint64
-	DeviceBytes uint64
-	Fits        bool
-	// ColossalAI's chunk_config_dict: dp degree -> its chunk settings.
-	ChunkConfigDict map[uint32]*pb.ChunkConfig
-	// The search interval the server used (0 asks GeminiPlugin's default,
-	// 1024).
-	Layout *pb.LayoutResponse
-}
-
-// CheckFit asks Layout how the model of configJSON lays out on worldSize
-// data-parallel ranks (search interval: GeminiPlugin's default without
-// hidden_dim) and compares the most loaded rank's peak with deviceBytes.
-func (c *Client) CheckFit(ctx context.Context, configJSON string, worldSize uint32, deviceBytes uint64) (*Fit, error) {
-	if worldSize == 0 {
-		return nil, fmt.Errorf("world size must be at least 1")
-	}
+// FitModel asks Layout how the model of configJSON lays out on worldSize
+// data-parallel ranks under Gemini's defaults (GeminiPlugin's search:
+// range 32 Mi elements, interval 1024) and has the server judge it against
+// cluster (its device memory, reserve, margin and, with gpus_per_node, its
+// host memory; world_sizes must be empty). The answer's Verdict is the
+// server's; a server that sends none (older than the verdict) is an error
+// with code UNIMPLEMENTED.
+func (c *Client) FitModel(ctx context.Context, configJSON string, worldSize uint32, cluster *pb.Cluster) (*pb.LayoutResponse, error) {
 	layout, err := c.stub.Layout(ctx, &pb.LayoutRequest{
 		Search: &pb.ChunkSearchRequest{
 			Model:        &pb.ModelConfig{HfConfigJson: configJSON},
 			DpDegrees:    []uint32{worldSize},
 			SearchRangeM: 32, // GeminiPlugin's search_range_m
 		},
+		Cluster: cluster,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return FitOf(layout, deviceBytes), nil
-}
-
-// FitOf reads a Layout answer against a device of deviceBytes.
-func FitOf(layout *pb.LayoutResponse, deviceBytes uint64) *Fit {
-	peak := layout.GetMostLoadedRank().GetDeviceBytes() + layout.GetGatheredChunkBytes()
-	dict := map[uint32]*pb.ChunkConfig{}
-	for _, g := range layout.GetGroups() {
-		dict[g.GetDpDegree()] = &pb.ChunkConfig{
-			DpDegree: g.GetDpDegree(), ChunkSize: g.GetChunkSize(), KeepGathered: g.GetKeepGathered(),
-		}
+	if layout.GetVerdict() == nil {
+		return nil, status.Error(codes.Unimplemented, "the server's Layout answered no verdict")
 	}
-	return &Fit{PeakBytes: peak, DeviceBytes: deviceBytes, Fits: peak <= deviceBytes, ChunkConfigDict: dict, Layout: layout}
+	return layout, nil
 }
 
 // PlanModel asks Plan which Gemini configurations of the model of
-// configJSON fit cluster, ranked (the ones that fit first; docs/plan.md),
-// with GeminiPlugin's search (range 32 Mi elements, interval 1024, minimum
-// chunk 32 Mi) and its default fixed choices. workload may be nil (no
-// activation estimate); maxOptions 0 asks the server's 10. Every option's
-// Colossalai field holds GeminiPlugin's keyword arguments as Python text.
+// configJSON fit cluster, ranked (the ones that fit first, then the tight
+// ones; docs/plan.md), with GeminiPlugin's search (range 32 Mi elements,
+// interval 1024, minimum chunk 32 Mi) and its default fixed choices.
+// workload may be nil (no activation estimate); maxOptions 0 asks the
+// server's 10. Every option's Colossalai field holds GeminiPlugin's keyword
+// arguments as Python text, its Verdict the server's judgement.
 func (c *Client) PlanModel(ctx context.Context, configJSON string, cluster *pb.Cluster, workload *pb.Workload, maxOptions uint32) (*pb.PlanResponse, error) {
 	return c.stub.Plan(ctx, &pb.PlanRequest{
 		Search: &pb.ChunkSearchRequest{
@@ -108,6 +94,36 @@ func (c *Client) PlanModel(ctx context.Context, configJSON string, cluster *pb.C
 		Workload:   workload,
 		MaxOptions: maxOptions,
 	})
+}
+
+// VerdictWords is the verdict as the command lines print it: "fits",
+// "does not fit (tight): <why_not>" or "does not fit: <why_not>".
+func VerdictWords(v *pb.Verdict) string {
+	switch {
+	case v.GetFits():
+		return "fits"
+	case v.GetTight():
+		return "does not fit (tight): " + v.GetWhyNot()
+	default:
+		return "does not fit: " + v.GetWhyNot()
+	}
+}
+
+// ChunkConfigDict is GeminiPlugin's chunk_config_dict of a layout's groups
+// as a Python literal: {8: {"chunk_size": 33554432, "keep_gathered": False}}.
+func ChunkConfigDict(groups []*pb.GroupLayout) string {
+	sorted := append([]*pb.GroupLayout(nil), groups...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].GetDpDegree() < sorted[j].GetDpDegree() })
+	entries := make([]string, 0, len(sorted))
+	for _, g := range sorted {
+		gathered := "False"
+		if g.GetKeepGathered() {
+			gathered = "True"
+		}
+		entries = append(entries, fmt.Sprintf("%d: {\"chunk_size\": %d, \"keep_gathered\": %s}",
+			g.GetDpDegree(), g.GetChunkSize(), gathered))
+	}
+	return "{" + strings.Join(entries, ", ") + "}"
 }
 
 // StatusLine is err as the command lines print it: "CODE: message", the

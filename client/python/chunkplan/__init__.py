@@ -11,7 +11,8 @@ the same dict in the same order, the same total and waste. A Client keeps
 one channel (TLS optional) for many calls, and its layout() says what
 Gemini really allocates (chunks, padding, each rank's bytes) as a Layout,
 its frontier() how they move with the chunk size, as a Frontier, and its
-plan() which configurations fit a cluster, ranked, as a Plan (each with
+plan() which configurations fit a cluster, ranked, as a Plan, each
+option with the server's Verdict (a Layout asked with a cluster too; each with
 table(), Layout and Plan with colossalai_kwargs(), Frontier with plot());
 chunkplan.models lists the parameters of Hugging Face models from their
 config.json; LocalClient answers the same calls without a server (the
@@ -48,6 +49,7 @@ from chunkplan.layout_result import Chunk, GroupLayout, Layout, RankMemory
 from chunkplan.local import LocalClient
 from chunkplan.plan_result import Plan, PlanOption
 from chunkplan.search_result import SearchResult
+from chunkplan.verdict_result import Verdict
 
 __version__ = "0.1.0"
 
@@ -55,7 +57,7 @@ __all__ = [
     "DEFAULT_TARGET", "Client", "LocalClient", "SearchResult",
     "search_chunk_configuration",
     "Layout", "GroupLayout", "Chunk", "RankMemory", "Frontier",
-    "FrontierPoint", "Plan", "PlanOption",
+    "FrontierPoint", "Plan", "PlanOption", "Verdict",
     "models", "ChunkplanError", "AbortedError", "AlreadyExistsError",
     "CancelledError", "DataLossError", "DeadlineExceededError",
     "FailedPreconditionError", "InternalError", "InvalidArgumentError",

@@ -213,8 +213,8 @@ class Client:
                dp_degree=1, precision="fp16", master_weights=True,
                gradient_accumulation=False, pin_memory=True,
                optimizer="adam", engine="auto", objective="seed_waste",
-               workload=None, timeout=None, wait_for_ready=False,
-               **placement):
+               workload=None, cluster=None, timeout=None,
+               wait_for_ready=False, **placement):
         """What Gemini allocates for these parameters: a Layout (its chunks,
         padding and the bytes of the most and least loaded rank).
 
@@ -241,7 +241,12 @@ class Client:
         configs the server refuses it). workload: None, or a dict as plan()
         takes it, for Layout.activation_bytes, an activation ESTIMATE
         (decoder-only models given by config, a chunkplan.v1.ModelConfig).
-        timeout, wait_for_ready: as search_request().
+        cluster: None, or the device to judge the layout against, a dict
+        {"device_memory_bytes": int, "reserve_bytes": int, "margin": float
+        (None: the server's 5%), "host_memory_bytes": int, "gpus_per_node":
+        int} (all but the first optional) or a chunkplan.v1.Cluster without
+        world sizes; Layout.verdict is then the server's verdict (None
+        without a cluster). timeout, wait_for_ready: as search_request().
 
         Layout.search is the SearchResult when the search ran (its
         min_chunk_waste the seed's waste at the candidate laid out), else
@@ -256,7 +261,8 @@ class Client:
             model_or_params, search_range_m, search_interval,
             min_chunk_size_m, filter_exlarge_params, configs=configs,
             frozen=frozen, dp_degree=dp_degree, engine=engine,
-            objective=objective, workload=workload, precision=precision,
+            objective=objective, workload=workload, cluster=cluster,
+            precision=precision,
             master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
             pin_memory=pin_memory, optimizer=optimizer, **placement)
@@ -301,7 +307,7 @@ class Client:
 
     def plan(self, model_or_params, *, device_memory_bytes, world_sizes,
              gpus_per_node=1, host_memory_bytes=0, reserve_bytes=0,
-             search_range_m=32, search_interval=1024, min_chunk_size_m=32,
+             margin=None, search_range_m=32, search_interval=1024, min_chunk_size_m=32,
              filter_exlarge_params=True, frozen=None, precision="fp16",
              master_weights=True, gradient_accumulation=False,
              pin_memory=True, optimizer="adam", workload=None, max_options=0,
@@ -315,7 +321,10 @@ class Client:
         The cluster: device_memory_bytes per device, world_sizes (the
         data-parallel degrees the job may use), gpus_per_node (ranks per
         node), host_memory_bytes per node (0: not checked), reserve_bytes
-        kept free per device. workload: None, or {"micro_batch": int,
+        kept free per device, margin the share of device memory an option
+        must leave free to fit (None: the server's 5%; 0: none). Every
+        option carries the server's verdict (PlanOption.verdict: fits,
+        tight, headroom, why_not). workload: None, or {"micro_batch": int,
         "sequence_length": int, "activation_checkpointing": bool,
         "flash_attention": bool} to count an activation ESTIMATE (decoder-
         only models given by config). max_options: at most this many (0:
@@ -331,7 +340,7 @@ class Client:
             model_or_params, device_memory_bytes=device_memory_bytes,
             world_sizes=world_sizes, gpus_per_node=gpus_per_node,
             host_memory_bytes=host_memory_bytes, reserve_bytes=reserve_bytes,
-            search_range_m=search_range_m, search_interval=search_interval,
+            margin=margin, search_range_m=search_range_m, search_interval=search_interval,
             min_chunk_size_m=min_chunk_size_m,
             filter_exlarge_params=filter_exlarge_params, frozen=frozen,
             precision=precision, master_weights=master_weights,

@@ -12,6 +12,7 @@ InvalidArgumentError here, named as the server names them
 
 import collections.abc
 
+from chunkplan.cluster_request import layout_cluster
 from chunkplan.request import (UINT32_MAX, UINT64_MAX, build_request,
                                enum_value, invalid_argument, is_module,
                                module_parameters, unsigned)
@@ -215,7 +216,8 @@ def build_layout_request(model_or_params, search_range_m=None,
                          search_interval=None, min_chunk_size_m=32,
                          filter_exlarge_params=True, *, configs=None,
                          frozen=None, dp_degree=1, engine="auto",
-                         objective="seed_waste", workload=None, **settings):
+                         objective="seed_waste", workload=None, cluster=None,
+                         **settings):
     """The LayoutRequest for Client.layout's (and Client.frontier's)
     arguments.
 
@@ -227,7 +229,9 @@ def build_layout_request(model_or_params, search_range_m=None,
     one of OBJECTIVES (any case, "OBJECTIVE_" optional) or an Objective
     number; any objective with configs is sent, for the server to judge.
     workload: None, or workload_message's dict (the activation ESTIMATE;
-    the model given as a ModelConfig). settings: gemini_settings's
+    the model given as a ModelConfig). cluster: None, or
+    cluster_request.layout_cluster's value (the server then judges the
+    layout: LayoutResponse.verdict). settings: gemini_settings's
     keywords. Raises
     InvalidArgumentError for what does not fit the wire, or for a search
     without search_range_m or search_interval."""
@@ -253,4 +257,6 @@ def build_layout_request(model_or_params, search_range_m=None,
     request.frozen.extend(frozen_flags(model_or_params, frozen))
     if workload is not None:
         request.workload.CopyFrom(workload_message(workload))
+    if cluster is not None:
+        request.cluster.CopyFrom(layout_cluster(cluster))
     return request

@@ -9,6 +9,7 @@ from typing import Optional, Tuple
 from chunkplan import colossalai_export
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2
+from chunkplan.verdict_result import Verdict
 
 GIB = 2**30
 
@@ -118,6 +119,14 @@ class Layout:
     # The activation ESTIMATE per rank for the request's workload (0
     # without one; docs/plan.md); not in most_loaded_rank.
     activation_bytes: int = 0
+    # The server's verdict on the layout against the request's cluster
+    # (Client.layout(cluster=...)); None without one.
+    verdict: Optional[Verdict] = None
+
+    @property
+    def fits(self):
+        """The server's verdict.fits; None when no cluster was given."""
+        return None if self.verdict is None else self.verdict.fits
 
     @property
     def config_dict(self):
@@ -146,8 +155,9 @@ class Layout:
         ColossalAI's search's waste; every part of the most loaded rank
         (worst and best chunk order) and the least loaded rank in GiB; the
         gathered chunk; the activation ESTIMATE with a workload; the
-        placement's outcome and notes. Every figure is the server's.
-        (Whether it fits a device is Plan's answer: Client.plan.)"""
+        placement's outcome and notes; with a cluster, the server's verdict
+        (Verdict.lines: need, memory and margin, headroom, host, words).
+        Every figure is the server's."""
         lines = ["dp degree  chunk size (elements)  keep gathered  chunks  "
                  "padding (elements)"]
         for group in self.groups:
@@ -186,6 +196,8 @@ class Layout:
             lines.append("fp16 on host    %d chunks" %
                          p.param_offloaded_chunks)
         lines += ["note            %s" % note for note in p.notes]
+        if self.verdict is not None:
+            lines += [""] + self.verdict.lines()
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -205,7 +217,9 @@ class Layout:
             most_loaded_rank_least=rank_memory(
                 response.most_loaded_rank_least),
             placement=_placement(response.placement),
-            activation_bytes=int(response.activation_bytes))
+            activation_bytes=int(response.activation_bytes),
+            verdict=(Verdict.from_response(response.verdict)
+                     if response.HasField("verdict") else None))
 
 
 def _placement(p):

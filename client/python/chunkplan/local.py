@@ -9,7 +9,9 @@ methods and returns the same typed results. Each call sends the request,
 built exactly as for a server, as protobuf JSON on the standard input of
 `chunkplan search|layout|frontier|plan --local --request - --format json`
 and reads the response back from its standard output: the answer is the one
-`chunkplan-server` gives (both run the same planner and conversions).
+`chunkplan-server` gives (both run the same planner and conversions). Exit
+status 3 (the server's verdict: nothing fits) is an answer like 0: the
+response on standard output carries the verdict.
 
 Why a child process and not an extension module: the command line is
 already built beside the package (<build>/bin/chunkplan next to
@@ -34,6 +36,10 @@ from chunkplan.errors import error_for_code
 from chunkplan.v1 import chunk_search_pb2
 
 __all__ = ["CLI_ENV", "CliNotFoundError", "LocalClient", "find_cli"]
+
+# The command line's exit status when the verdict says it does not fit (plan:
+# no option fits; layout with a cluster: it does not): still an answer.
+_EXIT_DOES_NOT_FIT = 3
 
 
 def _error(stderr):
@@ -78,7 +84,7 @@ class LocalClient(Client):
             raise error_for_code(grpc.StatusCode.DEADLINE_EXCEEDED,
                                  f"chunkplan {command} --local ran past "
                                  f"{timeout} s") from None
-        if done.returncode != 0:
+        if done.returncode not in (0, _EXIT_DOES_NOT_FIT):
             raise _error(done.stderr)
         return json_format.Parse(done.stdout, response)
 

@@ -12,33 +12,9 @@ InvalidArgumentError here, named as the server names them
 
 from chunkplan.layout_request import (build_search, frozen_flags,
                                       gemini_base, workload_message)
-from chunkplan.request import (UINT32_MAX, UINT64_MAX, invalid_argument,
-                               unsigned)
+from chunkplan.cluster_request import cluster
+from chunkplan.request import UINT32_MAX, unsigned
 from chunkplan.v1 import chunk_search_pb2
-
-def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
-            host_memory_bytes=0, reserve_bytes=0):
-    """The Cluster message: bytes per device, world sizes (an iterable of
-    ints), ranks per node, host bytes per node (0: not checked) and bytes
-    kept free per device. Raises InvalidArgumentError naming the field for
-    what does not fit the wire."""
-    if isinstance(world_sizes, (str, bytes, int)):
-        raise invalid_argument("cluster.world_sizes: expected a list of "
-                               f"world sizes, got {world_sizes!r}")
-    message = chunk_search_pb2.Cluster(
-        device_memory_bytes=unsigned(device_memory_bytes, UINT64_MAX,
-                                     "cluster.device_memory_bytes"),
-        host_memory_bytes=unsigned(host_memory_bytes, UINT64_MAX,
-                                   "cluster.host_memory_bytes"),
-        gpus_per_node=unsigned(gpus_per_node, UINT32_MAX,
-                               "cluster.gpus_per_node"),
-        reserve_bytes=unsigned(reserve_bytes, UINT64_MAX,
-                               "cluster.reserve_bytes"))
-    message.world_sizes.extend(
-        unsigned(w, UINT32_MAX, f"cluster.world_sizes[{i}]")
-        for i, w in enumerate(world_sizes))
-    return message
-
 
 def _search(model_or_params, search_range_m, search_interval,
             min_chunk_size_m, filter_exlarge_params, engine):
@@ -54,7 +30,7 @@ def _search(model_or_params, search_range_m, search_interval,
 
 def build_plan_request(model_or_params, *, device_memory_bytes, world_sizes,
                        gpus_per_node=1, host_memory_bytes=0,
-                       reserve_bytes=0, search_range_m=32,
+                       reserve_bytes=0, margin=None, search_range_m=32,
                        search_interval=1024, min_chunk_size_m=32,
                        filter_exlarge_params=True, frozen=None,
                        precision="fp16", master_weights=True,
@@ -69,7 +45,7 @@ def build_plan_request(model_or_params, *, device_memory_bytes, world_sizes,
         gemini=gemini_base(precision, master_weights, gradient_accumulation,
                             pin_memory, optimizer),
         cluster=cluster(device_memory_bytes, world_sizes, gpus_per_node,
-                        host_memory_bytes, reserve_bytes),
+                        host_memory_bytes, reserve_bytes, margin),
         max_options=unsigned(max_options, UINT32_MAX, "max_options"))
     request.frozen.extend(frozen_flags(model_or_params, frozen))
     if workload is not None:

@@ -14,6 +14,7 @@ from typing import Optional, Tuple
 
 from chunkplan.layout_result import RankMemory, gib_text, rank_memory
 from chunkplan.v1 import chunk_search_pb2
+from chunkplan.verdict_result import Verdict
 
 
 def colossalai_kwargs(text):
@@ -46,9 +47,11 @@ class PlanOption:
     placement ("static" with its three fractions, or "auto"); the most
     loaded rank (worst chunk order), the gathered chunk, the activation
     ESTIMATE (0 without a workload), device_need_bytes (their sum with the
-    reserve: what `fits` holds against the device), host_bytes_per_node,
-    layout_padding; `fits`, and why_not ("" when it fits); `colossalai`,
-    GeminiPlugin's keyword arguments as Python text; `notes` in words."""
+    reserve: what the verdict holds against the device), host_bytes_per_node,
+    layout_padding; `verdict`, the server's (fits, tight, headroom, margin,
+    why_not: Verdict), with `fits` and `why_not` ("" when it fits) its
+    own; `colossalai`, GeminiPlugin's keyword arguments as Python text;
+    `notes` in words."""
     world_size: int
     placement: str
     shard_param_frac: float
@@ -67,8 +70,15 @@ class PlanOption:
     why_not: str
     colossalai: str
     notes: Tuple[str, ...]
+    verdict: Verdict
     response: chunk_search_pb2.PlanOption = dataclasses.field(
         repr=False, compare=False)
+
+    @property
+    def tight(self):
+        """Whether it does not fit only because it eats into the margin
+        (the server's verdict.tight)."""
+        return self.verdict.tight
 
     def colossalai_kwargs(self):
         """GeminiPlugin's keyword arguments of this option, parsed from its
@@ -98,6 +108,7 @@ class PlanOption:
     def from_response(cls, option):
         """The PlanOption of a chunkplan.v1.PlanOption."""
         gemini = option.gemini
+        verdict = _verdict(option)
         return cls(
             world_size=int(option.world_size), placement=_placement(gemini),
             shard_param_frac=(gemini.shard_param_frac
@@ -118,9 +129,20 @@ class PlanOption:
             device_need_bytes=int(option.device_need_bytes),
             host_bytes_per_node=int(option.host_bytes_per_node),
             layout_padding=int(option.layout_padding),
-            fits=bool(option.fits), why_not=option.why_not,
+            fits=verdict.fits, why_not=verdict.why_not,
             colossalai=option.colossalai, notes=tuple(option.notes),
-            response=option)
+            verdict=verdict, response=option)
+
+
+def _verdict(option):
+    """The option's Verdict as the server sent it; from its own fits and
+    why_not where a server before issue 41 sent none (no margin then)."""
+    if option.HasField("verdict"):
+        return Verdict.from_response(option.verdict)
+    return Verdict.from_response(chunk_search_pb2.Verdict(
+        device_need_bytes=option.device_need_bytes,
+        host_bytes_per_node=option.host_bytes_per_node, fits=option.fits,
+        why_not=option.why_not))
 
 
 # The table's first columns: (title, the cell of the i-th option); the
@@ -167,23 +189,27 @@ class Plan:
         return self.best.colossalai_kwargs()
 
     def table(self):
-        """The answer for people, as text: the cluster (with the request),
-        one row per option (rank, world size, placement and fractions,
-        chunk size and where it came from, device need / device memory and
-        host bytes per node in GiB, and "fits" or Plan's why_not), a line saying the
-        activation bytes are an ESTIMATE when a workload was given, the
-        notes once each with the options they hold for, and the first
-        option's GeminiPlugin(...) line."""
+        """The answer for people, as text: the cluster (with the request)
+        and the margin the server applied, one row per option (rank, world
+        size, placement and fractions, chunk size and where it came from,
+        device need / device memory, headroom and host bytes per node in
+        GiB, and the server's verdict in words: Verdict.words), a line
+        saying the activation bytes are an ESTIMATE when a workload was
+        given, the notes once each with the options they hold for, and the
+        first option's GeminiPlugin(...) line."""
         lines = _cluster_lines(self.request)
+        if self.options and self.options[0].response.HasField("verdict"):
+            lines.append("margin          %s kept free on each device "
+                         "(the server's)" % self.options[0].verdict.margin_words)
         memory = ("" if self.request is None else " / " + gib_text(
             self.request.cluster.device_memory_bytes))
         rows = [[cell(i, o) for _, cell in _COLUMNS] +
                 [gib_text(o.device_need_bytes) + memory,
-                 gib_text(o.host_bytes_per_node),
-                 "fits" if o.fits else "does not fit: " + o.why_not]
+                 gib_text(o.verdict.headroom_bytes),
+                 gib_text(o.host_bytes_per_node), o.verdict.words]
                 for i, o in enumerate(self.options, 1)]
         titles = [title for title, _ in _COLUMNS] + [
-            "device need%s GiB" % (memory and " / memory"),
+            "device need%s GiB" % (memory and " / memory"), "headroom GiB",
             "host per node GiB", "verdict"]
         widths = [max([len(titles[c])] + [len(r[c]) for r in rows])
                   for c in range(len(titles) - 1)]

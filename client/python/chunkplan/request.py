@@ -42,7 +42,7 @@ def unsigned(value, limit, where):
     return result
 
 
-def _real(value, where):
+def real(value, where):
     """`value` as a float (NaN and infinities included: the server judges
     them)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -138,10 +138,10 @@ def build_request(model_or_params, search_range_m, search_interval,
     value. Raises InvalidArgumentError for what does not fit the wire."""
     numels, degrees = numels_and_degrees(model_or_params, dp_degree)
     request = chunk_search_pb2.ChunkSearchRequest(
-        search_range_m=_real(search_range_m, "search_range_m"),
+        search_range_m=real(search_range_m, "search_range_m"),
         search_interval=unsigned(search_interval, UINT64_MAX,
                                   "search_interval"),
-        min_chunk_size_m=_real(min_chunk_size_m, "min_chunk_size_m"),
+        min_chunk_size_m=real(min_chunk_size_m, "min_chunk_size_m"),
         filter_exlarge_params=bool(filter_exlarge_params),
         engine=engine_value(engine))
     request.numels.extend(numels)

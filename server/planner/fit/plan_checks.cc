@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/planner/fit/activation_estimate.h"
+#include "server/planner/fit/verdict.h"
 
 namespace chunkplan::planner {
 
@@ -34,7 +35,25 @@ absl::Status CheckCluster(const Cluster& cluster) {
       }
     }
   }
-  return absl::OkStatus();
+  return CheckMargin(cluster);
+}
+
+absl::Status CheckLayoutCluster(const Cluster& cluster) {
+  if (cluster.device_memory_bytes == 0) {
+    return absl::InvalidArgumentError(
+        "cluster.device_memory_bytes: must be at least 1");
+  }
+  if (cluster.host_memory_bytes != 0 && cluster.gpus_per_node == 0) {
+    return absl::InvalidArgumentError(
+        "cluster.gpus_per_node: must be at least 1 to check "
+        "host_memory_bytes");
+  }
+  if (!cluster.world_sizes.empty()) {
+    return absl::InvalidArgumentError(
+        "cluster.world_sizes: Layout's world size is its largest dp degree; "
+        "leave world_sizes empty (Plan takes them)");
+  }
+  return CheckMargin(cluster);
 }
 
 absl::StatusOr<uint64_t> PlanActivationBytes(

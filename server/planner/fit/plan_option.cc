@@ -1,15 +1,15 @@
 #include "server/planner/fit/plan_option.h"
 
-#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/planner/fit/plan_colossalai.h"
+#include "server/planner/fit/verdict.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
-#include "server/planner/plan/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {
@@ -25,23 +25,17 @@ constexpr char kActivationNote[] =
 absl::StatusOr<uint64_t> NeedOf(const PlanContext& context,
                                 const PlanChunks& chunks, uint64_t device_bytes,
                                 uint64_t gathered_chunk_bytes) {
-  uint64_t need = device_bytes;
-  if (!CheckedAdd(need, gathered_chunk_bytes, &need) ||
-      !CheckedAdd(need, context.cluster->reserve_bytes, &need) ||
-      !CheckedAdd(need, context.activation_bytes, &need)) {
+  const std::optional<uint64_t> need =
+      DeviceNeedOf(device_bytes, gathered_chunk_bytes,
+                   context.cluster->reserve_bytes, context.activation_bytes);
+  if (!need.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "device_need_bytes: most_loaded_rank.device_bytes + "
         "gathered_chunk_bytes + reserve_bytes + activation_bytes exceeds "
         "2^64-1 at world size ",
         chunks.world_size, " (", ChunkSizeFromName(chunks.from), ")"));
   }
-  return need;
-}
-
-// "<what>: <need> > <have> by <excess>" when need > have, else "".
-std::string Excess(const char* what, uint64_t need, uint64_t have) {
-  if (need <= have) return "";
-  return absl::StrCat(what, ": ", need, " > ", have, " by ", need - have);
+  return *need;
 }
 
 }  // namespace
@@ -112,28 +106,18 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   o.layout_padding = chunks.layout_padding;
   o.activation_bytes = context.activation_bytes;
   CHUNKPLAN_ASSIGN_OR_RETURN(
-      o.device_need_bytes,
+      const uint64_t need,
       NeedOf(context, chunks, r.most_loaded_rank.device_bytes,
              r.gathered_chunk_bytes));
-  const uint64_t ranks =
-      std::min<uint64_t>(cluster.gpus_per_node, chunks.world_size);
-  if (!CheckedMul(ranks,
-                  std::max(r.most_loaded_rank.host_bytes,
-                           r.most_loaded_rank_least.host_bytes),
-                  &o.host_bytes_per_node)) {
+  const std::optional<uint64_t> host =
+      HostBytesPerNode(cluster.gpus_per_node, chunks.world_size,
+                       r.most_loaded_rank, r.most_loaded_rank_least);
+  if (!host.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_bytes_per_node: exceeds 2^64-1 at world size ", chunks.world_size,
         " (", ChunkSizeFromName(chunks.from), ")"));
   }
-  const std::string device =
-      Excess("device", o.device_need_bytes, cluster.device_memory_bytes);
-  const std::string host =
-      cluster.host_memory_bytes == 0
-          ? ""
-          : Excess("host", o.host_bytes_per_node, cluster.host_memory_bytes);
-  o.fits = device.empty() && host.empty();
-  o.why_not =
-      absl::StrCat(device, !device.empty() && !host.empty() ? "; " : "", host);
+  o.verdict = Judge(cluster, need, *host);
   o.colossalai = ColossalaiKwargs(settings, *context.precision, o.configs);
   o.notes = std::move(r.placement.notes);
   if (placement != PlanPlacement::kNothingMoved) {

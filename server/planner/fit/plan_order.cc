@@ -1,34 +1,32 @@
 #include "server/planner/fit/plan_order.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 namespace chunkplan::planner {
 namespace {
 
-using Wide = unsigned __int128;
-
-uint64_t Over(uint64_t need, uint64_t have) {
-  return need > have ? need - have : 0;
-}
-
-// Device excess plus host excess (a host budget of 0 is not checked).
-Wide TotalExcess(const Cluster& cluster, const PlanOption& o) {
-  const Wide host =
-      cluster.host_memory_bytes == 0
-          ? 0
-          : Over(o.host_bytes_per_node, cluster.host_memory_bytes);
-  return Wide{Over(o.device_need_bytes, cluster.device_memory_bytes)} + host;
+// 0 fits, 1 tight, 2 does not fit.
+int ClassOf(const Verdict& v) {
+  if (v.fits) return 0;
+  return v.tight ? 1 : 2;
 }
 
 }  // namespace
 
-void OrderOptions(const Cluster& cluster, std::vector<PlanOption>* options) {
-  const auto key = [&cluster](const PlanOption& o) {
-    // Fitting options ignore the excess (0), failing ones the need.
-    return std::tuple(!o.fits, o.fits ? Wide{0} : TotalExcess(cluster, o),
-                      o.world_size, static_cast<int>(o.placement),
-                      o.fits ? o.device_need_bytes : 0,
+void OrderOptions(std::vector<PlanOption>* options) {
+  const auto key = [](const PlanOption& o) {
+    const Verdict& v = o.verdict;
+    const int c = ClassOf(v);
+    // Within the device (fits, tight) the excesses are 0 and the need
+    // orders; beyond it the excesses order and the need is left out.
+    const bool within = c < 2;
+    const uint64_t none = 0;
+    return std::tuple(c, within ? none : v.device_excess_bytes,
+                      within ? none : v.host_excess_bytes, o.world_size,
+                      static_cast<int>(o.placement),
+                      within ? v.device_need_bytes : uint64_t{0},
                       static_cast<int>(o.chunk_size_from));
   };
   std::stable_sort(options->begin(), options->end(),

@@ -9,11 +9,12 @@
 
 namespace chunkplan::planner {
 
-// Sorts `options` (evaluated against `cluster`): those that fit first, by
-// world size, placement rank, device_need_bytes, then chunk-size source;
-// then those that do not, by device excess plus host excess (exact), world
-// size, placement rank, chunk-size source.
-void OrderOptions(const Cluster& cluster, std::vector<PlanOption>* options);
+// Sorts `options` by their verdicts, stably: those that fit first, then the
+// tight ones (within the device, not the margin), each by world size,
+// placement rank, device_need_bytes, then chunk-size source; then the rest
+// by device excess (over the memory less the margin), host excess, world
+// size, placement rank, then chunk-size source.
+void OrderOptions(std::vector<PlanOption>* options);
 
 }  // namespace chunkplan::planner
 

@@ -8,6 +8,7 @@
 #include "server/planner/fit/plan_fractions.h"
 #include "server/planner/fit/plan_option.h"
 #include "server/planner/fit/plan_order.h"
+#include "server/planner/fit/verdict.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/placement.h"
 
@@ -53,6 +54,8 @@ absl::Status AppendOptions(const PlanContext& context,
                            const PlanChunks& chunks, const StopCheck& stop,
                            std::vector<PlanOption>* out) {
   const uint64_t memory = context.cluster->device_memory_bytes;
+  // The device check: the need leaves the margin free.
+  const uint64_t budget = DeviceBudgetBytes(*context.cluster);
   const auto settings = [&](PlanPlacement p, double fraction) {
     return PlacementSettings(fixed, p, fraction, memory);
   };
@@ -64,7 +67,7 @@ absl::Status AppendOptions(const PlanContext& context,
         PlanOption o,
         EvaluateOption(context, chunks, p, settings(p, fraction)));
     out->push_back(std::move(o));
-    return out->back().device_need_bytes <= memory;
+    return out->back().verdict.device_need_bytes <= budget;
   };
   // The smallest fraction of `p` that passes the device check, if any: one
   // placement per class of fractions PlaceOnDevices cannot tell apart.
@@ -82,8 +85,8 @@ absl::Status AppendOptions(const PlanContext& context,
       CHUNKPLAN_ASSIGN_OR_RETURN(
           const uint64_t need,
           DeviceNeedBytes(context, chunks, settings(p, x)));
-      known.emplace_back(key, need <= memory);
-      return need <= memory;
+      known.emplace_back(key, need <= budget);
+      return need <= budget;
     });
   };
   CHUNKPLAN_ASSIGN_OR_RETURN(const bool nothing_moved_passes,
@@ -178,7 +181,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
     CHUNKPLAN_RETURN_IF_ERROR(
         AppendOptions(context, request.gemini, chunks, stop, &options));
   }
-  OrderOptions(request.cluster, &options);
+  OrderOptions(&options);
   PlanResult result;
   result.options_considered = options.size();
   const uint32_t keep =

@@ -14,17 +14,9 @@
 #include "server/planner/layout/layout_types.h"
 #include "server/planner/objective.h"
 #include "server/planner/search_types.h"
+#include "server/planner/verdict_types.h"
 
 namespace chunkplan::planner {
-
-// Where a job may run (chunkplan.v1.Cluster).
-struct Cluster {
-  uint64_t device_memory_bytes = 0;   // per GPU, > 0
-  uint64_t host_memory_bytes = 0;     // per node; 0: not checked
-  uint32_t gpus_per_node = 0;         // >= 1
-  std::vector<uint32_t> world_sizes;  // 1 to 64 distinct degrees >= 1
-  uint64_t reserve_bytes = 0;         // per rank
-};
 
 struct PlanRequest {
   // numels and the search settings; dp_degrees is ignored.
@@ -65,12 +57,11 @@ struct PlanOption {
   ChunkSizeFrom chunk_size_from = ChunkSizeFrom::kColossalaiSearch;
   RankMemory most_loaded_rank;  // worst case over the chunk order
   uint64_t gathered_chunk_bytes = 0;
-  uint64_t host_bytes_per_node = 0;
   uint64_t layout_padding = 0;
   uint64_t activation_bytes = 0;
-  uint64_t device_need_bytes = 0;
-  bool fits = false;
-  std::string why_not;
+  // The device need, host bytes per node, margin, fits, tight and why_not
+  // (fit/verdict.h).
+  Verdict verdict;
   std::string colossalai;
   std::vector<std::string> notes;
 };

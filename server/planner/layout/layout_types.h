@@ -13,6 +13,7 @@
 
 #include "server/planner/objective.h"
 #include "server/planner/search_types.h"
+#include "server/planner/verdict_types.h"
 #include "server/planner/workload_types.h"
 
 namespace chunkplan::planner {
@@ -62,6 +63,9 @@ struct LayoutRequest {
   // Set: LayoutResult.activation_bytes is its estimate (Layout only;
   // Frontier refuses it).
   std::optional<PlanWorkload> workload;
+  // Set: LayoutResult.verdict judges the layout against it (Layout only;
+  // Frontier refuses it).
+  std::optional<Cluster> cluster;
 };
 
 // One candidate of the frontier, with every measure whatever the objective.
@@ -154,6 +158,9 @@ struct LayoutResult {
   // The activation ESTIMATE for the request's workload per rank (0 without
   // one); not counted in most_loaded_rank.
   uint64_t activation_bytes = 0;
+  // With the request's cluster: the verdict on the most loaded rank (world
+  // size: the largest dp degree).
+  std::optional<Verdict> verdict;
   // Wall time spent in the planner, the search included.
   uint64_t layout_nanos = 0;
 };

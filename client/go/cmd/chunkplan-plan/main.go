@@ -1,16 +1,18 @@
 // chunkplan-plan: which ColossalAI Gemini configuration of a Hugging Face
 // model fits a cluster? Reads the model's config.json, asks a chunkplan
 // server's Plan (docs/plan.md) and prints the first option: its world
-// size, placement, figures and verdict, and the GeminiPlugin(...) line to
-// paste.
+// size, placement, figures and the server's verdict (fits leaves the
+// margin free; tight: within the device, not the margin), and the
+// GeminiPlugin(...) line to paste when it fits.
 //
 //	chunkplan-plan --server localhost:50051 --config config.json \
 //	    --device-memory-gib 80 --host-memory-gib 1024 --gpus-per-node 8 \
-//	    --world-sizes 8,16,32 [--reserve-gib 2] \
+//	    --world-sizes 8,16,32 [--reserve-gib 2] [--margin 0.05] \
 //	    [--micro-batch 1 --sequence-length 4096 --flash-attention]
 //
-// Exit status: 0 the first option fits, 3 no option fits, 1 a failed call
-// (the status code and message on stderr), 2 a usage error.
+// Exit status: 0 the first option fits, 3 no option fits (then no
+// GeminiPlugin line), 1 a failed call (the status code and message on
+// stderr), 2 a usage error.
 package main
 
 import (
@@ -56,6 +58,7 @@ func main() {
 	hostGiB := flag.Float64("host-memory-gib", 0, "host memory of one node in GiB (0: not checked)")
 	gpusPerNode := flag.Uint("gpus-per-node", 8, "devices (ranks) per node")
 	reserveGiB := flag.Float64("reserve-gib", 0, "per device, kept free for the CUDA context and workspace")
+	margin := flag.Float64("margin", -1, "share of device memory to leave free, in [0, 1) (negative: the server's 5%)")
 	microBatch := flag.Uint("micro-batch", 0, "with --sequence-length: estimate activations")
 	sequenceLength := flag.Uint("sequence-length", 0, "tokens per sequence")
 	checkpointing := flag.Bool("activation-checkpointing", false, "full recomputation")
@@ -85,6 +88,9 @@ func main() {
 		WorldSizes:        ws,
 		ReserveBytes:      uint64(*reserveGiB * gib),
 	}
+	if *margin >= 0 {
+		cluster.Margin = margin
+	}
 	var workload *pb.Workload
 	if *microBatch != 0 {
 		workload = &pb.Workload{MicroBatch: uint32(*microBatch), SequenceLength: uint32(*sequenceLength),
@@ -109,28 +115,34 @@ func main() {
 		os.Exit(1)
 	}
 	first := plan.GetOptions()[0]
-	report(first, len(plan.GetOptions()), plan.GetOptionsConsidered(), cluster)
-	if !first.GetFits() {
+	if first.GetVerdict() == nil {
+		fmt.Fprintln(os.Stderr, "UNIMPLEMENTED: the server's Plan answered no verdict")
+		os.Exit(1)
+	}
+	report(first, len(plan.GetOptions()), plan.GetOptionsConsidered())
+	if !first.GetVerdict().GetFits() {
 		os.Exit(3)
 	}
 }
 
-// report prints the first option: the verdict, its figures in GiB and in
-// bytes, and the GeminiPlugin(...) line.
-func report(o *pb.PlanOption, shown int, considered uint64, cluster *pb.Cluster) {
-	verdict := "fits"
-	if !o.GetFits() {
-		verdict = "does not fit: " + o.GetWhyNot()
-	}
+// report prints the first option: the server's verdict, its figures in GiB
+// and in bytes, and the GeminiPlugin(...) line when it fits.
+func report(o *pb.PlanOption, shown int, considered uint64) {
+	v := o.GetVerdict()
 	fmt.Printf("option 1 of %d (%d considered): world size %d, chunk size from %s, %s\n",
-		shown, considered, o.GetWorldSize(), o.GetChunkSizeFrom(), verdict)
-	fmt.Printf("device need %.2f GiB of %.2f GiB, host per node %.2f GiB\n",
-		float64(o.GetDeviceNeedBytes())/gib, float64(cluster.GetDeviceMemoryBytes())/gib,
-		float64(o.GetHostBytesPerNode())/gib)
+		shown, considered, o.GetWorldSize(), o.GetChunkSizeFrom(), client.VerdictWords(v))
+	fmt.Printf("device need %.2f GiB of %.2f GiB, headroom %.2f GiB, margin %g%% (%.2f GiB), host per node %.2f GiB\n",
+		float64(v.GetDeviceNeedBytes())/gib, float64(v.GetDeviceMemoryBytes())/gib,
+		float64(v.GetHeadroomBytes())/gib, 100*v.GetMargin(), float64(v.GetMarginBytes())/gib,
+		float64(v.GetHostBytesPerNode())/gib)
 	fmt.Printf("device_need_bytes %d host_bytes_per_node %d activation_bytes %d\n",
-		o.GetDeviceNeedBytes(), o.GetHostBytesPerNode(), o.GetActivationBytes())
+		v.GetDeviceNeedBytes(), v.GetHostBytesPerNode(), o.GetActivationBytes())
+	fmt.Printf("headroom_bytes %d margin_bytes %d tight %t\n",
+		v.GetHeadroomBytes(), v.GetMarginBytes(), v.GetTight())
 	if o.GetActivationBytes() != 0 {
 		fmt.Println("activation_bytes is an ESTIMATE (docs/plan.md)")
 	}
-	fmt.Printf("GeminiPlugin(%s)\n", o.GetColossalai())
+	if v.GetFits() {
+		fmt.Printf("GeminiPlugin(%s)\n", o.GetColossalai())
+	}
 }
