@@ -19,12 +19,9 @@ Instruction counts do not move with the machine's load, unlike times.
     bench/callgrind_server.py --build build -n 2000
     bench/callgrind_server.py --build build -n 2000 \\
         --server_flag=--max_inline_work=0     # every search to the pool
-    bench/callgrind_server.py --build build -n 2000 --append 7b7c
 
---append HEX adds bytes to the serialized request: 7b7c, an empty group of
-the unknown field 15, makes the hand-written decoder (DecodeSearchRequest,
-while it exists) decline the body, so protobuf's path parses it; the answer
-is the same.
+--append HEX adds bytes to the serialized request (7b7c: an empty group of
+the unknown field 15, which protobuf keeps as an unknown field).
 """
 
 import argparse
@@ -44,7 +41,6 @@ import callgrind_per_call  # noqa: E402
 
 DEFAULT_FNS = [
     r"service::ParseAndCheck\(",
-    r"service::DecodeSearchRequest\(",
     r"service::ParseRequest\(",
     r"service::CheckAndConvert\(",
     r"planner::BuildSearchPlan\(",

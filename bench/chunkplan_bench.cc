@@ -22,11 +22,11 @@
 //                           steps_per_s_per_core counts candidates x
 //                           placed parameters per thread
 //   INTAKE/W                the request's serialized body to the planner's
-//                           request as the server takes it (ParseAndCheck:
-//                           the fast decoder; the wire count skips a body
-//                           of at most --max_params bytes, as these are)
-//   INTAKE_PROTOBUF/W       the same through protobuf's message and
-//                           FromProto: the baseline for INTAKE/W
+//                           request as the server takes it (ParseAndCheck;
+//                           the wire count skips a body of at most
+//                           --max_params bytes, as these are)
+//   INTAKE_PROTOBUF/W       protobuf's parse and CheckAndConvert alone,
+//                           without ParseAndCheck's bookkeeping
 //   PLAN/W                  BuildSearchPlan alone: the checks, the filter
 //                           and the grid, CPU_PLATEAU/W's first stage
 //   PLATEAU_SWEEP/W         CpuPlateauEngine::Sweep alone, on W's plan:
@@ -274,9 +274,8 @@ void RegisterWide(const Workload& w) {
 }
 
 // A Search request body to the planner's request, as the server takes it:
-// ParseAndCheck (the fast decoder, protobuf's path where it declines), or,
-// with `protobuf`, protobuf's path alone (ParseRequest, then
-// CheckAndConvert) -- the baseline the decoder is measured against.
+// ParseAndCheck, or, with `protobuf`, ParseRequest then CheckAndConvert
+// alone.
 void RunIntake(benchmark::State& state, const Workload& w, bool protobuf) {
   grpc::Slice slice(w.wire);
   const grpc::ByteBuffer body(&slice, 1);

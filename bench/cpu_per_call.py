@@ -19,10 +19,9 @@ build of a variant of the code; its BUILD/bin/chunkplan-server).
 
     bench/cpu_per_call.py --build build --rounds 3 \\
         --variant inline= --variant pool=--max_inline_work=0
-    # the hand-written decoder against protobuf's path (7b7c: an empty
-    # group of the unknown field 15, which the decoder declines)
-    bench/cpu_per_call.py --build build --rounds 3 \\
-        --variant decoder= --variant protobuf=@7b7c
+    # this build against another (a build of an older commit)
+    bench/cpu_per_call.py --build build --rounds 7 \\
+        --variant before=%../base/build --variant after=
 """
 
 import argparse

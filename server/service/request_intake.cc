@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -14,7 +13,6 @@
 #include "server/planner/plan/search_plan.h"
 #include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
-#include "server/service/search_request_decoder.h"
 #include "server/service/wire_counts.h"
 #include "server/service/workload_convert.h"
 
@@ -117,17 +115,7 @@ absl::Status CheckSearchCounts(uint64_t numels, uint64_t dp_degrees,
   return CheckCounts({{"numels", numels}, {"dp_degrees", dp_degrees}}, limit);
 }
 
-// The request that DecodeSearchRequest reads from `bytes` (a valid body),
-// or nullopt where it declines them. The body is decoded as one contiguous
-// run: usually the one slice it arrived in, else a copy.
-std::optional<planner::SearchRequest> Decode(const grpc::ByteBuffer& bytes) {
-  grpc::Slice flat;
-  if (!bytes.TrySingleSlice(&flat).ok()) (void)bytes.DumpToSingleSlice(&flat);
-  return DecodeSearchRequest(absl::string_view(
-      reinterpret_cast<const char*>(flat.begin()), flat.size()));
-}
-
-// Writes a decoded request's `params` (numels entries) and `engine` into
+// Writes a parsed request's `params` (numels entries) and `engine` into
 // `record`, if given.
 void Record(uint64_t params, planner::Engine engine, CallRecord* record) {
   if (record == nullptr) return;
@@ -220,16 +208,6 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
           bytes, options.max_params);
       !s.ok()) {
     return s;
-  }
-  if (std::optional<planner::SearchRequest> decoded = Decode(bytes)) {
-    Record(decoded->numels.size(), decoded->engine, record);
-    if (absl::Status s =
-            CheckSearchCounts(decoded->numels.size(),
-                              decoded->dp_degrees.size(), options.max_params);
-        !s.ok()) {
-      return s;
-    }
-    return std::move(*decoded);
   }
   absl::StatusOr<v1::ChunkSearchRequest> request = ParseRequest(bytes);
   if (!request.ok()) return request.status();

@@ -42,14 +42,12 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 
 // The planner's request for the request body `bytes`: refused by size
 // before it is decoded (CheckSearchRequestCounts, wire_counts.h:
-// RESOURCE_EXHAUSTED naming the field), then decoded by DecodeSearchRequest
-// (search_request_decoder.h) where it takes the bytes, else ParseRequest and
-// CheckAndConvert; both paths give the same request and the same errors (a
-// body that is no request is INVALID_ARGUMENT saying where it stops being
-// one; CANCELLED for no body at all, a stream that its client reset before
-// the request arrived). `record` (if given) gets the decoded request's params
-// (numels entries; with model, the described parameters once described)
-// and engine, also for a request that CheckAndConvert refuses.
+// RESOURCE_EXHAUSTED naming the field), then ParseRequest and
+// CheckAndConvert (a body that is no request is INVALID_ARGUMENT saying where
+// it stops being one; CANCELLED for no body at all, a stream that its client
+// reset before the request arrived). `record` (if given) gets the decoded
+// request's params (numels entries; with model, the described parameters once
+// described) and engine, also for a request that CheckAndConvert refuses.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);

@@ -188,12 +188,11 @@ SEEDS = {
     "truncated": request(MODEL[:4], range_m=1, interval=1)[:-3],
     "wrong_wire_type": key(NUMELS, 5) + b"\x01\x02\x03\x04" +
                        uint(SEARCH_INTERVAL, 1),
-    # The fast decoder's edges (server/service/search_request_decoder.h),
-    # which the wire count (server/service/wire_counts.h) must also read as
-    # protobuf does: what the decoder takes (numels split into packed and
-    # unpacked pieces, a scalar twice) and what it leaves to protobuf (a
-    # field it is not taught, of every wire type; a group, an overlong tag,
-    # a tenth varint byte above 1).
+    # Encodings the wire count (server/service/wire_counts.h) must read as
+    # protobuf does (seeded for a hand-written decoder since removed):
+    # numels split into packed and unpacked pieces, a scalar twice, an
+    # unknown field of every wire type, a group, an overlong tag, a tenth
+    # varint byte above 1.
     "decoder_pieces": packed(NUMELS, [3000, 0]) + unpacked(NUMELS, [5000]) +
                       packed(NUMELS, [7000]) + uint(SEARCH_INTERVAL, 7) +
                       uint(SEARCH_INTERVAL, 16) + double(SEARCH_RANGE_M, 0.01)

@@ -10,9 +10,6 @@
 // A finding is a crash, a sanitizer report, a leak, a timeout (libFuzzer's
 // -timeout), or one of the checks below failing:
 //   - every error has a code the wire contract allows for it, and a message;
-//   - where the fast decoder (search_request_decoder.h) reads the bytes,
-//     protobuf reads the same request, with no field the decoder skipped
-//     (no unknown field);
 //   - the wire count (wire_counts.h) refuses a body for its size exactly
 //     where protobuf's message holds a field past the limit, and reads as
 //     malformed only bytes that protobuf refuses;
@@ -26,19 +23,16 @@
 // A search that is slow but legitimate is not a hang: a StopCheck ends it
 // after kSearchBudget with DEADLINE_EXCEEDED, as a call deadline would.
 
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/planner/engines/engine_choice.h"
@@ -47,7 +41,6 @@
 #include "server/planner/search_types.h"
 #include "server/service/proto_convert.h"
 #include "server/service/request_intake.h"
-#include "server/service/search_request_decoder.h"
 #include "server/service/service_options.h"
 #include "server/service/wire_counts.h"
 
@@ -209,38 +202,6 @@ void CheckCostModel(const planner::SearchRequest& request,
   planner::AutoPrefersCuda(plan->sweep, options.max_cuda_work);
 }
 
-// Where DecodeSearchRequest answers, protobuf's parse and FromProto answer
-// the same request, field for field and doubles bit for bit, and protobuf's
-// message holds no unknown field (the decoder declines every field it is
-// not taught).
-void CheckDecoderAgrees(const grpc::ByteBuffer& body, const uint8_t* data,
-                        size_t size) {
-  const std::optional<planner::SearchRequest> decoded = DecodeSearchRequest(
-      absl::string_view(reinterpret_cast<const char*>(data), size));
-  if (!decoded.has_value()) return;
-  absl::StatusOr<v1::ChunkSearchRequest> parsed = ParseRequest(body);
-  if (!parsed.ok())
-    Fail("decoded bytes that protobuf refuses", parsed.status());
-  if (!parsed->GetReflection()->GetUnknownFields(*parsed).empty()) {
-    Fail("decoded bytes with a field the decoder is not taught",
-         absl::InternalError("unknown field"));
-  }
-  const absl::StatusOr<planner::SearchRequest> want = FromProto(*parsed);
-  if (!want.ok()) Fail("decoded a request FromProto refuses", want.status());
-  if (decoded->numels != want->numels ||
-      decoded->dp_degrees != want->dp_degrees ||
-      std::bit_cast<uint64_t>(decoded->search_range_m) !=
-          std::bit_cast<uint64_t>(want->search_range_m) ||
-      decoded->search_interval != want->search_interval ||
-      std::bit_cast<uint64_t>(decoded->min_chunk_size_m) !=
-          std::bit_cast<uint64_t>(want->min_chunk_size_m) ||
-      decoded->filter_exlarge_params != want->filter_exlarge_params ||
-      decoded->engine != want->engine) {
-    Fail("the decoder and protobuf read different requests",
-         absl::InternalError("field mismatch"));
-  }
-}
-
 // The wire count of `body` against protobuf's message of it: where protobuf
 // parses the body, the count refuses it (RESOURCE_EXHAUSTED) exactly when
 // numels or dp_degrees holds more than `limit` entries, else is OK; where the
@@ -272,7 +233,6 @@ void FuzzOne(const uint8_t* data, size_t size) {
 
   grpc::Slice slice(data, size);
   const grpc::ByteBuffer body(&slice, 1);
-  CheckDecoderAgrees(body, data, size);
   CheckWireCountAgrees(body, options.max_params);
   absl::StatusOr<planner::SearchRequest> request = ParseAndCheck(body, options);
   if (!request.ok()) {

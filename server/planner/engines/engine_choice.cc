@@ -32,7 +32,7 @@ constexpr double kCudaFixedSeconds = 2e-4;
 
 // CPU_PLATEAU's layout walk per step (one placed tensor of one layout):
 // 2.6 ns, the whole wide LLaMA-2 70B padding Frontier (0.13 ms of CPU for
-// the 68 layouts of 724 steps it takes; docs/performance.md, issue 29).
+// the 68 layouts of 724 steps it takes; WIDE_FRONTIER, issue 29).
 // AUTO multiplies it by the walk's bound, which overstates the layouts
 // (13,719 bounded there), so it overrates the walk and prefers CUDA only
 // where the bound is long.
