@@ -17,7 +17,8 @@ the command line's words (--help, table labels).
   HelpAndWordsTest    chunkplan --help lists every command and flag; the
                       tables say "ColossalAI's search", not "seed"; the
                       frontier's value column carries its unit; README and
-                      docs say "seed" only in identifiers
+                      docs say "seed" only in identifiers; README and
+                      docs/performance.md at most 200 lines
 
 Environment: CHUNKPLAN_CLI, CHUNKPLAN_SERVER (the built binaries),
 CHUNKPLAN_BUILD_DIR (the build tree: bin/ and python/).
@@ -254,6 +255,13 @@ class HelpAndWordsTest(unittest.TestCase):
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 words = _SEED_WORD.findall(_RANDOM_SEED.sub("", line))
                 self.assertEqual(words, [], f"{path.name}:{number}: {line}")
+
+    def test_a_newcomer_reads_the_readme_and_performance_to_the_end(self):
+        # The house issue's bound: what a newcomer reads first stays short;
+        # the details live in docs/.
+        for path in (ROOT / "README.md", ROOT / "docs" / "performance.md"):
+            count = len(path.read_text().splitlines())
+            self.assertLessEqual(count, 200, f"{path.name}: {count} lines")
 
 
 if __name__ == "__main__":
