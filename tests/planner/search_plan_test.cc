@@ -145,7 +145,7 @@ TEST(SearchPlanOverflow, StartBelowLargestSizeFromFloatDivision) {
   SearchRequest r = Small();
   r.numels = {(uint64_t{1} << 60) + 1};
   r.search_interval = 1024;
-  ExpectInvalid(r, "search_interval is 1024: the seed's float division");
+  ExpectInvalid(r, "search_interval is 1024: ColossalAI's float division");
 }
 
 TEST(SearchPlan, GroupsInFirstSeenOrderAndGathersSmallOnes) {

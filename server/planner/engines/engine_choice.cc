@@ -105,8 +105,8 @@ absl::Status EngineServes(Engine kind, Objective objective, Want want) {
   const bool seed = objective == Objective::kSeedWaste;
   if (kind == Engine::kCuda && seed && want == Want::kFrontier) {
     return absl::InvalidArgumentError(
-        "search.engine: CUDA serves the layout objectives' frontier; the "
-        "seed's is walked by CPU_PLATEAU (AUTO) or CPU_SWEEP");
+        "search.engine: CUDA serves the layout objectives' frontier; "
+        "ColossalAI's search's is walked by CPU_PLATEAU (AUTO) or CPU_SWEEP");
   }
   return absl::OkStatus();
 }

@@ -108,7 +108,7 @@ absl::StatusOr<CandidateGrid> BuildGrid(const SweepProblem& sweep,
   if (grid.start < max_swept) {
     return absl::InvalidArgumentError(
         absl::StrCat("search_interval is ", interval,
-                     ": the seed's float division puts "
+                     ": ColossalAI's float division puts "
                      "the start size at ",
                      grid.start, ", below the largest swept size ", max_swept,
                      " (quotients beyond 2^53 are out of range)"));
