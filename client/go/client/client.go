@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "chunkplan/v1"
+	pb "github.com/chunkplan/chunkplan/client/go/chunkplanv1"
 )
 
 // Client is a connection to one chunkplan server.

@@ -26,8 +26,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"chunkplan/client"
-	pb "chunkplan/v1"
+	pb "github.com/chunkplan/chunkplan/client/go/chunkplanv1"
+	"github.com/chunkplan/chunkplan/client/go/client"
 )
 
 const gib = 1 << 30

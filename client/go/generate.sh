@@ -1,0 +1,18 @@
+#!/bin/sh
+# Regenerates the Go messages and stubs of proto/chunkplan/v1/chunk_search.proto
+# into client/go/chunkplanv1/ (committed), or into OUT_DIR/chunkplanv1/ when
+# given (the drift check). Uses Debian's protoc, protoc-gen-go and
+# protoc-gen-go-grpc (scripts/install-deps.sh), or $PROTOC and the plugins
+# on PATH.
+#
+#   client/go/generate.sh [OUT_DIR]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$here}
+mkdir -p "$out"
+"${PROTOC:-protoc}" --proto_path="$root/proto" \
+  --go_out="$out" --go_opt=module=github.com/chunkplan/chunkplan/client/go \
+  --go-grpc_out="$out" \
+  --go-grpc_opt=module=github.com/chunkplan/chunkplan/client/go \
+  chunkplan/v1/chunk_search.proto
