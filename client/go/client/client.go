@@ -1,6 +1,7 @@
 // Package client asks a chunkplan server whether a Hugging Face model fits
 // a cluster: a small layer over the stubs generated from
-// proto/chunkplan/v1/chunk_search.proto (package chunkplanv1).
+// proto/chunkplan/v1/chunk_search.proto (the package
+// github.com/chunkplan/chunkplan/client/go/chunkplanv1 beside it).
 //
 // The server judges; this package and its commands only render its
 // Verdict (fits, tight, the margin, the headroom, why_not), never recompute
@@ -20,80 +21,165 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/chunkplan/chunkplan/client/go/chunkplanv1"
 )
 
-// Client is a connection to one chunkplan server.
+// Client asks one chunkplan server. Its methods fill in a request from a
+// model's config.json and options; Raw gives the generated client for any
+// other call (Search, Frontier, or a request built by hand).
 type Client struct {
-	conn *grpc.ClientConn
-	stub pb.ChunkSearchClient
+	conn *grpc.ClientConn // nil when New wrapped a caller's connection
+	raw  pb.ChunkSearchClient
 }
 
 // Dial connects (lazily) to the server at target ("host:port" or any gRPC
 // target) with the given dial options, e.g.
-// grpc.WithInsecure() for plaintext (Debian 12's grpc-go, 1.33, has no
-// credentials/insecure) or grpc.WithTransportCredentials for TLS.
+// grpc.WithInsecure() for plaintext (grpc-go 1.33 has no
+// credentials/insecure) or grpc.WithTransportCredentials for TLS. Close
+// closes the connection.
 func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 	conn, err := grpc.Dial(target, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, stub: pb.NewChunkSearchClient(conn)}, nil
+	return &Client{conn: conn, raw: pb.NewChunkSearchClient(conn)}, nil
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// New asks over a connection the caller owns (and closes): a scheduler's
+// shared *grpc.ClientConn, or any grpc.ClientConnInterface.
+func New(conn grpc.ClientConnInterface) *Client {
+	return &Client{raw: pb.NewChunkSearchClient(conn)}
+}
+
+// Raw is the generated client of the ChunkSearch service, over the same
+// connection.
+func (c *Client) Raw() pb.ChunkSearchClient { return c.raw }
+
+// Close closes the connection Dial opened; with New it does nothing.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}
 
 // Describe returns the parameters of the model that configJSON (the text of
 // a config.json) describes; architecture may be empty (the config's
 // architectures[0]).
 func (c *Client) Describe(ctx context.Context, configJSON, architecture string) (*pb.ModelDescription, error) {
-	return c.stub.Describe(ctx, &pb.ModelConfig{HfConfigJson: configJSON, Architecture: architecture})
+	return c.raw.Describe(ctx, &pb.ModelConfig{HfConfigJson: configJSON, Architecture: architecture})
 }
 
-// FitModel asks Layout how the model of configJSON lays out on worldSize
-// data-parallel ranks under Gemini's defaults (GeminiPlugin's search:
-// range 32 Mi elements, interval 1024) and has the server judge it against
-// cluster (its device memory, reserve, margin and, with gpus_per_node, its
-// host memory; world_sizes must be empty). The answer's Verdict is the
-// server's; a server that sends none (older than the verdict) is an error
-// with code UNIMPLEMENTED.
-func (c *Client) FitModel(ctx context.Context, configJSON string, worldSize uint32, cluster *pb.Cluster) (*pb.LayoutResponse, error) {
-	layout, err := c.stub.Layout(ctx, &pb.LayoutRequest{
-		Search: &pb.ChunkSearchRequest{
-			Model:        &pb.ModelConfig{HfConfigJson: configJSON},
-			DpDegrees:    []uint32{worldSize},
-			SearchRangeM: 32, // GeminiPlugin's search_range_m
-		},
-		Cluster: cluster,
+// LayoutOptions is a LayoutRequest but its model: every field as the
+// proto's LayoutRequest says (docs/plan.md).
+type LayoutOptions struct {
+	// The search settings (range, interval, minimum chunk, filter, engine)
+	// and DpDegrees (at most one value: the world size); numels and model
+	// are ignored. Nil: GeminiPlugin's search (range 32 Mi elements,
+	// interval 1024, minimum chunk 32 Mi) with every parameter on one rank.
+	Search *pb.ChunkSearchRequest
+	// Non-empty: the chunk configs to lay out instead of searching.
+	Configs []*pb.ChunkConfig
+	// Empty: nothing frozen; else one per described parameter.
+	Frozen    []bool
+	Gemini    *pb.GeminiSettings
+	Objective pb.Objective
+	Workload  *pb.Workload // nil: no activation estimate
+	// Nil: no verdict. Else the device memory, reserve, margin and, with
+	// gpus_per_node, the host memory; world_sizes must be empty.
+	Cluster *pb.Cluster
+}
+
+// PlanOptions is a PlanRequest but its model: every field as the proto's
+// PlanRequest says (docs/plan.md).
+type PlanOptions struct {
+	// The search settings; numels, model and dp_degrees are ignored. Nil:
+	// GeminiPlugin's search (range 32 Mi elements, interval 1024, minimum
+	// chunk 32 Mi).
+	Search *pb.ChunkSearchRequest
+	// Empty: nothing frozen; else one per described parameter.
+	Frozen []bool
+	// The fixed choices (precision, master weights, gradient accumulation,
+	// pin memory, optimizer); nil: GeminiPlugin's defaults.
+	Gemini *pb.GeminiSettings
+	// Required: device memory, host memory, gpus per node, world sizes,
+	// reserve and margin.
+	Cluster    *pb.Cluster
+	Workload   *pb.Workload // nil: no activation estimate
+	MaxOptions uint32       // 0: the server's 10
+}
+
+// modelSearch is search (nil: GeminiPlugin's) asked of the model of
+// configJSON; search itself is not changed.
+func modelSearch(configJSON string, search *pb.ChunkSearchRequest) *pb.ChunkSearchRequest {
+	out := &pb.ChunkSearchRequest{SearchRangeM: 32} // GeminiPlugin's search_range_m
+	if search != nil {
+		out = proto.Clone(search).(*pb.ChunkSearchRequest)
+	}
+	out.Numels = nil
+	out.Model = &pb.ModelConfig{HfConfigJson: configJSON}
+	return out
+}
+
+// LayoutModel asks Layout how the model of configJSON lays out under opts.
+// With opts.Cluster the answer's Verdict is the server's judgement; a
+// server that sends none then (older than the verdict) is an error with
+// code UNIMPLEMENTED. Errors are the server's gRPC status errors.
+func (c *Client) LayoutModel(ctx context.Context, configJSON string, opts LayoutOptions) (*pb.LayoutResponse, error) {
+	layout, err := c.raw.Layout(ctx, &pb.LayoutRequest{
+		Search:    modelSearch(configJSON, opts.Search),
+		Configs:   opts.Configs,
+		Frozen:    opts.Frozen,
+		Gemini:    opts.Gemini,
+		Objective: opts.Objective,
+		Workload:  opts.Workload,
+		Cluster:   opts.Cluster,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if layout.GetVerdict() == nil {
+	if opts.Cluster != nil && layout.GetVerdict() == nil {
 		return nil, status.Error(codes.Unimplemented, "the server's Layout answered no verdict")
 	}
 	return layout, nil
 }
 
-// PlanModel asks Plan which Gemini configurations of the model of
-// configJSON fit cluster, ranked (the ones that fit first, then the tight
-// ones; docs/plan.md), with GeminiPlugin's search (range 32 Mi elements,
-// interval 1024, minimum chunk 32 Mi) and its default fixed choices.
-// workload may be nil (no activation estimate); maxOptions 0 asks the
-// server's 10. Every option's Colossalai field holds GeminiPlugin's keyword
-// arguments as Python text, its Verdict the server's judgement.
-func (c *Client) PlanModel(ctx context.Context, configJSON string, cluster *pb.Cluster, workload *pb.Workload, maxOptions uint32) (*pb.PlanResponse, error) {
-	return c.stub.Plan(ctx, &pb.PlanRequest{
-		Search: &pb.ChunkSearchRequest{
-			Model:        &pb.ModelConfig{HfConfigJson: configJSON},
-			SearchRangeM: 32, // GeminiPlugin's search_range_m
-		},
-		Cluster:    cluster,
-		Workload:   workload,
-		MaxOptions: maxOptions,
+// FitModel is LayoutModel with GeminiPlugin's search and defaults, every
+// parameter data-parallel over worldSize ranks, judged against cluster.
+func (c *Client) FitModel(ctx context.Context, configJSON string, worldSize uint32, cluster *pb.Cluster) (*pb.LayoutResponse, error) {
+	return c.LayoutModel(ctx, configJSON, LayoutOptions{
+		Search:  &pb.ChunkSearchRequest{DpDegrees: []uint32{worldSize}, SearchRangeM: 32},
+		Cluster: cluster,
 	})
+}
+
+// PlanModel asks Plan which Gemini configurations of the model of
+// configJSON fit opts.Cluster, ranked (the ones that fit first, then the
+// tight ones; docs/plan.md). Every option's Colossalai field holds
+// GeminiPlugin's keyword arguments as Python text, its Verdict the
+// server's judgement; an option without one (a server older than the
+// verdict) is an error with code UNIMPLEMENTED. Errors are the server's
+// gRPC status errors.
+func (c *Client) PlanModel(ctx context.Context, configJSON string, opts PlanOptions) (*pb.PlanResponse, error) {
+	plan, err := c.raw.Plan(ctx, &pb.PlanRequest{
+		Search:     modelSearch(configJSON, opts.Search),
+		Frozen:     opts.Frozen,
+		Gemini:     opts.Gemini,
+		Cluster:    opts.Cluster,
+		Workload:   opts.Workload,
+		MaxOptions: opts.MaxOptions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range plan.GetOptions() {
+		if o.GetVerdict() == nil {
+			return nil, status.Error(codes.Unimplemented, "the server's Plan answered an option without a verdict")
+		}
+	}
+	return plan, nil
 }
 
 // VerdictWords is the verdict as the command lines print it: "fits",

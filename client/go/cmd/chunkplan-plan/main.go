@@ -105,7 +105,8 @@ func main() {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	plan, err := c.PlanModel(ctx, string(text), cluster, workload, uint32(*maxOptions))
+	plan, err := c.PlanModel(ctx, string(text), client.PlanOptions{
+		Cluster: cluster, Workload: workload, MaxOptions: uint32(*maxOptions)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, client.StatusLine(err))
 		os.Exit(1)
@@ -115,10 +116,6 @@ func main() {
 		os.Exit(1)
 	}
 	first := plan.GetOptions()[0]
-	if first.GetVerdict() == nil {
-		fmt.Fprintln(os.Stderr, "UNIMPLEMENTED: the server's Plan answered no verdict")
-		os.Exit(1)
-	}
 	report(first, len(plan.GetOptions()), plan.GetOptionsConsidered())
 	if !first.GetVerdict().GetFits() {
 		os.Exit(3)
