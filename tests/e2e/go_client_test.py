@@ -21,9 +21,20 @@ real chunkplan-server on loopback.
              (GeminiPlugin's search defaults, the cluster of its flags);
              usage errors exit 2. The oracle cases skip, saying "plan
              oracle not found", where the oracle is not in the tree.
+  GoModuleConsumerTest
+             a module of its own (tests/e2e/data/go_consumer/main.go in a
+             temporary directory, its go.mod requiring
+             github.com/chunkplan/chunkplan/client/go with a replace to
+             client/go) builds offline (client/go/offline-workspace.sh)
+             and, against the real server, prints Layout's verdict of a
+             model as verdict_oracle judges the peak, the parameter count
+             that Describe gives through the raw client as the model
+             oracle's, and status.Code(err) == InvalidArgument for a bad
+             config.
 
 Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT and CHUNKPLAN_PLAN (the built
-chunkplan-fit and chunkplan-plan),
+chunkplan-fit and chunkplan-plan), CHUNKPLAN_GO (the go command) with the build's
+offline Go environment (GOPROXY=off, GOCACHE, GOCODE, ...),
 CHUNKPLAN_PROTOC and CHUNKPLAN_GRPC_PROTO_DIR as in server_test.py.
 """
 
@@ -237,6 +248,75 @@ class GoPlanTest(unittest.TestCase):
             self.assertEqual(got.returncode, 2, got.stderr)
             self.assertTrue(got.stderr.startswith("INVALID_ARGUMENT: "),
                             got.stderr)
+
+
+CONSUMER_GO_MOD = """module example.com/scheduler/chunkplanfit
+
+go 1.19
+
+require github.com/chunkplan/chunkplan/client/go v0.0.0
+
+replace github.com/chunkplan/chunkplan/client/go => {client}
+"""
+
+
+class GoModuleConsumerTest(unittest.TestCase):
+    """See the module's docstring."""
+
+    def build_consumer(self, tmp):
+        go = binary("CHUNKPLAN_GO")
+        env = dict(os.environ)
+        module = os.path.join(tmp, "consumer")
+        os.mkdir(module)
+        client = os.path.join(ROOT, "client", "go")
+        with open(os.path.join(module, "go.mod"), "w") as f:
+            f.write(CONSUMER_GO_MOD.format(client=client))
+        with open(os.path.join(HERE, "data", "go_consumer", "main.go")) as f:
+            main = f.read()
+        with open(os.path.join(module, "main.go"), "w") as f:
+            f.write(main)
+        workspace = os.path.join(tmp, "workspace")
+        subprocess.run([os.path.join(client, "offline-workspace.sh"),
+                        workspace, module], check=True, env=env)
+        env["GOWORK"] = os.path.join(workspace, "go.work")
+        out = os.path.join(tmp, "consumer-bin")
+        built = subprocess.run([go, "build", "-o", out, "."], cwd=module,
+                               env=env, capture_output=True, text=True,
+                               timeout=PATIENCE_S)
+        self.assertEqual(built.returncode, 0, built.stderr)
+        return out
+
+    def test_a_module_that_requires_the_client_asks_the_server(self):
+        path = os.path.join(CONFIGS, "gpt2-xl.json")
+        world_size = 8
+        with tempfile.TemporaryDirectory() as tmp:
+            consumer = self.build_consumer(tmp)
+            server = Server("--threads=2")
+            self.addCleanup(server.stop)
+            with server.channel() as channel:
+                want = expected_layout(channel, path, world_size)
+            peak = (want.most_loaded_rank.device_bytes +
+                    want.gathered_chunk_bytes)
+            for device in (peak, peak - 1):
+                verdict = verdict_oracle.judge(peak, 0, device, 0, 0.0)
+                with self.subTest(device=device):
+                    got = subprocess.run(
+                        [consumer, server.address, path, str(world_size),
+                         str(device)],
+                        capture_output=True, text=True, timeout=PATIENCE_S)
+                    self.assertEqual(got.returncode, 0, got.stderr)
+                    self.assertEqual(got.stdout.splitlines(), [
+                        "verdict fits %s device_need_bytes %s "
+                        "headroom_bytes %s margin_bytes %s" % (
+                            "true" if verdict["fits"] else "false",
+                            verdict["device_need_bytes"],
+                            verdict["headroom_bytes"],
+                            verdict["margin_bytes"]),
+                        "chunk_config_dict = {%d: {\"chunk_size\": %d, "
+                        "\"keep_gathered\": False}}" % (
+                            world_size, want.groups[0].chunk_size),
+                        "parameters %d" % len(oracle.describe(path).numels),
+                        "bad config invalid argument true"])
 
 
 if __name__ == "__main__":
