@@ -39,8 +39,10 @@ more_packages=(
   clang-14 libclang-rt-14-dev
   # the house style (scripts/check-format.sh)
   clang-format-14
-  # the Go client (client/go), built offline in GOPATH mode: the toolchain,
-  # the generators, grpc-go and both protobuf APIs. protoc-gen-go writes
+  # the Go client (client/go), a module built offline over Debian's sources
+  # (client/go/offline-workspace.sh): the toolchain, the generators (for
+  # client/go/generate.sh and its drift check), grpc-go and both protobuf
+  # APIs. protoc-gen-go writes
   # code for google.golang.org/protobuf (golang-google-protobuf-dev), and
   # grpc-go 1.33 marshals through github.com/golang/protobuf, which must be
   # 1.5 (the 1.3 that golang-google-grpc-dev would pull in otherwise does
