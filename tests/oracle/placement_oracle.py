@@ -100,13 +100,20 @@ def _visit(runs, budget):
     an integer n, n < budget iff n < ceil(budget), exactly); returns how
     many of each run are offloaded: chunk j of a run (from 0) is iff
     offloaded + j * w < ceil(budget), so the first ceil(room / w) of it,
-    at most k, where room = ceil(budget) - offloaded > 0."""
+    at most k, where room = ceil(budget) - offloaded > 0; a run of chunks
+    of 0 bytes (every parameter in them of 0 elements) is offloaded whole
+    while there is room, since none of them adds to the sum."""
     limit = math.ceil(budget)
     offloaded = 0
     taken = []
     for w, k in runs:
         room = limit - offloaded
-        t = min(k, -(-room // w)) if room > 0 else 0
+        if room <= 0:
+            t = 0
+        elif w == 0:
+            t = k
+        else:
+            t = min(k, -(-room // w))
         taken.append(t)
         offloaded += t * w
     return taken
