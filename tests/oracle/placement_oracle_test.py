@@ -100,7 +100,7 @@ class VisitTest(unittest.TestCase):
     def test_runs_are_the_loop_one_chunk_at_a_time(self):
         rng = random.Random(2701)
         for _ in range(3000):
-            runs = [(rng.randint(1, 9), rng.randint(0, 4))
+            runs = [(rng.randint(0, 9), rng.randint(0, 4))  # 0: empty chunks
                     for _ in range(rng.randint(1, 4))]
             weights = [w for w, k in runs for _ in range(k)]
             total = sum(weights)
