@@ -55,10 +55,31 @@ fuzz() {
     -runs="$runs" -max_total_time="$seconds" \
     -timeout="$timeout" -rss_limit_mb="$rss_mb" -max_len="$max_len" \
     -artifact_prefix="$build_dir/fuzz-artifacts/$target-" \
-    -print_final_stats=1 "$@" "$work/$target"
+    -print_final_stats=1 "$@" "$work/$target" || return
   echo "run-fuzz: $target: no findings ($(find "$work/$target" -type f | wc -l) inputs in the corpus at the end)"
 }
 
-fuzz search_request_fuzzer tests/fuzz/corpus 16384
-fuzz config_fuzzer tests/fuzz/config_corpus 65536 \
-  -dict=tests/fuzz/config.dict
+fuzz_search() {
+  fuzz search_request_fuzzer tests/fuzz/corpus 16384 >"$work/search.log" 2>&1
+}
+fuzz_config() {
+  fuzz config_fuzzer tests/fuzz/config_corpus 65536 \
+    -dict=tests/fuzz/config.dict >"$work/config.log" 2>&1
+}
+# Both targets at once where there are two cores or more (each still gets
+# a core and its FUZZ_SECONDS: the same fuzzing in half the time), one after
+# the other otherwise; the output of each is printed once both are done.
+status=0
+if [ "$(nproc)" -ge 2 ]; then
+  fuzz_search &
+  search_pid=$!
+  fuzz_config &
+  config_pid=$!
+  wait "$search_pid" || status=1
+  wait "$config_pid" || status=1
+else
+  fuzz_search || status=1
+  fuzz_config || status=1
+fi
+cat "$work/search.log" "$work/config.log"
+exit "$status"
