@@ -8,9 +8,11 @@
 # with scripts/test.sh, the commands CI runs, so the image cannot drift from
 # what CI tests; CTEST_ARGS picks the tests run here (default: the server's
 # end-to-end tests; empty: all) and BUILD_TARGETS what is built for them
-# (default: the two binaries and the Python client those tests drive, about
-# half the compile of the whole tree; empty: everything). The runtime stage holds only the two
-# binaries and the shared libraries they load, and runs as a non-root user.
+# (default: the two binaries, the Python client and the held test server
+# those tests drive, about half the compile of the whole tree; empty:
+# everything); SKIP_TESTS=1 builds without testing. The runtime stage holds
+# only the two binaries and the shared libraries they load, and runs as a
+# non-root user.
 # deploy/podman-build.sh builds the CPU variant without a Docker engine.
 
 ARG VARIANT=cpu
@@ -34,7 +36,10 @@ COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 ARG CTEST_ARGS="-L server"
-ARG BUILD_TARGETS="chunkplan-server chunkplan chunkplan_python"
+ARG BUILD_TARGETS="chunkplan-server chunkplan chunkplan_python chunkplan-held-server"
+# 1: build only, no test (CI: scripts/test.sh ran every test on the same
+# objects before; deploy/podman-build.sh passes SKIP_TESTS through).
+ARG SKIP_TESTS=0
 # A ccache directory mounted into the build (deploy/podman-build.sh does
 # where CCACHE_DIR is set): the build tree is /src/build, as on the host,
 # so that its paths relative to CCACHE_BASEDIR match the host's.
@@ -45,7 +50,7 @@ ARG LC_ALL
 ARG LC_CTYPE
 ARG LC_MESSAGES
 RUN BUILD_DIR=/src/build CTEST_ARGS="${CTEST_ARGS}" CCACHE_BASEDIR=/src \
-    BUILD_TARGETS="${BUILD_TARGETS}" scripts/test.sh
+    BUILD_TARGETS="${BUILD_TARGETS}" SKIP_TESTS="${SKIP_TESTS}" scripts/test.sh
 # The binaries and every shared library they load, under the name they are
 # loaded by, in the real directory (/lib is a link to /usr/lib: copying it
 # as a directory would hide the base's C library), except the C library's

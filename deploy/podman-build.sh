@@ -11,9 +11,9 @@
 #   deploy/podman-build.sh [TAG]        # default TAG: localhost/chunkplan:0.1.0-cpu
 #
 # Environment: CHUNKPLAN_ROOTFS_CACHE (default /var/tmp/chunkplan-debian12)
-# keeps the debootstrap tree between runs; CTEST_ARGS and BUILD_TARGETS are
-# passed to the image's scripts/test.sh, and CHUNKPLAN_DEPS and CCACHE_DIR
-# (below) too. Needs root and Debian's package mirror; installs
+# keeps the debootstrap tree between runs; CTEST_ARGS, BUILD_TARGETS and
+# SKIP_TESTS are passed to the image's scripts/test.sh, and CHUNKPLAN_DEPS
+# and CCACHE_DIR (below) too. Needs root and Debian's package mirror; installs
 # podman and debootstrap with apt-get where they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +51,7 @@ build_args=(--build-arg VARIANT=cpu
             # Not used by the cpu variant; local so that nothing is pulled.
             --build-arg "CUDA_IMAGE=$base"
             --build-arg "CUDA_RUNTIME_IMAGE=$base")
-for arg in CTEST_ARGS BUILD_TARGETS CHUNKPLAN_DEPS; do
+for arg in CTEST_ARGS BUILD_TARGETS CHUNKPLAN_DEPS SKIP_TESTS; do
   if [ -n "${!arg+set}" ]; then
     build_args+=(--build-arg "$arg=${!arg}")
   fi

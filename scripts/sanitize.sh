@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Every test under AddressSanitizer and UndefinedBehaviorSanitizer: installs
-# what is missing, configures a RelWithDebInfo build with both sanitizers
-# (CUDA off: nvcc and ASan do not mix), builds everything and runs ctest.
-# Fails when a test fails or when any process wrote a sanitizer report; the
-# reports are printed at the end.
+# Every test under AddressSanitizer and UndefinedBehaviorSanitizer, in the
+# one sanitized tree (scripts/configure-sanitized.sh: clang-14, the fuzzers'
+# coverage flags too, so that tests/fuzz/run-fuzz.sh reuses it): installs
+# what is missing, configures, builds the tests and both fuzzers, runs
+# ctest. Fails when a test fails or when any process wrote a sanitizer
+# report; the reports are printed at the end.
 #
 #   scripts/sanitize.sh               # build dir: build-asan/
 #   BUILD_DIR=out scripts/sanitize.sh
@@ -21,8 +22,6 @@ scripts/install-deps.sh
 build_dir="${BUILD_DIR:-build-asan}"
 case "$build_dir" in /*) ;; *) build_dir="$root/$build_dir" ;; esac
 jobs="$(nproc)"
-sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer"
-sanitize+=" -fno-sanitize-recover=undefined"
 
 # Every report goes to a file under $reports (one per process): the Python
 # tests start chunkplan-server and the CLI and do not always look at their
@@ -38,20 +37,10 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_pa
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0}"
 
 # The default selection leaves the benchmarks' smoke runs out: their C++ is
-# not built either. -g1: line tables, all a sanitizer's report needs (file
-# and line of every frame), at a fraction of full debug information's
-# compile and link time.
+# not built either (SANITIZE_ALL=1 builds and runs them).
 build_bench=OFF
 if [ "${SANITIZE_ALL:-0}" = 1 ]; then build_bench=ON; fi
-cmake -S . -B "$build_dir" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DCHUNKPLAN_BUILD_TESTS=ON \
-  -DCHUNKPLAN_BUILD_BENCH="$build_bench" \
-  -DCHUNKPLAN_WITH_CUDA=OFF \
-  -DCMAKE_CXX_FLAGS="$sanitize" \
-  -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$sanitize"
+scripts/configure-sanitized.sh "$build_dir" -DCHUNKPLAN_BUILD_BENCH="$build_bench"
 cmake --build "$build_dir" -j "$jobs"
 # Sanitized code runs a few times slower: a longer per-test timeout than
 # scripts/test.sh's. What this pass adds over scripts/test.sh is the C++
@@ -59,15 +48,17 @@ cmake --build "$build_dir" -j "$jobs"
 # elsewhere: the oracles' own tests (Python only), the workload differential
 # tests (fixed inputs that scripts/test.sh already runs; their time is the
 # Python oracle's), the Python client's tests (the server and the command
-# line they drive are the e2e and service tests' too) and the benchmarks'
-# smoke runs, and it runs the random differential tests on 300 fresh
+# line they drive are the e2e and service tests' too), the benchmarks'
+# smoke runs and the fuzz corpora's replays (label fuzz: tests/fuzz/run-
+# fuzz.sh runs every committed input of both corpora first, on this tree's
+# fuzzers), and it runs the random differential tests on 300 fresh
 # requests each instead of 2000 (CHUNKPLAN_DIFF_REQUESTS). CTEST_ARGS
 # replaces the selection; SANITIZE_ALL=1 runs everything at full size.
 if [ "${SANITIZE_ALL:-0}" = 1 ]; then
   default_selection=""
 else
   export CHUNKPLAN_DIFF_REQUESTS="${CHUNKPLAN_DIFF_REQUESTS:-300}"
-  default_selection="-LE ^(python|bench)$ -E ^oracle_test$|_oracle_test$|^models_(order|random)_test$|WorkloadsMatchTheOracle"
+  default_selection="-LE ^(python|bench|fuzz)$ -E ^oracle_test$|_oracle_test$|^models_(order|random)_test$|WorkloadsMatchTheOracle"
 fi
 status=0
 # shellcheck disable=SC2086

@@ -41,6 +41,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/engine_hook.h"
 #include "server/log_setup.h"
 #include "server/metrics/call_metrics.h"
 #include "server/metrics/metrics_http_server.h"
@@ -487,9 +488,11 @@ int RunServer(const sigset_t& termination_signals) {
   metrics::CallMetrics call_metrics(CHUNKPLAN_VERSION, EngineList());
   // Declared before the server: the server must go first.
   service::ChunkSearchService service(
-      options, [&call_metrics](const service::CallRecord& record) {
+      options,
+      [&call_metrics](const service::CallRecord& record) {
         call_metrics.Observe(record.method, record);
-      });
+      },
+      server::BinaryEngineWrapper());
   ConnectMetrics(call_metrics, service);
   // Declared after the service: stops serving before the service goes.
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> metrics_server =

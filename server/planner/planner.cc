@@ -107,9 +107,13 @@ std::string DescribeBuiltInEngines() {
 class Planner::Impl {
  public:
   Impl(PlannerOptions options, unsigned threads,
-       std::vector<std::unique_ptr<SweepEngine>> engines)
+       std::vector<std::unique_ptr<SweepEngine>> engines,
+       const EngineWrapper& wrap = {})
       : options_(options), pool_(threads), engines_(std::move(engines)) {
     if (engines_.empty()) engines_ = BuiltInEngines(options_, &pool_);
+    if (wrap) {
+      for (std::unique_ptr<SweepEngine>& e : engines_) e = wrap(std::move(e));
+    }
     for (size_t i = 0; i < engines_.size(); ++i) {
       health_.push_back(std::make_unique<DeviceHealth>());
     }
@@ -238,10 +242,12 @@ class Planner::Impl {
   std::vector<std::unique_ptr<DeviceHealth>> health_;
 };
 
-Planner::Planner(PlannerOptions options)
+Planner::Planner(PlannerOptions options) : Planner(options, EngineWrapper{}) {}
+
+Planner::Planner(PlannerOptions options, const EngineWrapper& wrap)
     : impl_(std::make_unique<Impl>(
           options, common::ThreadsOrCores(options.cpu_sweep.threads),
-          std::vector<std::unique_ptr<SweepEngine>>{})) {}
+          std::vector<std::unique_ptr<SweepEngine>>{}, wrap)) {}
 
 Planner::Planner(PlannerOptions options,
                  std::vector<std::unique_ptr<SweepEngine>> engines)

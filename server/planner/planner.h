@@ -6,6 +6,7 @@
 // one AUTO picks); or lays out a configuration, or scores every candidate by
 // an objective. How a request travels: docs/architecture.md.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct PlannerOptions {
   uint64_t max_plateau_work = kDefaultMaxPlateauWork;
 };
 
+// Takes one of a Planner's own engines and returns the engine that serves in
+// its place (tests: one that holds chosen searches until they are stopped,
+// passing every other task to the engine it took).
+using EngineWrapper =
+    std::function<std::unique_ptr<SweepEngine>(std::unique_ptr<SweepEngine>)>;
+
 // An engine built into a Planner and whether it can run now.
 struct EngineState {
   Engine engine = Engine::kAuto;
@@ -48,6 +55,9 @@ class Planner {
   // options.cpu_sweep.threads threads that all its sweeps share),
   // CPU_PLATEAU, and CUDA where it was built in.
   explicit Planner(PlannerOptions options = {});
+
+  // The same engines, each passed through `wrap` (none when it is empty).
+  Planner(PlannerOptions options, const EngineWrapper& wrap);
 
   // The given engines instead (tests: engines that fail on purpose). The
   // CPU engine for an objective (engine_choice.h) answers for an engine

@@ -72,8 +72,14 @@ class ChunkSearchService::AnswerReactor final
 
 ChunkSearchService::ChunkSearchService(ServiceOptions options,
                                        CallObserver observer)
+    : ChunkSearchService(options, std::move(observer),
+                         planner::EngineWrapper{}) {}
+
+ChunkSearchService::ChunkSearchService(ServiceOptions options,
+                                       CallObserver observer,
+                                       const planner::EngineWrapper& wrap)
     : options_(options),
-      planner_(PlannerOptionsFor(options)),
+      planner_(PlannerOptionsFor(options), wrap),
       observer_(std::move(observer)),
       pool_(common::ThreadsOrCores(options.search_threads)) {}
 

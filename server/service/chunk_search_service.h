@@ -43,6 +43,12 @@ class ChunkSearchService final
   explicit ChunkSearchService(ServiceOptions options = {},
                               CallObserver observer = {});
 
+  // The same, its planner's engines each passed through `wrap`
+  // (planner::Planner's; tests: an engine that holds chosen searches until
+  // their stop check fires). chunkplan-server passes none.
+  ChunkSearchService(ServiceOptions options, CallObserver observer,
+                     const planner::EngineWrapper& wrap);
+
   // Waits for searches already queued. The gRPC server that serves this
   // service must be shut down first.
   ~ChunkSearchService() override;

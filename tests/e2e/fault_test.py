@@ -12,13 +12,15 @@ drained and timed out under load.
                       UNAVAILABLE -- save those that race the replica's
                       Shutdown, which gRPC core may answer CANCELLED (see
                       ROUND_ROBIN_WITH_DRAIN_RETRY).
-  DeadlineTest        a sweep far longer than its deadline ends with
+  DeadlineTest        a search still running at its deadline ends with
                       DEADLINE_EXCEEDED, on the client and in the server's
                       call log, and the server's one worker serves the next
                       call.
 
 Every wait is on the servers' log lines or on calls, bounded by PATIENCE_S;
-nothing asserts on time. The expected answer comes from the oracle
+nothing asserts on time. A call that must still be running is held by
+chunkplan-held-server's engines (server_test.py, HELD_NUMEL), never left to
+an input slow enough. The expected answer comes from the oracle
 (tests/oracle/chunk_search_oracle.py, search()).
 
 Environment: CHUNKPLAN_SERVER (required), CHUNKPLAN_PROTOC and
@@ -44,8 +46,8 @@ sys.path.insert(0, _HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(_HERE), "oracle"))
 import chunk_search_oracle  # noqa: E402
 from server_test import (PATIENCE_S, SERVICE, Server,  # noqa: E402
-                         answer_part, search_stub, stubs, to_dict,
-                         to_message)
+                         answer_part, held_request, search_stub, stubs,
+                         to_dict, to_message)
 
 
 def service_config(retryable_codes):
@@ -215,17 +217,18 @@ class ReplicaKillTest(unittest.TestCase):
 
 
 class DrainUnderLoadTest(unittest.TestCase):
-    # About 1.2e9 candidate-size steps: long enough that the calls queued
-    # behind it are still in flight when SIGTERM arrives.
-    SLOW_REQUEST = sweep_request(4000, 0.3, seed=11)
+    # Held until the test releases it: it and the calls queued behind it
+    # are in flight when SIGTERM arrives.
+    HELD_REQUEST = held_request(400, 0.3, seed=11)
     QUEUED = 4
 
     def test_sigterm_finishes_calls_in_flight_and_refuses_new_ones(self):
         want = expected_answer()
         # One worker, one sweep thread: the load's calls wait behind the
-        # slow sweep.
+        # held sweep.
         draining = Server("--threads=1", "--sweep_threads=1",
-                          "--log_level=debug", "--shutdown_grace=300s")
+                          "--log_level=debug", "--shutdown_grace=300s",
+                          held=True)
         other = Server("--threads=2")
         direct = draining.channel()
         balanced = round_robin_channel([draining, other],
@@ -237,7 +240,7 @@ class DrainUnderLoadTest(unittest.TestCase):
             for _ in range(4):
                 check(health_request(), timeout=PATIENCE_S)
             call = search_stub(direct)
-            slow = call.future(to_message(self.SLOW_REQUEST),
+            held = call.future(to_message(self.HELD_REQUEST),
                                timeout=PATIENCE_S)
             self.assertIsNotNone(draining.wait_for(ADMITTED), draining.log())
             queued = [call.future(to_message(LOAD_REQUEST), timeout=PATIENCE_S)
@@ -247,6 +250,10 @@ class DrainUnderLoadTest(unittest.TestCase):
 
             draining.process.send_signal(signal.SIGTERM)
             self.assertIsNotNone(draining.wait_for(DRAINING), draining.log())
+            # Every call above is in flight (the count below); the held one
+            # may run now, so that a call racing the Shutdown does not wait
+            # behind it.
+            draining.release()
 
             # New calls straight to the draining replica, until one is
             # refused with UNAVAILABLE. Those that race the server's
@@ -278,11 +285,11 @@ class DrainUnderLoadTest(unittest.TestCase):
                     self.assertEqual(answer, want)
 
             # The calls in flight at the signal all finish OK.
-            slow_response = slow.result(timeout=PATIENCE_S)
-            self.assertEqual(slow_response.total_param_size,
-                             sum(self.SLOW_REQUEST["numels"]))
+            held_response = held.result(timeout=PATIENCE_S)
+            self.assertEqual(held_response.total_param_size,
+                             sum(self.HELD_REQUEST["numels"]))
             # The seed's grid: round(search_range_m * 2**20) / interval + 1.
-            self.assertEqual(slow_response.candidates,
+            self.assertEqual(held_response.candidates,
                              round(0.3 * 2**20) // 1 + 1)
             for future in queued:
                 self.assertEqual(
@@ -290,7 +297,7 @@ class DrainUnderLoadTest(unittest.TestCase):
                     want)
             self.assertEqual(draining.stop(), 0, draining.log())
             in_flight = int(DRAINING.search(draining.log()).group(1))
-            self.assertGreaterEqual(in_flight, 1, draining.log())
+            self.assertEqual(in_flight, 1 + self.QUEUED, draining.log())
             self.assertIn("chunkplan-server stopped", draining.log())
         finally:
             direct.close()
@@ -300,20 +307,19 @@ class DrainUnderLoadTest(unittest.TestCase):
 
 
 class DeadlineTest(unittest.TestCase):
-    # About 2e10 candidate-size steps: seconds of work even on a fast core,
-    # far beyond the deadline. --max_sweep_work lets it start.
-    SLOW_REQUEST = sweep_request(20000, 1, seed=13)
+    # Held by the server's engines until its call is stopped: still running
+    # at the deadline, however fast the machine.
+    HELD_REQUEST = held_request(2000, 1, seed=13)
     DEADLINE_S = 0.25
 
-    def test_slow_sweep_past_its_deadline_frees_the_worker(self):
+    def test_sweep_past_its_deadline_frees_the_worker(self):
         want = expected_answer()
-        server = Server("--threads=1", "--sweep_threads=1",
-                        f"--max_sweep_work={1 << 40}")
+        server = Server("--threads=1", "--sweep_threads=1", held=True)
         try:
             with server.channel() as channel:
                 call = search_stub(channel)
                 code, details = call_outcome(call,
-                                             to_message(self.SLOW_REQUEST),
+                                             to_message(self.HELD_REQUEST),
                                              timeout=self.DEADLINE_S)
                 self.assertEqual(code, "DEADLINE_EXCEEDED", details)
                 # The server saw it too: the sweep stopped, it did not run on.

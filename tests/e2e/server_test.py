@@ -14,6 +14,10 @@ chunkplan itself.
 
 Environment:
   CHUNKPLAN_SERVER          the chunkplan-server binary (required)
+  CHUNKPLAN_HELD_SERVER     chunkplan-held-server: the same server whose
+                            engines hold a search marked with HELD_NUMEL
+                            (tests that need a call still running use it,
+                            and skip without it)
   CHUNKPLAN_CLI             the chunkplan binary (tests that need it skip
                             without it)
   CHUNKPLAN_PROTOC          protoc (default: protoc on PATH)
@@ -53,6 +57,12 @@ SERVICE = "chunkplan.v1.ChunkSearch"
 # Bound on any one wait: a hung server fails the test instead of hanging it.
 PATIENCE_S = 120
 READY = re.compile(r"chunkplan-server listening on (\S+?)(?:\"|\s|$)")
+# The parameter size that marks a search for chunkplan-held-server
+# (testing/held_engine.h, kHeldNumel): its engines hold the search until the
+# call is stopped or the server's release file exists (Server.release()).
+# A test that needs a call still running uses it, never an input it hopes
+# is slow enough.
+HELD_NUMEL = 999_999_937
 
 _stubs_dir = None
 
@@ -140,6 +150,19 @@ def random_requests(count, seed):
     return requests
 
 
+def held_request(params, search_range_m, seed, engine="ENGINE_CPU_SWEEP"):
+    """A request that chunkplan-held-server holds: HELD_NUMEL and `params`
+    - 1 random sizes, interval 1, no minimum and no filter (so every size,
+    the marker too, is swept); round(search_range_m * 2**20) + 1
+    candidates once released."""
+    rng = random.Random(seed)
+    return {"numels": [HELD_NUMEL] + [rng.randint(1000, 2000)
+                                      for _ in range(params - 1)],
+            "search_range_m": search_range_m, "search_interval": 1,
+            "min_chunk_size_m": 0, "filter_exlarge_params": False,
+            "engine": engine}
+
+
 def run_server_to_exit(*flags):
     """Runs chunkplan-server on port 0 with `flags` until it exits (for flags
     that must make it refuse to start); skips the test without the binary."""
@@ -153,13 +176,21 @@ def run_server_to_exit(*flags):
 class Server:
     """chunkplan-server started on 127.0.0.1:0 (or `listen`) with `flags`;
     its log (standard error) is collected line by line. `preexec_fn` runs in
-    the child before the binary (e.g. to lower its descriptor limit)."""
+    the child before the binary (e.g. to lower its descriptor limit). With
+    `held`, chunkplan-held-server instead, whose held searches (HELD_NUMEL)
+    run once release() is called."""
 
-    def __init__(self, *flags, listen="127.0.0.1:0", preexec_fn=None):
-        binary = os.environ.get("CHUNKPLAN_SERVER", "")
+    def __init__(self, *flags, listen="127.0.0.1:0", preexec_fn=None,
+                 held=False):
+        variable = "CHUNKPLAN_HELD_SERVER" if held else "CHUNKPLAN_SERVER"
+        binary = os.environ.get(variable, "")
         if not os.access(binary, os.X_OK):
-            raise unittest.SkipTest(
-                f"CHUNKPLAN_SERVER={binary!r} is not executable")
+            raise unittest.SkipTest(f"{variable}={binary!r} is not executable")
+        self.release_file = None
+        if held:
+            self.release_file = os.path.join(
+                tempfile.mkdtemp(prefix="chunkplan_held_"), "release")
+            flags += (f"--held_release_file={self.release_file}",)
         self.process = subprocess.Popen(
             [binary, f"--listen={listen}", *flags], stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
@@ -203,6 +234,11 @@ class Server:
                     return None
                 self.changed.wait(left)
 
+    def release(self):
+        """Lets the held searches run (chunkplan-held-server only)."""
+        with open(self.release_file, "w"):
+            pass
+
     def stop(self, sig=signal.SIGTERM):
         """Sends `sig` and returns the exit code."""
         if self.process.poll() is None:
@@ -219,6 +255,9 @@ class Server:
         self.process.wait()
         self.reader.join(timeout=PATIENCE_S)
         self.process.stdout.close()
+        if self.release_file is not None:
+            shutil.rmtree(os.path.dirname(self.release_file),
+                          ignore_errors=True)
 
     def channel(self):
         return grpc.insecure_channel(self.address)
@@ -482,15 +521,13 @@ class ShutdownTest(unittest.TestCase):
     the exit code is 0."""
 
     def test_sigterm_lets_calls_in_flight_finish(self):
-        # One worker, one sweep thread: the calls queue behind each other
-        # and are still in flight when SIGTERM arrives.
+        # One worker, one sweep thread, and searches held until released:
+        # the calls queue behind each other and are in flight when SIGTERM
+        # arrives, however fast the machine.
         server = Server("--threads=1", "--sweep_threads=1",
-                        "--log_level=debug", "--shutdown_grace=300s")
-        rng = random.Random(5)
-        numels = [rng.randint(1000, 2000) for _ in range(2000)]
-        request = {"numels": numels, "search_range_m": 0.25,
-                   "search_interval": 1, "min_chunk_size_m": 0,
-                   "engine": "ENGINE_CPU_SWEEP"}
+                        "--log_level=debug", "--shutdown_grace=300s",
+                        held=True)
+        request = held_request(200, 0.25, seed=5)
         calls = 4
         with server.channel() as channel:
             call = search_stub(channel)
@@ -498,15 +535,17 @@ class ShutdownTest(unittest.TestCase):
                        for _ in range(calls)]
             admitted = server.wait_for(re.compile(r"search admitted"), calls)
             self.assertIsNotNone(admitted, server.log())
-            code = server.stop(signal.SIGTERM)
+            server.process.send_signal(signal.SIGTERM)
+            draining = server.wait_for(
+                re.compile(r"received SIGTERM; draining (\d+) search"))
+            self.assertIsNotNone(draining, server.log())
+            server.release()
             responses = [f.result(timeout=PATIENCE_S) for f in futures]
+            code = server.stop(signal.SIGTERM)
         self.assertEqual(code, 0, server.log())
-        draining = re.search(r"received SIGTERM; draining (\d+) search",
-                             server.log())
-        self.assertIsNotNone(draining, server.log())
-        self.assertGreaterEqual(int(draining.group(1)), 1)
+        self.assertEqual(int(draining.group(1)), calls, server.log())
         for r in responses:
-            self.assertEqual(r.total_param_size, sum(numels))
+            self.assertEqual(r.total_param_size, sum(request["numels"]))
             # round(0.25 * 2**20) / 1 + 1 grid points.
             self.assertEqual(r.candidates, 262145)
             self.assertEqual(list(r.configs), list(responses[0].configs))

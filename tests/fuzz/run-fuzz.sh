@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets with clang-14 (libFuzzer, ASan, UBSan; build dir
-# build-fuzz/; the CUDA engine compiled in where nvcc is) and runs each,
-# bounded in runs and time, over a copy of its seed corpus:
+# Runs each fuzz target, bounded in runs and time, over a copy of its seed
+# corpus:
 #   search_request_fuzzer  a Search call's body      tests/fuzz/corpus/
 #   config_fuzzer          a model's config.json     tests/fuzz/config_corpus/
 #                          (dictionary tests/fuzz/config.dict)
+# from the sanitized tree that scripts/sanitize.sh builds
+# (scripts/configure-sanitized.sh: clang-14, libFuzzer, ASan, UBSan; build
+# dir build-asan/): after scripts/sanitize.sh the build below has nothing
+# left to do; alone, it builds the two fuzzers and what they need there.
 # Exits non-zero on any finding: a crash, a sanitizer report, a leak, an
 # input slower than FUZZ_TIMEOUT seconds, or memory beyond FUZZ_RSS_MB; the
 # input that caused it is saved in <build dir>/fuzz-artifacts/.
@@ -18,23 +21,13 @@ cd "$(dirname "$0")/../.."
 
 scripts/install-deps.sh
 
-build_dir="${BUILD_DIR:-build-fuzz}"
+build_dir="${BUILD_DIR:-build-asan}"
 runs="${FUZZ_RUNS:-200000}"
 seconds="${FUZZ_SECONDS:-60}"  # each target
 timeout="${FUZZ_TIMEOUT:-10}"
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-# The CUDA engine is compiled in where nvcc is (as in the binaries users
-# get), so that every input also reaches CUDA's admission and AUTO's choice.
-cmake_args=(-S . -B "$build_dir" -G Ninja
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  -DCMAKE_CXX_COMPILER=clang++-14
-  -DCHUNKPLAN_BUILD_FUZZERS=ON
-  -DCHUNKPLAN_BUILD_TESTS=OFF)
-if [ -x /usr/local/cuda/bin/nvcc ]; then
-  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-fi
-cmake "${cmake_args[@]}"
+scripts/configure-sanitized.sh "$build_dir" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" \
   --target search_request_fuzzer config_fuzzer
 
@@ -62,10 +55,31 @@ fuzz() {
     -runs="$runs" -max_total_time="$seconds" \
     -timeout="$timeout" -rss_limit_mb="$rss_mb" -max_len="$max_len" \
     -artifact_prefix="$build_dir/fuzz-artifacts/$target-" \
-    -print_final_stats=1 "$@" "$work/$target"
+    -print_final_stats=1 "$@" "$work/$target" || return
   echo "run-fuzz: $target: no findings ($(find "$work/$target" -type f | wc -l) inputs in the corpus at the end)"
 }
 
-fuzz search_request_fuzzer tests/fuzz/corpus 16384
-fuzz config_fuzzer tests/fuzz/config_corpus 65536 \
-  -dict=tests/fuzz/config.dict
+fuzz_search() {
+  fuzz search_request_fuzzer tests/fuzz/corpus 16384 >"$work/search.log" 2>&1
+}
+fuzz_config() {
+  fuzz config_fuzzer tests/fuzz/config_corpus 65536 \
+    -dict=tests/fuzz/config.dict >"$work/config.log" 2>&1
+}
+# Both targets at once where there are two cores or more (each still gets
+# a core and its FUZZ_SECONDS: the same fuzzing in half the time), one after
+# the other otherwise; the output of each is printed once both are done.
+status=0
+if [ "$(nproc)" -ge 2 ]; then
+  fuzz_search &
+  search_pid=$!
+  fuzz_config &
+  config_pid=$!
+  wait "$search_pid" || status=1
+  wait "$config_pid" || status=1
+else
+  fuzz_search || status=1
+  fuzz_config || status=1
+fi
+cat "$work/search.log" "$work/config.log"
+exit "$status"

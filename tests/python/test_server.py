@@ -13,6 +13,7 @@ from oracle_cases import (GPT2_CHUNK_SIZE, HF_CONFIGS, gpt2_example_numels,
                           oracle_error, oracle_tuple, random_case,
                           random_seed)
 import models as oracle_models  # noqa: E402  (tests/oracle/models)
+from conftest import HELD_NUMEL
 from server_process import ServerProcess
 from torch_modules import module_of_numels
 
@@ -163,15 +164,16 @@ def test_resource_exhausted_beyond_the_servers_limit(limited_server):
     assert raised.value.message
 
 
-def test_deadline_exceeded(client):
-    """A sweep of 4,194,305 candidates x 1000 sizes (just under the server's
-    default work limit) takes seconds; the call's deadline is 10 ms. The
-    sizes total the prime 4,995,007, more than any candidate, so no
-    candidate wastes nothing and no engine can stop the sweep early."""
-    numels = [5000] * 999 + [7]
-    with pytest.raises(chunkplan.DeadlineExceededError) as raised:
-        client.search_chunk_configuration(numels, 4, 1, 0, False,
-                                          timeout=0.01, engine="cpu_sweep")
+def test_deadline_exceeded(held_server):
+    """A search that the held server's engines hold until its call is
+    stopped (HELD_NUMEL among its sizes, swept with the filter off) meets
+    its 10 ms deadline however fast the machine."""
+    numels = [HELD_NUMEL] + [5000] * 999
+    with chunkplan.Client(held_server.target) as client:
+        with pytest.raises(chunkplan.DeadlineExceededError) as raised:
+            client.search_chunk_configuration(numels, 4, 1, 0, False,
+                                              timeout=0.01,
+                                              engine="cpu_sweep")
     assert raised.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
 
 

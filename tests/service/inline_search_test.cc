@@ -45,13 +45,13 @@ TEST(RunsInline, CheapPlateauSearchesOnly) {
   EXPECT_FALSE(Inline(gpt2, options));
   gpt2.set_engine(v1::ENGINE_CUDA);
   EXPECT_FALSE(Inline(gpt2, options));
-  // Beyond the bound: the slow plateau search's 2^20 + 1 candidates x
+  // Beyond the bound: the held plateau search's 2^20 + 1 candidates x
   // 20,000 sizes.
-  EXPECT_FALSE(Inline(SlowPlateauRequest(), options));
+  EXPECT_FALSE(Inline(HeldPlateauRequest(), options));
   options.max_inline_work = UINT64_MAX;
-  EXPECT_TRUE(Inline(SlowPlateauRequest(), options));
+  EXPECT_TRUE(Inline(HeldPlateauRequest(), options));
   // AUTO may pick CUDA from kCudaMinWork on: never inline there.
-  v1::ChunkSearchRequest automatic = SlowPlateauRequest();
+  v1::ChunkSearchRequest automatic = HeldPlateauRequest();
   automatic.set_engine(v1::ENGINE_AUTO);
   EXPECT_FALSE(Inline(automatic, options));
   options.max_inline_work = 0;
@@ -71,7 +71,7 @@ class InlinePathTest : public ServiceTest,
   service::ServiceOptions Options() const override {
     service::ServiceOptions options = BaseOptions();
     options.max_inline_work = GetParam() ? UINT64_MAX : 0;
-    // Inline searches stay inline however long they run, so that the slow
+    // Inline searches stay inline however long they run, so that the held
     // one meets its deadline or its cancellation on the callback thread.
     options.inline_slice = absl::Hours(1);
     return options;
@@ -96,7 +96,7 @@ TEST_P(InlinePathTest, AnswersWithThePublishedChunkSize) {
 TEST_P(InlinePathTest, DeadlinePassingMidSearchStopsIt) {
   v1::ChunkSearchResponse response;
   const grpc::Status status =
-      Search(SlowPlateauRequest(), &response, std::chrono::milliseconds(100));
+      Search(HeldPlateauRequest(), &response, std::chrono::milliseconds(100));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   const service::CallRecord record = OnlyRecord(records_);
   EXPECT_EQ(record.status.code(), absl::StatusCode::kDeadlineExceeded)
@@ -107,7 +107,7 @@ TEST_P(InlinePathTest, DeadlinePassingMidSearchStopsIt) {
 }
 
 TEST_P(InlinePathTest, CancelMidSearchStopsIt) {
-  std::unique_ptr<PendingCall> call = StartSearch(SlowPlateauRequest());
+  std::unique_ptr<PendingCall> call = StartSearch(HeldPlateauRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   call->context.TryCancel();
   ASSERT_EQ(call->status.wait_for(kPatience), std::future_status::ready);
@@ -135,7 +135,7 @@ class InlineBudgetTest : public InlinePathTest {
 
 TEST_P(InlineBudgetTest, SearchPastTheBudgetEnds) {
   v1::ChunkSearchResponse response;
-  const grpc::Status status = Search(SlowPlateauRequest(), &response);
+  const grpc::Status status = Search(HeldPlateauRequest(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_search_time"));
   ExpectPath(OnlyRecord(records_));
@@ -158,11 +158,11 @@ class InlineLimitTest : public InlinePathTest {
   }
 };
 
-// A slow sweep (heavy: it runs on the pool) holds the one heavy slot: a
+// A held sweep (heavy: it runs on the pool) holds the one heavy slot: a
 // cheap search is still answered where it runs inline, and refused at once
 // where it would take a heavy slot.
 TEST_P(InlineLimitTest, CheapSearchIsAnsweredWhileTheHeavySlotsAreTaken) {
-  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
+  std::unique_ptr<PendingCall> held = StartSearch(HeldSweepRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   ASSERT_EQ(Inline(Gpt2ColossalAiRequest(), Options()), GetParam());
   v1::ChunkSearchResponse response;
@@ -175,16 +175,16 @@ TEST_P(InlineLimitTest, CheapSearchIsAnsweredWhileTheHeavySlotsAreTaken) {
     EXPECT_THAT(cheap.error_message(),
                 HasSubstr("concurrent searches (--max_concurrent_searches)"));
   }
-  slow->context.TryCancel();
-  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  held->context.TryCancel();
+  ASSERT_EQ(held->status.wait_for(kPatience), std::future_status::ready);
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
   ExpectServing();
 }
 
-// A slow plateau search holds the slot of its class (light where it runs
+// A held plateau search holds the slot of its class (light where it runs
 // inline): a cheap search of the same class is refused at once.
 TEST_P(InlineLimitTest, SearchBeyondItsClassLimitIsRefused) {
-  std::unique_ptr<PendingCall> slow = StartSearch(SlowPlateauRequest());
+  std::unique_ptr<PendingCall> held = StartSearch(HeldPlateauRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   v1::ChunkSearchResponse response;
   const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
@@ -192,8 +192,8 @@ TEST_P(InlineLimitTest, SearchBeyondItsClassLimitIsRefused) {
   EXPECT_THAT(refused.error_message(),
               HasSubstr(GetParam() ? "--max_concurrent_light_searches"
                                    : "--max_concurrent_searches"));
-  slow->context.TryCancel();
-  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  held->context.TryCancel();
+  ASSERT_EQ(held->status.wait_for(kPatience), std::future_status::ready);
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
   ExpectServing();
 }
@@ -216,14 +216,14 @@ class ParamsInFlightTest : public ServiceTest {
 
 TEST_F(ParamsInFlightTest, HeavyCallsShareTheParametersInFlight) {
   ASSERT_GT(Gpt2ColossalAiRequest().numels_size(), 20);
-  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
+  std::unique_ptr<PendingCall> held = StartSearch(HeldSweepRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   v1::ChunkSearchResponse response;
   const grpc::Status refused = Search(Gpt2ColossalAiRequest(), &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(refused.error_message(), HasSubstr("--max_params_in_flight"));
-  slow->context.TryCancel();
-  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  held->context.TryCancel();
+  ASSERT_EQ(held->status.wait_for(kPatience), std::future_status::ready);
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
   // Nothing held: a call beyond the limit alone is admitted, and what the
   // cancelled call held was given back.
@@ -246,7 +246,7 @@ class InlineSliceTest : public ServiceTest {
 TEST_F(InlineSliceTest, SearchOutgrowingTheSliceMovesToThePool) {
   v1::ChunkSearchResponse response;
   const grpc::Status status =
-      Search(SlowPlateauRequest(), &response, std::chrono::milliseconds(300));
+      Search(HeldPlateauRequest(), &response, std::chrono::milliseconds(300));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   const service::CallRecord record = OnlyRecord(records_);
   EXPECT_TRUE(record.moved_to_pool);

@@ -83,7 +83,7 @@ TEST_F(ServiceTest, LayoutRefusalsNameTheFieldAndServingGoesOn) {
 TEST_F(ServiceTest, LayoutDeadlinePassingMidSearchStopsTheSearch) {
   v1::LayoutResponse response;
   const grpc::Status status =
-      CallLayout(*stub_, Searched(SlowSweepRequest()), &response,
+      CallLayout(*stub_, Searched(HeldSweepRequest()), &response,
                  std::chrono::milliseconds(100));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   ASSERT_TRUE(records_.WaitForCount(1));
@@ -129,16 +129,16 @@ class LayoutSlotTest : public ServiceTest {
 };
 
 TEST_F(LayoutSlotTest, LayoutTakesASearchSlot) {
-  // A slow Search holds the one slot: Layout is refused at once, as a
+  // A held Search holds the one slot: Layout is refused at once, as a
   // second Search would be.
-  std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
+  std::unique_ptr<PendingCall> held = StartSearch(HeldSweepRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   v1::LayoutResponse response;
   const grpc::Status refused =
       CallLayout(*stub_, Searched(Gpt2ColossalAiRequest()), &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  slow->context.TryCancel();
-  ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  held->context.TryCancel();
+  ASSERT_EQ(held->status.wait_for(kPatience), std::future_status::ready);
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
   ExpectServing();
 }

@@ -190,7 +190,7 @@ TEST_F(PlanBudgetTest, ThePlanMeetsTheServersBudget) {
   EXPECT_THAT(status.error_message(), HasSubstr("--max_search_time"));
 }
 
-// One heavy slot, and room for 4100 parameters in flight: SlowSweepRequest
+// One heavy slot, and room for 4100 parameters in flight: HeldSweepRequest
 // (4000 numels) holds the slot and 4000 of them.
 class PlanAdmissionTest : public PlanServiceTest {
  protected:
@@ -199,29 +199,29 @@ class PlanAdmissionTest : public PlanServiceTest {
     options.max_inline_work = 0;  // every search is heavy
     options.max_concurrent_searches = 2;
     options.max_params_in_flight = 4100;
-    // A worker for the slow search and one for the call under test, however
+    // A worker for the held search and one for the call under test, however
     // many cores this machine has.
     options.search_threads = 2;
     return options;
   }
 
-  // Starts the slow search and waits until it is admitted.
-  std::unique_ptr<PendingCall> HoldSlowSearch() {
-    std::unique_ptr<PendingCall> slow = StartSearch(SlowSweepRequest());
-    EXPECT_EQ(SlowSweepRequest().numels_size(), 4000);
+  // Starts the held search and waits until it is admitted.
+  std::unique_ptr<PendingCall> HoldSearch() {
+    std::unique_ptr<PendingCall> held = StartSearch(HeldSweepRequest());
+    EXPECT_EQ(HeldSweepRequest().numels_size(), 4000);
     EXPECT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
-    return slow;
+    return held;
   }
 
-  void Release(std::unique_ptr<PendingCall> slow) {
-    slow->context.TryCancel();
-    ASSERT_EQ(slow->status.wait_for(kPatience), std::future_status::ready);
+  void Release(std::unique_ptr<PendingCall> held) {
+    held->context.TryCancel();
+    ASSERT_EQ(held->status.wait_for(kPatience), std::future_status::ready);
     ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 0; }));
   }
 };
 
 TEST_F(PlanAdmissionTest, APlanWeighsItsParamsOncePerSearch) {
-  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  std::unique_ptr<PendingCall> held = HoldSearch();
   // 34 numels over 1 world size weigh 102 (> the 100 left): refused, where
   // weighed by its numels alone (34) it would have been admitted.
   grpc::Status status = Plan(NumelsPlan(34, {8}));
@@ -232,21 +232,21 @@ TEST_F(PlanAdmissionTest, APlanWeighsItsParamsOncePerSearch) {
   status = Plan(NumelsPlan(33, {8}));
   EXPECT_THAT(status.error_message(),
               ::testing::Not(HasSubstr("--max_params_in_flight")));
-  Release(std::move(slow));
+  Release(std::move(held));
 }
 
 TEST_F(PlanAdmissionTest, AModelPlanIsWeighedOnceDescribed) {
   const size_t described = Gpt2TestNumels(LmHead::kTied).size();
   ASSERT_GT(described * 3 * 2, 100u);
-  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  std::unique_ptr<PendingCall> held = HoldSearch();
   // Admitted with nothing to weigh, then described on the worker: the
   // described parameters, once per search over two world sizes, no longer
-  // fit beside the slow search.
+  // fit beside the held search.
   const grpc::Status status = Plan(ModelPlan(kGpt2Config, {8, 16}));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(),
               HasSubstr(absl::StrCat("this one has ", described * 6)));
-  Release(std::move(slow));
+  Release(std::move(held));
   ASSERT_TRUE(records_.WaitForCount(2));
   int plans = 0;
   for (const service::CallRecord& record : records_.All()) {
@@ -257,7 +257,7 @@ TEST_F(PlanAdmissionTest, AModelPlanIsWeighedOnceDescribed) {
   EXPECT_EQ(plans, 1);
 }
 
-// One heavy slot, held by a slow search.
+// One heavy slot, taken by the held search.
 class PlanOneSlotTest : public PlanAdmissionTest {
  protected:
   service::ServiceOptions Options() const override {
@@ -268,17 +268,17 @@ class PlanOneSlotTest : public PlanAdmissionTest {
 };
 
 TEST_F(PlanOneSlotTest, TheModelIsDescribedAfterAdmission) {
-  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  std::unique_ptr<PendingCall> held = HoldSearch();
   // Admission answers first: a config that cannot be described is not even
   // read while no slot is free.
   const grpc::Status status = Plan(ModelPlan("{not json", {8}));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_concurrent_searches"));
-  Release(std::move(slow));
+  Release(std::move(held));
 }
 
 TEST_F(PlanOneSlotTest, LayoutAndFrontierDescribeTheirModelAfterAdmission) {
-  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  std::unique_ptr<PendingCall> held = HoldSearch();
   v1::LayoutRequest request;
   request.mutable_search()->mutable_model()->set_hf_config_json("{not json");
   grpc::ClientContext layout_context;
@@ -293,7 +293,7 @@ TEST_F(PlanOneSlotTest, LayoutAndFrontierDescribeTheirModelAfterAdmission) {
   status = stub_->Frontier(&frontier_context, request, &frontier);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_concurrent_searches"));
-  Release(std::move(slow));
+  Release(std::move(held));
   // With the slot free, the same request meets the description's refusal.
   grpc::ClientContext again;
   again.set_deadline(std::chrono::system_clock::now() + kPatience);
@@ -305,9 +305,9 @@ TEST_F(PlanOneSlotTest, LayoutAndFrontierDescribeTheirModelAfterAdmission) {
 
 TEST_F(PlanAdmissionTest, AModelLayoutIsWeighedOnceDescribed) {
   const size_t described = Gpt2TestNumels(LmHead::kTied).size();
-  // 100 left beside the slow search: more than the model's 28 parameters.
+  // 100 left beside the held search: more than the model's 28 parameters.
   ASSERT_LT(described, 100u);
-  std::unique_ptr<PendingCall> slow = HoldSlowSearch();
+  std::unique_ptr<PendingCall> held = HoldSearch();
   v1::LayoutRequest request;
   request.mutable_search()->mutable_model()->set_hf_config_json(kGpt2Config);
   request.mutable_search()->set_search_range_m(1);
@@ -316,7 +316,7 @@ TEST_F(PlanAdmissionTest, AModelLayoutIsWeighedOnceDescribed) {
   v1::LayoutResponse response;
   const grpc::Status status = stub_->Layout(&context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  Release(std::move(slow));
+  Release(std::move(held));
   ASSERT_TRUE(records_.WaitForCount(2));
   int layouts = 0;
   for (const service::CallRecord& record : records_.All()) {

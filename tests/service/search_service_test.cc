@@ -225,10 +225,10 @@ TEST_F(ServiceTest, CudaWithoutAGpuIsAFailedPrecondition) {
 TEST_F(ServiceTest, DeadlinePassingMidSearchStopsTheSearch) {
   v1::ChunkSearchResponse response;
   const grpc::Status status =
-      Search(SlowSweepRequest(), &response, std::chrono::milliseconds(100));
+      Search(HeldSweepRequest(), &response, std::chrono::milliseconds(100));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   // The server's own side of the call: the search ended on the deadline
-  // rather than running its seconds to the end and answering OK.
+  // rather than running on (the held search ends only when stopped).
   ASSERT_TRUE(records_.WaitForCount(1));
   const service::CallRecord record = records_.All().at(0);
   EXPECT_EQ(record.status.code(), absl::StatusCode::kDeadlineExceeded)
@@ -238,7 +238,7 @@ TEST_F(ServiceTest, DeadlinePassingMidSearchStopsTheSearch) {
 }
 
 TEST_F(ServiceTest, CancelMidSearchStopsTheSearch) {
-  std::unique_ptr<PendingCall> call = StartSearch(SlowSweepRequest());
+  std::unique_ptr<PendingCall> call = StartSearch(HeldSweepRequest());
   ASSERT_TRUE(WaitUntil([&] { return service_->searches_in_flight() == 1; }));
   call->context.TryCancel();
   ASSERT_EQ(call->status.wait_for(kPatience), std::future_status::ready);

@@ -31,7 +31,8 @@ std::vector<service::CallRecord> RecordLog::All() {
 void ServiceTest::SetUp() {
   const service::ServiceOptions options = Options();
   service_ = std::make_unique<service::ChunkSearchService>(
-      options, [this](const service::CallRecord& r) { records_.Add(r); });
+      options, [this](const service::CallRecord& r) { records_.Add(r); },
+      HoldMarkedSearches());
   grpc::ServerBuilder builder;
   builder.RegisterService(service_.get());
   service::ApplyServerOptions(options, builder);
@@ -112,17 +113,20 @@ v1::ChunkSearchRequest Gpt2ColossalAiRequest() {
 
 namespace {
 
-// `count` sizes drawn uniformly from [lo, hi] with `seed`, 2**20 + 1
-// candidates at interval 1, no minimum, on `engine`.
-v1::ChunkSearchRequest IntervalOneRequest(uint64_t seed, int count, uint64_t lo,
-                                          uint64_t hi, v1::Engine engine) {
+// kHeldNumel and `count` - 1 sizes drawn uniformly from [lo, hi] with
+// `seed`, 2**20 + 1 candidates at interval 1, no minimum, no filter (every
+// size is swept, the marker too), on `engine`.
+v1::ChunkSearchRequest HeldRequest(uint64_t seed, int count, uint64_t lo,
+                                   uint64_t hi, v1::Engine engine) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<uint64_t> size(lo, hi);
   v1::ChunkSearchRequest request;
-  for (int i = 0; i < count; ++i) request.add_numels(size(rng));
+  request.add_numels(kHeldNumel);
+  for (int i = 1; i < count; ++i) request.add_numels(size(rng));
   request.set_search_range_m(1);
   request.set_search_interval(1);
   request.set_min_chunk_size_m(0);
+  request.set_filter_exlarge_params(false);
   request.set_engine(engine);
   return request;
 }
@@ -143,12 +147,12 @@ grpc::Status SendRawBytes(const std::shared_ptr<grpc::Channel>& channel,
   return done.get_future().get();
 }
 
-v1::ChunkSearchRequest SlowSweepRequest() {
-  return IntervalOneRequest(7, 4000, 1000, 2000, v1::ENGINE_CPU_SWEEP);
+v1::ChunkSearchRequest HeldSweepRequest() {
+  return HeldRequest(7, 4000, 1000, 2000, v1::ENGINE_CPU_SWEEP);
 }
 
-v1::ChunkSearchRequest SlowPlateauRequest() {
-  return IntervalOneRequest(5, 20000, 1000, 50000, v1::ENGINE_CPU_PLATEAU);
+v1::ChunkSearchRequest HeldPlateauRequest() {
+  return HeldRequest(5, 20000, 1000, 50000, v1::ENGINE_CPU_PLATEAU);
 }
 
 std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed) {

@@ -18,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/service/chunk_search_service.h"
+#include "testing/held_engine.h"
 #include "testing/model_shapes.h"
 
 namespace chunkplan::testing {
@@ -50,6 +51,8 @@ struct PendingCall {
   std::future<grpc::Status> status = done.get_future();
 };
 
+// A ChunkSearchService whose engines hold the marked searches
+// (HoldMarkedSearches), e.g. HeldSweepRequest's.
 class ServiceTest : public ::testing::Test {
  protected:
   // The options of the service under test; fixtures for limits override it.
@@ -105,14 +108,15 @@ v1::ChunkSearchRequest Gpt2ColossalAiRequest();
 // The chunk size ColossalAI's test asserts for it.
 inline constexpr uint64_t kGpt2ColossalAiChunkSize = kGpt2TestChunkSize;
 
-// A CPU_SWEEP that takes seconds: about a million candidates times 4,000
-// parameters (within the default max_sweep_work).
-v1::ChunkSearchRequest SlowSweepRequest();
+// A CPU_SWEEP search that the fixture's engines hold until its call is
+// stopped (testing/held_engine.h): 4,000 parameters, one of them
+// kHeldNumel, and 2^20 + 1 candidates (heavy: within the default
+// max_sweep_work, beyond max_inline_work).
+v1::ChunkSearchRequest HeldSweepRequest();
 
-// A CPU_PLATEAU search that takes most of a second here: 20,000 sizes and
-// about a million candidates at interval 1, where the chunk count drops at
-// almost every candidate (so the plateau engine cannot skip).
-v1::ChunkSearchRequest SlowPlateauRequest();
+// A CPU_PLATEAU search held the same way: 20,000 parameters and 2^20 + 1
+// candidates, a work bound beyond the default max_inline_work.
+v1::ChunkSearchRequest HeldPlateauRequest();
 
 // `count` random requests from `seed`, small enough for every engine.
 std::vector<v1::ChunkSearchRequest> RandomRequests(int count, uint64_t seed);
