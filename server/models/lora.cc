@@ -109,15 +109,15 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
       numels.push_back(d.numels[next]);
       frozen.push_back(true);
     }
-    for (const auto& [part, n] : {std::pair{"lora_A", module.in},
-                                  std::pair{"lora_B", module.out}}) {
+    for (const auto& [part, n] :
+         {std::pair{"lora_A", module.in}, std::pair{"lora_B", module.out}}) {
       names.push_back(absl::StrCat(module.name, ".", part, ".default.weight"));
       absl::StatusOr<uint64_t> numel = AdapterNumel(spec.rank, n, names.back());
       if (!numel.ok()) return numel.status();
       if (__builtin_add_overflow(total, *numel, &total)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "lora: the model's total passes 2^64 - 1 elements at ",
-            names.back()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("lora: the model's total passes 2^64 - 1 elements at ",
+                         names.back()));
       }
       trainable += *numel;  // within total
       numels.push_back(*numel);
@@ -125,8 +125,8 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
     }
     uint64_t& modules =
         module.in_layer ? facts.layer_modules : facts.other_modules;
-    uint64_t& in = module.in_layer ? facts.layer_in_features
-                                   : facts.other_in_features;
+    uint64_t& in =
+        module.in_layer ? facts.layer_in_features : facts.other_in_features;
     ++modules;
     if (__builtin_add_overflow(in, module.in, &in)) {
       return absl::InvalidArgumentError(

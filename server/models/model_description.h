@@ -17,7 +17,7 @@ namespace chunkplan::models {
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter
 // attaches. Its parameters (weight, bias) are contiguous in the list.
 struct LinearModule {
-  std::string name;  // e.g. "model.layers.0.self_attn.q_proj"
+  std::string name;          // e.g. "model.layers.0.self_attn.q_proj"
   uint64_t in = 0, out = 0;  // in_features, out_features
   size_t first_param = 0;    // the index of its first parameter
   size_t params = 0;         // how many it has (1 or 2)
@@ -30,7 +30,7 @@ struct LinearModule {
 struct AdapterFacts {
   uint64_t rank = 0;  // 0: no adapters
   bool dropout = false;
-  uint64_t layer_modules = 0;  // adapted modules inside the layers, all
+  uint64_t layer_modules = 0;      // adapted modules inside the layers, all
   uint64_t layer_in_features = 0;  // their in_features, summed
   uint64_t other_modules = 0;      // adapted modules outside the layers
   uint64_t other_in_features = 0;  // their in_features, summed

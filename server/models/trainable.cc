@@ -17,21 +17,19 @@ absl::StatusOr<std::unique_ptr<RE2>> Compile(std::string_view pattern,
   if (pattern.empty()) return nullptr;
   RE2::Options options;
   options.set_log_errors(false);
-  auto re = std::make_unique<RE2>(re2::StringPiece(pattern.data(),
-                                                   pattern.size()),
-                                  options);
+  auto re = std::make_unique<RE2>(
+      re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re->ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": \"", absl::CHexEscape(pattern.substr(0, 200)),
-        "\" is not a valid RE2 pattern: ", re->error()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": \"", absl::CHexEscape(pattern.substr(0, 200)),
+                     "\" is not a valid RE2 pattern: ", re->error()));
   }
   return re;
 }
 
 // Whether `re` is found in each name; INVALID_ARGUMENT naming `field` when
 // it is found in none. All false for no pattern.
-absl::StatusOr<std::vector<bool>> Matches(const RE2* re,
-                                          std::string_view field,
+absl::StatusOr<std::vector<bool>> Matches(const RE2* re, std::string_view field,
                                           const ModelDescription& d) {
   std::vector<bool> out(d.names.size(), false);
   if (re == nullptr) return out;

@@ -14,8 +14,8 @@ namespace chunkplan::planner {
 // its dropout mask and output (lora_A's input); without dropout lora_A's
 // input is the module's own input, already counted.
 struct AdapterShape {
-  uint64_t rank = 0;  // r; 0: no adapters
-  bool dropout = false;  // lora_dropout > 0
+  uint64_t rank = 0;               // r; 0: no adapters
+  bool dropout = false;            // lora_dropout > 0
   uint64_t layer_modules = 0;      // adapted modules inside the L layers
   uint64_t layer_in_features = 0;  // their in_features, summed
   uint64_t other_modules = 0;      // adapted modules outside the layers

@@ -18,23 +18,22 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
                      " bytes; this server takes a config of at most ",
                      limits.max_config_bytes, " bytes (--max_config_bytes)"));
   }
-  absl::StatusOr<models::ModelDescription> description =
-      models::DescribeModel(std::string_view(text),
-                            std::string_view(config.architecture()),
-                            limits.max_params);
+  absl::StatusOr<models::ModelDescription> description = models::DescribeModel(
+      std::string_view(text), std::string_view(config.architecture()),
+      limits.max_params);
   if (!description.ok()) return description;
   const v1::Lora& lora = config.lora();
-  models::LoraSpec spec{.rank = lora.rank(),
-                        .targets = {lora.targets().begin(),
-                                    lora.targets().end()},
-                        .dropout = lora.dropout()};
+  models::LoraSpec spec{
+      .rank = lora.rank(),
+      .targets = {lora.targets().begin(), lora.targets().end()},
+      .dropout = lora.dropout()};
   if (absl::Status s =
           models::AddLoraAdapters(spec, limits.max_params, *description);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = models::MarkTrainable(config.freeze(), config.train(),
-                                             *description);
+  if (absl::Status s =
+          models::MarkTrainable(config.freeze(), config.train(), *description);
       !s.ok()) {
     return s;
   }

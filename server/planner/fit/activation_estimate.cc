@@ -80,8 +80,7 @@ Checked Adapters(Wide s, Wide b, const AdapterShape& adapters,
   for (const auto& [modules, in_features, stored] :
        {std::tuple{adapters.layer_modules, adapters.layer_in_features,
                    !checkpointing},
-        std::tuple{adapters.other_modules, adapters.other_in_features,
-                   true}}) {
+        std::tuple{adapters.other_modules, adapters.other_in_features, true}}) {
     if (!stored) continue;
     out = Add(out, Mul(Mul(Mul(Mul(s, b), adapters.rank), 2), modules));
     if (adapters.dropout) {
@@ -116,9 +115,9 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
         std::tuple{Mul(sbh, 2), "output_input_bytes", &out.output_input_bytes},
         std::tuple{Mul(Mul(Mul(s, b), shape.vocab_size), 4), "logits_bytes",
                    &out.logits_bytes},
-        std::tuple{Adapters(s, b, shape.adapters,
-                            workload.activation_checkpointing),
-                   "adapter_bytes", &out.adapter_bytes}}) {
+        std::tuple{
+            Adapters(s, b, shape.adapters, workload.activation_checkpointing),
+            "adapter_bytes", &out.adapter_bytes}}) {
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
   }
   const Wide total = Wide{out.layers_bytes} + out.embedding_dropout_bytes +
