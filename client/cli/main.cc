@@ -472,7 +472,8 @@ absl::Status TrainingFromFlags(ModelFlags& model) {
   model.lora_rank = absl::GetFlag(FLAGS_lora_rank);
   if (const std::string targets = absl::GetFlag(FLAGS_lora_targets);
       !targets.empty()) {
-    model.lora_targets = absl::StrSplit(targets, ',');
+    std::vector<std::string> list = absl::StrSplit(targets, ',');
+    model.lora_targets = std::move(list);
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(model.lora_dropout,
                              NumberFlag(FLAGS_lora_dropout, "lora-dropout"));

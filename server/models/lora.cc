@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "re2/re2.h"
@@ -12,9 +13,9 @@ namespace {
 
 // A compiled pattern (nullptr for an empty one), or INVALID_ARGUMENT naming
 // `field`.
-absl::StatusOr<std::unique_ptr<RE2>> Compile(std::string_view pattern,
-                                             std::string_view field) {
-  if (pattern.empty()) return nullptr;
+absl::StatusOr<std::unique_ptr<RE2>> Compile(absl::string_view pattern,
+                                             absl::string_view field) {
+  if (pattern.empty()) return std::unique_ptr<RE2>();
   RE2::Options options;
   options.set_log_errors(false);
   auto re = std::make_unique<RE2>(
@@ -29,7 +30,8 @@ absl::StatusOr<std::unique_ptr<RE2>> Compile(std::string_view pattern,
 
 // Whether `re` is found in each name; INVALID_ARGUMENT naming `field` when
 // it is found in none. All false for no pattern.
-absl::StatusOr<std::vector<bool>> Matches(const RE2* re, std::string_view field,
+absl::StatusOr<std::vector<bool>> Matches(const RE2* re,
+                                          absl::string_view field,
                                           const ModelDescription& d) {
   std::vector<bool> out(d.names.size(), false);
   if (re == nullptr) return out;
@@ -49,7 +51,7 @@ absl::StatusOr<std::vector<bool>> Matches(const RE2* re, std::string_view field,
 
 }  // namespace
 
-absl::Status MarkTrainable(std::string_view freeze, std::string_view train,
+absl::Status MarkTrainable(absl::string_view freeze, absl::string_view train,
                            ModelDescription& d) {
   if (freeze.empty() && train.empty()) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<RE2>> freeze_re = Compile(freeze, "freeze");

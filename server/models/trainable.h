@@ -4,9 +4,8 @@
 // Which parameters of a described model are trained: patterns over their
 // names (RE2 syntax, found anywhere in the name, as Python's re.search).
 
-#include <string_view>
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "server/models/model_description.h"
 
 namespace chunkplan::models {
@@ -18,7 +17,7 @@ namespace chunkplan::models {
 // done when both are empty. Errors, INVALID_ARGUMENT naming the field
 // ("freeze" or "train"): a pattern that does not compile, or one that
 // matches no parameter's name.
-absl::Status MarkTrainable(std::string_view freeze, std::string_view train,
+absl::Status MarkTrainable(absl::string_view freeze, absl::string_view train,
                            ModelDescription& d);
 
 }  // namespace chunkplan::models
