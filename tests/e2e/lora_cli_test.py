@@ -17,6 +17,8 @@ adapters and matches the patterns.
                  base on every rank is the oracle's 2 bytes a frozen element
   ActivationTest the adapters' activations in Layout's estimate, against
                  the activation oracle summing the oracle's adapted modules
+  RemoteTest     through a real chunkplan-server: Describe's adapted list,
+                 and `frozen` sent beside lora refused
 
 Expected values come from the oracles, never from chunkplan.
 
@@ -172,6 +174,48 @@ class ErrorsTest(unittest.TestCase):
         self.assertEqual(result.returncode, EXIT_FAILED, result.stdout)
         self.assertIn("INVALID_ARGUMENT", result.stderr)
         self.assertIn('"q_prj" matches no linear module', result.stderr)
+
+
+class RemoteTest(unittest.TestCase):
+    """The same through a real chunkplan-server: the wire carries lora,
+    freeze and train, and the server answers what --local answers."""
+
+    @classmethod
+    def setUpClass(cls):
+        from server_test import Server  # needs CHUNKPLAN_SERVER
+        cls.server = Server("--threads=2")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_describe_through_the_server(self):
+        path = os.path.join(DATA, "llama-3.2-1b.json")
+        flags = ("--hf-config", path, "--lora-rank", "8", "--lora-targets",
+                 "q_proj", "--train", "lm_head|embed")
+        remote = run("describe", "--server", self.server.address, *flags)
+        self.assertEqual(remote.returncode, 0, remote.stderr)
+        a = adapt(oracle_models.describe(path), 8, ["q_proj"])
+        mask = trainable_mask(a.names, a.trainable, None, "lm_head|embed")
+        self.assertEqual(wire_part(json.loads(remote.stdout)),
+                         as_wire(a.names, a.numels, mask))
+
+    def test_frozen_beside_lora_is_refused(self):
+        with open(QWEN_7B) as f:
+            text = f.read()
+        n = len(adapt(oracle_models.describe(QWEN_7B), 8,
+                      ["q_proj"]).names)
+        body = {"search": {"model": {"hf_config_json": text,
+                                     "lora": {"rank": 8,
+                                              "targets": ["q_proj"]}},
+                           "dp_degrees": [4], "search_range_m": 32},
+                "frozen": [True] * n}
+        result = run("layout", "--server", self.server.address,
+                     "--request", "-", stdin=json.dumps(body))
+        self.assertEqual(result.returncode, EXIT_FAILED, result.stdout)
+        self.assertIn("INVALID_ARGUMENT", result.stderr)
+        self.assertIn("search.model sets lora, freeze or train",
+                      result.stderr)
 
 
 class PlanTest(unittest.TestCase):
