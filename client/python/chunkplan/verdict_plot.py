@@ -15,7 +15,7 @@ display), imported only when a picture is drawn.
 import dataclasses
 from typing import Optional, Tuple
 
-from chunkplan.frontier_plot import DPI, MatplotlibMissingError
+from chunkplan.frontier_plot import agg_figure
 from chunkplan.layout_result import GIB
 
 FIGURE_INCHES = (14.0, 7.0)
@@ -100,15 +100,7 @@ def plot(path, bars, verdict=None, title=""):
     matplotlib, ValueError with no bar, OSError."""
     if not bars:
         raise ValueError("plot: no option to draw")
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise MatplotlibMissingError(
-            "matplotlib not installed (Debian: python3-matplotlib): the "
-            "plot needs it") from error
-    figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
-    FigureCanvasAgg(figure)
+    figure = agg_figure(FIGURE_INCHES)
     axes = figure.subplots()
     x = range(len(bars))
     bottoms = [0.0] * len(bars)
