@@ -34,15 +34,22 @@ absl::StatusOr<v1::ModelDescription> Describe(
 }
 
 std::string DescriptionTable(const v1::ModelDescription& d) {
+  // A trainable column (and count) only where some parameter is frozen.
+  const bool marked = d.frozen_size() > 0;
   std::string out = absl::StrFormat(
       "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
-      "%u elements\ntrainable     %u elements\n\n%9s  %15s  %9s  %s\n",
+      "%u elements\n",
       d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
-      d.total(), d.trainable(), "index", "numel", "trainable", "name");
+      d.total());
+  if (marked) {
+    absl::StrAppendFormat(&out, "trainable     %u elements\n", d.trainable());
+  }
+  absl::StrAppendFormat(&out, "\n%9s  %15s  %s%s\n", "index", "numel",
+                        marked ? "trainable  " : "", "name");
   for (int i = 0; i < d.numels_size(); ++i) {
-    const bool frozen = i < d.frozen_size() && d.frozen(i);
-    absl::StrAppendFormat(&out, "%9d  %15u  %9s  %s\n", i, d.numels(i),
-                          frozen ? "no" : "yes",
+    const std::string column =
+        !marked ? "" : absl::StrFormat("%9s  ", d.frozen(i) ? "no" : "yes");
+    absl::StrAppendFormat(&out, "%9d  %15u  %s%s\n", i, d.numels(i), column,
                           i < d.names_size() ? d.names(i) : "");
   }
   return out;
