@@ -42,14 +42,15 @@ class Bar:
     words: str
 
 
-def _transient_bytes(response):
-    """The response's transient_bytes where the server sends the field, 0
-    from a server that does not have it yet."""
-    if response is None:
-        return 0
-    if "transient_bytes" not in response.DESCRIPTOR.fields_by_name:
-        return 0
-    return int(response.transient_bytes)
+def _transient_bytes(*messages):
+    """The first of `messages` (the option or layout, then its verdict)
+    that has a transient_bytes field: its value; 0 where none has it (a
+    server before the field)."""
+    for message in messages:
+        if (message is not None and
+                "transient_bytes" in message.DESCRIPTOR.fields_by_name):
+            return int(message.transient_bytes)
+    return 0
 
 
 def _words(verdict):
@@ -68,8 +69,10 @@ def bar(name, most_loaded_rank, gathered_chunk_bytes, activation_bytes,
     need = (verdict.device_need_bytes if verdict is not None else
             most_loaded_rank.device_bytes + gathered_chunk_bytes +
             activation_bytes)
+    transients = _transient_bytes(
+        response, None if verdict is None else verdict.response)
     return Bar(name, (most_loaded_rank.device_bytes, gathered_chunk_bytes,
-                      activation_bytes, _transient_bytes(response), reserve),
+                      activation_bytes, transients, reserve),
                need, _words(verdict))
 
 
