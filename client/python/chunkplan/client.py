@@ -13,12 +13,14 @@ Client.frontier how padding and memory move with the chunk size, and
 Client.plan which configurations fit a cluster.
 """
 
-import json
 import os
 
 import grpc
 
 from chunkplan import request as _request
+# Re-exported: docs/deploy.md names chunkplan.client.DEFAULT_OPTIONS.
+from chunkplan.channel_options import (  # noqa: F401
+    DEFAULT_OPTIONS, MAX_MESSAGE_BYTES, SERVICE_CONFIG)
 from chunkplan.errors import from_rpc_error
 from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
@@ -30,36 +32,6 @@ from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2, chunk_search_pb2_grpc
 
 DEFAULT_TARGET = "localhost:50051"
-
-# docs/deploy.md, "Client configuration": round_robin over every address the
-# target resolves to that reports SERVING for chunkplan.v1.ChunkSearch (a
-# draining replica says NOT_SERVING first), and a ChunkSearch call that
-# meets UNAVAILABLE (a replica gone) tried again, up to 5 attempts in all.
-SERVICE_CONFIG = json.dumps({
-    "loadBalancingConfig": [{"round_robin": {}}],
-    "healthCheckConfig": {"serviceName": "chunkplan.v1.ChunkSearch"},
-    "methodConfig": [{
-        "name": [{"service": "chunkplan.v1.ChunkSearch"}],
-        "retryPolicy": {
-            "maxAttempts": 5,
-            "initialBackoff": "0.1s",
-            "maxBackoff": "1s",
-            "backoffMultiplier": 2,
-            "retryableStatusCodes": ["UNAVAILABLE"],
-        },
-    }],
-})
-# The largest answer the server sends by default (--max_send_message_size)
-# and the largest request it takes: a call within them is retried whole.
-MAX_MESSAGE_BYTES = 64 << 20
-# The channel arguments every Client starts from; `options` override them.
-DEFAULT_OPTIONS = (
-    ("grpc.service_config", SERVICE_CONFIG),
-    ("grpc.enable_retries", 1),
-    ("grpc.per_rpc_retry_buffer_size", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-)
 
 
 def _pem(value, name):
