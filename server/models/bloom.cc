@@ -64,12 +64,24 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // BloomConfig's defaults (configuration_bloom.py, 4.51.3: a tiny test
 // shape), and PretrainedConfig's tie_word_embeddings.
 const Family& BloomFamily() {
+  // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
+  // query_key_value is a plain Linear1D_Col.
+  static const TpPolicy tp{
+      .file = "bloom",
+      .rules = {{"self_attention.query_key_value", TpLayer::kColumn},
+                {"self_attention.dense", TpLayer::kRow},
+                {"mlp.dense_h_to_4h", TpLayer::kColumn},
+                {"mlp.dense_4h_to_h", TpLayer::kRow},
+                {"word_embeddings", TpLayer::kVocab},
+                {"lm_head", TpLayer::kVocab}},
+      .heads_key = "n_head"};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({
         "vocab_size": 250880, "hidden_size": 64, "n_layer": 2, "n_head": 8,
         "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -131,6 +131,22 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // FalconConfig's defaults (configuration_falcon.py, 4.51.3: Falcon-7B), and
 // PretrainedConfig's tie_word_embeddings.
 const Family& FalconFamily() {
+  // ColossalAI's FalconPolicy (shardformer/policies/falcon.py): tensor
+  // parallelism off (a warning) for the old multi-query layout.
+  static const TpPolicy tp{
+      .file = "falcon",
+      .rules = {{"self_attention.query_key_value", TpLayer::kColumn},
+                {"self_attention.dense", TpLayer::kRow},
+                {"mlp.dense_h_to_4h", TpLayer::kColumn},
+                {"mlp.dense_4h_to_h", TpLayer::kRow},
+                {"word_embeddings", TpLayer::kVocab},
+                {"lm_head", TpLayer::kVocab}},
+      .kv_heads_key = "num_kv_heads",
+      .tp_ignored_when = {{"new_decoder_architecture", false},
+                          {"multi_query", true}},
+      .ignores_sp =
+          "Falcon doesn't support sequence parallelism now, will "
+          "ignore the sequence parallelism flag."};
   static const Family family{"falcon",
                              {"FalconForCausalLM", "FalconModel"},
                              R"({
@@ -139,7 +155,8 @@ const Family& FalconFamily() {
         "num_kv_heads": null, "new_decoder_architecture": false,
         "multi_query": true, "parallel_attn": true, "bias": false,
         "ffn_hidden_size": null, "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 
