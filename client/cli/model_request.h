@@ -30,6 +30,9 @@ struct ModelFlags {
   std::optional<uint64_t> search_interval;
   std::optional<double> min_chunk_size_m;
   bool no_filter = false;
+  // describe: GeminiPlugin's tp_size (0: none) and sequence parallelism.
+  uint32_t tp_size = 0;
+  bool sequence_parallelism = false;
 };
 
 // GeminiPlugin's search settings besides the interval: search_range_m 32

@@ -6,6 +6,7 @@
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 namespace {
@@ -67,14 +68,7 @@ const Family& BloomFamily() {
   // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
   // query_key_value is a plain Linear1D_Col.
   static const TpPolicy tp{
-      .file = "bloom",
-      .rules = {{"self_attention.query_key_value", TpLayer::kColumn},
-                {"self_attention.dense", TpLayer::kRow},
-                {"mlp.dense_h_to_4h", TpLayer::kColumn},
-                {"mlp.dense_4h_to_h", TpLayer::kRow},
-                {"word_embeddings", TpLayer::kVocab},
-                {"lm_head", TpLayer::kVocab}},
-      .heads_key = "n_head"};
+      .file = "bloom", .rules = FusedQkvTpRules(), .heads_key = "n_head"};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({

@@ -10,6 +10,7 @@
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 namespace {
@@ -135,12 +136,7 @@ const Family& FalconFamily() {
   // parallelism off (a warning) for the old multi-query layout.
   static const TpPolicy tp{
       .file = "falcon",
-      .rules = {{"self_attention.query_key_value", TpLayer::kColumn},
-                {"self_attention.dense", TpLayer::kRow},
-                {"mlp.dense_h_to_4h", TpLayer::kColumn},
-                {"mlp.dense_4h_to_h", TpLayer::kRow},
-                {"word_embeddings", TpLayer::kVocab},
-                {"lm_head", TpLayer::kVocab}},
+      .rules = FusedQkvTpRules(),
       .kv_heads_key = "num_kv_heads",
       .tp_ignored_when = {{"new_decoder_architecture", false},
                           {"multi_query", true}},

@@ -135,6 +135,15 @@ absl::Status CheckTpHeads(const TpPolicy& policy, absl::string_view family,
   return absl::OkStatus();
 }
 
+std::vector<TpRule> FusedQkvTpRules() {
+  return {{"self_attention.query_key_value", TpLayer::kColumn},
+          {"self_attention.dense", TpLayer::kRow},
+          {"mlp.dense_h_to_4h", TpLayer::kColumn},
+          {"mlp.dense_4h_to_h", TpLayer::kRow},
+          {"word_embeddings", TpLayer::kVocab},
+          {"lm_head", TpLayer::kVocab}};
+}
+
 absl::StatusOr<bool> TpIgnored(const TpPolicy& policy, const HfConfig& cfg) {
   if (policy.tp_ignored_when.empty()) return false;
   for (const TpFlag& flag : policy.tp_ignored_when) {

@@ -39,6 +39,12 @@ uint64_t PaddedVocab(uint64_t vocab, uint32_t tp);
 absl::Status CheckTpHeads(const TpPolicy& policy, absl::string_view family,
                           const HfConfig& cfg, uint32_t tp);
 
+// The rules BLOOM's and Falcon's policies share (bloom.py, falcon.py):
+// self_attention.query_key_value and mlp.dense_h_to_4h Linear1D_Col,
+// self_attention.dense and mlp.dense_4h_to_h Linear1D_Row, word_embeddings
+// and lm_head vocab-parallel.
+std::vector<TpRule> FusedQkvTpRules();
+
 // Whether the policy turns tensor parallelism off for `cfg` (every flag of
 // tp_ignored_when holds).
 absl::StatusOr<bool> TpIgnored(const TpPolicy& policy, const HfConfig& cfg);

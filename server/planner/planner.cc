@@ -16,6 +16,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/frontier_points.h"
 #include "server/planner/engines/sweep_engine.h"
+#include "server/planner/fit/activation_estimate.h"
 #include "server/planner/fit/plan_checks.h"
 #include "server/planner/fit/plan_search.h"
 #include "server/planner/fit/verdict.h"
@@ -359,9 +360,12 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   const ByteModel bytes = ByteModelOf(request.gemini);
   CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
                              GatheredChunkBytes(result.groups, bytes));
+  if (request.workload.has_value() && request.gemini.tp_size > 1) {
+    result.placement.notes.push_back(kActivationsNotSplitByTpNote);
+  }
   if (request.cluster.has_value()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(result.verdict,
-                               JudgeLayout(*request.cluster, result));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result.verdict, JudgeLayout(*request.cluster, result, request.gemini));
   }
   result.layout_nanos = NanosSince(started);
   return result;
