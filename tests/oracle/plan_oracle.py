@@ -861,12 +861,10 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         if mesh.tp > 1:
             notes.append(NOT_SPLIT_NOTE)
     gemini = collections.OrderedDict(parsed.gemini)
-    if mesh.tp > 1:
-        gemini["tp_size"] = mesh.tp
-    if mesh.extra_dp > 1:
-        gemini["extra_dp_size"] = mesh.extra_dp
-    if parsed.sequence_parallelism:
-        gemini["enable_sequence_parallelism"] = True
+    # The mesh as the wire prints it: 0 for none (1), every field present.
+    gemini["tp_size"] = mesh.tp if mesh.tp > 1 else 0
+    gemini["extra_dp_size"] = mesh.extra_dp if mesh.extra_dp > 1 else 0
+    gemini["enable_sequence_parallelism"] = parsed.sequence_parallelism
     gemini["placement"] = _PLACEMENT_NAMES[placement]
     gemini["offload_optim_frac"] = optim
     gemini["offload_param_frac"] = param
