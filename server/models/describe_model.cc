@@ -184,6 +184,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.linears = std::move(storing.linears());
   description.total = storing.total();
   if (policy != nullptr && description.vocab_size != 0 &&
       std::any_of(policy->rules.begin(), policy->rules.end(),
@@ -191,6 +192,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
     description.padded_vocab_size =
         PaddedVocab(description.vocab_size, tp.tp_size);
   }
+  description.trainable = description.total;
   return description;
 }
 

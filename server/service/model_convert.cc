@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/models/lora.h"
+#include "server/models/trainable.h"
 
 namespace chunkplan::service {
 
@@ -31,9 +33,32 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
                      " bytes; this server takes a config of at most ",
                      limits.max_config_bytes, " bytes (--max_config_bytes)"));
   }
-  return models::DescribeModel(std::string_view(text),
-                               std::string_view(config.architecture()),
-                               limits.max_params, tp);
+  absl::StatusOr<models::ModelDescription> description = models::DescribeModel(
+      std::string_view(text), std::string_view(config.architecture()),
+      limits.max_params, tp);
+  if (!description.ok()) return description;
+  const v1::Lora& lora = config.lora();
+  if (tp.tp_size > 1 && lora.rank() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gemini.tp_size: ", tp.tp_size,
+        ": LoRA adapters on tensor-parallel shards are not modelled (lora "
+        "with tp_size 1 only)"));
+  }
+  models::LoraSpec spec{
+      .rank = lora.rank(),
+      .targets = {lora.targets().begin(), lora.targets().end()},
+      .dropout = lora.dropout()};
+  if (absl::Status s =
+          models::AddLoraAdapters(spec, limits.max_params, *description);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          models::MarkTrainable(config.freeze(), config.train(), *description);
+      !s.ok()) {
+    return s;
+  }
+  return description;
 }
 
 v1::ModelDescription ToProto(const models::ModelDescription& description) {
@@ -50,7 +75,25 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   out.set_tp_policy(description.tp_policy);
   out.set_padded_vocab_size(description.padded_vocab_size);
   for (const std::string& note : description.tp_notes) out.add_tp_notes(note);
+  out.mutable_frozen()->Add(description.frozen.begin(),
+                            description.frozen.end());
+  out.set_trainable(description.trainable);
   return out;
+}
+
+absl::StatusOr<std::vector<bool>> FrozenMask(
+    const google::protobuf::RepeatedField<bool>& frozen,
+    const std::optional<models::ModelDescription>& described) {
+  if (!described.has_value() || described->frozen.empty()) {
+    return std::vector<bool>(frozen.begin(), frozen.end());
+  }
+  if (!frozen.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "frozen has ", frozen.size(),
+        " entries and search.model sets lora, freeze or train; send one of "
+        "them"));
+  }
+  return described->frozen;
 }
 
 absl::StatusOr<models::ModelDescription> DescribeRequestModel(

@@ -176,7 +176,10 @@ _MODEL_FIELDS = {"hf_config_json": "hf_config_json",
                  # Describe's own; Plan takes gemini.tp_size.
                  "tp_size": "tp_size", "tpSize": "tp_size",
                  "enable_sequence_parallelism": "enable_sequence_parallelism",
-                 "enableSequenceParallelism": "enable_sequence_parallelism"}
+                 "enableSequenceParallelism": "enable_sequence_parallelism",
+                 # LoRA and the trainable patterns: printed empty by the
+                 # wire; this oracle plans the whole model (none set).
+                 "lora": "lora", "freeze": "freeze", "train": "train"}
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
