@@ -65,6 +65,9 @@ constexpr FlagScope kScopes[] = {
     {"activation_checkpointing", kLayout | kPlan, ""},
     {"flash_attention", kLayout | kPlan, ""},
     {"emit", kGemini, ""},
+    {"tp_size", kGemini | kDescribe, ""},
+    {"extra_dp_size", kGemini, ""},
+    {"sequence_parallelism", kGemini | kDescribe, ""},
     {"offload_sweep", kLayout, ""},
     {"service", kHealth, ""},
 };

@@ -174,6 +174,14 @@ ABSL_FLAG(bool, activation_checkpointing, false,
 ABSL_FLAG(bool, flash_attention, false,
           "plan, layout, with --micro-batch: no attention scores kept");
 ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
+ABSL_FLAG(std::string, tp_size, "",
+          "GeminiPlugin's tp_size (describe: tp rank 0's shards); plan: a "
+          "list to try (1,2,4) or 'search' (1, 2, 4, 8 within a node)");
+ABSL_FLAG(std::string, extra_dp_size, "",
+          "GeminiPlugin's extra_dp_size; plan: a list to try");
+ABSL_FLAG(bool, sequence_parallelism, false,
+          "GeminiPlugin's enable_sequence_parallelism (with --tp-size > 1; "
+          "mode split_gather)");
 ABSL_FLAG(std::string, emit, "",
           "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
           "line; layout, frontier: that of the configuration laid out (one "
@@ -243,8 +251,10 @@ Commands:
       the same questions for a model named by its Hugging Face config.json;
       layout takes several degrees (--dp 4,8,16): one row each
   chunkplan describe --hf-config FILE [--architecture NAME]
+                   [--tp-size N [--sequence-parallelism]]
                    (--local | --server HOST:PORT) [--format json|table]
-      the model's parameters, in model.parameters() order
+      the model's parameters, in model.parameters() order (with --tp-size,
+      tp rank 0's shards under the family's ShardFormer policy)
   with --hf-config (describe, search, layout, frontier, plan):
                    [--lora-rank R --lora-targets q_proj,v_proj
                     [--lora-dropout P]] [--freeze REGEX] [--train REGEX]
@@ -258,6 +268,8 @@ Commands:
                  [--micro-batch N --sequence-length N
                   [--activation-checkpointing] [--flash-attention]]
                  [--precision ...] [--no-master-weights] [...]
+                 [--tp-size N|1,2,4|search] [--extra-dp-size N|1,2]
+                 [--sequence-parallelism]
                  [--max-options N] [--format table|json]
                  [--emit colossalai] [--deadline 5s]
       the Gemini configurations that fit the cluster, ranked: per world
@@ -385,6 +397,23 @@ absl::StatusOr<GeminiFlags> GeminiFromFlags(bool placement) {
   g.no_master_weights = absl::GetFlag(FLAGS_no_master_weights);
   g.gradient_accumulation = absl::GetFlag(FLAGS_gradient_accumulation);
   g.no_pin_memory = absl::GetFlag(FLAGS_no_pin_memory);
+  g.sequence_parallelism = absl::GetFlag(FLAGS_sequence_parallelism);
+  if (const std::string t = absl::GetFlag(FLAGS_tp_size); t == "search") {
+    g.search_tp = true;
+  } else if (!t.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.tp_sizes, ParseDegreeList("--tp-size", t));
+  }
+  if (const std::string e = absl::GetFlag(FLAGS_extra_dp_size); !e.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.extra_dp_sizes,
+                               ParseDegreeList("--extra-dp-size", e));
+  }
+  // Plan alone tries several meshes.
+  if (placement &&
+      (g.search_tp || g.tp_sizes.size() > 1 || g.extra_dp_sizes.size() > 1)) {
+    return absl::InvalidArgumentError(
+        "--tp-size and --extra-dp-size take one degree here (plan tries "
+        "lists and --tp-size search)");
+  }
   if (!placement) return g;
   if (const std::string p = absl::GetFlag(FLAGS_placement); !p.empty()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(g.placement, ParsePlacement(p));
@@ -663,6 +692,14 @@ int Describe() {
   if (absl::Status s = TargetFromFlags("describe", options); !s.ok()) {
     return Fail(s, kExitUsage);
   }
+  if (const std::string t = absl::GetFlag(FLAGS_tp_size); !t.empty()) {
+    uint32_t tp = 0;
+    if (!absl::SimpleAtoi(t, &tp) || tp == 0) {
+      return UsageError("describe: --tp-size takes one degree >= 1");
+    }
+    (*model)->tp_size = tp;
+  }
+  (*model)->sequence_parallelism = absl::GetFlag(FLAGS_sequence_parallelism);
   const absl::StatusOr<std::string> output = RunDescribe(
       **model, options.server, options.format == OutputFormat::kTable);
   if (!output.ok()) return Fail(output.status(), kExitFailed);

@@ -98,17 +98,32 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response) {
   std::string out;
   AppendCluster(request.cluster(), response, &out);
-  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %12s  %14s  %s\n",
-                        "world", "placement", "chunk size", "chunk size from",
-                        "device need / memory GiB", "headroom GiB",
-                        "host/node GiB", "verdict");
+  // The mesh column only where an option has one (tp or extra_dp above 1):
+  // zero x extra_dp x tp, the server's fields.
+  const bool mesh = std::any_of(
+      response.options().begin(), response.options().end(),
+      [](const v1::PlanOption& o) {
+        return o.gemini().tp_size() > 1 || o.gemini().extra_dp_size() > 1;
+      });
+  absl::StrAppendFormat(
+      &out, "%5s  %s%-28s  %12s  %-20s  %24s  %12s  %14s  %s\n", "world",
+      mesh ? "zero x dp x tp  " : "", "placement", "chunk size",
+      "chunk size from", "device need / memory GiB", "headroom GiB",
+      "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
     const v1::Verdict v = VerdictOf(o);
+    const std::string mesh_text =
+        mesh ? absl::StrFormat(
+                   "%-15s  ",
+                   absl::StrFormat("%u x %u x %u", o.zero_size(),
+                                   std::max(1u, o.gemini().extra_dp_size()),
+                                   std::max(1u, o.gemini().tp_size())))
+             : "";
     absl::StrAppendFormat(
-        &out, "%5u  %-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
-        o.world_size(), PlacementLabel(o.gemini()), ChunkSizeLabel(o),
-        o.chunk_size_from(),
+        &out, "%5u  %s%-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
+        o.world_size(), mesh_text, PlacementLabel(o.gemini()),
+        ChunkSizeLabel(o), o.chunk_size_from(),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
         GiB(v.headroom_bytes()), GiB(o.host_bytes_per_node()), VerdictWords(v));
   }

@@ -126,4 +126,16 @@ absl::Status BuildGatedDecoder(const HfConfig& cfg,
   return absl::OkStatus();
 }
 
+std::vector<TpRule> DecoderTpRules(TpLayer lm_head) {
+  return {{"self_attn.q_proj", TpLayer::kColumn},
+          {"self_attn.k_proj", TpLayer::kColumn},
+          {"self_attn.v_proj", TpLayer::kColumn},
+          {"self_attn.o_proj", TpLayer::kRow},
+          {"mlp.gate_proj", TpLayer::kColumn},
+          {"mlp.up_proj", TpLayer::kColumn},
+          {"mlp.down_proj", TpLayer::kRow},
+          {"embed_tokens", TpLayer::kVocab},
+          {"lm_head", lm_head}};
+}
+
 }  // namespace chunkplan::models

@@ -7,6 +7,7 @@
 // stack with its optional language-model head.
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -14,6 +15,7 @@
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
 #include "server/models/param_builder.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -95,6 +97,13 @@ absl::Status BuildGatedDecoder(const HfConfig& cfg,
                                absl::string_view architecture,
                                const LayerStyle& style, bool mlp_bias,
                                ParamBuilder& b, ModelDescription& d);
+
+// The ShardFormer rules LLaMA's policy and its copies (Mistral, Qwen2,
+// Qwen3, Command) share: q_proj, k_proj, v_proj, gate_proj, up_proj
+// Linear1D_Col; o_proj, down_proj Linear1D_Row; embed_tokens
+// VocabParallelEmbedding1D; lm_head as `lm_head` (VocabParallelLMHead1D,
+// or Qwen3's plain Linear1D_Col). Norms stay whole.
+std::vector<TpRule> DecoderTpRules(TpLayer lm_head);
 
 }  // namespace chunkplan::models
 

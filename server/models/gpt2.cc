@@ -62,13 +62,24 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // GPT2Config's defaults (configuration_gpt2.py: GPT-2 small), and
 // PretrainedConfig's tie_word_embeddings.
 const Family& Gpt2Family() {
+  // ColossalAI's GPT2Policy (shardformer/policies/gpt2.py): c_attn splits
+  // each of q, k, v; wpe and the norms stay whole.
+  static const TpPolicy tp{.file = "gpt2",
+                           .rules = {{"wte", TpLayer::kVocab},
+                                     {"attn.c_attn", TpLayer::kConv1DColumn, 3},
+                                     {"attn.c_proj", TpLayer::kConv1DRow},
+                                     {"mlp.c_fc", TpLayer::kConv1DColumn, 1},
+                                     {"mlp.c_proj", TpLayer::kConv1DRow},
+                                     {"lm_head", TpLayer::kVocab}},
+                           .heads_key = "n_head"};
   static const Family family{"gpt2",
                              {"GPT2LMHeadModel", "GPT2Model"},
                              R"({
         "vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
         "n_layer": 12, "n_head": 12, "n_inner": null,
         "add_cross_attention": false, "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -23,6 +23,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 
 // LlamaConfig's defaults (configuration_llama.py: LLaMA-7B's shape).
 const Family& LlamaFamily() {
+  // ColossalAI's LlamaPolicy (shardformer/policies/llama.py).
+  static const TpPolicy tp{.file = "llama",
+                           .rules = DecoderTpRules(TpLayer::kVocab),
+                           .kv_heads_key = "num_key_value_heads",
+                           .kv_heads_at_least_tp = true};
   static const Family family{"llama",
                              {"LlamaForCausalLM", "LlamaModel"},
                              R"({
@@ -30,7 +35,8 @@ const Family& LlamaFamily() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": null, "head_dim": null, "attention_bias": false,
         "mlp_bias": false, "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -59,6 +59,26 @@ struct ModelDescription {
   std::vector<bool> frozen;
   uint64_t trainable = 0;  // the trainable parameters' numels, summed
   AdapterFacts adapters;   // the LoRA adapters added (lora.h)
+  // Tensor parallelism (GeminiPlugin's tp_size): numels, names and total
+  // are then tp rank 0's local shards as the family's ShardFormer policy
+  // leaves them; every tp rank holds the same shapes (tp_shard.h), so rank
+  // 0 is also the most loaded. 1: the whole model.
+  uint32_t tp_size = 1;
+  // The policy file applied ("llama"), empty at tp_size 1 or where the
+  // policy turned tensor parallelism off.
+  std::string tp_policy;
+  // The vocabulary as the vocab-parallel layers pad it (a multiple of
+  // 64 * tp_size); 0 where none is sharded.
+  uint64_t padded_vocab_size = 0;
+  // What the policy did beside sharding, in its words (tensor or sequence
+  // parallelism turned off).
+  std::vector<std::string> tp_notes;
+};
+
+// GeminiPlugin's settings that change the described parameters.
+struct TpOptions {
+  uint32_t tp_size = 1;               // >= 1
+  bool sequence_parallelism = false;  // enable_sequence_parallelism
 };
 
 // Describes the model a Hugging Face config.json builds. `architecture`
@@ -75,9 +95,18 @@ struct ModelDescription {
 // option that changes the parameter set and is not modelled; a tensor or a
 // total past 64 bits. The work is bounded by the text's size and by
 // max_params (the parameters are counted before they are stored).
+//
+// With `tp.tp_size` > 1 the parameters are tp rank 0's shards under the
+// family's ShardFormer policy (server/models/tp_policy.h). INVALID_ARGUMENT
+// naming "gemini.tp_size" and the family where the family has no policy
+// (ColossalAI's auto_policy lists none for it), where the policy refuses
+// tensor parallelism (DeepSeek-V3), and, in ColossalAI's own words, where
+// its asserts fail (heads or key/value heads not divisible by tp) or a
+// parallel layer refuses its features; tp_size 0 is INVALID_ARGUMENT too.
 absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                                std::string_view architecture,
-                                               uint64_t max_params);
+                                               uint64_t max_params,
+                                               const TpOptions& tp = {});
 
 // The supported model_type values, sorted.
 std::vector<std::string> SupportedModelTypes();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 
@@ -23,14 +24,35 @@ void ParamBuilder::Add(absl::string_view name,
         " parameters (tensors), the most a request may have (--max_params)")));
     return;
   }
-  uint64_t numel = 1;
-  for (uint64_t dim : dims) {
-    if (__builtin_mul_overflow(numel, dim, &numel)) {
-      Fail(absl::InvalidArgumentError(absl::StrCat(
-          "config: parameter ", prefix_, name, " of shape [",
-          absl::StrJoin(dims, ", "), "] has more than 2^64 - 1 ", "elements")));
+  std::vector<uint64_t> local;  // tp rank 0's dims, where sharding
+  if (tp_policy_ != nullptr) {
+    const std::string full = absl::StrCat(prefix_, name);
+    const size_t dot = full.rfind('.');
+    const absl::string_view path(full);
+    absl::StatusOr<std::vector<uint64_t>> shard = TpLocalDims(
+        *tp_policy_, tp_, dot == std::string::npos ? "" : path.substr(0, dot),
+        path.substr(dot + 1), std::vector<uint64_t>(dims));
+    if (!shard.ok()) {
+      Fail(shard.status());
       return;
     }
+    local = *std::move(shard);
+  }
+  uint64_t numel = 1;
+  bool overflow = false;
+  const auto multiply = [&](uint64_t dim) {
+    overflow = overflow || __builtin_mul_overflow(numel, dim, &numel);
+  };
+  if (tp_policy_ != nullptr) {
+    for (uint64_t dim : local) multiply(dim);
+  } else {
+    for (uint64_t dim : dims) multiply(dim);
+  }
+  if (overflow) {
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "config: parameter ", prefix_, name, " of shape [",
+        absl::StrJoin(dims, ", "), "] has more than 2^64 - 1 ", "elements")));
+    return;
   }
   if (__builtin_add_overflow(total_, numel, &total_)) {
     Fail(absl::InvalidArgumentError(absl::StrCat(
@@ -43,6 +65,11 @@ void ParamBuilder::Add(absl::string_view name,
     names_.push_back(absl::StrCat(prefix_, name));
     numels_.push_back(numel);
   }
+}
+
+void ParamBuilder::ShardFor(const TpPolicy& policy, uint32_t tp) {
+  tp_policy_ = &policy;
+  tp_ = tp;
 }
 
 void ParamBuilder::Repeat(absl::string_view part, uint64_t n,

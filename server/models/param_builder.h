@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "server/models/model_description.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -30,6 +31,11 @@ class ParamBuilder {
   // elements. Fails the builder (INVALID_ARGUMENT) where the product or the
   // total passes 64 bits. Does nothing once the builder has failed.
   void Add(absl::string_view name, std::initializer_list<uint64_t> dims);
+
+  // From now on, Add keeps the shape tp rank 0 holds under `policy` at
+  // `tp` >= 2 (tp_shard.h), failing the builder where the policy's layer
+  // refuses. `policy` must outlive the builder.
+  void ShardFor(const TpPolicy& policy, uint32_t tp);
 
   // Runs body(i) for i = 0 .. n-1, each under the scope "<part>.<i>",
   // stopping when the builder fails. Every repetition must add at least one
@@ -63,6 +69,8 @@ class ParamBuilder {
   uint64_t count_ = 0;
   uint64_t total_ = 0;
   std::string prefix_;  // the open scopes, each followed by '.'
+  const TpPolicy* tp_policy_ = nullptr;  // set by ShardFor
+  uint32_t tp_ = 1;
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
   std::vector<LinearModule> linears_;

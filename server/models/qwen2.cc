@@ -20,6 +20,10 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 
 // Qwen2Config's defaults (configuration_qwen2.py).
 const Family& Qwen2Family() {
+  // ColossalAI's Qwen2Policy (shardformer/policies/qwen2.py).
+  static const TpPolicy tp{.file = "qwen2",
+                           .rules = DecoderTpRules(TpLayer::kVocab),
+                           .kv_heads_key = "num_key_value_heads"};
   static const Family family{"qwen2",
                              {"Qwen2ForCausalLM", "Qwen2Model"},
                              R"({
@@ -27,7 +31,8 @@ const Family& Qwen2Family() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 32, "head_dim": null,
         "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -27,6 +27,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 
 // Qwen3Config's defaults (configuration_qwen3.py, 4.51.3).
 const Family& Qwen3Family() {
+  // ColossalAI's Qwen3Policy (shardformer/policies/qwen3.py): lm_head is a
+  // plain Linear1D_Col (no vocabulary padding); q_norm, k_norm stay whole.
+  static const TpPolicy tp{.file = "qwen3",
+                           .rules = DecoderTpRules(TpLayer::kColumn),
+                           .kv_heads_key = "num_key_value_heads"};
   static const Family family{"qwen3",
                              {"Qwen3ForCausalLM", "Qwen3Model"},
                              R"({
@@ -34,7 +39,8 @@ const Family& Qwen3Family() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 32, "head_dim": 128, "attention_bias": false,
         "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

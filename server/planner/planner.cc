@@ -6,6 +6,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/activation_estimate.h"
 #include "common/status_macros.h"
 #include "common/worker_pool.h"
 #include "server/planner/candidate/round_up.h"
@@ -359,9 +360,12 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   const ByteModel bytes = ByteModelOf(request.gemini);
   CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
                              GatheredChunkBytes(result.groups, bytes));
+  if (request.workload.has_value() && request.gemini.tp_size > 1) {
+    result.placement.notes.push_back(kActivationsNotSplitByTpNote);
+  }
   if (request.cluster.has_value()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(result.verdict,
-                               JudgeLayout(*request.cluster, result));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result.verdict, JudgeLayout(*request.cluster, result, request.gemini));
   }
   result.layout_nanos = NanosSince(started);
   return result;

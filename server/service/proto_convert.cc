@@ -96,12 +96,13 @@ absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
 
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described) {
+    std::optional<models::ModelDescription>* described,
+    const models::TpOptions& tp) {
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
     absl::StatusOr<std::vector<uint64_t>> numels =
-        ModelNumels(request, limits, described);
+        ModelNumels(request, limits, described, tp);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
   } else {
@@ -156,6 +157,9 @@ absl::StatusOr<planner::GeminiSettings> FromProto(
   if (gemini.has_device_memory_bytes()) {
     out.device_memory_bytes = gemini.device_memory_bytes();
   }
+  out.tp_size = gemini.tp_size() == 0 ? 1 : gemini.tp_size();
+  out.extra_dp_size = gemini.extra_dp_size() == 0 ? 1 : gemini.extra_dp_size();
+  out.sequence_parallelism = gemini.enable_sequence_parallelism();
   return out;
 }
 
@@ -175,6 +179,11 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
   if (g.device_memory_bytes.has_value()) {
     out->set_device_memory_bytes(*g.device_memory_bytes);
   }
+  // 0 and 1 both mean none on the wire: a mesh of one data-parallel group
+  // stays as every answer before tensor parallelism wrote it.
+  if (g.tp_size > 1) out->set_tp_size(g.tp_size);
+  if (g.extra_dp_size > 1) out->set_extra_dp_size(g.extra_dp_size);
+  out->set_enable_sequence_parallelism(g.sequence_parallelism);
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
@@ -201,8 +210,8 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     }
   }
   std::optional<models::ModelDescription> described;
-  absl::StatusOr<planner::SearchRequest> search =
-      FromProto(request.search(), limits, &described);
+  absl::StatusOr<planner::SearchRequest> search = FromProto(
+      request.search(), limits, &described, TpOptionsOf(request.gemini()));
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {

@@ -26,7 +26,8 @@ namespace chunkplan::service {
 // ModelNumels'. Every other check is the planner's.
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits = {},
-    std::optional<models::ModelDescription>* described = nullptr);
+    std::optional<models::ModelDescription>* described = nullptr,
+    const models::TpOptions& tp = {});
 
 // FromProto's search settings of `request`, without its parameters (numels,
 // model, dp_degrees): the engine checked, the defaults applied, and with

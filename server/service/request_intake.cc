@@ -284,7 +284,7 @@ absl::StatusOr<v1::ModelConfig> ParseModelConfig(
 
 absl::StatusOr<models::ModelDescription> DescribeChecked(
     const v1::ModelConfig& config, const ServiceOptions& options) {
-  return DescribeConfig(config, ModelLimitsOf(options));
+  return DescribeConfig(config, ModelLimitsOf(options), TpOptionsOf(config));
 }
 
 }  // namespace chunkplan::service

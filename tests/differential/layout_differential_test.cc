@@ -354,6 +354,13 @@ TEST(LayoutDifferentialTest, ClustersMatchTheOracle) {
       if (uniform(0, 1)) {
         c->set_host_memory_bytes(host * uniform(1, 8) / 2 + uniform(0, 9));
       }
+      // GeminiPlugin's mesh: a node holds min(gpus_per_node, zero x
+      // extra_dp x tp) ranks, the dp degrees being the zero group's.
+      if (uniform(0, 2) == 0) {
+        r.mutable_gemini()->set_tp_size(static_cast<uint32_t>(uniform(0, 4)));
+        r.mutable_gemini()->set_extra_dp_size(
+            static_cast<uint32_t>(uniform(0, 3)));
+      }
     }
     if (uniform(0, 9) == 0) {
       switch (uniform(0, 3)) {

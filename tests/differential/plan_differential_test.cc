@@ -232,5 +232,39 @@ TEST(PlanDifferentialTest, WorkloadsMatchTheOracle) {
   }
 }
 
+// LLaMA-2 70B by its config on 8 x 80 GiB GPUs, tp searched (1, 2, 4, 8)
+// and extra_dp 1 and 2: every mesh's options equal the oracle's (its tp
+// shards from tests/oracle/tp_oracle.py); a tp option is among them.
+TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
+  std::ifstream in(
+      absl::StrCat(CHUNKPLAN_WORKLOAD_DIR,
+                   "/../../tests/oracle/models/data/llama-2-70b.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(text.str());
+  r.mutable_search()->set_search_range_m(32);
+  r.set_search_tp(true);
+  r.add_extra_dp_sizes(1);
+  r.add_extra_dp_sizes(2);
+  r.set_max_options(200);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(80 * kGiB);
+  c->set_host_memory_bytes(1024 * kGiB);
+  c->set_gpus_per_node(8);
+  c->add_world_sizes(8);
+  v1::PlanRequest refused = r;  // kv heads 8 < tp 16 (LLaMA's assert)
+  refused.set_search_tp(false);
+  refused.add_tp_sizes(16);
+  const auto answers = CheckAgainstOracle({r, refused}, "tp meshes");
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status();
+  bool tp_option = false;
+  for (const v1::PlanOption& o : answers[0]->options()) {
+    tp_option = tp_option || o.gemini().tp_size() > 1;
+  }
+  EXPECT_TRUE(tp_option);
+  EXPECT_FALSE(answers[1].ok());
+}
+
 }  // namespace
 }  // namespace chunkplan::testing

@@ -130,6 +130,20 @@ v1::PlanRequest PlanGenerator::Next(double fault_chance, PlanFault* fault) {
   }
   SetGemini(r.mutable_gemini());
   SetCluster(total, r.mutable_cluster());
+  // GeminiPlugin's mesh (docs/tensor-parallelism.md): the numels are then
+  // each rank's shards; a mesh that does not divide a world size, or a tp
+  // degree above gpus_per_node, is skipped there.
+  if (Chance(0.3)) {
+    r.mutable_gemini()->set_tp_size(static_cast<uint32_t>(Uniform(0, 4)));
+  }
+  if (Chance(0.3)) {
+    r.mutable_gemini()->set_extra_dp_size(static_cast<uint32_t>(Uniform(0, 3)));
+  }
+  if (Chance(0.2)) {
+    r.add_extra_dp_sizes(1);
+    r.add_extra_dp_sizes(2);
+  }
+  if (Chance(0.1)) r.mutable_gemini()->set_enable_sequence_parallelism(true);
   if (Chance(0.5)) r.set_max_options(static_cast<uint32_t>(Uniform(1, 40)));
   *fault = Chance(fault_chance)
                ? static_cast<PlanFault>(Uniform(1, kNumPlanFaults - 1))

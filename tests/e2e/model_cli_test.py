@@ -466,5 +466,54 @@ class GpuPresetsTest(ModelCase):
         self.assertEqual(self.listed(), [w[:3] for w in want])
 
 
+class TensorParallelTest(ModelCase):
+    """--tp-size: describe lists tp rank 0's shards as the policy oracle
+    (tests/oracle/tp_oracle.py) gives them; a family without a policy is
+    refused naming the setting; --emit carries tp_size."""
+
+    def test_describe_lists_the_oracles_shards(self):
+        import tp_oracle  # noqa: E402  (tests/oracle)
+        got = json.loads(self.local("describe", "--hf-config", LLAMA_CONFIG,
+                                    "--tp-size", "2", note=""))
+        config = cli_test.load(LLAMA_CONFIG)
+        want = tp_oracle.shard(oracle_models.describe(config), config, 2)
+        self.assertEqual(got["names"], want.names)
+        self.assertEqual([int(n) for n in got["numels"]], want.numels)
+        self.assertEqual(got["tp_size"], 2)
+        self.assertEqual(int(got["padded_vocab_size"]), want.padded_vocab_size)
+
+    def test_llama2_70b_at_world_16_and_tp_2_is_the_oracles_layout(self):
+        """The issue's figure: world 16 = zero 8 x tp 2; every rank's bytes
+        as the layout oracle gives them for the policy oracle's shards
+        spread over the zero group."""
+        import tp_oracle  # noqa: E402  (tests/oracle)
+        path = os.path.join(cli_test.HF_CONFIGS, "llama-2-70b.json")
+        got = json.loads(self.local("layout", "--hf-config", path, "--dp",
+                                    "8", "--tp-size", "2", *SWEEP))
+        config = cli_test.load(path)
+        shards = tp_oracle.shard(oracle_models.describe(config), config, 2)
+        want = oracle_layout({"search": {"numels": shards.numels,
+                                         "dp_degrees": [8], **SEARCH}})
+        self.assertEqual(layout_part(got), layout_part(want))
+
+    def test_a_family_without_a_policy_is_refused(self):
+        config = json.dumps({"model_type": "gemma", "num_hidden_layers": 1})
+        result = run("describe", "--local", "--hf-config", "-",
+                     "--tp-size", "2", stdin=config)
+        self.assertEqual(result.returncode, FAILED, result.stderr)
+        self.assertIn("gemini.tp_size", result.stderr)
+        self.assertIn('"gemma"', result.stderr)
+
+    def test_emit_carries_the_mesh(self):
+        out = self.local("layout", "--hf-config", LLAMA_CONFIG, "--dp", "2",
+                         *SWEEP, "--tp-size", "2", "--extra-dp-size", "2",
+                         "--emit", "colossalai")
+        call = ast.parse(out.strip(), mode="eval").body
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        self.assertEqual(kwargs["tp_size"], 2)
+        self.assertEqual(kwargs["extra_dp_size"], 2)
+        self.assertEqual(list(kwargs["chunk_config_dict"]), [2])
+
+
 if __name__ == "__main__":
     unittest.main()

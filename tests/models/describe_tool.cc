@@ -4,7 +4,8 @@
 //   chunkplan-describe-tool [--max_params=N] FILE [ARCHITECTURE]
 //       prints FILE's description as one JSON object; exit 1 on an error
 //   chunkplan-describe-tool [--max_params=N] --batch
-//       reads JSON lines {"config": {...} or "text", "architecture": "..."}
+//       reads JSON lines {"config": {...} or "text", "architecture": "...",
+//       "tp_size": N, "sequence_parallelism": bool} (the last two optional)
 //       from stdin and writes one JSON line per request, a description or
 //       {"error": {"code": "...", "message": "..."}}
 //
@@ -46,7 +47,11 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"num_attention_heads", d.num_attention_heads},
           {"num_key_value_heads", d.num_key_value_heads},
           {"intermediate_size", d.intermediate_size},
-          {"vocab_size", d.vocab_size}};
+          {"vocab_size", d.vocab_size},
+          {"tp_size", d.tp_size},
+          {"tp_policy", d.tp_policy},
+          {"padded_vocab_size", d.padded_vocab_size},
+          {"tp_notes", d.tp_notes}};
 }
 
 // One batch request: its config (an object, sent as its text, or a string
@@ -57,7 +62,10 @@ json DescribeRequest(const std::string& line, uint64_t max_params) {
   const std::string text =
       config.is_string() ? config.get<std::string>() : config.dump();
   const std::string architecture = request.value("architecture", "");
-  return ToJson(DescribeModel(text, architecture, max_params));
+  chunkplan::models::TpOptions tp;
+  tp.tp_size = request.value("tp_size", 1u);
+  tp.sequence_parallelism = request.value("sequence_parallelism", false);
+  return ToJson(DescribeModel(text, architecture, max_params, tp));
 }
 
 int Batch(uint64_t max_params) {

@@ -146,7 +146,14 @@ _GEMINI_FIELDS = {"precision": "precision",
                   "offload_param_frac": "offload_param_frac",
                   "offloadParamFrac": "offload_param_frac",
                   "device_memory_bytes": "device_memory_bytes",
-                  "deviceMemoryBytes": "device_memory_bytes"}
+                  "deviceMemoryBytes": "device_memory_bytes",
+                  "tp_size": "tp_size", "tpSize": "tp_size",
+                  "extra_dp_size": "extra_dp_size",
+                  "extraDpSize": "extra_dp_size",
+                  "enable_sequence_parallelism":
+                      "enable_sequence_parallelism",
+                  "enableSequenceParallelism":
+                      "enable_sequence_parallelism"}
 _PLACEMENTS = {"PLACEMENT_STATIC": 0, "PLACEMENT_AUTO": 1}
 
 Settings = collections.namedtuple(
@@ -310,6 +317,15 @@ def parse(request):
         None if g.get("device_memory_bytes") is None else _uint(
             g["device_memory_bytes"], "gemini.device_memory_bytes",
             UINT64_MAX))
+    # GeminiPlugin's mesh (zero, extra_dp, tp): the chunks spread over the
+    # zero group (the dp degrees), and every rank of a node holds its own
+    # shards, so a node holds min(gpus_per_node, zero x extra_dp x tp)
+    # ranks' host bytes (0 means 1 on the wire).
+    if cluster is not None:
+        cluster["mesh_ranks"] = (
+            max(1, _uint(g.get("tp_size", 0), "gemini.tp_size", UINT32_MAX)) *
+            max(1, _uint(g.get("extra_dp_size", 0), "gemini.extra_dp_size",
+                         UINT32_MAX)))
     error = placement_oracle.check(settings._asdict())
     if error is not None:
         raise LayoutError(error)
@@ -911,7 +927,8 @@ def _verdict(cluster, layout):
             cluster["reserve_bytes"])
     if need > UINT64_MAX:
         raise LayoutError(f"device_need_bytes: {need} exceeds 2^64-1")
-    world = max([g.config.dp_degree for g in layout.groups], default=0)
+    world = max([g.config.dp_degree for g in layout.groups],
+                default=0) * cluster.get("mesh_ranks", 1)
     host = min(cluster["gpus_per_node"], world) * max(
         layout.most["host_bytes"], layout.most_least["host_bytes"])
     if host > UINT64_MAX:

@@ -98,6 +98,7 @@ import activation_oracle  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
+import tp_oracle  # noqa: E402
 import verdict_oracle  # noqa: E402
 from models.hf_config import HfConfig  # noqa: E402
 
@@ -119,6 +120,14 @@ OPTIMIZER_NOTE = ("the optimizer must run where its states live: HybridAdam "
                   "(CPUAdam on the host states); a GPU-only fused Adam fails "
                   "at the first step")
 ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
+# With tp_size > 1 the estimate is still the t = 1 one
+# (docs/tensor-parallelism.md).
+NOT_SPLIT_NOTE = ("activations not yet split by tp: activation_bytes is the "
+                  "estimate without tensor or sequence parallelism (tp_size "
+                  "1)")
+# search_tp's degrees, and the most entries a mesh list may have.
+SEARCHED_TP_SIZES = (1, 2, 4, 8)
+MAX_MESH_SIZES = 8
 
 # Grids of at most this many candidates x numels are laid out candidate by
 # candidate; larger ones jump between layouts (_peak_best).
@@ -147,7 +156,11 @@ class PlanError(ValueError):
 
 _TOP_FIELDS = {"search": "search", "frozen": "frozen", "gemini": "gemini",
                "cluster": "cluster", "max_options": "max_options",
-               "maxOptions": "max_options", "workload": "workload"}
+               "maxOptions": "max_options", "workload": "workload",
+               "search_tp": "search_tp", "searchTp": "search_tp",
+               "tp_sizes": "tp_sizes", "tpSizes": "tp_sizes",
+               "extra_dp_sizes": "extra_dp_sizes",
+               "extraDpSizes": "extra_dp_sizes"}
 # The Cluster message's fields, as the layout oracle reads Layout's.
 _CLUSTER_FIELDS = lo._CLUSTER_FIELDS
 _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
@@ -159,7 +172,14 @@ _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "flashAttention": "flash_attention"}
 _MODEL_FIELDS = {"hf_config_json": "hf_config_json",
                  "hfConfigJson": "hf_config_json",
-                 "architecture": "architecture"}
+                 "architecture": "architecture",
+                 # Describe's own; Plan takes gemini.tp_size.
+                 "tp_size": "tp_size", "tpSize": "tp_size",
+                 "enable_sequence_parallelism": "enable_sequence_parallelism",
+                 "enableSequenceParallelism": "enable_sequence_parallelism",
+                 # LoRA and the trainable patterns: printed empty by the
+                 # wire; this oracle plans the whole model (none set).
+                 "lora": "lora", "freeze": "freeze", "train": "train"}
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
@@ -171,8 +191,10 @@ Cluster = collections.namedtuple(
     "world_sizes reserve_bytes margin")
 # margin: a float, or None where unset (the verdict oracle's 0.05)
 Parsed = collections.namedtuple(
-    "Parsed", "search frozen gemini cluster max_options workload model")
-# model: (config dict, Description) or None
+    "Parsed", "search frozen gemini cluster max_options workload model "
+    "meshes extra_dp_sizes sequence_parallelism")
+# model: (config dict, Description) or None; meshes: [(tp, numels)] in the
+# order tried; extra_dp_sizes: the extra_dp degrees, in order
 
 
 def _cluster(raw):
@@ -225,6 +247,56 @@ def _gemini(raw):
                                 "gemini.pin_memory")),
         ("optimizer", _OPTIMIZER_NAMES[lo._enum(
             g.get("optimizer", 0), lo._OPTIMIZERS, "gemini.optimizer")])])
+
+
+def _mesh_list(raw, field):
+    sizes = [lo._uint(v, f"{field}[{i}]", UINT32_MAX)
+             for i, v in enumerate(lo._list(raw, field))]
+    if len(sizes) > MAX_MESH_SIZES:
+        raise PlanError(f"{field}: {len(sizes)} entries; at most "
+                        f"{MAX_MESH_SIZES}")
+    for i, v in enumerate(sizes):
+        if v == 0:
+            raise PlanError(f"{field}[{i}]: must be at least 1")
+        if v in sizes[:i]:
+            raise PlanError(f"{field}[{i}]: {v} repeats "
+                            f"{field}[{sizes.index(v)}]")
+    return sizes
+
+
+def _meshes(top, raw_gemini, search, model, sequence_parallelism):
+    """[(tp, numels)]: each tp degree tried with tp rank 0's numels
+    (tp_oracle over the model's description; numels given: taken as the
+    rank's own). search_tp skips the degrees the policy refuses."""
+    g = raw_gemini if isinstance(raw_gemini, dict) else {}
+    searching = lo._bool(top.get("search_tp", False), "search_tp")
+    listed = _mesh_list(top.get("tp_sizes", []), "tp_sizes")
+    if searching:
+        if listed:
+            raise PlanError("tp_sizes: leave it empty with search_tp")
+        sizes = list(SEARCHED_TP_SIZES)
+    elif listed:
+        sizes = listed
+    else:
+        sizes = [max(1, lo._uint(g.get("tp_size", g.get("tpSize", 0)),
+                                 "gemini.tp_size", UINT32_MAX))]
+    if model is None:
+        if searching or len(sizes) > 1:
+            raise PlanError("search_tp: trying several tp degrees needs "
+                            "search.model")
+        return [(sizes[0], list(search.get("numels", [])))]
+    config, description = model
+    out = []
+    for tp in sizes:
+        try:
+            shards = tp_oracle.shard(description, config, tp,
+                                     sequence_parallelism)
+        except tp_oracle.TpRefused as exc:
+            if searching and tp > 1:
+                continue
+            raise PlanError(f"search.model: gemini.tp_size: {exc}") from None
+        out.append((tp, shards.numels))
+    return out
 
 
 def _split_search(raw):
@@ -323,6 +395,17 @@ def parse(request):
             if workload[name] == 0:
                 raise PlanError(f"workload.{name} must be at least 1")
     model = None if raw_model is None else _describe(search, raw_model)
+    raw_gemini = top.get("gemini") or {}
+    sp = lo._bool(raw_gemini.get("enable_sequence_parallelism",
+                                 raw_gemini.get("enableSequenceParallelism",
+                                                False)),
+                  "gemini.enable_sequence_parallelism")
+    meshes = _meshes(top, raw_gemini, search, model, sp)
+    extra_dp = _mesh_list(top.get("extra_dp_sizes", []), "extra_dp_sizes")
+    if not extra_dp:
+        extra_dp = [max(1, lo._uint(raw_gemini.get(
+            "extra_dp_size", raw_gemini.get("extraDpSize", 0)),
+            "gemini.extra_dp_size", UINT32_MAX))]
     if workload is not None:
         if model is None:
             raise PlanError("workload: the activation estimate needs "
@@ -332,7 +415,8 @@ def parse(request):
                             f"{model[1].model_type!r}, not a decoder-only "
                             "family")
     return Parsed(search, frozen, gemini, cluster,
-                  max_options or DEFAULT_MAX_OPTIONS, workload, model)
+                  max_options or DEFAULT_MAX_OPTIONS, workload, model,
+                  meshes, extra_dp, sp)
 
 
 # ---------------------------------------------------------------------------
@@ -416,7 +500,7 @@ World = collections.namedtuple("World", "size parsed grid seed_configs")
 # search's configs at W.
 
 
-def _worlds(parsed):
+def _worlds(parsed, numels, degrees):
     """A World per world size, in the request's order. The search part is
     checked once by the search oracle, at degree 1, and frozen by the
     layout oracle at every W: with one degree for every parameter, neither
@@ -425,6 +509,7 @@ def _worlds(parsed):
     the pick at W is the pick at degree 1 rounded up to W."""
     def request(w):
         search = dict(parsed.search)
+        search["numels"] = numels
         search["dp_degrees"] = [w]
         return {"search": search, "frozen": parsed.frozen,
                 "gemini": dict(parsed.gemini)}
@@ -433,7 +518,7 @@ def _worlds(parsed):
     picks = [int(c["chunk_size"]) for c in at_one.search_answer["configs"]
              if not c["keep_gathered"]]
     worlds = []
-    for w in parsed.cluster.world_sizes:
+    for w in degrees:
         world = lo.parse(request(w))
         lo._check_frozen(world)
         grid = lo._grid(world.args)
@@ -721,7 +806,7 @@ def _python_bool(b):
     return "True" if b else "False"
 
 
-def _colossalai(gemini, configs, placement, optim, param):
+def _colossalai(gemini, configs, placement, optim, param, mesh, sp):
     parts = []
     if placement == po.PLACEMENT_AUTO:
         parts.append('placement_policy="auto"')
@@ -735,6 +820,12 @@ def _colossalai(gemini, configs, placement, optim, param):
               "enable_gradient_accumulation="
               f"{_python_bool(gemini['gradient_accumulation'])}",
               f"pin_memory={_python_bool(gemini['pin_memory'])}"]
+    if mesh.tp > 1:
+        parts.append(f"tp_size={mesh.tp}")
+        if sp:
+            parts.append("enable_sequence_parallelism=True")
+    if mesh.extra_dp > 1:
+        parts.append(f"extra_dp_size={mesh.extra_dp}")
     entries = ", ".join(
         f'{c.dp_degree}: {{"chunk_size": {c.chunk_size}, "keep_gathered": '
         f'{_python_bool(c.keep_gathered)}}}' for c in configs)
@@ -742,8 +833,13 @@ def _colossalai(gemini, configs, placement, optim, param):
     return ", ".join(parts)
 
 
-def _option(parsed, world_size, source, configs, ev, rank, placement,
+Mesh = collections.namedtuple("Mesh", "world zero tp extra_dp")
+# GeminiPlugin's (zero, extra_dp, tp) of a whole world.
+
+
+def _option(parsed, mesh, source, configs, ev, rank, placement,
             optim, param, activation):
+    world_size = mesh.world
     most, most_least, outcome = ev.place(placement, optim, param)
     cluster = parsed.cluster
     where = (f"options (world size {world_size}, {SOURCES[source]}, "
@@ -765,7 +861,13 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
         notes.append(OPTIMIZER_NOTE)
     if parsed.workload is not None:
         notes.append(ESTIMATE_NOTE)
+        if mesh.tp > 1:
+            notes.append(NOT_SPLIT_NOTE)
     gemini = collections.OrderedDict(parsed.gemini)
+    # The mesh as the wire prints it: 0 for none (1), every field present.
+    gemini["tp_size"] = mesh.tp if mesh.tp > 1 else 0
+    gemini["extra_dp_size"] = mesh.extra_dp if mesh.extra_dp > 1 else 0
+    gemini["enable_sequence_parallelism"] = parsed.sequence_parallelism
     gemini["placement"] = _PLACEMENT_NAMES[placement]
     gemini["offload_optim_frac"] = optim
     gemini["offload_param_frac"] = param
@@ -787,12 +889,14 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
         ("fits", verdict["fits"]),
         ("why_not", verdict["why_not"]),
         ("colossalai", _colossalai(parsed.gemini, configs, placement, optim,
-                                   param)),
+                                   param, mesh,
+                                   parsed.sequence_parallelism)),
         ("activation_bytes", str(activation)),
         ("chunk_size_from", SOURCES[source]),
         ("notes", notes),
         ("device_need_bytes", str(need)),
         ("verdict", verdict),
+        ("zero_size", mesh.zero),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,
@@ -803,7 +907,7 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
     return key, option
 
 
-def _options_of(parsed, world_size, source, configs, ev, activation):
+def _options_of(parsed, mesh, source, configs, ev, activation):
     """Every present placement of one chunk size, as (key, option)."""
     static = po.PLACEMENT_STATIC
     chosen = [(NOTHING_MOVED, static, 0.0, 0.0)]
@@ -817,7 +921,7 @@ def _options_of(parsed, world_size, source, configs, ev, activation):
         if g is not None:
             chosen.append((OPTIMIZER_AND_PARAMS, static, 1.0, g))
     chosen.append((AUTO, po.PLACEMENT_AUTO, 0.0, 0.0))
-    return [_option(parsed, world_size, source, configs, ev, rank, placement,
+    return [_option(parsed, mesh, source, configs, ev, rank, placement,
                     optim, param, activation)
             for rank, placement, optim, param in chosen]
 
@@ -837,13 +941,26 @@ def plan(request):
     """The PlanResponse dict for a PlanRequest dict, or {"error": ...}."""
     try:
         parsed = parse(request)
-        worlds = _worlds(parsed)
+        # Every mesh's layouts first (their refusals come before the
+        # activation estimate's), in the order tp, world, extra_dp.
+        plans = []
+        for tp, numels in parsed.meshes:
+            if tp > parsed.cluster.gpus_per_node:
+                continue  # tp stays within a node
+            pairs = [(w, e) for w in parsed.cluster.world_sizes
+                     for e in parsed.extra_dp_sizes if w % (tp * e) == 0]
+            if not pairs:
+                continue
+            worlds = _worlds(parsed, numels,
+                             [w // (tp * e) for w, e in pairs])
+            plans += [(Mesh(w, w // (tp * e), tp, e), world)
+                      for (w, e), world in zip(pairs, worlds)]
         activation = _activation(parsed)
         keyed = []
-        for world in worlds:
+        for mesh, world in plans:
             for source, configs in _chunk_sizes(world):
                 ev = _Evaluator(parsed, world, configs, activation)
-                keyed += _options_of(parsed, world.size, source, configs, ev,
+                keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:
         return {"error": str(exc)}

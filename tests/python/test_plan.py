@@ -261,3 +261,20 @@ def test_client_values_that_do_not_fit_the_wire_are_refused_here():
             client.plan([10, 20], device_memory_bytes=GIB, **kwargs)
         assert error.value.message.startswith(where), error.value.message
     client.close()
+
+
+def test_the_mesh_reaches_the_request(fake):
+    """tp_size "search", lists and one degree: the PlanRequest's fields
+    (docs/tensor-parallelism.md); the server searches."""
+    ask(fake, tp_size="search", extra_dp_size=[1, 2])
+    request = fake.requests[-1]
+    assert request.search_tp and not request.tp_sizes
+    assert list(request.extra_dp_sizes) == [1, 2]
+    ask(fake, tp_size=[2, 4], sequence_parallelism=True)
+    request = fake.requests[-1]
+    assert not request.search_tp and list(request.tp_sizes) == [2, 4]
+    assert request.gemini.enable_sequence_parallelism
+    ask(fake, tp_size=2, extra_dp_size=2)
+    request = fake.requests[-1]
+    assert request.gemini.tp_size == 2 and request.gemini.extra_dp_size == 2
+    assert not request.tp_sizes and not request.extra_dp_sizes

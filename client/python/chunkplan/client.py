@@ -283,7 +283,8 @@ class Client:
              filter_exlarge_params=True, frozen=None, precision="fp16",
              master_weights=True, gradient_accumulation=False,
              pin_memory=True, optimizer="adam", workload=None, max_options=0,
-             engine="auto", timeout=None, wait_for_ready=False):
+             engine="auto", timeout=None, wait_for_ready=False, tp_size=1,
+             extra_dp_size=1, sequence_parallelism=False):
         """The Gemini configurations that fit a cluster, ranked: a Plan
         (docs/plan.md; its options[0] is the one to take when it fits).
 
@@ -305,6 +306,11 @@ class Client:
         search_interval when the trainer does. frozen and the fixed Gemini
         choices (precision, master_weights, gradient_accumulation,
         pin_memory, optimizer) as layout(); Plan chooses the placement.
+        tp_size: GeminiPlugin's tp_size, a list to try, or "search" (1, 2,
+        4, 8 within a node where the model's policy allows);
+        extra_dp_size: one degree or a list; sequence_parallelism:
+        enable_sequence_parallelism. Each option names its mesh
+        (PlanOption.gemini.tp_size, extra_dp_size, zero_size).
         Raises InvalidArgumentError for arguments that cannot be sent, and
         the ChunkplanError subclass of the call's status.
         """
@@ -318,7 +324,9 @@ class Client:
             precision=precision, master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
             pin_memory=pin_memory, optimizer=optimizer, workload=workload,
-            max_options=max_options, engine=engine)
+            max_options=max_options, engine=engine, tp_size=tp_size,
+            extra_dp_size=extra_dp_size,
+            sequence_parallelism=sequence_parallelism)
         response = self.plan_request(request, timeout=timeout,
                                      wait_for_ready=wait_for_ready)
         return Plan.from_response(response, request)

@@ -15,6 +15,17 @@
 
 namespace chunkplan::planner {
 
+// Said beside activation_bytes wherever tp_size > 1: the estimate is still
+// the t = 1 one (the per-family inventory of what a tp rank keeps is not
+// built yet), so it divides nothing by tp.
+inline constexpr char kActivationsNotSplitByTpNote[] =
+    "activations not yet split by tp: activation_bytes is the estimate "
+    "without tensor or sequence parallelism (tp_size 1)";
+
+}  // namespace chunkplan::planner
+
+namespace chunkplan::planner {
+
 // The estimate by part, in bytes (16-bit activations, 1-byte dropout masks).
 struct ActivationBytes {
   uint64_t per_layer_bytes = 0;          // 34sbh + 5as^2b; 34sbh with flash

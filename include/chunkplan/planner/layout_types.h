@@ -46,6 +46,14 @@ struct GeminiSettings {
   double offload_param_frac = 0.0;
   // Auto only: the device's memory, to say whether warm-up moves chunks.
   std::optional<uint64_t> device_memory_bytes;
+  // GeminiPlugin's mesh beside the zero group (docs/tensor-parallelism.md):
+  // the world is zero x extra_dp_size x tp_size ranks. The numels are
+  // already tp rank 0's shards; the chunks spread over the zero group (the
+  // dp degree), so these change only the ranks a node holds and the
+  // colossalai text.
+  uint32_t tp_size = 1;
+  uint32_t extra_dp_size = 1;
+  bool sequence_parallelism = false;  // enable_sequence_parallelism
 };
 
 struct LayoutRequest {

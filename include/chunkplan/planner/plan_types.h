@@ -18,9 +18,22 @@
 
 namespace chunkplan::planner {
 
+// One tensor-parallel degree Plan may try: tp rank 0's numels under the
+// family's ShardFormer policy (the service describes the model at each).
+struct TpShards {
+  uint32_t tp_size = 1;
+  std::vector<uint64_t> numels;
+};
+
 struct PlanRequest {
   // numels and the search settings; dp_degrees is ignored.
   SearchRequest search;
+  // The tp degrees to try, each with its numels (search.numels is then not
+  // read); empty: tp 1 with search.numels. A degree above
+  // cluster.gpus_per_node or not dividing a world size is skipped there.
+  std::vector<TpShards> tp_shards;
+  // The extra_dp degrees to try; empty: 1.
+  std::vector<uint32_t> extra_dp_sizes;
   std::vector<bool> frozen;  // as LayoutRequest.frozen
   // Fixed choices; the placement fields are ignored.
   GeminiSettings gemini;
@@ -49,8 +62,9 @@ enum class PlanPlacement : int {
 
 // One configuration: a world size, a chunk size and a placement.
 struct PlanOption {
-  uint32_t world_size = 0;
-  GeminiSettings gemini;  // with the placement and fractions chosen
+  uint32_t world_size = 0;  // zero x extra_dp x tp (gemini's sizes)
+  uint32_t zero_size = 0;   // the degree the chunks spread over
+  GeminiSettings gemini;    // with the placement and fractions chosen
   PlanPlacement placement = PlanPlacement::kNothingMoved;
   std::vector<ChunkConfig> configs;
   Objective objective = Objective::kSeedWaste;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/activation_estimate.h"
 #include "chunkplan/planner/plan_colossalai.h"
 #include "common/status_macros.h"
 #include "server/planner/layout/byte_model_of.h"
@@ -48,6 +49,7 @@ GeminiSettings PlacementSettings(const GeminiSettings& fixed,
   s.gradient_accumulation = fixed.gradient_accumulation;
   s.pin_memory = fixed.pin_memory;
   s.optimizer = fixed.optimizer;
+  s.sequence_parallelism = fixed.sequence_parallelism;
   switch (placement) {
     case PlanPlacement::kNothingMoved:
       break;
@@ -74,7 +76,7 @@ absl::StatusOr<uint64_t> DeviceNeedBytes(const PlanContext& context,
                                          const GeminiSettings& settings) {
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const RankMemory rank,
-      MostLoadedRank(chunks.groups, context.frozen_elements, settings));
+      MostLoadedRank(chunks.groups, chunks.frozen_elements, settings));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const uint64_t gathered,
       GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
@@ -87,14 +89,19 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
                                           const GeminiSettings& settings) {
   LayoutResult r;
   CHUNKPLAN_RETURN_IF_ERROR(
-      PlaceOnDevices(chunks.groups, context.frozen_elements, settings, &r));
+      PlaceOnDevices(chunks.groups, chunks.frozen_elements, settings, &r));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       r.gathered_chunk_bytes,
       GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
   const Cluster& cluster = *context.cluster;
   PlanOption o;
-  o.world_size = chunks.world_size;
+  const uint64_t world =
+      MeshWorld(chunks.world_size, chunks.tp_size, chunks.extra_dp_size);
+  o.world_size = static_cast<uint32_t>(world);  // one of cluster.world_sizes
+  o.zero_size = chunks.world_size;
   o.gemini = settings;
+  o.gemini.tp_size = chunks.tp_size;
+  o.gemini.extra_dp_size = chunks.extra_dp_size;
   o.placement = placement;
   o.configs = chunks.configs;
   o.chunk_size_from = chunks.from;
@@ -110,20 +117,23 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
       NeedOf(context, chunks, r.most_loaded_rank.device_bytes,
              r.gathered_chunk_bytes));
   const std::optional<uint64_t> host =
-      HostBytesPerNode(cluster.gpus_per_node, chunks.world_size,
-                       r.most_loaded_rank, r.most_loaded_rank_least);
+      HostBytesPerNode(cluster.gpus_per_node, world, r.most_loaded_rank,
+                       r.most_loaded_rank_least);
   if (!host.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_bytes_per_node: exceeds 2^64-1 at world size ", chunks.world_size,
         " (", ChunkSizeFromName(chunks.from), ")"));
   }
   o.verdict = Judge(cluster, need, *host);
-  o.colossalai = ColossalaiKwargs(settings, *context.precision, o.configs);
+  o.colossalai = ColossalaiKwargs(o.gemini, *context.precision, o.configs);
   o.notes = std::move(r.placement.notes);
   if (placement != PlanPlacement::kNothingMoved) {
     o.notes.push_back(kOptimizerNote);
   }
   if (context.has_workload) o.notes.push_back(kActivationNote);
+  if (context.has_workload && chunks.tp_size > 1) {
+    o.notes.push_back(kActivationsNotSplitByTpNote);
+  }
   return o;
 }
 

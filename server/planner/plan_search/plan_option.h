@@ -19,18 +19,21 @@ namespace chunkplan::planner {
 struct PlanContext {
   const Cluster* cluster = nullptr;
   const std::string* precision = nullptr;  // "fp16" or "bf16"
-  uint64_t frozen_elements = 0;
-  uint64_t activation_bytes = 0;  // 0 without a workload
+  uint64_t activation_bytes = 0;           // 0 without a workload
   bool has_workload = false;
 };
 
-// One chunk size at one world size, laid out once.
+// One chunk size at one mesh, laid out once over the zero group.
 struct PlanChunks {
-  uint32_t world_size = 0;
+  uint32_t world_size = 0;  // the zero degree (the configs' dp_degree)
   ChunkSizeFrom from = ChunkSizeFrom::kColossalaiSearch;
   std::vector<ChunkConfig> configs;
   std::vector<GroupLayout> groups;
   uint64_t layout_padding = 0;
+  // The rest of the mesh: the whole world is world_size x tp x extra_dp.
+  uint32_t tp_size = 1;
+  uint32_t extra_dp_size = 1;
+  uint64_t frozen_elements = 0;  // of this tp degree's shards
 };
 
 // The settings of `placement`: the fixed choices of `fixed` (precision,

@@ -71,10 +71,10 @@ std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
 }
 
 std::optional<uint64_t> HostBytesPerNode(uint32_t gpus_per_node,
-                                         uint32_t world_size,
+                                         uint64_t world_size,
                                          const RankMemory& most,
                                          const RankMemory& most_least) {
-  const uint64_t ranks = std::min(gpus_per_node, world_size);
+  const uint64_t ranks = std::min<uint64_t>(gpus_per_node, world_size);
   uint64_t out = 0;
   if (!CheckedMul(ranks, std::max(most.host_bytes, most_least.host_bytes),
                   &out)) {
@@ -113,7 +113,8 @@ Verdict Judge(const Cluster& cluster, uint64_t device_need_bytes,
 }
 
 absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
-                                    const LayoutResult& layout) {
+                                    const LayoutResult& layout,
+                                    const GeminiSettings& mesh) {
   const std::optional<uint64_t> need = DeviceNeedOf(
       layout.most_loaded_rank.device_bytes, layout.gathered_chunk_bytes,
       cluster.reserve_bytes, layout.activation_bytes);
@@ -123,13 +124,17 @@ absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
         "gathered_chunk_bytes + cluster.reserve_bytes + activation_bytes "
         "exceeds 2^64-1");
   }
+  // The zero degree times the rest of the mesh: every rank of a node holds
+  // its own shards, whatever its tp or extra_dp coordinate.
   uint32_t world_size = 0;
   for (const GroupLayout& g : layout.groups) {
     world_size = std::max(world_size, g.config.dp_degree);
   }
+  const uint64_t world =
+      MeshWorld(world_size, mesh.tp_size, mesh.extra_dp_size);
   const std::optional<uint64_t> host =
-      HostBytesPerNode(cluster.gpus_per_node, world_size,
-                       layout.most_loaded_rank, layout.most_loaded_rank_least);
+      HostBytesPerNode(cluster.gpus_per_node, world, layout.most_loaded_rank,
+                       layout.most_loaded_rank_least);
   if (!host.has_value()) {
     return absl::InvalidArgumentError(
         "host_bytes_per_node: cluster.gpus_per_node x the most loaded rank's "
