@@ -124,6 +124,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.operations = std::move(storing.operations());
   description.total = storing.total();
   return description;
 }

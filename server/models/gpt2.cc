@@ -8,6 +8,12 @@
 namespace chunkplan::models {
 namespace {
 
+// GPT2Block.forward's modules in the order it calls them: ln_1, attn
+// (c_attn, then c_proj), ln_2, mlp (c_fc, then c_proj). Each Conv1D is one
+// torch.addmm over its bias and weight, each LayerNorm one F.layer_norm.
+constexpr absl::string_view kBlockOps[] = {"ln_1", "attn.c_attn", "attn.c_proj",
+                                           "ln_2", "mlp.c_fc",    "mlp.c_proj"};
+
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool cross, cfg.Flag("add_cross_attention"));
@@ -36,9 +42,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.intermediate_size = inner;
   d.vocab_size = vocab;
   const bool lm_head = architecture == "GPT2LMHeadModel";
+  // GPT2Model.forward: wte(input_ids), wpe(position_ids), h[i], ln_f; then
+  // lm_head, whose weight is wte's where tied.
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "wte", vocab, dim);
     Embedding(b, "wpe", positions, dim);
+    b.Op({"wte"});
+    b.Op({"wpe"});
     b.Repeat("h", layers, [&](uint64_t) {
       LayerNorm(b, "ln_1", dim);
       b.In("attn", [&] {
@@ -50,10 +60,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
         Conv1D(b, "c_fc", dim, inner);
         Conv1D(b, "c_proj", inner, dim);
       });
+      for (absl::string_view op : kBlockOps) b.Op({op});
     });
     LayerNorm(b, "ln_f", dim);
+    b.Op({"ln_f"});
   });
   if (lm_head && !tied) Linear(b, "lm_head", dim, vocab, /*bias=*/false);
+  if (lm_head) b.Op({tied ? "transformer.wte" : "lm_head"});
   return absl::OkStatus();
 }
 

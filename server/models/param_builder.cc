@@ -2,10 +2,21 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace chunkplan::models {
+namespace {
+
+// Whether `name` is a parameter of the module `path` itself ("a.b." holds
+// "a.b.weight", not "a.b.c.weight").
+bool IsDirectParam(absl::string_view name, absl::string_view path) {
+  return absl::StartsWith(name, path) &&
+         name.substr(path.size()).find('.') == absl::string_view::npos;
+}
+
+}  // namespace
 
 ParamBuilder::ParamBuilder(uint64_t max_params, bool store)
     : max_params_(max_params), store_(store) {}
@@ -62,9 +73,38 @@ void ParamBuilder::Repeat(absl::string_view part, uint64_t n,
 
 void ParamBuilder::In(absl::string_view part, absl::FunctionRef<void()> body) {
   const size_t size = prefix_.size();
-  if (!part.empty()) absl::StrAppend(&prefix_, part, ".");
+  const size_t begin = scope_begin_;
+  if (!part.empty()) {
+    absl::StrAppend(&prefix_, part, ".");
+    scope_begin_ = names_.size();
+  }
   body();
   prefix_.resize(size);
+  scope_begin_ = begin;
+}
+
+void ParamBuilder::Op(std::initializer_list<absl::string_view> modules) {
+  if (!status_.ok() || !store_) return;
+  std::vector<uint64_t> params;
+  for (absl::string_view module : modules) {
+    const std::string path = absl::StrCat(prefix_, module, ".");
+    // A module's direct parameters are registered one after another: the
+    // run nearest the end of the scope.
+    size_t end = names_.size();
+    while (end > scope_begin_ && !IsDirectParam(names_[end - 1], path)) --end;
+    size_t begin = end;
+    while (begin > scope_begin_ && IsDirectParam(names_[begin - 1], path)) {
+      --begin;
+    }
+    if (begin == end) {
+      Fail(absl::InternalError(
+          absl::StrCat("the operation sequence names ", path,
+                       " which holds no parameter in its scope")));
+      return;
+    }
+    for (size_t i = begin; i < end; ++i) params.push_back(i);
+  }
+  operations_.push_back(std::move(params));
 }
 
 }  // namespace chunkplan::models

@@ -39,12 +39,21 @@ class ParamBuilder {
   // Runs body() under the scope `part` (empty: no scope).
   void In(absl::string_view part, absl::FunctionRef<void()> body);
 
+  // Appends one operation that takes the direct parameters of each of
+  // `modules` ("<scopes><module>.<name>", no further dot), each module named
+  // under the open scopes and holding parameters added within the innermost
+  // one. Records nothing unless `store`; fails the builder (INTERNAL) when a
+  // module holds no such parameter (a family's mistake).
+  void Op(std::initializer_list<absl::string_view> modules);
+
   const absl::Status& status() const { return status_; }
   uint64_t count() const { return count_; }
   uint64_t total() const { return total_; }
   // The stored names and numels (empty unless `store`).
   std::vector<std::string>& names() { return names_; }
   std::vector<uint64_t>& numels() { return numels_; }
+  // The recorded operations (Op), in the order recorded.
+  std::vector<std::vector<uint64_t>>& operations() { return operations_; }
 
  private:
   void Fail(absl::Status status);
@@ -55,8 +64,11 @@ class ParamBuilder {
   uint64_t count_ = 0;
   uint64_t total_ = 0;
   std::string prefix_;  // the open scopes, each followed by '.'
+  // Index of the first parameter added under the innermost open scope.
+  size_t scope_begin_ = 0;
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
+  std::vector<std::vector<uint64_t>> operations_;
 };
 
 }  // namespace chunkplan::models

@@ -21,6 +21,15 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
                                limits.max_params);
 }
 
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described) {
+  planner::ModelOperations out;
+  if (!described.has_value()) return out;
+  out.forward = std::move(described->operations);
+  if (out.forward.empty()) out.unsequenced_model_type = described->model_type;
+  return out;
+}
+
 v1::ModelDescription ToProto(const models::ModelDescription& description) {
   v1::ModelDescription out;
   out.set_model_type(description.model_type);

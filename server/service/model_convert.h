@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
+#include "server/planner/layout/layout_types.h"
 
 namespace chunkplan::service {
 
@@ -34,6 +35,11 @@ inline constexpr uint64_t kGeminiDefaultSearchInterval = 1024;
 // limits.max_params).
 absl::StatusOr<models::ModelDescription> DescribeConfig(
     const v1::ModelConfig& config, const ModelLimits& limits);
+
+// The gathered-chunk rule's view of a description (none: no operations,
+// no model named); its operations are moved out.
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described);
 
 // The wire form of a description.
 v1::ModelDescription ToProto(const models::ModelDescription& description);

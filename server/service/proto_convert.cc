@@ -156,6 +156,7 @@ absl::StatusOr<planner::GeminiSettings> FromProto(
   if (gemini.has_device_memory_bytes()) {
     out.device_memory_bytes = gemini.device_memory_bytes();
   }
+  out.max_prefetch = gemini.max_prefetch();
   return out;
 }
 
@@ -175,6 +176,7 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
   if (g.device_memory_bytes.has_value()) {
     out->set_device_memory_bytes(*g.device_memory_bytes);
   }
+  out->set_max_prefetch(g.max_prefetch);
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
@@ -201,8 +203,8 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     }
   }
   std::optional<models::ModelDescription> described;
-  absl::StatusOr<planner::SearchRequest> search = FromProto(
-      request.search(), limits, request.has_workload() ? &described : nullptr);
+  absl::StatusOr<planner::SearchRequest> search =
+      FromProto(request.search(), limits, &described);
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {
@@ -211,6 +213,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
@@ -292,6 +295,7 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetRank(result.most_loaded_rank, out.mutable_most_loaded_rank());
   SetRank(result.least_loaded_rank, out.mutable_least_loaded_rank());
   out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
+  out.set_gathered_chunks(result.gathered_chunks);
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   out.set_activation_bytes(result.activation_bytes);

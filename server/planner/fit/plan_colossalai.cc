@@ -70,7 +70,11 @@ std::string ColossalaiKwargs(const GeminiSettings& settings,
       &text, ", precision=\"", precision,
       "\", master_weights=", PyBool(settings.master_weights),
       ", enable_gradient_accumulation=", PyBool(settings.gradient_accumulation),
-      ", pin_memory=", PyBool(settings.pin_memory), ", chunk_config_dict={");
+      ", pin_memory=", PyBool(settings.pin_memory));
+  if (settings.max_prefetch != 0) {
+    absl::StrAppend(&text, ", max_prefetch=", settings.max_prefetch);
+  }
+  absl::StrAppend(&text, ", chunk_config_dict={");
   for (size_t i = 0; i < configs.size(); ++i) {
     absl::StrAppend(&text, i > 0 ? ", " : "", configs[i].dp_degree,
                     ": {\"chunk_size\": ", configs[i].chunk_size,

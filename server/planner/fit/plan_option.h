@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/planner/fit/plan_types.h"
+#include "server/planner/layout/gathered_chunks.h"
 #include "server/planner/layout/layout_types.h"
 
 namespace chunkplan::planner {
@@ -22,6 +23,11 @@ struct PlanContext {
   uint64_t frozen_elements = 0;
   uint64_t activation_bytes = 0;  // 0 without a workload
   bool has_workload = false;
+  // The parameters' count and frozen flags, and the model's operations
+  // (null: none frozen, no operations).
+  size_t num_params = 0;
+  const std::vector<bool>* frozen = nullptr;
+  const ModelOperations* operations = nullptr;
 };
 
 // One chunk size at one world size, laid out once.
@@ -40,6 +46,13 @@ struct PlanChunks {
 GeminiSettings PlacementSettings(const GeminiSettings& fixed,
                                  PlanPlacement placement, double fraction,
                                  uint64_t device_memory_bytes);
+
+// The gathered-chunk peak of `chunks` under `settings`
+// (layout/gathered_chunks.h; no operations where context has none).
+// Errors: GatheredChunkPeak's.
+absl::StatusOr<GatheredPeak> GatheredOf(const PlanContext& context,
+                                        const PlanChunks& chunks,
+                                        const GeminiSettings& settings);
 
 // device_need_bytes of `chunks` under `settings`. Errors: PlaceOnDevices';
 // INVALID_ARGUMENT naming device_need_bytes when the sum exceeds 2^64-1.
