@@ -8,11 +8,17 @@
 namespace chunkplan::models {
 namespace {
 
-// GPT2Block.forward's modules in the order it calls them: ln_1, attn
-// (c_attn, then c_proj), ln_2, mlp (c_fc, then c_proj). Each Conv1D is one
-// torch.addmm over its bias and weight, each LayerNorm one F.layer_norm.
-constexpr absl::string_view kBlockOps[] = {"ln_1", "attn.c_attn", "attn.c_proj",
-                                           "ln_2", "mlp.c_fc",    "mlp.c_proj"};
+// GPT2Block.forward's operations in order: ln_1 (F.layer_norm(x, weight,
+// bias)), attn.c_attn and attn.c_proj (Conv1D: torch.addmm(bias, x,
+// weight), the bias passed first), ln_2, mlp.c_fc, mlp.c_proj.
+void BlockOps(ParamBuilder& b) {
+  b.Op({"ln_1"});
+  b.Op({"attn.c_attn.bias", "attn.c_attn.weight"});
+  b.Op({"attn.c_proj.bias", "attn.c_proj.weight"});
+  b.Op({"ln_2"});
+  b.Op({"mlp.c_fc.bias", "mlp.c_fc.weight"});
+  b.Op({"mlp.c_proj.bias", "mlp.c_proj.weight"});
+}
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
@@ -60,7 +66,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
         Conv1D(b, "c_fc", dim, inner);
         Conv1D(b, "c_proj", inner, dim);
       });
-      for (absl::string_view op : kBlockOps) b.Op({op});
+      BlockOps(b);
     });
     LayerNorm(b, "ln_f", dim);
     b.Op({"ln_f"});

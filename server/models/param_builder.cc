@@ -9,11 +9,13 @@
 namespace chunkplan::models {
 namespace {
 
-// Whether `name` is a parameter of the module `path` itself ("a.b." holds
-// "a.b.weight", not "a.b.c.weight").
-bool IsDirectParam(absl::string_view name, absl::string_view path) {
-  return absl::StartsWith(name, path) &&
-         name.substr(path.size()).find('.') == absl::string_view::npos;
+// Whether the parameter `name` is `entry` itself or a parameter of the
+// module `entry` ("a.b" holds "a.b.weight", not "a.b.c.weight").
+bool Names(absl::string_view name, absl::string_view entry) {
+  if (name == entry) return true;
+  return absl::StartsWith(name, entry) && name.size() > entry.size() &&
+         name[entry.size()] == '.' &&
+         name.substr(entry.size() + 1).find('.') == absl::string_view::npos;
 }
 
 }  // namespace
@@ -83,23 +85,21 @@ void ParamBuilder::In(absl::string_view part, absl::FunctionRef<void()> body) {
   scope_begin_ = begin;
 }
 
-void ParamBuilder::Op(std::initializer_list<absl::string_view> modules) {
+void ParamBuilder::Op(std::initializer_list<absl::string_view> entries) {
   if (!status_.ok() || !store_) return;
   std::vector<uint64_t> params;
-  for (absl::string_view module : modules) {
-    const std::string path = absl::StrCat(prefix_, module, ".");
-    // A module's direct parameters are registered one after another: the
-    // run nearest the end of the scope.
+  for (absl::string_view entry : entries) {
+    const std::string path = absl::StrCat(prefix_, entry);
+    // A module's own parameters are registered one after another: the run
+    // nearest the end of the scope.
     size_t end = names_.size();
-    while (end > scope_begin_ && !IsDirectParam(names_[end - 1], path)) --end;
+    while (end > scope_begin_ && !Names(names_[end - 1], path)) --end;
     size_t begin = end;
-    while (begin > scope_begin_ && IsDirectParam(names_[begin - 1], path)) {
-      --begin;
-    }
+    while (begin > scope_begin_ && Names(names_[begin - 1], path)) --begin;
     if (begin == end) {
       Fail(absl::InternalError(
           absl::StrCat("the operation sequence names ", path,
-                       " which holds no parameter in its scope")));
+                       ", no parameter or module with parameters in scope")));
       return;
     }
     for (size_t i = begin; i < end; ++i) params.push_back(i);

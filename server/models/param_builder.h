@@ -39,12 +39,12 @@ class ParamBuilder {
   // Runs body() under the scope `part` (empty: no scope).
   void In(absl::string_view part, absl::FunctionRef<void()> body);
 
-  // Appends one operation that takes the direct parameters of each of
-  // `modules` ("<scopes><module>.<name>", no further dot), each module named
-  // under the open scopes and holding parameters added within the innermost
-  // one. Records nothing unless `store`; fails the builder (INTERNAL) when a
-  // module holds no such parameter (a family's mistake).
-  void Op(std::initializer_list<absl::string_view> modules);
+  // Appends one operation that takes, in order, each of `entries`: a
+  // parameter, or a module's own parameters ("<module>.<name>", no further
+  // dot) in registration order; each named under the open scopes and added
+  // within the innermost one. Records nothing unless `store`; fails the
+  // builder (INTERNAL) when an entry names nothing (a family's mistake).
+  void Op(std::initializer_list<absl::string_view> entries);
 
   const absl::Status& status() const { return status_; }
   uint64_t count() const { return count_; }

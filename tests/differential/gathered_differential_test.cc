@@ -20,7 +20,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/json_codec.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "server/models/model_description.h"
 #include "server/planner/planner.h"
@@ -149,33 +148,6 @@ absl::StatusOr<v1::LayoutResponse> PlannerLayout(
   return service::ToProto(*result);
 }
 
-v1::LayoutResponse Comparable(v1::LayoutResponse response) {
-  if (response.has_search()) {
-    response.mutable_search()->clear_engine();
-    response.mutable_search()->clear_candidates();
-    response.mutable_search()->clear_search_nanos();
-  }
-  return response;
-}
-
-// "" when `actual` is the oracle's answer; else what differs.
-std::string Diff(const std::string& who,
-                 const absl::StatusOr<v1::LayoutResponse>& expected,
-                 const absl::StatusOr<v1::LayoutResponse>& actual) {
-  if (!expected.ok()) {
-    return RefusalDiff(who, expected.status().message(), actual.status());
-  }
-  if (!actual.ok()) return absl::StrCat(who, ": ", actual.status().ToString());
-  const v1::LayoutResponse got = Comparable(*actual);
-  if (google::protobuf::util::MessageDifferencer::Equals(got, *expected)) {
-    return "";
-  }
-  return absl::StrCat(who, ":\n  expected (oracle) ",
-                      Clip(common::MessageToJson(*expected), 3000),
-                      "\n  actual            ",
-                      Clip(common::MessageToJson(got), 3000), "\n");
-}
-
 // The oracle's answers to `requests`, in order. Fails the test when the
 // oracle cannot be run.
 std::vector<absl::StatusOr<v1::LayoutResponse>> OracleAnswers(
@@ -216,10 +188,11 @@ TEST(GatheredDifferentialTest, RandomModelsMatchTheOracle) {
   int two = 0, three_or_more = 0, prefetch = 0, one_chunk_note = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto& want = expected[i];
-    std::string diff = Diff("planner", want, PlannerLayout(requests[i]));
+    std::string diff = LayoutDiff("planner", want, PlannerLayout(requests[i]));
     absl::StrAppend(
-        &diff, Diff("server", want,
-                    server.Call(requests[i], &v1::ChunkSearch::Stub::Layout)));
+        &diff,
+        LayoutDiff("server", want,
+                   server.Call(requests[i], &v1::ChunkSearch::Stub::Layout)));
     report.Add(i, lines[i], diff);
     if (!want.ok()) continue;
     two += want->gathered_chunks() == 2;

@@ -9,7 +9,8 @@
 //       {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
-// total and the shape facts, under model_description.h's field names.
+// total, the shape facts and the operations, under model_description.h's
+// field names.
 
 #include <cstdint>
 #include <cstdlib>
@@ -46,7 +47,8 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"num_attention_heads", d.num_attention_heads},
           {"num_key_value_heads", d.num_key_value_heads},
           {"intermediate_size", d.intermediate_size},
-          {"vocab_size", d.vocab_size}};
+          {"vocab_size", d.vocab_size},
+          {"operations", d.operations}};
 }
 
 // One batch request: its config (an object, sent as its text, or a string
