@@ -46,10 +46,19 @@ Independent of chunkplan's C++. Two parts:
 
   operations(description) -> list of ops (lists of parameter indices), or
       None where the family has no transcription
-  replay(groups, placed, ops, settings) -> (elements, buffers) at the peak
-      groups: layout_oracle Group tuples; placed: per group the parameter
-      indices its chunks take in order; settings: layout_oracle Settings
+  layers(description) -> the decoder layer of each op (None outside one)
+  replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
+      at the peak. groups: layout_oracle Group tuples; placed: per group
+      the parameter indices its chunks take in order; settings:
+      layout_oracle Settings. With `layers` (one per op), gradient
+      checkpointing as transformers runs it (torch.utils.checkpoint, one
+      segment per decoder layer): before a layer's backward its forward
+      ops run again, in the backward phase (post_op: HOLD_AFTER_BWD), with
+      no gradients. The planner does not model this yet (docs/plan.md,
+      "Gathered chunks", Left); the oracle has it to measure what is left.
 """
+
+import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
 
@@ -119,6 +128,17 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
     return ops
+
+
+def layers(description):
+    """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
+    operations(description), None for the embeddings, final norm and head."""
+    out = []
+    for op in operations(description) or []:
+        m = re.search(r"(?:^|\.)(?:h|layers)\.(\d+)\.",
+                      description.names[op[0]])
+        out.append(int(m.group(1)) if m else None)
+    return out
 
 
 def operations(description):
@@ -273,7 +293,27 @@ class _Replay:
                     and self._can_release(c)], grad=False)
 
 
-def replay(groups, placed, ops, settings):
+def _backward_steps(ops, layers):
+    """(op, whether it is a backward op) in backward's order: reversed ops;
+    with `layers`, each layer's forward ops again before its backward."""
+    steps = []
+    k = len(ops) - 1
+    while k >= 0:
+        layer = None if layers is None else layers[k]
+        if layer is None:
+            steps.append((ops[k], True))
+            k -= 1
+            continue
+        first = k
+        while first > 0 and layers[first - 1] == layer:
+            first -= 1
+        steps += [(op, False) for op in ops[first:k + 1]]
+        steps += [(op, True) for op in reversed(ops[first:k + 1])]
+        k = first - 1
+    return steps
+
+
+def replay(groups, placed, ops, settings, layers=None):
     """(elements above the steady state, buffers) at the peak of the second
     iteration; see the module docstring."""
     chunks, chunk_of = [], {}
@@ -290,9 +330,9 @@ def replay(groups, placed, ops, settings):
             for p in tensors:
                 chunk_of[p] = chunk
     r = _Replay(chunks, chunk_of, settings)
-    backward = list(reversed(ops))
+    backward = _backward_steps(ops, layers)
     compute_list = []
-    for op in ops + backward:
+    for op in ops + [op for op, _ in backward]:
         mine = []
         for p in op:
             if p in chunk_of and chunk_of[p] not in mine:
@@ -302,12 +342,14 @@ def replay(groups, placed, ops, settings):
         r.pre_op(op, k, compute_list)
         r.post_op(op, backward=False)
     uses = {}
-    for op in backward:
-        for p in set(op):
+    for op, grads in backward:
+        for p in set(op) if grads else ():
             uses[p] = uses.get(p, 0) + 1
-    for j, op in enumerate(backward):
+    for j, (op, grads) in enumerate(backward):
         r.pre_op(op, len(ops) + j, compute_list)
         r.post_op(op, backward=True)
+        if not grads:
+            continue
         done = []
         for p in dict.fromkeys(op):
             uses[p] -= 1

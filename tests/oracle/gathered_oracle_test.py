@@ -79,6 +79,19 @@ class ByHand(unittest.TestCase):
         self.assertEqual(self.replay([(4, 1), (4, 1)], [[0], [1], [0]]),
                          (4, 1))
 
+    def test_checkpointing_recomputes_a_layer_beside_a_waiting_chunk(self):
+        # a (layer 0) fills chunk 0; z (layer 0) and w (layer 1) share chunk
+        # 1; v (layer 1) fills chunk 2. Without checkpointing one chunk at a
+        # time. With it, layer 0's forward runs again after layer 1's
+        # backward, while chunk 1 waits for z's gradient: a's chunk 0 and
+        # chunk 1 at once (2 + 2 + a shard).
+        chunks, ops = [(4, 1), (4, 2), (4, 1)], [[0], [1], [2], [3]]
+        self.assertEqual(self.replay(chunks, ops), (4, 1))
+        g = group(chunks)
+        self.assertEqual(gathered_oracle.replay(
+            [g], [[0, 1, 2, 3]], ops, settings(), layers=[0, 0, 1, 1]),
+            (6, 2))
+
     def test_shards_on_the_host_free_nothing(self):
         # offload_param_frac in force: the fp16 shards are on the host, so a
         # gathered chunk adds all 4 elements (and its shard while it moves).
