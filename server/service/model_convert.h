@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/layout_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
-#include "server/planner/layout/layout_types.h"
 
 namespace chunkplan::service {
 

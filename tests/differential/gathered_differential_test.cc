@@ -19,10 +19,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/planner.h"
 #include "common/json_codec.h"
 #include "gtest/gtest.h"
 #include "server/models/model_description.h"
-#include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/in_process_server.h"

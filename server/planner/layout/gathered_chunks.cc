@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 
 namespace chunkplan::planner {
 namespace {

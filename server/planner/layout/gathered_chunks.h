@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/planner/layout/layout_types.h"
+#include "chunkplan/planner/layout_types.h"
 
 namespace chunkplan::planner {
 
