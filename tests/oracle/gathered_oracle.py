@@ -56,6 +56,11 @@ Independent of chunkplan's C++. Two parts:
       ops run again, in the backward phase (post_op: HOLD_AFTER_BWD), with
       no gradients. The planner does not model this yet (docs/plan.md,
       "Gathered chunks", Left); the oracle has it to measure what is left.
+
+  gathered_oracle.py --checkpointing N [--seed S]   on N random small
+      models of the transcribed families (random chunk sizes, degrees and
+      max_prefetch), how many peaks checkpointing's recomputation raises,
+      and by how much at most
 """
 
 import re
@@ -357,3 +362,47 @@ def replay(groups, placed, ops, settings, layers=None):
                 done.append(p)
         r.grads(done)
     return r.peak
+
+
+def _checkpointing_sweep(count, seed):
+    """(models whose peak the recomputation raises, models, largest ratio)."""
+    import random
+    import layout_oracle as lo
+    import models
+    rng = random.Random(seed)
+    raised = total = 0
+    worst = 1.0
+    for _ in range(count):
+        config = models.random_config(rng.choice(TRANSCRIBED), rng)
+        try:
+            d = models.describe(config)
+        except ValueError:
+            continue
+        dp = rng.randint(1, 4)
+        chunk = dp * rng.randint(1, sum(d.numels) // dp + 2)
+        settings = lo.Settings(0, True, False, True, 0, 0, None, 0.0, 0.0,
+                               None, rng.choice([0, 0, 1, 2]))
+        groups = [lo.Group(lo.Config(dp, chunk, False), lo._place(
+            list(enumerate(d.numels)), chunk, dp), 0)]
+        placed = [list(range(len(d.numels)))]
+        ops = operations(d)
+        plain = replay(groups, placed, ops, settings)[0]
+        recomputed = replay(groups, placed, ops, settings, layers(d))[0]
+        total += 1
+        raised += recomputed > plain
+        worst = max(worst, recomputed / plain)
+    return raised, total, worst
+
+
+if __name__ == "__main__":
+    import argparse
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpointing", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    raised, total, worst = _checkpointing_sweep(args.checkpointing, args.seed)
+    print(f"{raised} of {total} peaks raised by the recomputation; "
+          f"at most x{worst:.3f}")
