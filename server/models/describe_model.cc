@@ -125,7 +125,9 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
   description.operations = std::move(storing.operations());
+  description.linears = std::move(storing.linears());
   description.total = storing.total();
+  description.trainable = description.total;
   return description;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "server/models/model_description.h"
 
 namespace chunkplan::models {
 
@@ -45,6 +46,11 @@ class ParamBuilder {
   // within the innermost one. Records nothing unless `store`; fails the
   // builder (INTERNAL) when an entry names nothing (a family's mistake).
   void Op(std::initializer_list<absl::string_view> entries);
+  // Runs add_params() under the scope `name` and, when storing, records
+  // the parameters it adds as one linear module of `in` x `out` (where a
+  // LoRA adapter may attach).
+  void Linear(absl::string_view name, uint64_t in, uint64_t out,
+              absl::FunctionRef<void()> add_params);
 
   const absl::Status& status() const { return status_; }
   uint64_t count() const { return count_; }
@@ -54,6 +60,7 @@ class ParamBuilder {
   std::vector<uint64_t>& numels() { return numels_; }
   // The recorded operations (Op), in the order recorded.
   std::vector<std::vector<uint64_t>>& operations() { return operations_; }
+  std::vector<LinearModule>& linears() { return linears_; }
 
  private:
   void Fail(absl::Status status);
@@ -69,6 +76,8 @@ class ParamBuilder {
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
   std::vector<std::vector<uint64_t>> operations_;
+  std::vector<LinearModule> linears_;
+  int repeat_depth_ = 0;  // the Repeat scopes open
 };
 
 }  // namespace chunkplan::models

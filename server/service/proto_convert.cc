@@ -219,7 +219,10 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   for (const v1::ChunkConfig& c : request.configs()) {
     out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
   }
-  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   out.cluster = std::move(cluster);
