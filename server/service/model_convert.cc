@@ -45,7 +45,12 @@ planner::ModelOperations OperationsOf(
   planner::ModelOperations out;
   if (!described.has_value()) return out;
   out.forward = std::move(described->operations);
-  if (out.forward.empty()) out.unsequenced_model_type = described->model_type;
+  if (out.forward.empty()) {
+    out.unsequenced_model_type = described->model_type;
+    if (described->adapters.rank != 0) {
+      out.unsequenced_model_type += " with LoRA adapters";
+    }
+  }
   return out;
 }
 
