@@ -330,7 +330,8 @@ def parse(request):
 
 _MODEL_FIELDS = {"hf_config_json": "hf_config_json",
                  "hfConfigJson": "hf_config_json",
-                 "architecture": "architecture"}
+                 "architecture": "architecture", "lora": "lora",
+                 "freeze": "freeze", "train": "train"}
 MODEL_DEFAULT_INTERVAL = 1024  # GeminiPlugin's without a hidden_dim
 
 
@@ -345,6 +346,11 @@ def describe_model(search, raw_model, error=LayoutError):
     architecture = f.get("architecture", "")
     if not isinstance(architecture, str):
         raise error("search.model.architecture: expected a string")
+    # LoRA adapters and trainable patterns are the LoRA oracle's
+    # (tests/oracle/lora_oracle_test.py), not this one's: only unset.
+    for key in ("lora", "freeze", "train"):
+        if f.get(key):
+            raise error(f"search.model.{key}: not modelled by this oracle")
     if search.get("numels"):
         raise error("search: exactly one of numels and model may be set")
     try:
