@@ -106,10 +106,10 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
         return o.gemini().tp_size() > 1 || o.gemini().extra_dp_size() > 1;
       });
   absl::StrAppendFormat(
-      &out, "%5s  %s%-28s  %12s  %-20s  %24s  %12s  %14s  %s\n", "world",
+      &out, "%5s  %s%-28s  %12s  %-20s  %21s  %24s  %12s  %14s  %s\n", "world",
       mesh ? "zero x dp x tp  " : "", "placement", "chunk size",
-      "chunk size from", "device need / memory GiB", "headroom GiB",
-      "host/node GiB", "verdict");
+      "chunk size from", "gathered GiB (chunks)", "device need / memory GiB",
+      "headroom GiB", "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
     const v1::Verdict v = VerdictOf(o);
@@ -121,9 +121,11 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                                    std::max(1u, o.gemini().tp_size())))
              : "";
     absl::StrAppendFormat(
-        &out, "%5u  %s%-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
+        &out, "%5u  %s%-28s  %12s  %-20s  %21s  %24s  %12.2f  %14.2f  %s\n",
         o.world_size(), mesh_text, PlacementLabel(o.gemini()),
         ChunkSizeLabel(o), o.chunk_size_from(),
+        absl::StrFormat("%.2f (%u)", GiB(o.gathered_chunk_bytes()),
+                        o.gathered_chunks()),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
         GiB(v.headroom_bytes()), GiB(o.host_bytes_per_node()), VerdictWords(v));
   }

@@ -75,15 +75,21 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
 
 void CausalLm(ParamBuilder& b, absl::string_view architecture,
               const DecoderShape& shape,
-              absl::FunctionRef<void(uint64_t)> layer) {
+              absl::FunctionRef<void(uint64_t)> layer, bool operations) {
   const bool lm_head = absl::EndsWith(architecture, "ForCausalLM");
   b.In(lm_head ? "model" : "", [&] {
     Embedding(b, "embed_tokens", shape.vocab, shape.hidden);
+    if (operations) b.Op({"embed_tokens"});
     b.Repeat("layers", shape.layers, layer);
     RmsNorm(b, "norm", shape.hidden);
+    if (operations) b.Op({"norm"});
   });
   if (lm_head && !shape.tied) {
     Linear(b, "lm_head", shape.hidden, shape.vocab, /*bias=*/false);
+  }
+  // The head's F.linear takes embed_tokens.weight where tied.
+  if (lm_head && operations) {
+    b.Op({shape.tied ? "model.embed_tokens" : "lm_head"});
   }
 }
 
@@ -102,14 +108,21 @@ void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   ModelDescription& d) {
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
   const uint64_t h = decoder.shape.hidden;
-  CausalLm(b, architecture, decoder.shape, [&](uint64_t layer) {
-    Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias, style.qk_norm);
-    b.In(style.feed_forward, [&] { feed_forward(layer); });
-    Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
-    if (style.feed_forward_norms) {
-      Norms(b, h, {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
-    }
-  });
+  const bool operations = !style.forward_ops.empty();
+  CausalLm(
+      b, architecture, decoder.shape,
+      [&](uint64_t layer) {
+        Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias,
+                  style.qk_norm);
+        b.In(style.feed_forward, [&] { feed_forward(layer); });
+        Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
+        if (style.feed_forward_norms) {
+          Norms(b, h,
+                {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
+        }
+        for (absl::string_view op : style.forward_ops) b.Op({op});
+      },
+      operations);
 }
 
 absl::Status BuildGatedDecoder(const HfConfig& cfg,

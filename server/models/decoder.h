@@ -7,6 +7,7 @@
 // stack with its optional language-model head.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -60,10 +61,12 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
 
 // *Model (embed_tokens, layers.<i> = layer(i), norm) or, for an
 // `architecture` that ends in ForCausalLM, that under "model" and then
-// lm_head unless tied to embed_tokens.
+// lm_head unless tied to embed_tokens. With `operations`, records the
+// stack's own operations in forward order (embed_tokens, then what layer(i)
+// records, norm, lm_head or the tied embed_tokens).
 void CausalLm(ParamBuilder& b, absl::string_view architecture,
               const DecoderShape& shape,
-              absl::FunctionRef<void(uint64_t)> layer);
+              absl::FunctionRef<void(uint64_t)> layer, bool operations = false);
 
 // A decoder's stack, heads and MLP width (intermediate_size).
 struct Decoder {
@@ -79,13 +82,27 @@ struct LayerStyle {
   bool qk_norm = false;                    // q_norm, k_norm after o_proj
   absl::string_view feed_forward = "mlp";  // the feed-forward part's scope
   bool feed_forward_norms = false;         // Gemma-2's norms around the MLP
+  // The layer's modules in the order its forward calls them, one operation
+  // each (names under the layer, e.g. "self_attn.q_proj"); empty: the
+  // family has no operation sequence and none is recorded.
+  std::span<const absl::string_view> forward_ops = {};
 };
+
+// LlamaDecoderLayer.forward's order (modeling_llama.py, 4.51.3), which
+// Mistral, Qwen2 and Gemma keep: input_layernorm; self_attn's q_proj,
+// k_proj, v_proj, o_proj; post_attention_layernorm; mlp's
+// down_proj(act(gate_proj(x)) * up_proj(x)).
+inline constexpr absl::string_view kLlamaLayerOps[] = {
+    "input_layernorm",  "self_attn.q_proj", "self_attn.k_proj",
+    "self_attn.v_proj", "self_attn.o_proj", "post_attention_layernorm",
+    "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
 
 // Sets `d`'s shape facts and builds the decoder (CausalLm) whose layer i is
 // self_attn (Attention with the style's biases and norms), feed_forward(i)
 // under the style's scope, input_layernorm, post_attention_layernorm and,
 // with feed_forward_norms, pre_feedforward_layernorm and
-// post_feedforward_layernorm.
+// post_feedforward_layernorm; with the style's forward_ops, the stack's and
+// every layer's operations.
 void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   const Decoder& decoder, const LayerStyle& style,
                   absl::FunctionRef<void(uint64_t)> feed_forward,

@@ -184,6 +184,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.operations = std::move(storing.operations());
   description.linears = std::move(storing.linears());
   description.total = storing.total();
   if (policy != nullptr && description.vocab_size != 0 &&

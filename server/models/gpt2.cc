@@ -8,6 +8,18 @@
 namespace chunkplan::models {
 namespace {
 
+// GPT2Block.forward's operations in order: ln_1 (F.layer_norm(x, weight,
+// bias)), attn.c_attn and attn.c_proj (Conv1D: torch.addmm(bias, x,
+// weight), the bias passed first), ln_2, mlp.c_fc, mlp.c_proj.
+void BlockOps(ParamBuilder& b) {
+  b.Op({"ln_1"});
+  b.Op({"attn.c_attn.bias", "attn.c_attn.weight"});
+  b.Op({"attn.c_proj.bias", "attn.c_proj.weight"});
+  b.Op({"ln_2"});
+  b.Op({"mlp.c_fc.bias", "mlp.c_fc.weight"});
+  b.Op({"mlp.c_proj.bias", "mlp.c_proj.weight"});
+}
+
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool cross, cfg.Flag("add_cross_attention"));
@@ -36,9 +48,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.intermediate_size = inner;
   d.vocab_size = vocab;
   const bool lm_head = architecture == "GPT2LMHeadModel";
+  // GPT2Model.forward: wte(input_ids), wpe(position_ids), h[i], ln_f; then
+  // lm_head, whose weight is wte's where tied.
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "wte", vocab, dim);
     Embedding(b, "wpe", positions, dim);
+    b.Op({"wte"});
+    b.Op({"wpe"});
     b.Repeat("h", layers, [&](uint64_t) {
       LayerNorm(b, "ln_1", dim);
       b.In("attn", [&] {
@@ -50,10 +66,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
         Conv1D(b, "c_fc", dim, inner);
         Conv1D(b, "c_proj", inner, dim);
       });
+      BlockOps(b);
     });
     LayerNorm(b, "ln_f", dim);
+    b.Op({"ln_f"});
   });
   if (lm_head && !tied) Linear(b, "lm_head", dim, vocab, /*bias=*/false);
+  if (lm_head) b.Op({tied ? "transformer.wte" : "lm_head"});
   return absl::OkStatus();
 }
 

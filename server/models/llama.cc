@@ -10,12 +10,15 @@ namespace chunkplan::models {
 namespace {
 
 // LlamaDecoderLayer: self_attn (o_proj too takes attention_bias), mlp
-// (mlp_bias), input_layernorm, post_attention_layernorm.
+// (mlp_bias), input_layernorm, post_attention_layernorm; forward runs them
+// in kLlamaLayerOps' order (the norms first and between).
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool attention_bias, cfg.Flag("attention_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool mlp_bias, cfg.Flag("mlp_bias"));
-  const LayerStyle style{.qkv_bias = attention_bias, .o_bias = attention_bias};
+  const LayerStyle style{.qkv_bias = attention_bias,
+                         .o_bias = attention_bias,
+                         .forward_ops = kLlamaLayerOps};
   return BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d);
 }
 

@@ -12,10 +12,13 @@ namespace chunkplan::models {
 namespace {
 
 // MistralDecoderLayer: self_attn, mlp, input_layernorm,
-// post_attention_layernorm.
+// post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
+// Mixtral has no operation sequence yet (which experts run depends on the
+// routing).
 absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {}, /*mlp_bias=*/false, b, d);
+  return BuildGatedDecoder(cfg, architecture, {.forward_ops = kLlamaLayerOps},
+                           /*mlp_bias=*/false, b, d);
 }
 
 // MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then

@@ -52,6 +52,12 @@ struct ModelDescription {
   bool decoder_only = false;
   uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
            intermediate_size = 0, vocab_size = 0;
+  // The operations of one forward pass, in the order the modeling code runs
+  // them, each the parameters (indices into numels) that one torch function
+  // takes: what ColossalAI's GeminiZeROHook gathers per operation (the
+  // gathered-chunk rule, docs/plan.md). Empty where the family has no
+  // operation sequence yet.
+  std::vector<std::vector<uint64_t>> operations;
   // The linear layers, in registration order (filled when storing).
   std::vector<LinearModule> linears;
   // Empty: every parameter trainable; else one per parameter, true where

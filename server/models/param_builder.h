@@ -46,6 +46,12 @@ class ParamBuilder {
   // Runs body() under the scope `part` (empty: no scope).
   void In(absl::string_view part, absl::FunctionRef<void()> body);
 
+  // Appends one operation that takes, in order, each of `entries`: a
+  // parameter, or a module's own parameters ("<module>.<name>", no further
+  // dot) in registration order; each named under the open scopes and added
+  // within the innermost one. Records nothing unless `store`; fails the
+  // builder (INTERNAL) when an entry names nothing (a family's mistake).
+  void Op(std::initializer_list<absl::string_view> entries);
   // Runs add_params() under the scope `name` and, when storing, records
   // the parameters it adds as one linear module of `in` x `out` (where a
   // LoRA adapter may attach).
@@ -58,6 +64,8 @@ class ParamBuilder {
   // The stored names and numels (empty unless `store`).
   std::vector<std::string>& names() { return names_; }
   std::vector<uint64_t>& numels() { return numels_; }
+  // The recorded operations (Op), in the order recorded.
+  std::vector<std::vector<uint64_t>>& operations() { return operations_; }
   std::vector<LinearModule>& linears() { return linears_; }
 
  private:
@@ -71,8 +79,11 @@ class ParamBuilder {
   std::string prefix_;  // the open scopes, each followed by '.'
   const TpPolicy* tp_policy_ = nullptr;  // set by ShardFor
   uint32_t tp_ = 1;
+  // Index of the first parameter added under the innermost open scope.
+  size_t scope_begin_ = 0;
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
+  std::vector<std::vector<uint64_t>> operations_;
   std::vector<LinearModule> linears_;
   int repeat_depth_ = 0;  // the Repeat scopes open
 };

@@ -9,10 +9,11 @@ namespace chunkplan::models {
 namespace {
 
 // Qwen2DecoderLayer: self_attn, mlp, input_layernorm,
-// post_attention_layernorm.
+// post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {.qkv_bias = true},
+  return BuildGatedDecoder(cfg, architecture,
+                           {.qkv_bias = true, .forward_ops = kLlamaLayerOps},
                            /*mlp_bias=*/false, b, d);
 }
 

@@ -10,6 +10,16 @@
 namespace chunkplan::models {
 namespace {
 
+// Qwen3Attention.forward: q_norm(q_proj(x)), k_norm(k_proj(x)), v_proj(x),
+// then o_proj; the layer around it in LLaMA's order.
+constexpr absl::string_view kLayerOps[] = {
+    "input_layernorm",  "self_attn.q_proj",
+    "self_attn.q_norm", "self_attn.k_proj",
+    "self_attn.k_norm", "self_attn.v_proj",
+    "self_attn.o_proj", "post_attention_layernorm",
+    "mlp.gate_proj",    "mlp.up_proj",
+    "mlp.down_proj"};
+
 // Qwen3DecoderLayer: self_attn (q, k, v, o, q_norm, k_norm), mlp,
 // input_layernorm, post_attention_layernorm.
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -19,7 +29,10 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   // and the config class always sets it): refused.
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("head_dim").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  const LayerStyle style{.qkv_bias = bias, .o_bias = bias, .qk_norm = true};
+  const LayerStyle style{.qkv_bias = bias,
+                         .o_bias = bias,
+                         .qk_norm = true,
+                         .forward_ops = kLayerOps};
   return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
 }
 

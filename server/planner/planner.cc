@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
@@ -19,6 +21,7 @@
 #include "server/planner/engines/sweep_engine.h"
 #include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/gathered_chunks.h"
 #include "server/planner/layout/layout_checks.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/placement.h"
@@ -357,9 +360,17 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   }
   CHUNKPLAN_RETURN_IF_ERROR(
       PlaceOnDevices(result.groups, frozen_elements, request.gemini, &result));
-  const ByteModel bytes = ByteModelOf(request.gemini);
-  CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
-                             GatheredChunkBytes(result.groups, bytes));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const GatheredPeak gathered,
+      GatheredChunkPeak(request.search.dp_degrees, request.search.numels.size(),
+                        request.frozen, result.groups,
+                        request.operations.forward, request.gemini));
+  result.gathered_chunk_bytes = gathered.bytes;
+  result.gathered_chunks = gathered.chunks;
+  if (std::optional<std::string> note =
+          GatheredChunksNote(request.operations)) {
+    result.placement.notes.push_back(*std::move(note));
+  }
   if (request.workload.has_value() && request.gemini.tp_size > 1) {
     result.placement.notes.push_back(kActivationsNotSplitByTpNote);
   }

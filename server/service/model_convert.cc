@@ -61,6 +61,20 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
   return description;
 }
 
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described) {
+  planner::ModelOperations out;
+  if (!described.has_value()) return out;
+  out.forward = std::move(described->operations);
+  if (out.forward.empty()) {
+    out.unsequenced_model_type = described->model_type;
+    if (described->adapters.rank != 0) {
+      out.unsequenced_model_type += " with LoRA adapters";
+    }
+  }
+  return out;
+}
+
 v1::ModelDescription ToProto(const models::ModelDescription& description) {
   v1::ModelDescription out;
   out.set_model_type(description.model_type);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/layout_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
 
@@ -43,6 +44,11 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
 // (Describe) asks for (tp_size 0: 1).
 models::TpOptions TpOptionsOf(const v1::GeminiSettings& gemini);
 models::TpOptions TpOptionsOf(const v1::ModelConfig& config);
+
+// The gathered-chunk rule's view of a description (none: no operations,
+// no model named); its operations are moved out.
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described);
 
 // The wire form of a description.
 v1::ModelDescription ToProto(const models::ModelDescription& description);

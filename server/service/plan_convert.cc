@@ -116,6 +116,7 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   out->set_objective(static_cast<v1::Objective>(o.objective));
   SetRank(o.most_loaded_rank, out->mutable_most_loaded_rank());
   out->set_gathered_chunk_bytes(o.gathered_chunk_bytes);
+  out->set_gathered_chunks(o.gathered_chunks);
   out->set_host_bytes_per_node(o.verdict.host_bytes_per_node);
   out->set_layout_padding(o.layout_padding);
   out->set_fits(o.verdict.fits);
@@ -188,6 +189,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  out.operations = OperationsOf(std::move(described));
   return out;
 }
 

@@ -160,6 +160,7 @@ absl::StatusOr<planner::GeminiSettings> FromProto(
   out.tp_size = gemini.tp_size() == 0 ? 1 : gemini.tp_size();
   out.extra_dp_size = gemini.extra_dp_size() == 0 ? 1 : gemini.extra_dp_size();
   out.sequence_parallelism = gemini.enable_sequence_parallelism();
+  out.max_prefetch = gemini.max_prefetch();
   return out;
 }
 
@@ -184,6 +185,7 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
   if (g.tp_size > 1) out->set_tp_size(g.tp_size);
   if (g.extra_dp_size > 1) out->set_extra_dp_size(g.extra_dp_size);
   out->set_enable_sequence_parallelism(g.sequence_parallelism);
+  out->set_max_prefetch(g.max_prefetch);
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
@@ -220,6 +222,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
@@ -304,6 +307,7 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetRank(result.most_loaded_rank, out.mutable_most_loaded_rank());
   SetRank(result.least_loaded_rank, out.mutable_least_loaded_rank());
   out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
+  out.set_gathered_chunks(result.gathered_chunks);
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   out.set_activation_bytes(result.activation_bytes);

@@ -72,15 +72,17 @@ def oracle_frontier(request):
 def model_layout(dp, config=GPT2_CONFIG, **fields):
     """The oracle's layout request for the model of `config` at `dp` under
     SEARCH, with further top-level `fields`."""
-    return dict({"search": {"numels": numels(config), "dp_degrees": [dp],
-                            **SEARCH}}, **fields)
+    text = pathlib.Path(config).read_text(encoding="utf-8")
+    return dict({"search": {"model": {"hf_config_json": text},
+                            "dp_degrees": [dp], **SEARCH}}, **fields)
 
 
 def layout_part(response):
     """What a LayoutResponse says of the layout itself (no search times)."""
     return {k: response[k] for k in ("groups", "layout_padding",
                                      "most_loaded_rank", "least_loaded_rank",
-                                     "gathered_chunk_bytes", "placement")}
+                                     "gathered_chunk_bytes",
+                                     "gathered_chunks", "placement")}
 
 
 def rows(out):
@@ -160,7 +162,8 @@ class LayoutDegreesTest(ModelCase):
                 "yes" if group["keep_gathered"] else "no",
                 answer["layout_padding"],
                 answer["search"]["min_chunk_waste"], gib(most["device_bytes"]),
-                gib(answer["gathered_chunk_bytes"]), gib(most["host_bytes"])])
+                gib(answer["gathered_chunk_bytes"]), answer["gathered_chunks"],
+                gib(most["host_bytes"])])
 
     def test_a_json_line_per_degree(self):
         lines = self.layout().splitlines()

@@ -225,11 +225,14 @@ class PlanFlagsTest(FakeServerCase):
         self.assertTrue(out.startswith(cli_test.DEFAULT_INTERVAL_NOTE), out)
         self.assertIn("device memory 80.00 GiB per GPU, margin 5% (4.00 GiB) "
                       "kept free", out)
+        # The gathered column: GiB (chunks at the peak).
         self.assertRegex(out, r"(?m)^\s+8\s+static, optim 0\.25\s+41943040\s+"
-                              r"peak_rank_bytes_wide\s+75\.50 / 80\.00\s+"
+                              r"peak_rank_bytes_wide\s+\d+\.\d\d \(\d+\)\s+"
+                              r"75\.50 / 80\.00\s+"
                               r"4\.50\s+300\.00\s+fits$")
         self.assertRegex(out, r"(?m)^\s+16\s+auto\s+gathered\s+"
-                              r"colossalai_search\s+90\.00 / 80\.00\s+0\.00"
+                              r"colossalai_search\s+\d+\.\d\d \(\d+\)\s+"
+                              r"90\.00 / 80\.00\s+0\.00"
                               r"\s+10\.00\s+does not fit: device: 96636764160 "
                               r"> 81604378624 by 15032385536$")
         self.assertIn("activations: an ESTIMATE", out)

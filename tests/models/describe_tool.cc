@@ -10,7 +10,8 @@
 //       {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
-// total and the shape facts, under model_description.h's field names.
+// total, the shape facts and the operations, under model_description.h's
+// field names.
 
 #include <cstdint>
 #include <cstdlib>
@@ -51,7 +52,8 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"tp_size", d.tp_size},
           {"tp_policy", d.tp_policy},
           {"padded_vocab_size", d.padded_vocab_size},
-          {"tp_notes", d.tp_notes}};
+          {"tp_notes", d.tp_notes},
+          {"operations", d.operations}};
 }
 
 // One batch request: its config (an object, sent as its text, or a string

@@ -2,7 +2,8 @@
 """The C++ model families (server/models, through chunkplan-describe-tool)
 against the independent Python oracle (tests/oracle/models): every
 parameter's name and numel, in order, the model type, class and hidden
-size, on every real config of the oracle's data under each of its family's
+size, and the operations of one forward pass (tests/oracle/
+gathered_oracle.py's transcription; none where it has none), on every real config of the oracle's data under each of its family's
 classes, and on fresh random configs of every family (a new seed each run,
 printed; CHUNKPLAN_SEED=N repeats a run).
 
@@ -18,6 +19,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "oracle"))
+import gathered_oracle  # noqa: E402
 from models import FAMILIES, MODEL_TYPES, PUBLISHED, describe, \
     random_config  # noqa: E402
 
@@ -50,7 +52,8 @@ def oracle(config, architecture):
         return None
     return {"model_type": d.model_type, "architecture": d.architecture,
             "hidden_size": d.hidden_size, "names": d.names,
-            "numels": d.numels}
+            "numels": d.numels,
+            "operations": gathered_oracle.operations(d) or []}
 
 
 def first_difference(want, got):
@@ -70,6 +73,14 @@ def first_difference(want, got):
             return f"parameter {i}: oracle {w}, C++ {g}"
     if len(pairs) != len(got_pairs):
         return f"oracle {len(pairs)} parameters, C++ {len(got_pairs)}"
+    if want["operations"] != got["operations"]:
+        for k, (w, g) in enumerate(zip(want["operations"],
+                                       got["operations"])):
+            if w != g:
+                return (f"operation {k}: oracle {[want['names'][p] for p in w]}"
+                        f", C++ {[got['names'][p] for p in g]}")
+        return (f"oracle {len(want['operations'])} operations, C++ "
+                f"{len(got['operations'])}")
     if got["total"] != sum(got["numels"]):
         return f"C++ total {got['total']} is not the sum of its numels"
     return None

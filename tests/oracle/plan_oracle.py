@@ -95,6 +95,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import activation_oracle  # noqa: E402
+import gathered_oracle  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
@@ -108,7 +109,6 @@ DEFAULT_MAX_OPTIONS = 10
 MAX_WORLD_SIZES = 64
 WIDE_RANGE_M = 1024
 WIDE_INTERVAL = 128
-MODEL_DEFAULT_INTERVAL = 1024
 
 SOURCES = ("colossalai_search", "peak_rank_bytes", "peak_rank_bytes_wide")
 OBJECTIVE_NAMES = {lo.OBJECTIVE_SEED_WASTE: "OBJECTIVE_SEED_WASTE",
@@ -170,16 +170,6 @@ _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "activationCheckpointing": "activation_checkpointing",
                     "flash_attention": "flash_attention",
                     "flashAttention": "flash_attention"}
-_MODEL_FIELDS = {"hf_config_json": "hf_config_json",
-                 "hfConfigJson": "hf_config_json",
-                 "architecture": "architecture",
-                 # Describe's own; Plan takes gemini.tp_size.
-                 "tp_size": "tp_size", "tpSize": "tp_size",
-                 "enable_sequence_parallelism": "enable_sequence_parallelism",
-                 "enableSequenceParallelism": "enable_sequence_parallelism",
-                 # LoRA and the trainable patterns: printed empty by the
-                 # wire; this oracle plans the whole model (none set).
-                 "lora": "lora", "freeze": "freeze", "train": "train"}
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
@@ -246,7 +236,9 @@ def _gemini(raw):
         ("pin_memory", lo._bool(g.get("pin_memory", True),
                                 "gemini.pin_memory")),
         ("optimizer", _OPTIMIZER_NAMES[lo._enum(
-            g.get("optimizer", 0), lo._OPTIMIZERS, "gemini.optimizer")])])
+            g.get("optimizer", 0), lo._OPTIMIZERS, "gemini.optimizer")]),
+        ("max_prefetch", lo._uint(g.get("max_prefetch", 0),
+                                  "gemini.max_prefetch", UINT32_MAX))])
 
 
 def _mesh_list(raw, field):
@@ -313,33 +305,7 @@ def _split_search(raw):
 def _describe(search, raw_model):
     """Puts the described numels (and interval 1024 for 0) in `search`;
     returns (config dict, Description). Errors name search.model."""
-    f = lo._fields(raw_model, _MODEL_FIELDS, "search.model")
-    text = f.get("hf_config_json", "")
-    if not isinstance(text, str):
-        raise PlanError("search.model.hf_config_json: expected a string")
-    architecture = f.get("architecture", "")
-    if not isinstance(architecture, str):
-        raise PlanError("search.model.architecture: expected a string")
-    if search.get("numels"):
-        raise PlanError("search: exactly one of numels and model may be set")
-    try:
-        config = json.loads(text)
-    except ValueError as exc:
-        raise PlanError(
-            f"search.model.hf_config_json: not JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise PlanError("search.model.hf_config_json: not a JSON object")
-    try:
-        description = models.describe(config, architecture or None)
-    except (ValueError, TypeError) as exc:
-        raise PlanError(f"search.model: {exc}") from None
-    search.pop("numels", None)
-    search["numels"] = description.numels
-    key = "searchInterval" if "searchInterval" in search else "search_interval"
-    if lo._uint(search.get(key, 0), "search.search_interval",
-                UINT64_MAX) == 0:
-        search[key] = MODEL_DEFAULT_INTERVAL
-    return config, description
+    return lo.describe_model(search, raw_model, PlanError)
 
 
 def _check_cluster(c):
@@ -575,8 +541,16 @@ class _Evaluator:
         self.layout = _layout(numels, degrees, frozen, configs, self.settings)
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
-        self.fixed = (self.layout.gathered_chunk_bytes +
-                      parsed.cluster.reserve_bytes + activation)
+        self.fixed = parsed.cluster.reserve_bytes + activation
+        # The gathered chunks: gathered_oracle's replay of the model's
+        # operations under each placement (what it changes: which shards
+        # stay on the device), else the layout's largest chunk.
+        self.operations = (None if parsed.model is None else
+                           gathered_oracle.operations(parsed.model[1]))
+        self.placed = [
+            [i for i, _ in lo._group_params(numels, degrees, frozen,
+                                            g.config.dp_degree)]
+            for g in self.layout.groups]
         self.flat = [(c, g.config.dp_degree, g.config.keep_gathered)
                      for g in self.layout.groups for c in g.chunks]
         # setup_grads_device's inflated total: each chunk's fp16 bytes once
@@ -605,16 +579,29 @@ class _Evaluator:
             self.cache[key] = (most, most_least, outcome)
         return self.cache[key]
 
-    def passes(self, device_bytes):
-        """The device check: the need leaves the margin free."""
+    def gathered(self, placement, optim=0.0, param=0.0):
+        """(gathered_chunk_bytes, gathered_chunks) under the placement."""
+        if self.operations is None:
+            return (self.layout.gathered_chunk_bytes,
+                    self.layout.gathered_chunks)
+        elements, buffers = gathered_oracle.replay(
+            self.layout.groups, self.placed, self.operations,
+            lo.Settings(**self.settings_for(placement, optim, param)))
+        return lo.HALF_BYTES * elements, buffers
+
+    def passes(self, device_bytes, optim=0.5, param=0.0):
+        """The device check under static placement with these fractions
+        (0.5: the partial optimizer search's, whose fractions the gathered
+        chunks do not tell apart): the need leaves the margin free."""
         c = self.parsed.cluster
         budget = c.device_memory_bytes - verdict_oracle.margin_bytes(
             verdict_oracle.margin_of(c.margin), c.device_memory_bytes)
-        return device_bytes + self.fixed <= budget
+        gathered = self.gathered(po.PLACEMENT_STATIC, optim, param)[0]
+        return device_bytes + gathered + self.fixed <= budget
 
     def static_passes(self, optim, param=0.0):
         return self.passes(self.place(po.PLACEMENT_STATIC, optim,
-                                      param)[0]["device_bytes"])
+                                      param)[0]["device_bytes"], optim, param)
 
 
 def _smallest_f_above(s, total_float):
@@ -820,6 +807,8 @@ def _colossalai(gemini, configs, placement, optim, param, mesh, sp):
               "enable_gradient_accumulation="
               f"{_python_bool(gemini['gradient_accumulation'])}",
               f"pin_memory={_python_bool(gemini['pin_memory'])}"]
+    if gemini["max_prefetch"]:
+        parts.append(f"max_prefetch={gemini['max_prefetch']}")
     if mesh.tp > 1:
         parts.append(f"tp_size={mesh.tp}")
         if sp:
@@ -844,8 +833,9 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
     cluster = parsed.cluster
     where = (f"options (world size {world_size}, {SOURCES[source]}, "
              f"placement rank {rank})")
-    need = (most["device_bytes"] + ev.layout.gathered_chunk_bytes +
-            cluster.reserve_bytes + activation)
+    gathered, buffers = ev.gathered(placement, optim, param)
+    need = (most["device_bytes"] + gathered + cluster.reserve_bytes +
+            activation)
     if need > UINT64_MAX:
         raise PlanError(f"{where}: device_need_bytes {need} exceeds 2^64-1")
     host = min(cluster.gpus_per_node, world_size) * max(
@@ -863,6 +853,8 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         notes.append(ESTIMATE_NOTE)
         if mesh.tp > 1:
             notes.append(NOT_SPLIT_NOTE)
+    if parsed.model is not None and ev.operations is None:
+        notes.append(lo.unsequenced_note(parsed.model[1].model_type))
     gemini = collections.OrderedDict(parsed.gemini)
     # The mesh as the wire prints it: 0 for none (1), every field present.
     gemini["tp_size"] = mesh.tp if mesh.tp > 1 else 0
@@ -883,7 +875,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
                                       else lo.OBJECTIVE_PEAK_RANK_BYTES]),
         ("most_loaded_rank", collections.OrderedDict(
             (k, str(v)) for k, v in most.items())),
-        ("gathered_chunk_bytes", str(ev.layout.gathered_chunk_bytes)),
+        ("gathered_chunk_bytes", str(gathered)),
         ("host_bytes_per_node", str(host)),
         ("layout_padding", str(ev.layout.layout_padding)),
         ("fits", verdict["fits"]),
@@ -897,6 +889,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         ("device_need_bytes", str(need)),
         ("verdict", verdict),
         ("zero_size", mesh.zero),
+        ("gathered_chunks", str(buffers)),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,

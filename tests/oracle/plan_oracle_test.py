@@ -476,14 +476,22 @@ class Workload(unittest.TestCase):
                 int(o["gathered_chunk_bytes"]) + 2912)
         # Without the workload the same request counts no activations, and
         # it answers as the numels of the model's description (interval 0
-        # with a model means 1024).
+        # with a model means 1024) but for the gathered chunks' count: the
+        # numels have no operations (one chunk); the model's hold two at
+        # once. On one rank a chunk's shard is all of it, so the bytes are
+        # the largest chunk's either way.
         del r["workload"]
         numels = dict(r, search={
             "numels": oracle.models.describe(self.LLAMA).numels,
             "search_range_m": 0, "min_chunk_size_m": 0,
             "search_interval": 1024})
         plain = answer(r)
-        self.assertEqual(plain, answer(numels))
+        by_numels = answer(numels)
+        self.assertEqual({o.pop("gathered_chunks") for o in plain["options"]},
+                         {"2"})
+        self.assertEqual(
+            {o.pop("gathered_chunks") for o in by_numels["options"]}, {"1"})
+        self.assertEqual(plain, by_numels)
         self.assertEqual({o["activation_bytes"] for o in plain["options"]},
                          {"0"})
 

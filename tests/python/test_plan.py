@@ -87,6 +87,7 @@ def test_plan_carries_every_option_field():
         assert got.device_need_bytes == want.device_need_bytes
         assert got.host_bytes_per_node == want.host_bytes_per_node
         assert got.gathered_chunk_bytes == want.gathered_chunk_bytes
+        assert got.gathered_chunks == want.gathered_chunks
         assert got.most_loaded_rank.device_bytes == (
             want.most_loaded_rank.device_bytes)
         assert (got.fits, got.why_not) == (want.fits, want.why_not)

@@ -73,6 +73,8 @@ class PlanOption:
     verdict: Verdict
     response: chunk_search_pb2.PlanOption = dataclasses.field(
         repr=False, compare=False)
+    # The chunk buffers held at gathered_chunk_bytes' peak.
+    gathered_chunks: int = 0
 
     @property
     def tight(self):
@@ -131,7 +133,8 @@ class PlanOption:
             layout_padding=int(option.layout_padding),
             fits=verdict.fits, why_not=verdict.why_not,
             colossalai=option.colossalai, notes=tuple(option.notes),
-            verdict=verdict, response=option)
+            verdict=verdict, response=option,
+            gathered_chunks=int(option.gathered_chunks))
 
 
 def _verdict(option):

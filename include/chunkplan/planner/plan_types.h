@@ -42,6 +42,8 @@ struct PlanRequest {
   Cluster cluster;
   uint32_t max_options = 0;  // 0: 10
   std::optional<PlanWorkload> workload;
+  // The described model's operations (the gathered-chunk rule).
+  ModelOperations operations;
 };
 
 // Where an option's chunk size came from (docs/plan.md), in rank order.
@@ -69,8 +71,9 @@ struct PlanOption {
   std::vector<ChunkConfig> configs;
   Objective objective = Objective::kSeedWaste;
   ChunkSizeFrom chunk_size_from = ChunkSizeFrom::kColossalaiSearch;
-  RankMemory most_loaded_rank;  // worst case over the chunk order
-  uint64_t gathered_chunk_bytes = 0;
+  RankMemory most_loaded_rank;        // worst case over the chunk order
+  uint64_t gathered_chunk_bytes = 0;  // as LayoutResult's
+  uint64_t gathered_chunks = 0;
   uint64_t layout_padding = 0;
   uint64_t activation_bytes = 0;
   // The device need, host bytes per node, margin, fits, tight and why_not

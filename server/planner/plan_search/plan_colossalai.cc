@@ -71,6 +71,9 @@ std::string ColossalaiKwargs(const GeminiSettings& settings,
       "\", master_weights=", PyBool(settings.master_weights),
       ", enable_gradient_accumulation=", PyBool(settings.gradient_accumulation),
       ", pin_memory=", PyBool(settings.pin_memory));
+  if (settings.max_prefetch != 0) {
+    absl::StrAppend(&text, ", max_prefetch=", settings.max_prefetch);
+  }
   if (settings.tp_size > 1) {
     absl::StrAppend(&text, ", tp_size=", settings.tp_size);
     if (settings.sequence_parallelism) {

@@ -7,7 +7,7 @@
 #include "chunkplan/planner/activation_estimate.h"
 #include "chunkplan/planner/plan_colossalai.h"
 #include "common/status_macros.h"
-#include "server/planner/layout/byte_model_of.h"
+#include "server/planner/layout/gathered_chunks.h"
 #include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
 #include "server/planner/plan_search/verdict.h"
@@ -50,6 +50,7 @@ GeminiSettings PlacementSettings(const GeminiSettings& fixed,
   s.pin_memory = fixed.pin_memory;
   s.optimizer = fixed.optimizer;
   s.sequence_parallelism = fixed.sequence_parallelism;
+  s.max_prefetch = fixed.max_prefetch;
   switch (placement) {
     case PlanPlacement::kNothingMoved:
       break;
@@ -71,16 +72,29 @@ GeminiSettings PlacementSettings(const GeminiSettings& fixed,
   return s;
 }
 
+absl::StatusOr<GatheredPeak> GatheredOf(const PlanContext& context,
+                                        const PlanChunks& chunks,
+                                        const GeminiSettings& settings) {
+  static const std::vector<bool> kNoneFrozen;
+  static const ModelOperations kNoOperations;
+  const uint32_t degree[] = {chunks.world_size};
+  return GatheredChunkPeak(
+      degree, context.num_params,
+      context.frozen != nullptr ? *context.frozen : kNoneFrozen, chunks.groups,
+      (context.operations != nullptr ? *context.operations : kNoOperations)
+          .forward,
+      settings);
+}
+
 absl::StatusOr<uint64_t> DeviceNeedBytes(const PlanContext& context,
                                          const PlanChunks& chunks,
                                          const GeminiSettings& settings) {
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const RankMemory rank,
       MostLoadedRank(chunks.groups, chunks.frozen_elements, settings));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      const uint64_t gathered,
-      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
-  return NeedOf(context, chunks, rank.device_bytes, gathered);
+  CHUNKPLAN_ASSIGN_OR_RETURN(const GatheredPeak gathered,
+                             GatheredOf(context, chunks, settings));
+  return NeedOf(context, chunks, rank.device_bytes, gathered.bytes);
 }
 
 absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
@@ -90,9 +104,9 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   LayoutResult r;
   CHUNKPLAN_RETURN_IF_ERROR(
       PlaceOnDevices(chunks.groups, chunks.frozen_elements, settings, &r));
-  CHUNKPLAN_ASSIGN_OR_RETURN(
-      r.gathered_chunk_bytes,
-      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const GatheredPeak gathered,
+                             GatheredOf(context, chunks, settings));
+  r.gathered_chunk_bytes = gathered.bytes;
   const Cluster& cluster = *context.cluster;
   PlanOption o;
   const uint64_t world =
@@ -110,6 +124,7 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
                     : Objective::kPeakRankBytes;
   o.most_loaded_rank = r.most_loaded_rank;
   o.gathered_chunk_bytes = r.gathered_chunk_bytes;
+  o.gathered_chunks = gathered.chunks;
   o.layout_padding = chunks.layout_padding;
   o.activation_bytes = context.activation_bytes;
   CHUNKPLAN_ASSIGN_OR_RETURN(
@@ -133,6 +148,12 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   if (context.has_workload) o.notes.push_back(kActivationNote);
   if (context.has_workload && chunks.tp_size > 1) {
     o.notes.push_back(kActivationsNotSplitByTpNote);
+  }
+  if (std::optional<std::string> note =
+          context.operations != nullptr
+              ? GatheredChunksNote(*context.operations)
+              : std::nullopt) {
+    o.notes.push_back(*std::move(note));
   }
   return o;
 }

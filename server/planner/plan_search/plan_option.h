@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/layout_types.h"
 #include "chunkplan/planner/plan_types.h"
+#include "server/planner/layout/gathered_chunks.h"
 
 namespace chunkplan::planner {
 
@@ -21,6 +22,11 @@ struct PlanContext {
   const std::string* precision = nullptr;  // "fp16" or "bf16"
   uint64_t activation_bytes = 0;           // 0 without a workload
   bool has_workload = false;
+  // The parameters' count and frozen flags, and the model's operations
+  // (null: none frozen, no operations).
+  size_t num_params = 0;
+  const std::vector<bool>* frozen = nullptr;
+  const ModelOperations* operations = nullptr;
 };
 
 // One chunk size at one mesh, laid out once over the zero group.
@@ -43,6 +49,13 @@ struct PlanChunks {
 GeminiSettings PlacementSettings(const GeminiSettings& fixed,
                                  PlanPlacement placement, double fraction,
                                  uint64_t device_memory_bytes);
+
+// The gathered-chunk peak of `chunks` under `settings`
+// (layout/gathered_chunks.h; no operations where context has none).
+// Errors: GatheredChunkPeak's.
+absl::StatusOr<GatheredPeak> GatheredOf(const PlanContext& context,
+                                        const PlanChunks& chunks,
+                                        const GeminiSettings& settings);
 
 // device_need_bytes of `chunks` under `settings`. Errors: PlaceOnDevices';
 // INVALID_ARGUMENT naming device_need_bytes when the sum exceeds 2^64-1.

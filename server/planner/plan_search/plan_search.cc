@@ -165,6 +165,9 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.cluster = &request.cluster;
   context.precision = &request.precision;
   context.has_workload = request.workload.has_value();
+  context.num_params = request.search.numels.size();
+  context.frozen = &request.frozen;
+  context.operations = &request.operations;
   CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
                              PlanActivationBytes(request.workload));
   // The mesh (docs/tensor-parallelism.md): each tp degree with its shards,
