@@ -55,7 +55,11 @@ void AppendCluster(const v1::Cluster& c, const v1::PlanResponse& response,
   } else {
     out->append(", host memory not checked");
   }
-  absl::StrAppendFormat(out, ", %u GPUs per node\n\n", c.gpus_per_node());
+  absl::StrAppendFormat(out, ", %u GPUs per node", c.gpus_per_node());
+  if (c.whole_nodes()) {
+    absl::StrAppendFormat(out, ", whole nodes up to %u", c.max_nodes());
+  }
+  out->append("\n\n");
 }
 
 // Each distinct note once, in first-seen order, with the options (counted
@@ -98,17 +102,17 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response) {
   std::string out;
   AppendCluster(request.cluster(), response, &out);
-  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %12s  %14s  %s\n",
-                        "world", "placement", "chunk size", "chunk size from",
-                        "device need / memory GiB", "headroom GiB",
-                        "host/node GiB", "verdict");
+  absl::StrAppendFormat(
+      &out, "%5s  %5s  %-28s  %12s  %-20s  %24s  %12s  %14s  %s\n", "world",
+      "nodes", "placement", "chunk size", "chunk size from",
+      "device need / memory GiB", "headroom GiB", "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
     const v1::Verdict v = VerdictOf(o);
     absl::StrAppendFormat(
-        &out, "%5u  %-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
-        o.world_size(), PlacementLabel(o.gemini()), ChunkSizeLabel(o),
-        o.chunk_size_from(),
+        &out, "%5u  %5u  %-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
+        o.world_size(), o.nodes(), PlacementLabel(o.gemini()),
+        ChunkSizeLabel(o), o.chunk_size_from(),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
         GiB(v.headroom_bytes()), GiB(o.host_bytes_per_node()), VerdictWords(v));
   }

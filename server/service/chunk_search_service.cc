@@ -386,7 +386,7 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
     record.params = plan->search.numels.size();
     if (absl::Status s = Reweigh(
             record,
-            PlanWeight(record.params, plan->cluster.world_sizes.size()));
+            PlanWeight(record.params, PlanWorldSizeCount(request.cluster())));
         !s.ok()) {
       return s;
     }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/planner/fit/plan_colossalai.h"
+#include "server/planner/fit/plan_nodes.h"
 #include "server/planner/fit/verdict.h"
 #include "server/planner/layout/byte_model.h"
 #include "server/planner/layout/placement.h"
@@ -94,6 +95,7 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   const Cluster& cluster = *context.cluster;
   PlanOption o;
   o.world_size = chunks.world_size;
+  o.nodes = NodesOf(chunks.world_size, cluster.gpus_per_node);
   o.gemini = settings;
   o.placement = placement;
   o.configs = chunks.configs;

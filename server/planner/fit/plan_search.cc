@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "server/planner/fit/plan_checks.h"
 #include "server/planner/fit/plan_fractions.h"
+#include "server/planner/fit/plan_nodes.h"
 #include "server/planner/fit/plan_option.h"
 #include "server/planner/fit/plan_order.h"
 #include "server/planner/fit/verdict.h"
@@ -169,7 +170,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;
-  for (const uint32_t w : request.cluster.world_sizes) {
+  for (const uint32_t w : PlanWorldSizes(request.cluster)) {
     CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
                                ChunkSizesAt(request, w, layout));
     for (PlanChunks& chunks : at) sizes.push_back(std::move(chunks));

@@ -50,6 +50,7 @@ enum class PlanPlacement : int {
 // One configuration: a world size, a chunk size and a placement.
 struct PlanOption {
   uint32_t world_size = 0;
+  uint32_t nodes = 0;     // ceil(world_size / cluster.gpus_per_node)
   GeminiSettings gemini;  // with the placement and fractions chosen
   PlanPlacement placement = PlanPlacement::kNothingMoved;
   std::vector<ChunkConfig> configs;
