@@ -8,6 +8,7 @@
 #include "server/planner/fit/plan_nodes.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -55,7 +56,7 @@ TEST(PlanNodesTest, WholeNodesAreEveryMultipleUpToTheBound) {
 void ExpectRefused(const Cluster& c, const char* field) {
   const absl::Status s = CheckCluster(c);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << field;
-  EXPECT_THAT(s.message(), ::testing::StartsWith(field));
+  EXPECT_THAT(std::string(s.message()), ::testing::StartsWith(field));
 }
 
 TEST(PlanNodesTest, TheChecksOfWholeNodes) {
@@ -81,11 +82,11 @@ TEST(PlanNodesTest, TheChecksOfWholeNodes) {
   Cluster layout;
   layout.device_memory_bytes = 1000;
   layout.whole_nodes = true;
-  EXPECT_THAT(CheckLayoutCluster(layout).message(),
+  EXPECT_THAT(std::string(CheckLayoutCluster(layout).message()),
               ::testing::StartsWith("cluster.whole_nodes:"));
   layout.whole_nodes = false;
   layout.max_nodes = 2;
-  EXPECT_THAT(CheckLayoutCluster(layout).message(),
+  EXPECT_THAT(std::string(CheckLayoutCluster(layout).message()),
               ::testing::StartsWith("cluster.max_nodes:"));
 }
 
@@ -180,7 +181,8 @@ TEST(PlanNodesTest, WholeNodesAreRefusedBeforeAnyLayout) {
     return absl::InternalError("unreachable");
   };
   auto got = PlanSearch(Request(c), never, {});
-  EXPECT_THAT(got.status().message(), HasSubstr("cluster.max_nodes: 65"));
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("cluster.max_nodes: 65"));
 }
 
 }  // namespace
