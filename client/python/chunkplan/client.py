@@ -318,8 +318,9 @@ class Client:
         return Frontier.from_response(response, request)
 
     def plan(self, model_or_params, *, device_memory_bytes, world_sizes=(),
-             whole_nodes=False, max_nodes=0, gpus_per_node=1, host_memory_bytes=0, reserve_bytes=0,
-             margin=None, search_range_m=32, search_interval=1024, min_chunk_size_m=32,
+             whole_nodes=False, max_nodes=0, gpus_per_node=1,
+             host_memory_bytes=0, reserve_bytes=0, margin=None,
+             search_range_m=32, search_interval=1024, min_chunk_size_m=32,
              filter_exlarge_params=True, frozen=None, precision="fp16",
              master_weights=True, gradient_accumulation=False,
              pin_memory=True, optimizer="adam", workload=None, max_options=0,
