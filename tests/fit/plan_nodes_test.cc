@@ -5,7 +5,7 @@
 // hand-written layout of plan_search_test.cc (two chunks of 100 holding 100
 // and 60 elements, GeminiPlugin's defaults), not taken from the code.
 
-#include "server/planner/fit/plan_nodes.h"
+#include "server/planner/plan_search/plan_nodes.h"
 
 #include <cstdint>
 #include <string>
@@ -13,8 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/fit/plan_checks.h"
-#include "server/planner/fit/plan_search.h"
+#include "server/planner/plan_search/plan_checks.h"
+#include "server/planner/plan_search/plan_search.h"
 
 namespace chunkplan::planner {
 namespace {
