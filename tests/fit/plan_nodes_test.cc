@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "chunkplan/planner/cluster_checks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/plan_search/plan_checks.h"
 #include "server/planner/plan_search/plan_search.h"
 
 namespace chunkplan::planner {
