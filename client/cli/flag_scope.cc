@@ -59,6 +59,8 @@ constexpr FlagScope kScopes[] = {
     {"reserve", kLayout | kPlan, ""},
     {"margin", kLayout | kPlan, ""},
     {"world_sizes", kPlan, ""},
+    {"whole_nodes", kPlan, ""},
+    {"max_nodes", kPlan, ""},
     {"max_options", kPlan, ""},
     {"micro_batch", kLayout | kPlan, ""},
     {"sequence_length", kLayout | kPlan, ""},

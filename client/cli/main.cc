@@ -158,6 +158,12 @@ ABSL_FLAG(std::string, host_memory, "",
           "checked)");
 ABSL_FLAG(std::string, world_sizes, "",
           "plan: the data-parallel sizes the job may use, e.g. 8,16,32");
+ABSL_FLAG(bool, whole_nodes, false,
+          "plan, with --max-nodes: world sizes of whole nodes, "
+          "--gpus-per-node x 1 to --max-nodes (in place of --world-sizes); "
+          "the first option that fits is then the fewest nodes");
+ABSL_FLAG(uint32_t, max_nodes, 0,
+          "plan, with --whole-nodes: the most nodes the job may use (1..64)");
 ABSL_FLAG(std::string, reserve, "",
           "plan, layout: per GPU, kept free for the CUDA context and "
           "workspace, e.g. 2GiB");
@@ -600,6 +606,19 @@ absl::StatusOr<ClusterFlags> ClusterFromFlags() {
   }
   if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
     f.gpus_per_node = n;
+  }
+  const bool whole_nodes = absl::GetFlag(FLAGS_whole_nodes);
+  const uint32_t max_nodes = absl::GetFlag(FLAGS_max_nodes);
+  if (whole_nodes != (max_nodes != 0)) {
+    return absl::InvalidArgumentError(
+        "--whole-nodes and --max-nodes N go together");
+  }
+  if (whole_nodes) {
+    if (f.world_sizes) {
+      return absl::InvalidArgumentError(
+          "--whole-nodes takes the place of --world-sizes: give one");
+    }
+    f.max_nodes = max_nodes;
   }
   if (const std::string m = absl::GetFlag(FLAGS_margin); !m.empty()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(f.margin, ParseMargin(m));

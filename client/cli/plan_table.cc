@@ -55,7 +55,11 @@ void AppendCluster(const v1::Cluster& c, const v1::PlanResponse& response,
   } else {
     out->append(", host memory not checked");
   }
-  absl::StrAppendFormat(out, ", %u GPUs per node\n\n", c.gpus_per_node());
+  absl::StrAppendFormat(out, ", %u GPUs per node", c.gpus_per_node());
+  if (c.whole_nodes()) {
+    absl::StrAppendFormat(out, ", whole nodes up to %u", c.max_nodes());
+  }
+  out->append("\n\n");
 }
 
 // Each distinct note once, in first-seen order, with the options (counted
@@ -106,10 +110,10 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
         return o.gemini().tp_size() > 1 || o.gemini().extra_dp_size() > 1;
       });
   absl::StrAppendFormat(
-      &out, "%5s  %s%-28s  %12s  %-20s  %21s  %24s  %12s  %14s  %s\n", "world",
-      mesh ? "zero x dp x tp  " : "", "placement", "chunk size",
-      "chunk size from", "gathered GiB (chunks)", "device need / memory GiB",
-      "headroom GiB", "host/node GiB", "verdict");
+      &out, "%5s  %5s  %s%-28s  %12s  %-20s  %21s  %24s  %12s  %14s  %s\n",
+      "world", "nodes", mesh ? "zero x dp x tp  " : "", "placement",
+      "chunk size", "chunk size from", "gathered GiB (chunks)",
+      "device need / memory GiB", "headroom GiB", "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
     const v1::Verdict v = VerdictOf(o);
@@ -121,8 +125,9 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                                    std::max(1u, o.gemini().tp_size())))
              : "";
     absl::StrAppendFormat(
-        &out, "%5u  %s%-28s  %12s  %-20s  %21s  %24s  %12.2f  %14.2f  %s\n",
-        o.world_size(), mesh_text, PlacementLabel(o.gemini()),
+        &out,
+        "%5u  %5u  %s%-28s  %12s  %-20s  %21s  %24s  %12.2f  %14.2f  %s\n",
+        o.world_size(), o.nodes(), mesh_text, PlacementLabel(o.gemini()),
         ChunkSizeLabel(o), o.chunk_size_from(),
         absl::StrFormat("%.2f (%u)", GiB(o.gathered_chunk_bytes()),
                         o.gathered_chunks()),

@@ -225,7 +225,7 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
     if (absl::Status s = Reweigh(
             record,
             PlanWeight(record.params,
-                       plan->cluster.world_sizes.size() *
+                       PlanWorldSizeCount(request.cluster()) *
                            std::max<size_t>(1, plan->tp_shards.size()) *
                            std::max<size_t>(1, plan->extra_dp_sizes.size())));
         !s.ok()) {

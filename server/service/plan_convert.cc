@@ -109,6 +109,7 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
                v1::PlanOption* out) {
   out->set_world_size(o.world_size);
   out->set_zero_size(o.zero_size);
+  out->set_nodes(o.nodes);
   SetGemini(o.gemini, precision, out->mutable_gemini());
   for (const planner::ChunkConfig& c : o.configs) {
     SetConfig(c, out->add_configs());

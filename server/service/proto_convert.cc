@@ -246,6 +246,8 @@ planner::Cluster ClusterFromProto(const v1::Cluster& c) {
   out.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
   out.reserve_bytes = c.reserve_bytes();
   if (c.has_margin()) out.margin = c.margin();
+  out.whole_nodes = c.whole_nodes();
+  out.max_nodes = c.max_nodes();
   return out;
 }
 

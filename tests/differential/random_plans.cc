@@ -76,6 +76,11 @@ void PlanGenerator::SetCluster(uint64_t total, v1::Cluster* c) {
   c->set_reserve_bytes(Chance(0.5) ? 0 : Uniform(0, t));
   c->set_host_memory_bytes(Chance(0.3) ? 0 : LogUniform(4 * t, 200 * t));
   c->set_gpus_per_node(static_cast<uint32_t>(Uniform(1, 8)));
+  if (Chance(0.2)) {  // whole nodes in place of the list
+    c->clear_world_sizes();
+    c->set_whole_nodes(true);
+    c->set_max_nodes(static_cast<uint32_t>(Uniform(1, 3)));
+  }
   // The margin: unset (5%), none, or up to a third of the device, so that
   // options fall on both sides of it and between it and the memory (tight).
   const uint64_t margin = Uniform(0, 3);
@@ -101,6 +106,7 @@ void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
       c->add_world_sizes(0);
       break;
     case PlanFault::kRepeatedSize:
+      if (c->world_sizes().empty()) c->add_world_sizes(8);  // whole nodes
       c->add_world_sizes(c->world_sizes(0));
       break;
     case PlanFault::kFrozenLength:
@@ -114,6 +120,13 @@ void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
       break;
     case PlanFault::kMargin:
       c->set_margin(Chance(0.5) ? 1.0 : -0.25);
+      break;
+    case PlanFault::kMaxNodes:
+      if (c->whole_nodes()) {
+        c->set_max_nodes(Chance(0.5) ? 0 : 65);
+      } else {
+        c->set_max_nodes(2);
+      }
       break;
   }
 }

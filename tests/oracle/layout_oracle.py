@@ -129,7 +129,9 @@ _CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
                    "gpusPerNode": "gpus_per_node",
                    "world_sizes": "world_sizes", "worldSizes": "world_sizes",
                    "reserve_bytes": "reserve_bytes",
-                   "reserveBytes": "reserve_bytes", "margin": "margin"}
+                   "reserveBytes": "reserve_bytes", "margin": "margin",
+                   "whole_nodes": "whole_nodes", "wholeNodes": "whole_nodes",
+                   "max_nodes": "max_nodes", "maxNodes": "max_nodes"}
 _CONFIG_FIELDS = {"dp_degree": "dp_degree", "dpDegree": "dp_degree",
                   "chunk_size": "chunk_size", "chunkSize": "chunk_size",
                   "keep_gathered": "keep_gathered",
@@ -246,8 +248,8 @@ def _list(value, where):
 def _cluster(raw):
     """Layout's cluster (issue 41), checked in this order: device memory 0,
     gpus_per_node 0 with a host memory to check, world_sizes not empty
-    (Layout's world size is its largest dp degree), the margin outside
-    [0, 1)."""
+    (Layout's world size is its largest dp degree), whole_nodes or
+    max_nodes set (Plan's only), the margin outside [0, 1)."""
     f = _fields(raw, _CLUSTER_FIELDS, "cluster")
     c = {"device_memory_bytes": _uint(f.get("device_memory_bytes", 0),
                                       "cluster.device_memory_bytes",
@@ -270,6 +272,9 @@ def _cluster(raw):
     if c["world_sizes"]:
         raise LayoutError("cluster.world_sizes: Layout's world size is its "
                           "largest dp degree")
+    for name in ("whole_nodes", "max_nodes"):
+        if f.get(name):
+            raise LayoutError(f"cluster.{name}: Plan's only")
     try:
         verdict_oracle.check_margin(c["margin"])
     except verdict_oracle.VerdictError as exc:

@@ -178,7 +178,7 @@ _NOT_DECODER_ONLY = ("bert",)
 
 Cluster = collections.namedtuple(
     "Cluster", "device_memory_bytes host_memory_bytes gpus_per_node "
-    "world_sizes reserve_bytes margin")
+    "world_sizes reserve_bytes margin whole_nodes max_nodes")
 # margin: a float, or None where unset (the verdict oracle's 0.05)
 Parsed = collections.namedtuple(
     "Parsed", "search frozen gemini cluster max_options workload model "
@@ -201,7 +201,9 @@ def _cluster(raw):
          for i, v in enumerate(sizes)],
         lo._uint(f.get("reserve_bytes", 0), "cluster.reserve_bytes",
                  UINT64_MAX),
-        lo._frac(f.get("margin"), "cluster.margin"))
+        lo._frac(f.get("margin"), "cluster.margin"),
+        lo._bool(f.get("whole_nodes", False), "cluster.whole_nodes"),
+        lo._uint(f.get("max_nodes", 0), "cluster.max_nodes", UINT32_MAX))
 
 
 def _workload(raw):
@@ -314,6 +316,21 @@ def _check_cluster(c):
                         "required")
     if c.gpus_per_node == 0:
         raise PlanError("cluster.gpus_per_node: 0; at least 1")
+    if c.whole_nodes:
+        if c.world_sizes:
+            raise PlanError("cluster.world_sizes: must be empty with "
+                            "whole_nodes")
+        if not 1 <= c.max_nodes <= MAX_WORLD_SIZES:
+            raise PlanError(f"cluster.max_nodes: {c.max_nodes}; 1 to "
+                            f"{MAX_WORLD_SIZES} with whole_nodes")
+        if c.max_nodes * c.gpus_per_node > UINT32_MAX:
+            raise PlanError(f"cluster.max_nodes: {c.max_nodes} nodes of "
+                            f"{c.gpus_per_node} GPUs: a world size past "
+                            "2^32-1")
+        _check_margin(c)
+        return
+    if c.max_nodes:
+        raise PlanError("cluster.max_nodes: only with whole_nodes")
     if not c.world_sizes:
         raise PlanError("cluster.world_sizes: empty; at least one world size")
     if len(c.world_sizes) > MAX_WORLD_SIZES:
@@ -328,10 +345,28 @@ def _check_cluster(c):
             raise PlanError(f"cluster.world_sizes[{i}]: {w} repeats "
                             f"cluster.world_sizes[{first[w]}]")
         first[w] = i
+    _check_margin(c)
+
+
+def _check_margin(c):
     try:
         verdict_oracle.check_margin(c.margin)
     except verdict_oracle.VerdictError as exc:
         raise PlanError(str(exc)) from None
+
+
+def world_sizes(c):
+    """The world sizes a checked cluster asks for: the listed ones, or with
+    whole_nodes every whole number of nodes, 1 to max_nodes, smallest
+    first."""
+    if not c.whole_nodes:
+        return list(c.world_sizes)
+    return [nodes * c.gpus_per_node for nodes in range(1, c.max_nodes + 1)]
+
+
+def nodes_of(world_size, gpus_per_node):
+    """The nodes `world_size` ranks occupy, gpus_per_node to a node."""
+    return -(-world_size // gpus_per_node)
 
 
 def _shape(config):
@@ -890,6 +925,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         ("verdict", verdict),
         ("zero_size", mesh.zero),
         ("gathered_chunks", str(buffers)),
+        ("nodes", nodes_of(world_size, cluster.gpus_per_node)),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,
@@ -940,7 +976,7 @@ def plan(request):
         for tp, numels in parsed.meshes:
             if tp > parsed.cluster.gpus_per_node:
                 continue  # tp stays within a node
-            pairs = [(w, e) for w in parsed.cluster.world_sizes
+            pairs = [(w, e) for w in world_sizes(parsed.cluster)
                      for e in parsed.extra_dp_sizes if w % (tp * e) == 0]
             if not pairs:
                 continue

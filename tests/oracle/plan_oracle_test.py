@@ -496,6 +496,72 @@ class Workload(unittest.TestCase):
                          {"0"})
 
 
+class WholeNodes(unittest.TestCase):
+    """An answer in nodes: each option's nodes are ceil(W / gpus_per_node),
+    and whole_nodes asks for W = gpus_per_node x 1 .. max_nodes."""
+
+    def whole(self, gpus, max_nodes, device):
+        r = request([], device, gpus=gpus)
+        r["cluster"].update(whole_nodes=True, max_nodes=max_nodes)
+        return r
+
+    def test_nodes_round_up(self):
+        # 3 GPUs a node: W = 1, 3 -> one node; 4 -> two; 7 -> three.
+        a = answer(request([7, 4, 3, 1], 10**9, gpus=3))
+        got = {(o["world_size"], o["nodes"]) for o in a["options"]}
+        self.assertEqual(got, {(1, 1), (3, 1), (4, 2), (7, 3)})
+
+    def test_whole_nodes_are_the_listed_multiples(self):
+        # 2 GPUs a node, up to 3 nodes: the plan of W = 2, 4, 6.
+        listed = answer(request([6, 2, 4], 4400, gpus=2))
+        whole = answer(self.whole(2, 3, 4400))
+        self.assertEqual(whole, listed)
+        self.assertEqual(sorted({o["world_size"] for o in whole["options"]}),
+                         [2, 4, 6])
+
+    def test_the_first_fit_is_the_fewest_nodes(self):
+        # Class Order's case on one GPU a node, up to 4 nodes: W = 1 fits
+        # with f* (4352 of 4400), so the first option is one node; every
+        # option that fits after it is on as many nodes or more.
+        a = answer(self.whole(1, 4, 4400))
+        first = a["options"][0]
+        self.assertEqual((first["world_size"], first["nodes"],
+                          first["device_need_bytes"], first["fits"]),
+                         (1, 1, "4352", True))
+        fitting = [o["nodes"] for o in a["options"] if o["fits"]]
+        self.assertEqual(fitting, sorted(fitting))
+        self.assertEqual(sorted({o["nodes"] for o in a["options"]}),
+                         [1, 2, 3, 4])
+
+    def test_refusals(self):
+        cases = [
+            (self.whole(2, 3, 4400), {"world_sizes": [2]},
+             "cluster.world_sizes:"),
+            (self.whole(2, 3, 4400), {"max_nodes": 0}, "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"max_nodes": 65}, "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"gpus_per_node": 2**31, "max_nodes": 2},
+             "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"margin": 1.0}, "cluster.margin:"),
+            (self.whole(2, 3, 4400), {"gpus_per_node": 0},
+             "cluster.gpus_per_node:"),
+            (request([1], 4400), {"max_nodes": 2}, "cluster.max_nodes:"),
+        ]
+        for r, fields, prefix in cases:
+            r["cluster"].update(fields)
+            error = oracle.plan(r).get("error", "")
+            self.assertTrue(error.startswith(prefix), (fields, error))
+        # Layout takes neither.
+        for fields in ({"whole_nodes": True}, {"max_nodes": 2}):
+            layout = {"search": {"numels": TINY, "dp_degrees": [1],
+                                 "search_range_m": 0, "search_interval": 128,
+                                 "min_chunk_size_m": 0},
+                      "cluster": dict({"device_memory_bytes": 4400},
+                                      **fields)}
+            error = lo.layout(layout).get("error", "")
+            self.assertTrue(error.startswith("cluster." + next(iter(fields))),
+                            error)
+
+
 class Errors(unittest.TestCase):
     def error(self, r):
         a = oracle.plan(r)

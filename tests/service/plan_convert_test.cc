@@ -109,6 +109,18 @@ TEST(PlanConvert, RequestCarriesEveryFieldAndIgnoresThePlansOwn) {
   EXPECT_EQ(got->cluster.margin, 0.125);
   EXPECT_EQ(got->max_options, 4u);
   EXPECT_FALSE(got->workload.has_value());
+  EXPECT_FALSE(got->cluster.whole_nodes);
+  EXPECT_EQ(got->cluster.max_nodes, 0u);
+  // Whole nodes travel as they are (the planner lists the world sizes).
+  v1::PlanRequest whole = FullPlanRequest();
+  whole.mutable_cluster()->clear_world_sizes();
+  whole.mutable_cluster()->set_whole_nodes(true);
+  whole.mutable_cluster()->set_max_nodes(6);
+  const absl::StatusOr<planner::PlanRequest> nodes = FromProto(whole);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_TRUE(nodes->cluster.whole_nodes);
+  EXPECT_EQ(nodes->cluster.max_nodes, 6u);
+  EXPECT_TRUE(nodes->cluster.world_sizes.empty());
 }
 
 TEST(PlanConvert, UnsetFieldsTakeTheContractsDefaults) {
@@ -192,6 +204,7 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   planner::PlanResult result;
   planner::PlanOption o;
   o.world_size = 16;
+  o.nodes = 2;
   o.gemini.placement = planner::Placement::kStatic;
   o.gemini.offload_optim_frac = 0.25;
   o.gemini.offload_param_frac = 0.5;
@@ -226,6 +239,7 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   ASSERT_EQ(got.options_size(), 1);
   const v1::PlanOption& p = got.options(0);
   EXPECT_EQ(p.world_size(), 16u);
+  EXPECT_EQ(p.nodes(), 2u);
   EXPECT_EQ(p.gemini().precision(), v1::PRECISION_BF16);
   EXPECT_EQ(p.gemini().placement(), v1::PLACEMENT_STATIC);
   EXPECT_EQ(p.gemini().offload_optim_frac(), 0.25);

@@ -112,8 +112,10 @@ type PlanOptions struct {
 	// The fixed choices (precision, master weights, gradient accumulation,
 	// pin memory, optimizer); nil: GeminiPlugin's defaults.
 	Gemini *pb.GeminiSettings
-	// Required: device memory, host memory, gpus per node, world sizes,
-	// reserve and margin.
+	// Required: device memory, host memory, gpus per node, the world sizes
+	// (listed, or WholeNodes with MaxNodes: gpus per node x 1 to MaxNodes,
+	// the first option that fits then on the fewest nodes; every option's
+	// Nodes is the server's), reserve and margin.
 	Cluster    *pb.Cluster
 	Workload   *pb.Workload // nil: no activation estimate
 	MaxOptions uint32       // 0: the server's 10

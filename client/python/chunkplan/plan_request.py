@@ -28,7 +28,8 @@ def _search(model_or_params, search_range_m, search_interval,
     return search
 
 
-def build_plan_request(model_or_params, *, device_memory_bytes, world_sizes,
+def build_plan_request(model_or_params, *, device_memory_bytes,
+                       world_sizes=(), whole_nodes=False, max_nodes=0,
                        gpus_per_node=1, host_memory_bytes=0,
                        reserve_bytes=0, margin=None, search_range_m=32,
                        search_interval=1024, min_chunk_size_m=32,
@@ -59,7 +60,8 @@ def build_plan_request(model_or_params, *, device_memory_bytes, world_sizes,
                             sequence_parallelism),
         search_tp=search_tp,
         cluster=cluster(device_memory_bytes, world_sizes, gpus_per_node,
-                        host_memory_bytes, reserve_bytes, margin),
+                        host_memory_bytes, reserve_bytes, margin,
+                        whole_nodes=whole_nodes, max_nodes=max_nodes),
         max_options=unsigned(max_options, UINT32_MAX, "max_options"))
     if len(tp_list) > 1:
         request.tp_sizes.extend(unsigned(t, UINT32_MAX, "tp_size")

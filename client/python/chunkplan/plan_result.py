@@ -41,7 +41,8 @@ def _placement(gemini):
 
 @dataclasses.dataclass(frozen=True)
 class PlanOption:
-    """One configuration Plan weighed: a world size, its chunk configs
+    """One configuration Plan weighed: a world size on `nodes` nodes (the
+    server's ceil(world size / GPUs per node)), its chunk configs
     (config_dict, chosen by `objective` over the grid `chunk_size_from`:
     "colossalai_search", "peak_rank_bytes" or "peak_rank_bytes_wide") and a
     placement ("static" with its three fractions, or "auto"); the most
@@ -53,6 +54,7 @@ class PlanOption:
     own; `colossalai`, GeminiPlugin's keyword arguments as Python text;
     `notes` in words."""
     world_size: int
+    nodes: int
     placement: str
     shard_param_frac: float
     offload_optim_frac: float
@@ -112,7 +114,8 @@ class PlanOption:
         gemini = option.gemini
         verdict = _verdict(option)
         return cls(
-            world_size=int(option.world_size), placement=_placement(gemini),
+            world_size=int(option.world_size), nodes=int(option.nodes),
+            placement=_placement(gemini),
             shard_param_frac=(gemini.shard_param_frac
                               if gemini.HasField("shard_param_frac")
                               else 1.0),
@@ -154,13 +157,14 @@ def _verdict(option):
 _COLUMNS = (
     ("option", lambda i, o: "%d" % i),
     ("world size", lambda i, o: "%d" % o.world_size),
+    ("nodes", lambda i, o: "%d" % o.nodes),
     ("placement", lambda i, o: o.placement_text),
     ("chunk size (elements)", lambda i, o: ", ".join(
         "%d%s" % (c["chunk_size"], " kept" if c["keep_gathered"] else "")
         for c in o.config_dict.values())),
     ("chunk size from", lambda i, o: o.chunk_size_from),
 )
-_LEFT = (2, 4)
+_LEFT = (3, 5)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,7 +271,9 @@ def _cluster_lines(request):
                  gib_text(cluster.reserve_bytes), cluster.gpus_per_node,
                  ("%s GiB per node" % gib_text(cluster.host_memory_bytes)
                   if cluster.host_memory_bytes else "not checked"),
-                 ", ".join(str(w) for w in cluster.world_sizes)),
+                 ("whole nodes, up to %d" % cluster.max_nodes
+                  if cluster.whole_nodes else
+                  ", ".join(str(w) for w in cluster.world_sizes))),
              "device need     " + PLAN_DEVICE_NEED]
     if request.HasField("workload"):
         w = request.workload

@@ -66,6 +66,7 @@ enum class PlanPlacement : int {
 struct PlanOption {
   uint32_t world_size = 0;  // zero x extra_dp x tp (gemini's sizes)
   uint32_t zero_size = 0;   // the degree the chunks spread over
+  uint32_t nodes = 0;       // ceil(world_size / cluster.gpus_per_node)
   GeminiSettings gemini;    // with the placement and fractions chosen
   PlanPlacement placement = PlanPlacement::kNothingMoved;
   std::vector<ChunkConfig> configs;

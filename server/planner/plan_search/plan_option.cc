@@ -10,6 +10,7 @@
 #include "server/planner/layout/gathered_chunks.h"
 #include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
+#include "server/planner/plan_search/plan_nodes.h"
 #include "server/planner/plan_search/verdict.h"
 
 namespace chunkplan::planner {
@@ -113,6 +114,7 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
       MeshWorld(chunks.world_size, chunks.tp_size, chunks.extra_dp_size);
   o.world_size = static_cast<uint32_t>(world);  // one of cluster.world_sizes
   o.zero_size = chunks.world_size;
+  o.nodes = NodesOf(o.world_size, cluster.gpus_per_node);
   o.gemini = settings;
   o.gemini.tp_size = chunks.tp_size;
   o.gemini.extra_dp_size = chunks.extra_dp_size;

@@ -9,6 +9,7 @@
 #include "server/planner/layout/placement.h"
 #include "server/planner/plan_search/plan_checks.h"
 #include "server/planner/plan_search/plan_fractions.h"
+#include "server/planner/plan_search/plan_nodes.h"
 #include "server/planner/plan_search/plan_option.h"
 #include "server/planner/plan_search/plan_order.h"
 #include "server/planner/plan_search/verdict.h"
@@ -186,7 +187,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
     shards.search.numels = tp.numels;
     shards.gemini.tp_size = tp.tp_size;
     std::optional<uint64_t> frozen;  // once a Layout has checked frozen
-    for (const uint32_t w : request.cluster.world_sizes) {
+    for (const uint32_t w : PlanWorldSizes(request.cluster)) {
       for (const uint32_t extra_dp : extra_dp_sizes) {
         const uint64_t rest = uint64_t{tp.tp_size} * extra_dp;
         if (rest == 0 || w % rest != 0) continue;
