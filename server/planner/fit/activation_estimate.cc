@@ -1,5 +1,7 @@
 #include "server/planner/fit/activation_estimate.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 
@@ -13,21 +15,35 @@ using Wide = unsigned __int128;
 // An exact count, or nullopt once it has passed 2^128-1.
 using Checked = std::optional<Wide>;
 
-Checked Mul(Checked x, Wide y) {
-  Wide product;
-  if (!x.has_value() || __builtin_mul_overflow(*x, y, &product)) {
-    return std::nullopt;
+Checked Mul(std::initializer_list<Checked> factors) {
+  Checked out = Wide{1};
+  for (const Checked& f : factors) {
+    Wide product;
+    if (!out.has_value() || !f.has_value() ||
+        __builtin_mul_overflow(*out, *f, &product)) {
+      return std::nullopt;
+    }
+    out = product;
   }
-  return product;
+  return out;
 }
 
-Checked Add(Checked x, Checked y) {
-  Wide sum;
-  if (!x.has_value() || !y.has_value() ||
-      __builtin_add_overflow(*x, *y, &sum)) {
-    return std::nullopt;
+Checked Sum(std::initializer_list<Checked> terms) {
+  Checked out = Wide{0};
+  for (const Checked& t : terms) {
+    Wide sum;
+    if (!out.has_value() || !t.has_value() ||
+        __builtin_add_overflow(*out, *t, &sum)) {
+      return std::nullopt;
+    }
+    out = sum;
   }
-  return sum;
+  return out;
+}
+
+Checked Max(Checked x, Checked y) {
+  if (!x.has_value() || !y.has_value()) return std::nullopt;
+  return std::max(*x, *y);
 }
 
 // `value` as a uint64 in *out, or INVALID_ARGUMENT naming `part`.
@@ -40,9 +56,15 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
   return absl::OkStatus();
 }
 
-// INVALID_ARGUMENT naming the first field that is 0.
-absl::Status CheckPositive(const TransformerShape& shape,
-                           const ActivationWorkload& workload) {
+// The sizes the terms read: tokens, widths, heads.
+struct Dims {
+  Wide b, s, bs, h, a, kv, d, inter, v;
+};
+
+// INVALID_ARGUMENT naming the first size that is 0 or does not divide;
+// else the dimensions (head_dim, kv heads and the MLP width defaulted).
+absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
+                            const ActivationWorkload& workload) {
   for (const auto& [value, field] :
        {std::tuple{uint64_t{workload.micro_batch}, "workload.micro_batch"},
         std::tuple{uint64_t{workload.sequence_length},
@@ -56,53 +78,216 @@ absl::Status CheckPositive(const TransformerShape& shape,
           absl::StrCat(field, " must be at least 1"));
     }
   }
-  return absl::OkStatus();
+  Dims d;
+  d.b = workload.micro_batch;
+  d.s = workload.sequence_length;
+  d.bs = d.b * d.s;
+  d.h = shape.hidden_size;
+  d.a = shape.num_attention_heads;
+  d.v = shape.vocab_size;
+  d.kv = shape.num_key_value_heads == 0 ? d.a : shape.num_key_value_heads;
+  if (d.a % d.kv != 0) {
+    return absl::InvalidArgumentError(
+        "shape.num_key_value_heads must divide shape.num_attention_heads");
+  }
+  if (shape.head_dim == 0 && d.h % d.a != 0) {
+    return absl::InvalidArgumentError(
+        "shape.hidden_size / shape.num_attention_heads must divide when "
+        "shape.head_dim is unset");
+  }
+  d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
+  d.inter = shape.intermediate_size != 0 ? Wide{shape.intermediate_size}
+                                         : 4 * d.h;
+  return d;
 }
 
-// One layer's stored bytes: Table 2's sbh(34 + 5as/h) written as
-// 34sbh + 5as^2b, without the score terms under flash attention, and its
-// 2sbh (the layer's input) under full recomputation.
-Checked PerLayer(Wide s, Wide b, Wide h, Wide a,
-                 const ActivationWorkload& workload) {
-  const Checked sbh = Mul(Mul(s, b), h);
-  if (workload.activation_checkpointing) return Mul(sbh, 2);
-  if (workload.flash_attention) return Mul(sbh, 34);
-  return Add(Mul(sbh, 34), Mul(Mul(Mul(Mul(a, 5), s), s), b));
+// One norm over `rows` x `width` elements: what its own ops save (its
+// output, kept by the next projection, is counted by the caller).
+Checked NormSaved(NormKind kind, Checked rows, Wide width) {
+  switch (kind) {
+    case NormKind::kRmsNorm:  // fp32 x (pow, mul), fp32 rsqrt, 16-bit x/rms
+      return Sum({Mul({rows, width, 4}), Mul({rows, 4}),
+                  Mul({rows, width, 2})});
+    case NormKind::kGemmaRmsNorm:  // fp32 x, rsqrt, x/rms, (1 + w) in fp32
+      return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
+    case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
+      return Sum({Mul({rows, width, 2}), Mul({rows, 8})});
+  }
+  return std::nullopt;
+}
+
+Attention Resolved(Attention attention) {
+  return attention == Attention::kDefault ? Attention::kSdpa : attention;
+}
+
+// What one layer's attention saves, its input (the norm's output) aside.
+Checked AttentionSaved(const TransformerShape& t, const Dims& d,
+                       Attention attention) {
+  const Checked q = Mul({d.bs, d.a, d.d, 2});   // 16 bits, a heads
+  const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
+  const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
+  Checked out = Wide{0};
+  if (t.qk_norm) {
+    out = Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
+               NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
+  }
+  switch (Resolved(attention)) {
+    case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
+                                       // rng_state (2 x int64)
+      return Sum({out, q, kv, kv, q, lse, Wide{16}});
+    case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
+      return Sum({out, q, q, q, q, lse});
+    default:
+      break;
+  }
+  const Checked p = Mul({d.b, d.a, d.s, d.s});  // the s x s scores
+  // softmax keeps its result (fp32 when upcast); PV's left factor is the
+  // 16-bit copy, or with dropout its 1-byte mask and output (the softmax
+  // result itself when neither).
+  const Checked softmax = Mul({p, t.fp32_softmax ? Wide{4} : Wide{2}});
+  const Checked for_pv = t.attention_dropout ? Mul({p, 3})
+                         : t.fp32_softmax    ? Mul({p, 2})
+                                             : Checked{Wide{0}};
+  const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
+  // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
+  return Sum({out, q, q, softmax, for_pv, scale, q, q});
+}
+
+// What one layer's MLP saves, its input aside.
+Checked MlpSaved(const TransformerShape& t, const Dims& d) {
+  const Checked i = Mul({d.bs, d.inter, 2});
+  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4})
+                                                              : i;
+  if (t.gated_mlp) {  // act's saves, act(gate), up, the product
+    return Sum({act, i, i, i});
+  }
+  return Sum({act, i});  // act's saves, down's input
+}
+
+// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
+Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
+
+// One decoder layer's saves without checkpointing.
+Checked LayerSaved(const TransformerShape& t, const Dims& d,
+                   Attention attention) {
+  const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  // Two residual dropouts (after attention, after the MLP), 1-byte masks.
+  const Checked residual_masks =
+      t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  return Sum({norm, AttentionSaved(t, d, attention), norm, MlpSaved(t, d),
+              residual_masks});
+}
+
+// Saves outside the layers but the loss.
+Checked OutsideSaved(const TransformerShape& t, const Dims& d,
+                     const ActivationWorkload& w) {
+  const bool ckpt = w.activation_checkpointing;
+  const bool eager = Resolved(w.attention) == Attention::kEager;
+  const Checked indices = Mul({d.bs, 8});  // input_ids (int64)
+  // position_ids: the learned embedding keeps them; under checkpointing
+  // they are an argument of every layer (cache_position's storage).
+  const Checked positions =
+      (!t.rotary || ckpt) ? Mul({d.s, 8}) : Checked{Wide{0}};
+  // cos and sin, (1, s, d) 16-bit, kept by RoPE's multiplications.
+  const Checked rotary =
+      (t.rotary && !ckpt) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}};
+  // The eager mask the checkpoint keeps as an argument: the causal
+  // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
+  Checked mask = Wide{0};
+  if (ckpt && eager) mask = t.rotary ? Mul({d.b, d.s, d.s, 2}) : Mul({d.bs, 2});
+  const Checked embed_mask =
+      t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
+  const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
+  const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
+              final_norm});
+}
+
+// Gradients alive inside one layer's backward, beyond its saves: the
+// residual stream's gradient plus the largest step: an op's input gradient
+// with its weight's gradient (freed once Gemini takes it), the gated
+// product's three gradients, eager softmax's gradients in and out (fp32
+// when upcast), or the attention kernel's dq, dk, dv and d(out).
+Checked LayerBackward(const TransformerShape& t, const Dims& d,
+                      Attention attention) {
+  const Wide ad = d.a * d.d;
+  Checked step = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+  for (const Checked& other :
+       {Mul({d.bs, d.inter, 6}), Mul({d.bs, ad, 8}),
+        Sum({Mul({d.bs, ad, 2}), Mul({d.h, ad, 2})})}) {
+    step = Max(step, other);
+  }
+  if (Resolved(attention) == Attention::kEager) {
+    step = Max(step, Mul({d.b, d.a, d.s, d.s,
+                          t.fp32_softmax ? Wide{8} : Wide{4}}));
+  }
+  return Sum({Hidden(d, 2), step});
+}
+
+// What the loss's and the final norm's backward release before the layers
+// run theirs.
+Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
+                             Checked loss) {
+  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
 }
 
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     const TransformerShape& shape, const ActivationWorkload& workload) {
-  if (absl::Status s = CheckPositive(shape, workload); !s.ok()) return s;
-  const Wide s = workload.sequence_length;
-  const Wide b = workload.micro_batch;
-  const Wide h = shape.hidden_size;
-  const Checked sbh = Mul(Mul(s, b), h);
+  const absl::StatusOr<Dims> dims = DimsOf(shape, workload);
+  if (!dims.ok()) return dims.status();
+  if (!shape.not_estimated.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "activations: not estimated for this family: ", shape.not_estimated));
+  }
+  const Dims& d = *dims;
+  const Attention attention = workload.attention;
+  const bool ckpt = workload.activation_checkpointing;
+  const Checked layer = LayerSaved(shape, d, attention);
+  const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
+  const Checked logits32 = Mul({d.bs, d.v, 4});
+  const Checked loss = Sum({logits32, Mul({d.bs, 8}), Wide{4}});
+  const Checked held = Sum({Mul({d.bs, d.v, 2}),
+                            (ckpt && shape.rotary) ? Mul({d.s, d.d, 4})
+                                                   : Checked{Wide{0}}});
+  const Checked recompute = ckpt ? layer : Checked{Wide{0}};
+  const Checked layer_backward = LayerBackward(shape, d, attention);
+
   ActivationBytes out;
-  if (absl::Status st =
-          Narrow(PerLayer(s, b, h, shape.num_attention_heads, workload),
-                 "per_layer_bytes", &out.per_layer_bytes);
-      !st.ok()) {
-    return st;
+  const Checked layers = Mul({per_layer, shape.num_layers});
+  const Checked outside = OutsideSaved(shape, d, workload);
+  const Checked saved = Sum({layers, outside, loss});
+  const Checked loss_backward = Mul({logits32, 2});
+  // The layers' backward runs on what is left once the loss and the final
+  // norm have released theirs.
+  const Checked released = ReleasedBeforeLayers(shape, d, loss);
+  // A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
+  // input buffer for the embedding's share: held through the layers.
+  const Checked tied = shape.tied_embeddings ? Mul({d.v, d.h, 2})
+                                             : Checked{Wide{0}};
+  Checked inside = Sum({recompute, layer_backward, tied});
+  if (inside.has_value() && released.has_value()) {
+    inside = *inside > *released ? *inside - *released : 0;
   }
-  for (const auto& [value, part, field] :
-       {std::tuple{Mul(out.per_layer_bytes, shape.num_layers), "layers_bytes",
-                   &out.layers_bytes},
-        std::tuple{sbh, "embedding_dropout_bytes",
-                   &out.embedding_dropout_bytes},
-        std::tuple{Mul(sbh, 2), "final_norm_bytes", &out.final_norm_bytes},
-        std::tuple{Mul(sbh, 2), "output_input_bytes", &out.output_input_bytes},
-        std::tuple{Mul(Mul(Mul(s, b), shape.vocab_size), 4), "logits_bytes",
-                   &out.logits_bytes}}) {
+  for (const auto& [value, part, field] : {
+           std::tuple{per_layer, "per_layer_bytes", &out.per_layer_bytes},
+           std::tuple{layers, "layers_bytes", &out.layers_bytes},
+           std::tuple{outside, "outside_layers_bytes",
+                      &out.outside_layers_bytes},
+           std::tuple{loss, "loss_bytes", &out.loss_bytes},
+           std::tuple{saved, "saved_bytes", &out.saved_bytes},
+           std::tuple{held, "held_bytes", &out.held_bytes},
+           std::tuple{Sum({saved, held}), "total_bytes", &out.total_bytes},
+           std::tuple{loss_backward, "loss_backward_bytes",
+                      &out.loss_backward_bytes},
+           std::tuple{recompute, "recompute_bytes", &out.recompute_bytes},
+           std::tuple{layer_backward, "layer_backward_bytes",
+                      &out.layer_backward_bytes},
+           std::tuple{Max(loss_backward, inside), "transient_bytes",
+                      &out.transient_bytes},
+       }) {
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
-  }
-  const Wide total = Wide{out.layers_bytes} + out.embedding_dropout_bytes +
-                     out.final_norm_bytes + out.output_input_bytes +
-                     out.logits_bytes;
-  if (absl::Status st = Narrow(total, "total_bytes", &out.total_bytes);
-      !st.ok()) {
-    return st;
   }
   return out;
 }
