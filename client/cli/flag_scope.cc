@@ -59,6 +59,7 @@ constexpr FlagScope kScopes[] = {
     {"sequence_length", kLayout | kPlan, ""},
     {"activation_checkpointing", kLayout | kPlan, ""},
     {"flash_attention", kLayout | kPlan, ""},
+    {"attention", kLayout | kPlan, ""},
     {"emit", kGemini, ""},
     {"offload_sweep", kLayout, ""},
     {"service", kHealth, ""},

@@ -8,6 +8,42 @@
 namespace chunkplan::models {
 namespace {
 
+// GPT-2's layer as the activation estimate models it: LayerNorm, c_fc /
+// gelu_new / c_proj, learned positions, a 16-bit softmax after dividing by
+// a 0-dim tensor, dropout where attn_pdrop, resid_pdrop, embd_pdrop are
+// not 0. Other activations or reorder_and_upcast_attn: not modelled.
+absl::Status SetGpt2Traits(const HfConfig& cfg, bool tied,
+                           ModelDescription& d) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<std::string> act,
+                             cfg.OptionalText("activation_function"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool upcast, cfg.Flag("reorder_and_upcast_attn"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool scale, cfg.Flag("scale_attn_weights"));
+  DecoderTraits& t = d.traits;
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.attention_dropout,
+                             cfg.NonZeroProbability("attn_pdrop"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.hidden_dropout,
+                             cfg.NonZeroProbability("resid_pdrop"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.embedding_dropout,
+                             cfg.NonZeroProbability("embd_pdrop"));
+  t.head_dim = d.hidden_size / d.num_attention_heads;
+  t.norm = "layer_norm";
+  t.gated_mlp = t.rotary = t.fp32_softmax = false;
+  t.scale_by_tensor = scale;
+  t.tied_embeddings = tied;
+  const std::string name = act.value_or("gelu_new");
+  t.gelu_new = name == "gelu_new";
+  if (upcast) {
+    t.not_estimated = "reorder_and_upcast_attn is not modelled";
+  } else if (!t.gelu_new && name != "gelu" && name != "gelu_pytorch_tanh") {
+    t.not_estimated = "activation_function \"" + name +
+                      "\" is not modelled (gelu_new, gelu, "
+                      "gelu_pytorch_tanh are)";
+  } else {
+    t.not_estimated.clear();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool cross, cfg.Flag("add_cross_attention"));
@@ -35,6 +71,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.num_attention_heads = d.num_key_value_heads = heads;
   d.intermediate_size = inner;
   d.vocab_size = vocab;
+  CHUNKPLAN_RETURN_IF_ERROR(SetGpt2Traits(cfg, tied, d));
   const bool lm_head = architecture == "GPT2LMHeadModel";
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "wte", vocab, dim);
@@ -67,7 +104,10 @@ const Family& Gpt2Family() {
                              R"({
         "vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
         "n_layer": 12, "n_head": 12, "n_inner": null,
-        "add_cross_attention": false, "tie_word_embeddings": true})",
+        "add_cross_attention": false, "tie_word_embeddings": true,
+        "activation_function": "gelu_new", "attn_pdrop": 0.1,
+        "resid_pdrop": 0.1, "embd_pdrop": 0.1, "scale_attn_weights": true,
+        "reorder_and_upcast_attn": false})",
                              &Build};
   return family;
 }

@@ -16,7 +16,10 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_ASSIGN_OR_RETURN(bool attention_bias, cfg.Flag("attention_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool mlp_bias, cfg.Flag("mlp_bias"));
   const LayerStyle style{.qkv_bias = attention_bias, .o_bias = attention_bias};
-  return BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -15,7 +15,10 @@ namespace {
 // post_attention_layernorm.
 absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {}, /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, {}, /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 // MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then

@@ -14,6 +14,23 @@
 
 namespace chunkplan::models {
 
+// The traits of a decoder-only family's layer that decide what its training
+// forward saves for backward (the service maps them onto the planner's
+// TransformerShape).
+struct DecoderTraits {
+  uint64_t head_dim = 0;
+  std::string norm = "rms";  // "rms", "gemma_rms" or "layer_norm"
+  bool gated_mlp = true;     // down(act(gate(x)) * up(x))
+  bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
+  bool rotary = true;        // RoPE (else learned positions)
+  bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
+       embed_scale = false, tied_embeddings = false;
+  bool attention_dropout = false, hidden_dropout = false,
+       embedding_dropout = false;
+  // Non-empty: the layer is not modelled, and why.
+  std::string not_estimated = "the family's layer is not modelled";
+};
+
 // One model class built from a config: its parameters, a tied weight once
 // (under the name of its first registration), and the shape facts that an
 // activation estimate needs.
@@ -30,6 +47,9 @@ struct ModelDescription {
   bool decoder_only = false;
   uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
            intermediate_size = 0, vocab_size = 0;
+  // What the decoder layer saves for backward (transformers 4.51.3),
+  // docs/plan.md "Activations"; set by the decoder-only families.
+  DecoderTraits traits;
 };
 
 // Describes the model a Hugging Face config.json builds. `architecture`

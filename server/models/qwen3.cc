@@ -20,7 +20,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("head_dim").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
   const LayerStyle style{.qkv_bias = bias, .o_bias = bias, .qk_norm = true};
-  return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  d.traits.qk_norm = true;  // Qwen3Attention: q_norm, k_norm per head
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -37,13 +37,13 @@ struct TransformerShape {
   uint64_t num_key_value_heads = 0;  // kv (0: a)
   uint64_t head_dim = 0;             // d (0: h / a)
   uint64_t intermediate_size = 0;    // the MLP's width (0: 4h)
-  bool tied_embeddings = false;  // lm_head shares the embedding's weight
+  bool tied_embeddings = false;      // lm_head shares the embedding's weight
   NormKind norm = NormKind::kRmsNorm;
   bool gated_mlp = true;  // down(act(gate(x)) * up(x)); else fc, act, proj
   MlpActivation activation = MlpActivation::kSingleOp;
-  bool rotary = true;        // RoPE (cos, sin); else learned positions
-  bool qk_norm = false;      // RMS norms over q and k per head (Qwen3)
-  bool fp32_softmax = true;  // softmax(dtype=float32) then back to 16 bits
+  bool rotary = true;            // RoPE (cos, sin); else learned positions
+  bool qk_norm = false;          // RMS norms over q and k per head (Qwen3)
+  bool fp32_softmax = true;      // softmax(dtype=float32) then back to 16 bits
   bool scale_by_tensor = false;  // scores divided by a 0-dim tensor (GPT-2)
   bool embed_scale = false;      // embeddings times a 0-dim normalizer
   // Dropout with a non-zero probability in the config (a 1-byte mask).

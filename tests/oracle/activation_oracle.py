@@ -34,7 +34,7 @@ a no-op on its (b, s, a, d) layout): one storage.
 Input, one JSON object a line with --jsonl (integers as numbers or strings):
   {"shape": {"num_layers", "hidden_size", "num_attention_heads",
              "vocab_size", "num_key_value_heads", "head_dim",
-             "intermediate_size", "tied_embeddings", "norm": "rms"|"gemma_rms"|"layer_norm",
+             "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
              "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
@@ -42,7 +42,9 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
-   "measure": false}
+   "family": "llama", "measure": false, "seed": 0}
+("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
+gemma or gpt2; its traits must be the shape's.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
 "measured_peak_bytes" (backward's peak over the memory before forward), or
@@ -56,7 +58,8 @@ U64_MAX = 2**64 - 1
 
 PARTS = ("per_layer_bytes", "layers_bytes", "outside_layers_bytes",
          "loss_bytes", "saved_bytes", "held_bytes", "total_bytes",
-         "loss_backward_bytes", "recompute_bytes", "layer_backward_bytes",
+         "loss_backward_bytes", "head_backward_bytes", "recompute_bytes",
+         "layer_backward_bytes", "embedding_backward_bytes",
          "transient_bytes")
 
 SIZE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
@@ -76,6 +79,9 @@ def dims(shape, work):
     for f in ("micro_batch", "sequence_length"):
         if work[f] == 0:
             raise ActivationError(f"workload.{f} must be at least 1")
+    if shape.get("not_estimated"):
+        raise ActivationError("activations: not estimated for this family: " +
+                              shape["not_estimated"], "UNIMPLEMENTED")
     for f in SIZE_FIELDS:
         if shape[f] == 0:
             raise ActivationError(f"shape.{f} must be at least 1")
@@ -119,6 +125,23 @@ def norm_tensors(kind, rows, width, where):
             (f"{where}: rstd (fp32)", 4 * rows)]
 
 
+def eager_kv(x):
+    """K (or V) as eager attention's matmul keeps it: repeat_kv's
+    expand + reshape is a view when kv = 1, and so is matmul's reshape to
+    bmm's batch when b = 1 (size-1 dimensions take any stride): then the
+    kv-wide tensor itself; else a copy as wide as q."""
+    if x["kv"] == 1 and x["b"] == 1:
+        return 2 * x["s"] * x["d"]
+    return 2 * x["b"] * x["s"] * x["a"] * x["d"]
+
+
+def targets(b, s):
+    """The loss's targets (int64): labels padded by one then [..., 1:]
+    .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
+    padded storage of s + 1."""
+    return 8 * (s + 1) if b == 1 else 8 * b * s
+
+
 def layer_tensors(t, x, attention):
     """What one decoder layer saves without checkpointing."""
     b, s, h, a, kv, d, i = (x[k] for k in ("b", "s", "h", "a", "kv", "d",
@@ -141,7 +164,7 @@ def layer_tensors(t, x, attention):
                 ("logsumexp (fp32)", 4 * bs * a)]
     else:
         p = b * a * s * s
-        out += [("q for QK^T", q), ("k repeated, for QK^T", q)]
+        out += [("q for QK^T", q), ("k repeated, for QK^T", eager_kv(x))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
         out.append(("softmax result", (4 if t["fp32_softmax"] else 2) * p))
@@ -150,7 +173,7 @@ def layer_tensors(t, x, attention):
                     ("dropped probabilities for PV", 2 * p)]
         elif t["fp32_softmax"]:
             out.append(("probabilities .to(dtype) for PV", 2 * p))
-        out += [("v repeated, for PV", q),
+        out += [("v repeated, for PV", eager_kv(x)),
                 ("o_proj input (contiguous copy)", q)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
@@ -202,32 +225,56 @@ def outside_tensors(t, x, work):
 def estimate(shape, work):
     """The parts (ints); raises ActivationError."""
     x = dims(shape, work)
-    if shape.get("not_estimated"):
-        raise ActivationError("activations: not estimated for this family: " +
-                              shape["not_estimated"], "UNIMPLEMENTED")
     t = dict(shape)
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
     layer = sum(n for _, n in layer_tensors(t, x, attention))
     per_layer = 2 * b * s * h if ckpt else layer
-    loss = 4 * b * s * v + 8 * b * s + 4  # log-probs, targets, weight
+    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
     outside = sum(n for _, n in outside_tensors(t, x, work))
     held = 2 * b * s * v + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
-    # Backward: what the loss's backward and the final norm's release
-    # before the layers run theirs; inside a layer, the residual stream's
-    # gradient plus the largest step: an op's input gradient with its
-    # weight's gradient (freed once Gemini takes it), the gated product's
-    # three gradients, eager softmax's gradients in and out (fp32 when
-    # upcast), or the attention kernel's dq, dk, dv and d(out).
-    bs, i, ad = b * s, x["i"], x["a"] * x["d"]
-    released = loss + sum(n for _, n in norm_tensors(t["norm"], bs, h, "")) \
-        + 2 * bs * h
-    steps = [2 * bs * i + 2 * h * i, 6 * bs * i, 8 * bs * ad,
-             2 * bs * ad + 2 * h * ad]
+    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
+    # holds the 16-bit logits' gradient, its input's and its weight's, once
+    # the loss's saves are gone. A layer: the residual stream's gradient
+    # plus its largest step: first the MLP's (an op's input gradient with
+    # its weight's, freed once Gemini takes it, or the gated product's
+    # three gradients) over all the layer's saves; then the attention's
+    # (eager softmax's gradients in and out, fp32 when upcast; a kernel's
+    # dq, dk, dv, d(out); o_proj's input and weight gradients) once the
+    # MLP, the second norm, the residual masks, o_proj's input and PV's
+    # operands are released. The layers run on what the loss and the final
+    # norm left.
+    bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
+    norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
+    released = loss + norm + 2 * n
+    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
+    # (the gated product's or gelu_new's last product's three gradients
+    # come once down_proj's input is released)
+    mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
+    q = 2 * bs * ad
+    attn_work = max(4 * q, q + 2 * h * ad)
+    after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
+                           if name.startswith(("post-attention", "act",
+                                               "gate_proj", "up_proj",
+                                               "c_fc", "gelu_new",
+                                               "residual dropout")))
+                       + q)  # o_proj's input
     if attention == "eager":
-        steps.append((8 if t["fp32_softmax"] else 4) * b * x["a"] * s * s)
-    layer_backward = 2 * bs * h + max(steps)
+        p = b * x["a"] * s * s
+        attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
+        for_pv = (3 * p if t["attention_dropout"] else
+                  2 * p if t["fp32_softmax"] else 0)
+        after_attention += eager_kv(x) + for_pv  # v, PV's left factor
+    # Last, q, k and v's projections: their gradients (and, fused, their
+    # concatenation), the largest projection weight's gradient and the
+    # input's, once all but the first norm's saves and output is released.
+    qkv = 2 * bs * (ad + 2 * x["kv"] * x["d"])
+    weight = 2 * h * (ad + 2 * x["kv"] * x["d"] if t["fused_qkv"] else ad)
+    qkv_step = ((2 if t["fused_qkv"] else 1) * qkv + weight + 2 * n -
+                (layer - norm - 2 * n))
+    layer_backward = 2 * n + max(mlp_step, attn_work - after_attention,
+                                 qkv_step)
     recompute = layer if ckpt else 0
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
@@ -245,17 +292,28 @@ def estimate(shape, work):
     parts["loss_backward_bytes"] = 8 * b * s * v
     parts["recompute_bytes"] = recompute
     parts["layer_backward_bytes"] = layer_backward
-    parts["transient_bytes"] = max(8 * b * s * v, inside - released, 0)
+    parts["head_backward_bytes"] = head
+    # Last, the embedding's backward: its output's gradient and its weight's
+    # (with a tied lm_head, the held gradient and their sum, out of place),
+    # once everything but the embedding's indices and the 16-bit logits
+    # (the model's output) is released.
+    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + 2 * b * s * v
+    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) * v * h -
+                    (parts["total_bytes"] - kept))
+    parts["embedding_backward_bytes"] = embedding
+    parts["transient_bytes"] = max(8 * b * s * v, head, inside - released,
+                                   embedding)
     for p in PARTS:
         if parts[p] > U64_MAX:
             raise ActivationError(f"activations.{p} exceeds 2^64-1 bytes")
     return parts
 
 
-BOOL_TRAITS = ("tied_embeddings", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
+BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
                "hidden_dropout", "embedding_dropout")
-DEFAULT_TRAITS = {"tied_embeddings": False, "norm": "rms", "gated_mlp": True, "activation": "single_op",
+DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
+                  "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
                   "attention_dropout": False, "hidden_dropout": False,
@@ -268,6 +326,7 @@ def read_request(request):
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
                             "intermediate_size"):
         shape[f] = int(shape.get(f, 0) or 0)
+    shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:
         shape[f] = bool(shape[f])
     w = request["workload"]
@@ -291,6 +350,7 @@ def answer(line):
         import measure_torch  # torch only where asked
         out.update({k: str(v) for k, v in
                     measure_torch.measure(shape, work,
+                                          request.get("family", "llama"),
                                           request.get("seed", 0)).items()})
     return json.dumps(out)
 

@@ -11,8 +11,9 @@ import saved_tensors
 PROBABILITY = 0.1  # any non-zero dropout: only the masks' sizes count
 
 
-def config(shape, work):
-    """decoder_torch's config for the oracle's traits."""
+def config(shape, work, family="llama"):
+    """decoder_torch's config for the oracle's traits (`family` adds what
+    does not change the saves: Qwen2's q/k/v biases)."""
     h, a = shape["hidden_size"], shape["num_attention_heads"]
     return {
         "family": "llama" if shape["rotary"] else "gpt2",
@@ -20,7 +21,7 @@ def config(shape, work):
         "kv_heads": shape["num_key_value_heads"] or a,
         "head_dim": shape["head_dim"] or h // a,
         "intermediate": shape["intermediate_size"] or 4 * h,
-        "vocab": shape["vocab_size"], "qkv_bias": False, "o_bias": False,
+        "vocab": shape["vocab_size"], "qkv_bias": family == "qwen2", "o_bias": False,
         "mlp_bias": False, "qk_norm": shape["qk_norm"],
         "norm": {"rms": "rms", "gemma_rms": "gemma_rms",
                  "layer_norm": "ln"}[shape["norm"]],
@@ -68,11 +69,11 @@ def backward_peak(prof, start_marker):
     return peak
 
 
-def measure(shape, work, seed):
+def measure(shape, work, family, seed):
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
-    c = config(shape, work)
+    c = config(shape, work, family)
     model = decoder_torch.build(c)
     model.train()
     keep = drop_parameter_grads(model)

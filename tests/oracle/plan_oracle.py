@@ -95,6 +95,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import activation_oracle  # noqa: E402
+import decoder_traits  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
@@ -118,7 +119,8 @@ NOTHING_MOVED, PARTIAL_OPTIMIZER, FULL_OPTIMIZER, OPTIMIZER_AND_PARAMS, AUTO = (
 OPTIMIZER_NOTE = ("the optimizer must run where its states live: HybridAdam "
                   "(CPUAdam on the host states); a GPU-only fused Adam fails "
                   "at the first step")
-ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
+ESTIMATE_NOTE = ("activation_bytes and transient_bytes are estimates "
+                 "(docs/plan.md)")
 
 # Grids of at most this many candidates x numels are laid out candidate by
 # candidate; larger ones jump between layouts (_peak_best).
@@ -156,7 +158,12 @@ _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "activation_checkpointing": "activation_checkpointing",
                     "activationCheckpointing": "activation_checkpointing",
                     "flash_attention": "flash_attention",
-                    "flashAttention": "flash_attention"}
+                    "flashAttention": "flash_attention",
+                    "attention": "attention"}
+# Workload.attention's values: the enum's names and numbers.
+_ATTENTION = ("ATTENTION_DEFAULT", "ATTENTION_EAGER", "ATTENTION_SDPA",
+              "ATTENTION_FLASH_ATTENTION_2")
+_ATTENTION_IMPLEMENTATION = ("default", "eager", "sdpa", "flash_attention_2")
 _MODEL_FIELDS = {"hf_config_json": "hf_config_json",
                  "hfConfigJson": "hf_config_json",
                  "architecture": "architecture"}
@@ -205,7 +212,32 @@ def _workload(raw):
             f.get("activation_checkpointing", False),
             "workload.activation_checkpointing"),
         "flash_attention": lo._bool(f.get("flash_attention", False),
-                                    "workload.flash_attention")}
+                                    "workload.flash_attention"),
+        "attention": _attention(f.get("attention", 0))}
+
+
+def _attention(value):
+    """Workload.attention's index (a name or a number, as protobuf's JSON
+    takes it)."""
+    if isinstance(value, str) and value in _ATTENTION:
+        return _ATTENTION.index(value)
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            0 <= value < len(_ATTENTION):
+        return value
+    raise PlanError(f"workload.attention: {value!r} is not an Attention")
+
+
+def _attention_of(workload):
+    """The attention the estimate takes; flash_attention true is
+    flash_attention_2, and refuses another attention."""
+    kind = workload["attention"]
+    if workload["flash_attention"]:
+        if kind not in (0, 3):
+            raise PlanError(
+                "workload.flash_attention: true means attention "
+                f"ATTENTION_FLASH_ATTENTION_2; attention is {_ATTENTION[kind]}")
+        kind = 3
+    return _ATTENTION_IMPLEMENTATION[kind]
 
 
 def _gemini(raw):
@@ -296,14 +328,14 @@ def _check_cluster(c):
         raise PlanError(str(exc)) from None
 
 
-def _shape(config):
-    """The activation shape of a described decoder-only config."""
+def _shape(config, description):
+    """The activation oracle's shape and layer traits of a described
+    decoder-only config (decoder_traits)."""
     model_type = config.get("model_type")
     keys = _SHAPE_KEYS.get(model_type, _DEFAULT_SHAPE_KEYS)
     # The family's config-class defaults for keys the file leaves out.
     cfg = HfConfig(config, models._BY_MODEL_TYPE[model_type].defaults)
-    return dict(zip(activation_oracle.SHAPE_FIELDS,
-                    (cfg.size(k) for k in keys)))
+    return decoder_traits.traits(config, description, cfg.size(keys[2]))
 
 
 def parse(request):
@@ -319,7 +351,7 @@ def parse(request):
     workload = _workload(top.get("workload"))
     _check_cluster(cluster)
     if workload is not None:
-        for name in activation_oracle.WORKLOAD_FIELDS:
+        for name in ("micro_batch", "sequence_length"):
             if workload[name] == 0:
                 raise PlanError(f"workload.{name} must be at least 1")
     model = None if raw_model is None else _describe(search, raw_model)
@@ -331,6 +363,7 @@ def parse(request):
             raise PlanError(f"workload: search.model is "
                             f"{model[1].model_type!r}, not a decoder-only "
                             "family")
+        _attention_of(workload)
     return Parsed(search, frozen, gemini, cluster,
                   max_options or DEFAULT_MAX_OPTIONS, workload, model)
 
@@ -491,7 +524,7 @@ class _Evaluator:
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
         self.fixed = (self.layout.gathered_chunk_bytes +
-                      parsed.cluster.reserve_bytes + activation)
+                      parsed.cluster.reserve_bytes + sum(activation))
         self.flat = [(c, g.config.dp_degree, g.config.keep_gathered)
                      for g in self.layout.groups for c in g.chunks]
         # setup_grads_device's inflated total: each chunk's fp16 bytes once
@@ -749,7 +782,7 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
     where = (f"options (world size {world_size}, {SOURCES[source]}, "
              f"placement rank {rank})")
     need = (most["device_bytes"] + ev.layout.gathered_chunk_bytes +
-            cluster.reserve_bytes + activation)
+            cluster.reserve_bytes + sum(activation))
     if need > UINT64_MAX:
         raise PlanError(f"{where}: device_need_bytes {need} exceeds 2^64-1")
     host = min(cluster.gpus_per_node, world_size) * max(
@@ -788,11 +821,12 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
         ("why_not", verdict["why_not"]),
         ("colossalai", _colossalai(parsed.gemini, configs, placement, optim,
                                    param)),
-        ("activation_bytes", str(activation)),
+        ("activation_bytes", str(activation[0])),
         ("chunk_size_from", SOURCES[source]),
         ("notes", notes),
         ("device_need_bytes", str(need)),
         ("verdict", verdict),
+        ("transient_bytes", str(activation[1])),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,
@@ -823,14 +857,17 @@ def _options_of(parsed, world_size, source, configs, ev, activation):
 
 
 def _activation(parsed):
+    """(activation_bytes, transient_bytes) of the workload, (0, 0)
+    without one."""
     if parsed.workload is None:
-        return 0
+        return 0, 0
+    work = dict(parsed.workload, attention=_attention_of(parsed.workload))
     try:
-        parts = activation_oracle.estimate(_shape(parsed.model[0]),
-                                           parsed.workload)
+        parts = activation_oracle.estimate(
+            _shape(parsed.model[0], parsed.model[1]), work)
     except activation_oracle.ActivationError as exc:
         raise PlanError(str(exc)) from None
-    return parts["total_bytes"]
+    return parts["total_bytes"], parts["transient_bytes"]
 
 
 def plan(request):

@@ -61,15 +61,26 @@ struct Dims {
   Wide b, s, bs, h, a, kv, d, inter, v;
 };
 
-// INVALID_ARGUMENT naming the first size that is 0 or does not divide;
+// INVALID_ARGUMENT naming the first size that is 0 or does not divide
+// (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
 // else the dimensions (head_dim, kv heads and the MLP width defaulted).
 absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
                             const ActivationWorkload& workload) {
   for (const auto& [value, field] :
        {std::tuple{uint64_t{workload.micro_batch}, "workload.micro_batch"},
         std::tuple{uint64_t{workload.sequence_length},
-                   "workload.sequence_length"},
-        std::tuple{shape.num_layers, "shape.num_layers"},
+                   "workload.sequence_length"}}) {
+    if (value == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " must be at least 1"));
+    }
+  }
+  if (!shape.not_estimated.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "activations: not estimated for this family: ", shape.not_estimated));
+  }
+  for (const auto& [value, field] :
+       {std::tuple{shape.num_layers, "shape.num_layers"},
         std::tuple{shape.hidden_size, "shape.hidden_size"},
         std::tuple{shape.num_attention_heads, "shape.num_attention_heads"},
         std::tuple{shape.vocab_size, "shape.vocab_size"}}) {
@@ -96,8 +107,8 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
         "shape.head_dim is unset");
   }
   d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
-  d.inter = shape.intermediate_size != 0 ? Wide{shape.intermediate_size}
-                                         : 4 * d.h;
+  d.inter =
+      shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
   return d;
 }
 
@@ -106,8 +117,8 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
 Checked NormSaved(NormKind kind, Checked rows, Wide width) {
   switch (kind) {
     case NormKind::kRmsNorm:  // fp32 x (pow, mul), fp32 rsqrt, 16-bit x/rms
-      return Sum({Mul({rows, width, 4}), Mul({rows, 4}),
-                  Mul({rows, width, 2})});
+      return Sum(
+          {Mul({rows, width, 4}), Mul({rows, 4}), Mul({rows, width, 2})});
     case NormKind::kGemmaRmsNorm:  // fp32 x, rsqrt, x/rms, (1 + w) in fp32
       return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
     case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
@@ -120,10 +131,26 @@ Attention Resolved(Attention attention) {
   return attention == Attention::kDefault ? Attention::kSdpa : attention;
 }
 
+// K (or V) as eager attention's matmul keeps it: repeat_kv's expand +
+// reshape is a view when kv = 1, and so is matmul's reshape to bmm's batch
+// when b = 1 (size-1 dimensions take any stride): then the kv-wide tensor
+// itself; else a copy as wide as q.
+Checked EagerKv(const Dims& d) {
+  if (d.kv == 1 && d.b == 1) return Mul({d.s, d.d, 2});
+  return Mul({d.bs, d.a, d.d, 2});
+}
+
+// The loss's targets (int64): labels padded by one, then [..., 1:]
+// .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
+// padded storage of s + 1.
+Checked Targets(const Dims& d) {
+  return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
+}
+
 // What one layer's attention saves, its input (the norm's output) aside.
 Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                        Attention attention) {
-  const Checked q = Mul({d.bs, d.a, d.d, 2});   // 16 bits, a heads
+  const Checked q = Mul({d.bs, d.a, d.d, 2});    // 16 bits, a heads
   const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
   const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
   Checked out = Wide{0};
@@ -150,14 +177,13 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum({out, q, q, softmax, for_pv, scale, q, q});
+  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerKv(d), q});
 }
 
 // What one layer's MLP saves, its input aside.
 Checked MlpSaved(const TransformerShape& t, const Dims& d) {
   const Checked i = Mul({d.bs, d.inter, 2});
-  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4})
-                                                              : i;
+  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4}) : i;
   if (t.gated_mlp) {  // act's saves, act(gate), up, the product
     return Sum({act, i, i, i});
   }
@@ -199,29 +225,44 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
   const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm});
+  return Sum(
+      {indices, positions, rotary, mask, embed_mask, normalizer, final_norm});
 }
 
-// Gradients alive inside one layer's backward, beyond its saves: the
-// residual stream's gradient plus the largest step: an op's input gradient
-// with its weight's gradient (freed once Gemini takes it), the gated
-// product's three gradients, eager softmax's gradients in and out (fp32
-// when upcast), or the attention kernel's dq, dk, dv and d(out).
+// x - y, 0 where y is larger.
+Checked Less(Checked x, Checked y) {
+  if (!x.has_value() || !y.has_value()) return std::nullopt;
+  return *x > *y ? *x - *y : 0;
+}
+
+// The gradients one layer's backward holds above its saves (docs/plan.md,
+// "Transients"): the residual stream's gradient plus its largest step:
+// first the MLP's (an op's input gradient with its weight's, freed once
+// Gemini takes it, or the last product's three gradients once down_proj's
+// input is released) over all the layer's saves; then the attention's
+// (eager softmax's gradients in and out, fp32 when upcast; a kernel's dq,
+// dk, dv, d(out); o_proj's input and weight gradients) once the MLP, the
+// second norm, the residual masks, o_proj's input and PV's operands are
+// released.
 Checked LayerBackward(const TransformerShape& t, const Dims& d,
                       Attention attention) {
   const Wide ad = d.a * d.d;
-  Checked step = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
-  for (const Checked& other :
-       {Mul({d.bs, d.inter, 6}), Mul({d.bs, ad, 8}),
-        Sum({Mul({d.bs, ad, 2}), Mul({d.h, ad, 2})})}) {
-    step = Max(step, other);
-  }
+  const Checked i = Mul({d.bs, d.inter, 2});
+  const Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  const Checked q = Mul({d.bs, ad, 2});
+  Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
+  Checked after_attention =
+      Sum({MlpSaved(t, d), NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
+           t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}}, q});
   if (Resolved(attention) == Attention::kEager) {
-    step = Max(step, Mul({d.b, d.a, d.s, d.s,
-                          t.fp32_softmax ? Wide{8} : Wide{4}}));
+    const Checked p = Mul({d.b, d.a, d.s, d.s});
+    attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
+    const Checked for_pv = t.attention_dropout ? Mul({p, 3})
+                           : t.fp32_softmax    ? Mul({p, 2})
+                                               : Checked{Wide{0}};
+    after_attention = Sum({after_attention, EagerKv(d), for_pv});
   }
-  return Sum({Hidden(d, 2), step});
+  return Sum({Hidden(d, 2), Max(mlp_step, Less(attn_work, after_attention))});
 }
 
 // What the loss's and the final norm's backward release before the layers
@@ -231,26 +272,42 @@ Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
   return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
 }
 
+// lm_head's backward: the 16-bit logits' gradient, its input's and its
+// weight's, once the loss's saves are gone.
+Checked HeadBackward(const Dims& d, Checked loss) {
+  return Less(Sum({Mul({d.bs, d.v, 2}), Hidden(d, 2), Mul({d.v, d.h, 2})}),
+              loss);
+}
+
+// The embedding's backward, last: its output's gradient and its weight's
+// (with a tied lm_head, the held gradient and their sum, out of place),
+// once all but its indices and the 16-bit logits (the output) is released.
+Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
+                          Checked total) {
+  const Checked kept =
+      Sum({Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}),
+           Mul({d.bs, d.v, 2})});
+  return Less(Sum({Hidden(d, 2),
+                   Mul({d.v, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+              Less(total, kept));
+}
+
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     const TransformerShape& shape, const ActivationWorkload& workload) {
   const absl::StatusOr<Dims> dims = DimsOf(shape, workload);
   if (!dims.ok()) return dims.status();
-  if (!shape.not_estimated.empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "activations: not estimated for this family: ", shape.not_estimated));
-  }
   const Dims& d = *dims;
   const Attention attention = workload.attention;
   const bool ckpt = workload.activation_checkpointing;
   const Checked layer = LayerSaved(shape, d, attention);
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
-  const Checked loss = Sum({logits32, Mul({d.bs, 8}), Wide{4}});
-  const Checked held = Sum({Mul({d.bs, d.v, 2}),
-                            (ckpt && shape.rotary) ? Mul({d.s, d.d, 4})
-                                                   : Checked{Wide{0}}});
+  const Checked loss = Sum({logits32, Targets(d), Wide{4}});
+  const Checked held =
+      Sum({Mul({d.bs, d.v, 2}),
+           (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
   const Checked recompute = ckpt ? layer : Checked{Wide{0}};
   const Checked layer_backward = LayerBackward(shape, d, attention);
 
@@ -258,18 +315,19 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked layers = Mul({per_layer, shape.num_layers});
   const Checked outside = OutsideSaved(shape, d, workload);
   const Checked saved = Sum({layers, outside, loss});
+  const Checked total = Sum({saved, held});
   const Checked loss_backward = Mul({logits32, 2});
-  // The layers' backward runs on what is left once the loss and the final
-  // norm have released theirs.
-  const Checked released = ReleasedBeforeLayers(shape, d, loss);
+  const Checked head_backward = HeadBackward(d, loss);
   // A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
-  // input buffer for the embedding's share: held through the layers.
-  const Checked tied = shape.tied_embeddings ? Mul({d.v, d.h, 2})
-                                             : Checked{Wide{0}};
-  Checked inside = Sum({recompute, layer_backward, tied});
-  if (inside.has_value() && released.has_value()) {
-    inside = *inside > *released ? *inside - *released : 0;
-  }
+  // input buffer for the embedding's share: held through the layers, which
+  // run on what the loss and the final norm left.
+  const Checked tied =
+      shape.tied_embeddings ? Mul({d.v, d.h, 2}) : Checked{Wide{0}};
+  const Checked inside = Less(Sum({recompute, layer_backward, tied}),
+                              ReleasedBeforeLayers(shape, d, loss));
+  const Checked embedding_backward = EmbeddingBackward(shape, d, total);
+  const Checked transient =
+      Max(Max(loss_backward, head_backward), Max(inside, embedding_backward));
   for (const auto& [value, part, field] : {
            std::tuple{per_layer, "per_layer_bytes", &out.per_layer_bytes},
            std::tuple{layers, "layers_bytes", &out.layers_bytes},
@@ -278,14 +336,17 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
            std::tuple{loss, "loss_bytes", &out.loss_bytes},
            std::tuple{saved, "saved_bytes", &out.saved_bytes},
            std::tuple{held, "held_bytes", &out.held_bytes},
-           std::tuple{Sum({saved, held}), "total_bytes", &out.total_bytes},
+           std::tuple{total, "total_bytes", &out.total_bytes},
            std::tuple{loss_backward, "loss_backward_bytes",
                       &out.loss_backward_bytes},
+           std::tuple{head_backward, "head_backward_bytes",
+                      &out.head_backward_bytes},
            std::tuple{recompute, "recompute_bytes", &out.recompute_bytes},
            std::tuple{layer_backward, "layer_backward_bytes",
                       &out.layer_backward_bytes},
-           std::tuple{Max(loss_backward, inside), "transient_bytes",
-                      &out.transient_bytes},
+           std::tuple{embedding_backward, "embedding_backward_bytes",
+                      &out.embedding_backward_bytes},
+           std::tuple{transient, "transient_bytes", &out.transient_bytes},
        }) {
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
   }

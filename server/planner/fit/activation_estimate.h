@@ -18,28 +18,33 @@ namespace chunkplan::planner {
 
 // The estimate by part, in bytes.
 struct ActivationBytes {
-  uint64_t per_layer_bytes = 0;  // saved by one decoder layer (its input
-                                 // alone under checkpointing)
-  uint64_t layers_bytes = 0;     // L x per_layer_bytes
+  uint64_t per_layer_bytes = 0;       // saved by one decoder layer (its input
+                                      // alone under checkpointing)
+  uint64_t layers_bytes = 0;          // L x per_layer_bytes
   uint64_t outside_layers_bytes = 0;  // embedding indices, positions, rotary
                                       // tables or the checkpoint's mask,
                                       // dropout, final norm, lm_head input
-  uint64_t loss_bytes = 0;   // fp32 log-probabilities, targets, weight
-  uint64_t saved_bytes = 0;  // the three above: unique storages saved
-  uint64_t held_bytes = 0;   // held, not saved: the 16-bit logits (the
-                             // model's output), rotary tables the
-                             // checkpoint keeps as Python objects
+  uint64_t loss_bytes = 0;            // fp32 log-probabilities, targets, weight
+  uint64_t saved_bytes = 0;           // the three above: unique storages saved
+  uint64_t held_bytes = 0;            // held, not saved: the 16-bit logits (the
+                                      // model's output), rotary tables the
+                                      // checkpoint keeps as Python objects
   uint64_t total_bytes = 0;  // saved_bytes + held_bytes: activation_bytes
-  // Transients of the backward pass (above total_bytes):
-  uint64_t loss_backward_bytes = 0;   // fp32 gradients of the
-                                      // log-probabilities and the logits
-  uint64_t recompute_bytes = 0;       // checkpointing: one layer's saves
-                                      // while it is re-run (else 0)
-  uint64_t layer_backward_bytes = 0;  // the gradients alive inside one
-                                      // layer's backward (a weight's
-                                      // gradient among them)
-  // max(loss_backward_bytes, recompute_bytes + layer_backward_bytes less
-  // what the loss and the final norm released before the layers' backward)
+  // Transients of the backward pass, each the most it holds above
+  // total_bytes at one point (docs/plan.md, "Transients"):
+  uint64_t loss_backward_bytes = 0;       // fp32 gradients of the
+                                          // log-probabilities and the logits
+  uint64_t head_backward_bytes = 0;       // lm_head's gradients, the loss's
+                                          // saves released
+  uint64_t recompute_bytes = 0;           // checkpointing: one layer's saves
+                                          // while it is re-run (else 0)
+  uint64_t layer_backward_bytes = 0;      // the gradients one layer's backward
+                                          // holds above its saves
+  uint64_t embedding_backward_bytes = 0;  // the embedding's, last
+  // The largest: loss_backward_bytes, head_backward_bytes,
+  // recompute_bytes + layer_backward_bytes (+ a tied weight's held
+  // gradient) less what the loss and the final norm released, or
+  // embedding_backward_bytes.
   uint64_t transient_bytes = 0;
 };
 

@@ -164,8 +164,10 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.cluster = &request.cluster;
   context.precision = &request.precision;
   context.has_workload = request.workload.has_value();
-  CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
-                             PlanActivationBytes(request.workload));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
+                             PlanActivationNeed(request.workload));
+  context.activation_bytes = activations.activation_bytes;
+  context.transient_bytes = activations.transient_bytes;
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;

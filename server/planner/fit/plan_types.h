@@ -59,6 +59,7 @@ struct PlanOption {
   uint64_t gathered_chunk_bytes = 0;
   uint64_t layout_padding = 0;
   uint64_t activation_bytes = 0;
+  uint64_t transient_bytes = 0;
   // The device need, host bytes per node, margin, fits, tight and why_not
   // (fit/verdict.h).
   Verdict verdict;

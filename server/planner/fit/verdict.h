@@ -30,12 +30,14 @@ uint64_t MarginBytes(double margin, uint64_t memory);
 // memory less MarginBytes. Requires CheckMargin to have passed.
 uint64_t DeviceBudgetBytes(const Cluster& cluster);
 
-// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes,
-// or nullopt when the sum exceeds 2^64-1.
+// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes +
+// transient_bytes (backward's largest extra above the activations), or
+// nullopt when the sum exceeds 2^64-1.
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
                                      uint64_t reserve_bytes,
-                                     uint64_t activation_bytes);
+                                     uint64_t activation_bytes,
+                                     uint64_t transient_bytes);
 
 // min(gpus_per_node, world_size) x the larger host bytes of `most` and
 // `most_least` (rank 0 under the two extreme chunk orders), or nullopt
