@@ -30,6 +30,7 @@ absl::Status SetGpt2Traits(const HfConfig& cfg, bool tied,
   t.gated_mlp = t.rotary = t.fp32_softmax = false;
   t.scale_by_tensor = scale;
   t.tied_embeddings = tied;
+  t.fused_qkv = true;  // c_attn
   const std::string name = act.value_or("gelu_new");
   t.gelu_new = name == "gelu_new";
   if (upcast) {

@@ -24,7 +24,7 @@ struct DecoderTraits {
   bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
   bool rotary = true;        // RoPE (else learned positions)
   bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
-       embed_scale = false, tied_embeddings = false;
+       embed_scale = false, tied_embeddings = false, fused_qkv = false;
   bool attention_dropout = false, hidden_dropout = false,
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.

@@ -54,6 +54,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.head_dim = t.head_dim;
   s.intermediate_size = m.intermediate_size;
   s.tied_embeddings = t.tied_embeddings;
+  s.fused_qkv = t.fused_qkv;
   s.norm = t.norm == "gemma_rms"    ? planner::NormKind::kGemmaRmsNorm
            : t.norm == "layer_norm" ? planner::NormKind::kLayerNorm
                                     : planner::NormKind::kRmsNorm;

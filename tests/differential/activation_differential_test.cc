@@ -84,6 +84,7 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->norm = static_cast<NormKind>(In(rng, 0, 2));
   t->activation = static_cast<MlpActivation>(In(rng, 0, 1));
   t->tied_embeddings = coin();
+  t->fused_qkv = coin();
   t->gated_mlp = coin();
   t->rotary = coin();
   t->qk_norm = coin();
@@ -149,7 +150,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * t.head_dim;
     t.head_dim = 0;
-    t.tied_embeddings = true;
+    t.tied_embeddings = t.fused_qkv = true;
     t.norm = NormKind::kLayerNorm;
     t.gated_mlp = t.rotary = t.fp32_softmax = false;
     t.activation = MlpActivation::kGeluNew;
@@ -177,7 +178,8 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(", "vocab_size": ")", t.vocab_size, R"(", "num_key_value_heads": ")",
       t.num_key_value_heads, R"(", "head_dim": ")", t.head_dim,
       R"(", "intermediate_size": ")", t.intermediate_size,
-      R"(", "tied_embeddings": )", flag(t.tied_embeddings), R"(, "norm": ")",
+      R"(", "tied_embeddings": )", flag(t.tied_embeddings),
+      R"(, "fused_qkv": )", flag(t.fused_qkv), R"(, "norm": ")",
       kNorms[static_cast<int>(t.norm)], R"(", "gated_mlp": )",
       flag(t.gated_mlp), R"(, "activation": ")",
       t.activation == MlpActivation::kGeluNew ? "gelu_new" : "single_op",
@@ -208,6 +210,7 @@ std::vector<std::tuple<const char*, uint64_t>> Parts(const ActivationBytes& a) {
           {"total_bytes", a.total_bytes},
           {"loss_backward_bytes", a.loss_backward_bytes},
           {"head_backward_bytes", a.head_backward_bytes},
+          {"final_norm_backward_bytes", a.final_norm_backward_bytes},
           {"recompute_bytes", a.recompute_bytes},
           {"layer_backward_bytes", a.layer_backward_bytes},
           {"embedding_backward_bytes", a.embedding_backward_bytes},

@@ -58,12 +58,22 @@ U64_MAX = 2**64 - 1
 
 PARTS = ("per_layer_bytes", "layers_bytes", "outside_layers_bytes",
          "loss_bytes", "saved_bytes", "held_bytes", "total_bytes",
-         "loss_backward_bytes", "head_backward_bytes", "recompute_bytes",
+         "loss_backward_bytes", "head_backward_bytes",
+         "final_norm_backward_bytes", "recompute_bytes",
          "layer_backward_bytes", "embedding_backward_bytes",
          "transient_bytes")
 
 SIZE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
                "vocab_size")
+
+
+# Bytes a norm's backward holds above its saves per element of its input
+# (b x s x h), besides the input's gradient: measured with torch.profiler
+# on the norms of decoder_torch.py (tests/oracle/norm_backward_test in
+# activation_oracle_test.py re-measures them): RMSNorm's fp32 chain
+# (grad.to(fp32), x * rsqrt's two gradients, mean's expand, pow's 2x)
+# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3.
+NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3}
 
 
 class ActivationError(ValueError):
@@ -266,15 +276,25 @@ def estimate(shape, work):
         for_pv = (3 * p if t["attention_dropout"] else
                   2 * p if t["fp32_softmax"] else 0)
         after_attention += eager_kv(x) + for_pv  # v, PV's left factor
-    # Last, q, k and v's projections: their gradients (and, fused, their
-    # concatenation), the largest projection weight's gradient and the
+    # Last, q, k and v's projections: their gradients, the largest
+    # projection weight's gradient (GPT-2's fused c_attn: all three) and the
     # input's, once all but the first norm's saves and output is released.
     qkv = 2 * bs * (ad + 2 * x["kv"] * x["d"])
     weight = 2 * h * (ad + 2 * x["kv"] * x["d"] if t["fused_qkv"] else ad)
-    qkv_step = ((2 if t["fused_qkv"] else 1) * qkv + weight + 2 * n -
+    qkv_step = (qkv + weight + 2 * n -
                 (layer - norm - 2 * n))
+    # A norm's backward: its fp32 arithmetic's temporaries, NORM_BACKWARD
+    # bytes an element (after the MLP, for the second norm; last, for the
+    # first).
+    norm_step = NORM_BACKWARD[t["norm"]] * n
+    mlp_and_masks = sum(m for name, m in layer_tensors(t, x, attention)
+                        if name.startswith(("act", "gate_proj", "up_proj",
+                                            "c_fc", "gelu_new",
+                                            "residual dropout")))
     layer_backward = 2 * n + max(mlp_step, attn_work - after_attention,
-                                 qkv_step)
+                                 qkv_step,
+                                 norm_step - mlp_and_masks - 2 * n,
+                                 norm_step - (layer - norm - 2 * n))
     recompute = layer if ckpt else 0
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
@@ -301,8 +321,11 @@ def estimate(shape, work):
     embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) * v * h -
                     (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
-    parts["transient_bytes"] = max(8 * b * s * v, head, inside - released,
-                                   embedding)
+    # The final norm's backward, once the loss and lm_head released theirs.
+    final_norm = max(0, NORM_BACKWARD[t["norm"]] * n - loss)
+    parts["final_norm_backward_bytes"] = final_norm
+    parts["transient_bytes"] = max(8 * b * s * v, head, final_norm,
+                                   inside - released, embedding)
     for p in PARTS:
         if parts[p] > U64_MAX:
             raise ActivationError(f"activations.{p} exceeds 2^64-1 bytes")

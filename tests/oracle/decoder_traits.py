@@ -82,7 +82,7 @@ def _gpt2(config, description, heads):
     t = _sizes(description, heads)
     act = config.get("activation_function") or "gelu_new"
     t.update(tied_embeddings=config.get("tie_word_embeddings", True),
-             norm="layer_norm", gated_mlp=False,
+             fused_qkv=True, norm="layer_norm", gated_mlp=False,
              activation="gelu_new" if act == "gelu_new" else "single_op",
              rotary=False, qk_norm=False, fp32_softmax=False,
              scale_by_tensor=config.get("scale_attn_weights", True),

@@ -235,25 +235,41 @@ Checked Less(Checked x, Checked y) {
   return *x > *y ? *x - *y : 0;
 }
 
+// Bytes a norm's backward holds above its saves per element of its input,
+// besides the input's gradient: measured with torch.profiler on the
+// oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
+// Gemma's 16, LayerNorm's fused kernel 3.
+Checked NormBackward(NormKind kind, const Dims& d) {
+  const Wide per_element = kind == NormKind::kRmsNorm        ? 18
+                           : kind == NormKind::kGemmaRmsNorm ? 16
+                                                             : 3;
+  return Mul({d.bs, d.h, per_element});
+}
+
 // The gradients one layer's backward holds above its saves (docs/plan.md,
-// "Transients"): the residual stream's gradient plus its largest step:
-// first the MLP's (an op's input gradient with its weight's, freed once
-// Gemini takes it, or the last product's three gradients once down_proj's
-// input is released) over all the layer's saves; then the attention's
-// (eager softmax's gradients in and out, fp32 when upcast; a kernel's dq,
-// dk, dv, d(out); o_proj's input and weight gradients) once the MLP, the
-// second norm, the residual masks, o_proj's input and PV's operands are
-// released.
+// "Transients"): the residual stream's gradient plus its largest step, in
+// the order backward runs them: the MLP's (an op's input gradient with its
+// weight's, freed once Gemini takes it, or the last product's three
+// gradients once down_proj's input is released) over all the layer's
+// saves; the second norm's once the MLP and the residual masks are
+// released; the attention's (eager softmax's gradients in and out, fp32
+// when upcast; a kernel's dq, dk, dv, d(out); o_proj's input and weight
+// gradients) once the second norm, o_proj's input and PV's operands are
+// released too; q, k and v's projections (their gradients, the largest
+// projection weight's, all three fused, and the input's) and the first
+// norm's once all but the first norm's saves and output is released.
 Checked LayerBackward(const TransformerShape& t, const Dims& d,
                       Attention attention) {
   const Wide ad = d.a * d.d;
+  const Wide kvd = d.kv * d.d;
   const Checked i = Mul({d.bs, d.inter, 2});
   const Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
   const Checked q = Mul({d.bs, ad, 2});
+  const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention =
-      Sum({MlpSaved(t, d), NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
-           t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}}, q});
+  Checked after_attention = Sum({mlp_and_masks, norm, Hidden(d, 2), q});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -262,7 +278,19 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
                                                : Checked{Wide{0}};
     after_attention = Sum({after_attention, EagerKv(d), for_pv});
   }
-  return Sum({Hidden(d, 2), Max(mlp_step, Less(attn_work, after_attention))});
+  // All of the layer's saves but the first norm's and its output.
+  const Checked beyond_first_norm =
+      Less(LayerSaved(t, d, attention), Sum({norm, Hidden(d, 2)}));
+  const Checked qkv_step =
+      Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
+                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
+           beyond_first_norm);
+  const Checked norm_step = NormBackward(t.norm, d);
+  Checked step = Max(mlp_step, Less(attn_work, after_attention));
+  step = Max(step, qkv_step);
+  step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  step = Max(step, Less(norm_step, beyond_first_norm));
+  return Sum({Hidden(d, 2), step});
 }
 
 // What the loss's and the final norm's backward release before the layers
@@ -326,8 +354,11 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked inside = Less(Sum({recompute, layer_backward, tied}),
                               ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward = EmbeddingBackward(shape, d, total);
-  const Checked transient =
-      Max(Max(loss_backward, head_backward), Max(inside, embedding_backward));
+  // The final norm's backward, once the loss and lm_head released theirs.
+  const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
+  Checked transient = Max(loss_backward, head_backward);
+  transient = Max(transient, final_norm_backward);
+  transient = Max(transient, Max(inside, embedding_backward));
   for (const auto& [value, part, field] : {
            std::tuple{per_layer, "per_layer_bytes", &out.per_layer_bytes},
            std::tuple{layers, "layers_bytes", &out.layers_bytes},
@@ -341,6 +372,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
                       &out.loss_backward_bytes},
            std::tuple{head_backward, "head_backward_bytes",
                       &out.head_backward_bytes},
+           std::tuple{final_norm_backward, "final_norm_backward_bytes",
+                      &out.final_norm_backward_bytes},
            std::tuple{recompute, "recompute_bytes", &out.recompute_bytes},
            std::tuple{layer_backward, "layer_backward_bytes",
                       &out.layer_backward_bytes},

@@ -32,19 +32,21 @@ struct ActivationBytes {
   uint64_t total_bytes = 0;  // saved_bytes + held_bytes: activation_bytes
   // Transients of the backward pass, each the most it holds above
   // total_bytes at one point (docs/plan.md, "Transients"):
-  uint64_t loss_backward_bytes = 0;       // fp32 gradients of the
-                                          // log-probabilities and the logits
-  uint64_t head_backward_bytes = 0;       // lm_head's gradients, the loss's
-                                          // saves released
-  uint64_t recompute_bytes = 0;           // checkpointing: one layer's saves
-                                          // while it is re-run (else 0)
-  uint64_t layer_backward_bytes = 0;      // the gradients one layer's backward
-                                          // holds above its saves
-  uint64_t embedding_backward_bytes = 0;  // the embedding's, last
+  uint64_t loss_backward_bytes = 0;        // fp32 gradients of the
+                                           // log-probabilities and the logits
+  uint64_t head_backward_bytes = 0;        // lm_head's gradients, the loss's
+                                           // saves released
+  uint64_t final_norm_backward_bytes = 0;  // the final norm's fp32
+                                           // temporaries
+  uint64_t recompute_bytes = 0;            // checkpointing: one layer's saves
+                                           // while it is re-run (else 0)
+  uint64_t layer_backward_bytes = 0;       // the gradients one layer's backward
+                                           // holds above its saves
+  uint64_t embedding_backward_bytes = 0;   // the embedding's, last
   // The largest: loss_backward_bytes, head_backward_bytes,
-  // recompute_bytes + layer_backward_bytes (+ a tied weight's held
-  // gradient) less what the loss and the final norm released, or
-  // embedding_backward_bytes.
+  // final_norm_backward_bytes, recompute_bytes + layer_backward_bytes (+ a
+  // tied weight's held gradient) less what the loss and the final norm
+  // released, or embedding_backward_bytes.
   uint64_t transient_bytes = 0;
 };
 
