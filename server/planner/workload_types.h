@@ -37,8 +37,8 @@ struct TransformerShape {
   uint64_t num_key_value_heads = 0;  // kv (0: a)
   uint64_t head_dim = 0;             // d (0: h / a)
   uint64_t intermediate_size = 0;    // the MLP's width (0: 4h)
-  bool tied_embeddings = false;  // lm_head shares the embedding's weight
-  bool fused_qkv = false;        // one q/k/v projection (GPT-2's c_attn)
+  bool tied_embeddings = false;      // lm_head shares the embedding's weight
+  bool fused_qkv = false;            // one q/k/v projection (GPT-2's c_attn)
   NormKind norm = NormKind::kRmsNorm;
   bool gated_mlp = true;  // down(act(gate(x)) * up(x)); else fc, act, proj
   MlpActivation activation = MlpActivation::kSingleOp;

@@ -15,7 +15,7 @@
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
-// setting (default 8; the full run: 100, 200 per family),
+// setting (default 4; the full run: 100, 200 per family),
 // CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle script (to check
 // that a broken oracle fails this test).
 
@@ -54,7 +54,7 @@ using planner::NormKind;
 using planner::TransformerShape;
 
 constexpr int kDefaultCases = 5000;
-constexpr int kDefaultMeasured = 8;
+constexpr int kDefaultMeasured = 4;
 
 struct Case {
   std::string family;  // the torch model the oracle builds ("" none)

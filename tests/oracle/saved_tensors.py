@@ -115,18 +115,21 @@ def graph_saves(root):
 
 
 def saved_bytes(model, root, recorder):
-    """(bytes under torch >= 2.2, bytes as 1.13 saved them, by-node table):
-    unique storages packed for backward, model state excluded."""
+    """(bytes under torch >= 2.2 on CUDA, bytes as 1.13 saved them on CPU,
+    by-node table): unique storages packed for backward, model state
+    excluded."""
     state = state_storages(model)
     walk = graph_saves(root)
+    as_packed = {p: n for p, n in recorder.packed.items() if p not in state}
+    # Sizes as CUDA keeps them (CUDA_FP32).
     packed = {p: max(n for _, _, n in walk[p]) if p in walk else n
-              for p, n in recorder.packed.items() if p not in state}
+              for p, n in as_packed.items()}
     walked = {p for p in walk if p not in state}
     missing = set(packed) - walked
     if missing:
         raise AssertionError("packed storages the graph walk did not name: "
                              f"{sorted(packed[p] for p in missing)}")
-    raw = sum(packed.values())
+    raw = sum(as_packed.values())
     modern = 0
     table = collections.Counter()
     for p, n in packed.items():
