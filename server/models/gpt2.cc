@@ -1,5 +1,8 @@
 // GPT-2: transformers' GPT2Model and GPT2LMHeadModel (modeling_gpt2.py).
 
+#include <optional>
+#include <string>
+
 #include "common/status_macros.h"
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
@@ -8,32 +11,41 @@
 namespace chunkplan::models {
 namespace {
 
-// GPT-2's layer as the activation estimate models it: LayerNorm, c_fc /
-// gelu_new / c_proj, learned positions, a 16-bit softmax after dividing by
-// a 0-dim tensor, dropout where attn_pdrop, resid_pdrop, embd_pdrop are
-// not 0. Other activations or reorder_and_upcast_attn: not modelled.
-absl::Status SetGpt2Traits(const HfConfig& cfg, bool tied,
-                           ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<std::string> act,
-                             cfg.OptionalText("activation_function"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool upcast, cfg.Flag("reorder_and_upcast_attn"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool scale, cfg.Flag("scale_attn_weights"));
+// GPT-2's layer as the activation estimate models it: LayerNorm, the fused
+// c_attn, gelu_new / c_proj, learned positions, a 16-bit softmax after
+// dividing by a 0-dim tensor, dropout where attn_pdrop, resid_pdrop,
+// embd_pdrop are not 0. Another activation, reorder_and_upcast_attn or a
+// value of the wrong type leaves traits.not_estimated set with the reason
+// (the description itself does not read these keys).
+void SetGpt2Traits(const HfConfig& cfg, bool tied, ModelDescription& d) {
   DecoderTraits& t = d.traits;
-  CHUNKPLAN_ASSIGN_OR_RETURN(t.attention_dropout,
-                             cfg.NonZeroProbability("attn_pdrop"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(t.hidden_dropout,
-                             cfg.NonZeroProbability("resid_pdrop"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(t.embedding_dropout,
-                             cfg.NonZeroProbability("embd_pdrop"));
   t.head_dim = d.hidden_size / d.num_attention_heads;
   t.norm = "layer_norm";
   t.gated_mlp = t.rotary = t.fp32_softmax = false;
-  t.scale_by_tensor = scale;
   t.tied_embeddings = tied;
   t.fused_qkv = true;  // c_attn
-  const std::string name = act.value_or("gelu_new");
+  const absl::StatusOr<std::optional<std::string>> act =
+      cfg.OptionalText("activation_function");
+  const absl::StatusOr<bool> upcast = cfg.Flag("reorder_and_upcast_attn");
+  const absl::StatusOr<bool> scale = cfg.Flag("scale_attn_weights");
+  const absl::StatusOr<bool> attn = cfg.NonZeroProbability("attn_pdrop");
+  const absl::StatusOr<bool> resid = cfg.NonZeroProbability("resid_pdrop");
+  const absl::StatusOr<bool> embd = cfg.NonZeroProbability("embd_pdrop");
+  for (const absl::Status& s : {act.status(), upcast.status(), scale.status(),
+                                attn.status(), resid.status(),
+                                embd.status()}) {
+    if (!s.ok()) {
+      t.not_estimated = std::string(s.message());
+      return;
+    }
+  }
+  t.scale_by_tensor = *scale;
+  t.attention_dropout = *attn;
+  t.hidden_dropout = *resid;
+  t.embedding_dropout = *embd;
+  const std::string name = act->value_or("gelu_new");
   t.gelu_new = name == "gelu_new";
-  if (upcast) {
+  if (*upcast) {
     t.not_estimated = "reorder_and_upcast_attn is not modelled";
   } else if (!t.gelu_new && name != "gelu" && name != "gelu_pytorch_tanh") {
     t.not_estimated = "activation_function \"" + name +
@@ -42,7 +54,6 @@ absl::Status SetGpt2Traits(const HfConfig& cfg, bool tied,
   } else {
     t.not_estimated.clear();
   }
-  return absl::OkStatus();
 }
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -72,7 +83,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.num_attention_heads = d.num_key_value_heads = heads;
   d.intermediate_size = inner;
   d.vocab_size = vocab;
-  CHUNKPLAN_RETURN_IF_ERROR(SetGpt2Traits(cfg, tied, d));
+  SetGpt2Traits(cfg, tied, d);
   const bool lm_head = architecture == "GPT2LMHeadModel";
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "wte", vocab, dim);

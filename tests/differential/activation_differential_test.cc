@@ -4,7 +4,8 @@
 //  * RandomTraitsMatchTheOracle: fresh random layer traits, shapes and
 //    workloads (realistic ones, any bit width, the 2^64 edge), every part
 //    equal to the oracle's itemized list, a refusal its message;
-//  * EagerEqualsWhatAutogradSaves: small models of each served family the
+//  * EagerEqualsWhatAutogradSaves: small models of each served family (in
+//    its proportions: q width, MLP and vocabulary against h) the
 //    oracle builds in torch and runs (CPU, bf16, eager attention,
 //    checkpointing on and off): saved_bytes equals the unique storages
 //    autograd saved for backward (torch 1.13's extra saves taken out by
@@ -134,13 +135,17 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   Case c;
   c.family = family;
   TransformerShape& t = c.shape;
+  // The served families' proportions: q as wide as h within a third
+  // (Gemma-7B: 4096 for 3072), an MLP 2 to 6 h wide, a vocabulary of
+  // 2 to 8 h; at least 2 tokens.
   t.num_layers = In(rng, 1, 3);
   t.num_key_value_heads = In(rng, 1, 3);
   t.num_attention_heads = t.num_key_value_heads * In(rng, 1, 3);
   t.head_dim = 2 * In(rng, 1, 4);
-  t.hidden_size = In(rng, 4, 40);
-  t.intermediate_size = In(rng, 4, 64);
-  t.vocab_size = In(rng, 8, 128);
+  const uint64_t q_width = t.num_attention_heads * t.head_dim;
+  t.hidden_size = std::max<uint64_t>(4, q_width * In(rng, 75, 134) / 100);
+  t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
+  t.vocab_size = std::max<uint64_t>(8, t.hidden_size * In(rng, 2, 8));
   if (family == "qwen3") t.qk_norm = true;
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
@@ -160,7 +165,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.embedding_dropout = In(rng, 0, 1) == 1;
   }
   c.work.micro_batch = static_cast<uint32_t>(In(rng, 1, 3));
-  c.work.sequence_length = static_cast<uint32_t>(In(rng, 1, 12));
+  c.work.sequence_length = static_cast<uint32_t>(In(rng, 2, 16));
   c.work.activation_checkpointing = checkpointing;
   c.work.attention = Attention::kEager;
   return c;

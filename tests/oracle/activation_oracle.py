@@ -299,7 +299,23 @@ def estimate(shape, work):
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
     tied = 2 * v * h if t["tied_embeddings"] else 0
-    inside = recompute + layer_backward + tied
+    # Re-running an eager layer, its softmax holds the 16-bit scores, their
+    # fp32 copy and the result at once (GPT-2: the scores and the result),
+    # over the saves made before it (v repeated among them), the tensors
+    # the attention's locals still hold (q, k and v before their copies)
+    # and the incoming gradient.
+    forward_softmax = 0
+    if ckpt and attention == "eager":
+        p = b * x["a"] * s * s
+        before = sum(m for name, m in layer_tensors(t, x, attention)
+                     if name.startswith(("input norm", "q_norm", "k_norm",
+                                         "q for QK^T", "k repeated",
+                                         "v repeated", "the 0-dim scale")))
+        kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
+                     2 * 2 * bs * x["kv"] * x["d"])
+        forward_softmax = (2 * n + before + q + kv_locals +
+                           (10 if t["fp32_softmax"] else 4) * p)
+    inside = max(recompute + layer_backward, forward_softmax) + tied
     parts = {
         "per_layer_bytes": per_layer,
         "layers_bytes": x["L"] * per_layer,

@@ -8,6 +8,7 @@ traits(config, description) -> the activation oracle's shape dict, with
 layer is not modelled.
 """
 
+import json
 import re
 
 # model_type: (the config key of the MLP's activation, its default).
@@ -25,7 +26,8 @@ def _probability(config, key, default):
         return False
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
             not 0 <= value <= 1:
-        raise ValueError(f"config {key}: expected a probability in [0, 1]")
+        raise ValueError(f"config {key}: expected a probability in [0, 1], "
+                         f"got {json.dumps(value)}")
     return value != 0
 
 
@@ -87,10 +89,15 @@ def _gpt2(config, description, heads):
              rotary=False, qk_norm=False, fp32_softmax=False,
              scale_by_tensor=config.get("scale_attn_weights", True),
              embed_scale=False,
-             attention_dropout=_probability(config, "attn_pdrop", 0.1),
-             hidden_dropout=_probability(config, "resid_pdrop", 0.1),
-             embedding_dropout=_probability(config, "embd_pdrop", 0.1),
              not_estimated="")
+    try:
+        for trait, key in (("attention_dropout", "attn_pdrop"),
+                           ("hidden_dropout", "resid_pdrop"),
+                           ("embedding_dropout", "embd_pdrop")):
+            t[trait] = _probability(config, key, 0.1)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
     if config.get("reorder_and_upcast_attn", False):
         t["not_estimated"] = "reorder_and_upcast_attn is not modelled"
     elif act not in ("gelu_new", "gelu", "gelu_pytorch_tanh"):

@@ -147,17 +147,20 @@ Checked Targets(const Dims& d) {
   return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
 }
 
+// Qwen3's q_norm and k_norm: RMS norms over (b s a, d) and (b s kv, d).
+Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
+  if (!t.qk_norm) return Wide{0};
+  return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
+              NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
+}
+
 // What one layer's attention saves, its input (the norm's output) aside.
 Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                        Attention attention) {
   const Checked q = Mul({d.bs, d.a, d.d, 2});    // 16 bits, a heads
   const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
   const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
-  Checked out = Wide{0};
-  if (t.qk_norm) {
-    out = Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
-               NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
-  }
+  const Checked out = QkNormSaved(t, d);
   switch (Resolved(attention)) {
     case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
                                        // rng_state (2 x int64)
@@ -293,6 +296,25 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   return Sum({Hidden(d, 2), step});
 }
 
+// Re-running an eager layer under checkpointing, its softmax holds the
+// 16-bit scores, their fp32 copy and the result at once (GPT-2: the scores
+// and the result), over the saves made before it (v repeated among them),
+// the tensors the attention's locals still hold (q, k and v before their
+// copies) and the incoming gradient. 0 for another attention.
+Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
+                       Attention attention) {
+  if (Resolved(attention) != Attention::kEager) return Wide{0};
+  const Checked q = Mul({d.bs, d.a, d.d, 2});
+  const Checked p = Mul({d.b, d.a, d.s, d.s});
+  const Checked before = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
+                              QkNormSaved(t, d), q, EagerKv(d), EagerKv(d),
+                              t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
+  const Checked kv_locals =
+      (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
+  return Sum({Hidden(d, 2), before, q, kv_locals,
+              Mul({p, t.fp32_softmax ? Wide{10} : Wide{4}})});
+}
+
 // What the loss's and the final norm's backward release before the layers
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
@@ -351,8 +373,11 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // run on what the loss and the final norm left.
   const Checked tied =
       shape.tied_embeddings ? Mul({d.v, d.h, 2}) : Checked{Wide{0}};
-  const Checked inside = Less(Sum({recompute, layer_backward, tied}),
-                              ReleasedBeforeLayers(shape, d, loss));
+  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
+                                   ForwardSoftmax(shape, d, attention))
+                             : Sum({recompute, layer_backward});
+  const Checked inside =
+      Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward = EmbeddingBackward(shape, d, total);
   // The final norm's backward, once the loss and lm_head released theirs.
   const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
