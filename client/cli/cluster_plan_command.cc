@@ -3,13 +3,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/plan_table.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
 #include "common/status_macros.h"
-#include "server/planner/planner.h"
 #include "server/service/plan_convert.h"
 
 namespace chunkplan::cli {

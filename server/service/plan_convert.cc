@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/fit/plan_checks.h"
+#include "chunkplan/planner/cluster_checks.h"
 #include "server/service/proto_convert.h"
 #include "server/service/workload_convert.h"
 
@@ -54,17 +54,19 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   SetVerdict(o.verdict, out->mutable_verdict());
 }
 
-}  // namespace
-
-absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
-  if (absl::Status s =
-          planner::CheckCluster(ClusterFromProto(request.cluster()));
-      !s.ok()) {
-    return s;
+// The checks after the cluster's, in the oracle's order: a present
+// workload's sizes, then FromProto.
+absl::StatusOr<planner::PlanRequest> SizesThenFromProto(
+    const v1::PlanRequest& request, const ModelLimits& limits) {
+  if (request.has_workload()) {
+    if (absl::Status s = CheckWorkloadSizes(request.workload()); !s.ok()) {
+      return s;
+    }
   }
-  if (!request.has_workload()) return absl::OkStatus();
-  return CheckWorkloadSizes(request.workload());
+  return FromProto(request, limits);
 }
+
+}  // namespace
 
 std::string PrecisionName(v1::Precision precision) {
   return precision == v1::PRECISION_BF16 ? "bf16" : "fp16";
@@ -97,6 +99,19 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
         PlanWorkloadOf(request.workload(), described);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
+  }
+  return out;
+}
+
+absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
+    const v1::PlanRequest& request, const ModelLimits& limits) {
+  absl::StatusOr<planner::PlanRequest> out =
+      SizesThenFromProto(request, limits);
+  if (out.ok()) return out;
+  if (absl::Status s =
+          planner::CheckCluster(ClusterFromProto(request.cluster()));
+      !s.ok()) {
+    return s;
   }
   return out;
 }

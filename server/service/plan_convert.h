@@ -2,22 +2,16 @@
 #define CHUNKPLAN_SERVER_SERVICE_PLAN_CONVERT_H_
 
 // chunkplan.v1.PlanRequest / PlanResponse <-> the planner's Plan values
-// (server/planner/fit/plan_types.h). The search's rules: docs/plan.md.
+// (include/chunkplan/planner/plan_types.h). The search's rules: docs/plan.md.
 
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/plan_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
-#include "server/planner/fit/plan_types.h"
 #include "server/service/model_convert.h"
 
 namespace chunkplan::service {
-
-// The checks that come before the model is described, in the oracle's order
-// (docs/plan.md): the cluster's fields (planner::CheckCluster), then a
-// present workload's micro_batch and sequence_length (0: INVALID_ARGUMENT
-// naming it). The service runs them before FromProto.
-absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
 
 // The planner's Plan request for `request`. The search part as Layout's
 // (its errors prefixed "search."), except that dp_degrees is ignored (each
@@ -32,6 +26,16 @@ absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
 // decoder-only family; the description's errors ("search.model: ...").
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
                                                const ModelLimits& limits = {});
+
+// FromProto, refused in the oracle's order (docs/plan.md): the cluster's
+// fields (planner::CheckCluster), then a present workload's micro_batch and
+// sequence_length (0: INVALID_ARGUMENT naming it), then FromProto's errors.
+// The cluster is checked here only when the request is refused otherwise:
+// Planner::Plan checks the cluster of a request that converts, so each
+// request has it checked once (one whose only fault is its cluster has its
+// model described before Planner::Plan refuses it).
+absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
+    const v1::PlanRequest& request, const ModelLimits& limits = {});
 
 // The wire form of a Plan result; every option's gemini.precision is
 // `precision` (the request's: the planner's settings do not carry it).

@@ -3,7 +3,7 @@
 
 // From a Search call's raw request body to the planner's request, under the
 // server's limits, and the planner's options for those limits. (Every check
-// a request meets, and where: server/planner/plan/request_checks.h.) The
+// a request meets, and where: server/planner/request/request_checks.h.) The
 // service takes every request through these functions, and so does the fuzzer
 // (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
 // server runs.
@@ -12,10 +12,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/planner.h"
+#include "chunkplan/planner/search_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "server/planner/planner.h"
-#include "server/planner/search_types.h"
 #include "server/service/call_log.h"
 #include "server/service/model_convert.h"
 #include "server/service/service_options.h"
@@ -54,8 +54,9 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 
 // Whether a Search of the checked `request` runs inline on the callback
 // thread: planner::SweepWorkBound at most options.max_inline_work (0:
-// never), and served by CPU_PLATEAU: asked by name, or AUTO below
-// planner::kCudaMinWork (where AUTO never picks CUDA).
+// never), and served by CPU_PLATEAU whatever the machine
+// (planner::CpuPlateauServes: asked by name, or AUTO below the work where
+// AUTO may pick CUDA).
 bool RunsInline(const planner::SearchRequest& request,
                 const ServiceOptions& options);
 
@@ -100,8 +101,9 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
                                                   CallRecord* record = nullptr);
 
 // The planner's Plan request for `request` within `options`' limits
-// (FromProto, plan_convert.h: with search.model, the model described within
-// max_params and max_config_bytes).
+// (FromProtoInOrder, plan_convert.h: with search.model, the model described
+// within max_params and max_config_bytes; the cluster checked here only
+// when something else is refused, else by Planner::Plan).
 absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
                                                  const ServiceOptions& options);
 

@@ -23,12 +23,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "common/json_codec.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "server/planner/planner.h"
 #include "server/service/plan_convert.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/in_process_server.h"
@@ -72,10 +72,8 @@ absl::StatusOr<absl::StatusOr<v1::PlanResponse>> ParsePlanAnswer(
 // conversions and checks (as the server runs them, without gRPC).
 absl::StatusOr<v1::PlanResponse> PlannerPlan(const planner::Planner& planner,
                                              const v1::PlanRequest& request) {
-  if (absl::Status s = service::CheckPlanBeforeModel(request); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<planner::PlanRequest> plain = service::FromProto(request);
+  absl::StatusOr<planner::PlanRequest> plain =
+      service::FromProtoInOrder(request);
   if (!plain.ok()) return plain.status();
   absl::StatusOr<planner::PlanResult> result = planner.Plan(*plain);
   if (!result.ok()) return result.status();

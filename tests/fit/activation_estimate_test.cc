@@ -4,7 +4,7 @@
 // arithmetic itself; the torch oracle (activation_differential_test)
 // measures the eager figures on random shapes.
 
-#include "server/planner/fit/activation_estimate.h"
+#include "chunkplan/planner/activation_estimate.h"
 
 #include <cstdint>
 #include <string>
