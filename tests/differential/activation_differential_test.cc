@@ -143,7 +143,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   t.num_attention_heads = t.num_key_value_heads * In(rng, 1, 3);
   t.head_dim = 2 * In(rng, 1, 4);
   const uint64_t q_width = t.num_attention_heads * t.head_dim;
-  t.hidden_size = std::max<uint64_t>(4, q_width * In(rng, 75, 134) / 100);
+  t.hidden_size = std::max<uint64_t>(8, q_width * In(rng, 75, 134) / 100);
   t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
   t.vocab_size = std::max<uint64_t>(8, t.hidden_size * In(rng, 2, 8));
   if (family == "qwen3") t.qk_norm = true;
@@ -153,7 +153,8 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
-    t.hidden_size = t.num_attention_heads * t.head_dim;
+    t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
+    t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
     t.head_dim = 0;
     t.tied_embeddings = t.fused_qkv = true;
     t.norm = NormKind::kLayerNorm;
