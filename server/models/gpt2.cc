@@ -32,8 +32,7 @@ void SetGpt2Traits(const HfConfig& cfg, bool tied, ModelDescription& d) {
   const absl::StatusOr<bool> resid = cfg.NonZeroProbability("resid_pdrop");
   const absl::StatusOr<bool> embd = cfg.NonZeroProbability("embd_pdrop");
   for (const absl::Status& s : {act.status(), upcast.status(), scale.status(),
-                                attn.status(), resid.status(),
-                                embd.status()}) {
+                                attn.status(), resid.status(), embd.status()}) {
     if (!s.ok()) {
       t.not_estimated = std::string(s.message());
       return;

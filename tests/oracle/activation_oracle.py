@@ -235,7 +235,7 @@ def outside_tensors(t, x, work):
 def estimate(shape, work):
     """The parts (ints); raises ActivationError."""
     x = dims(shape, work)
-    t = dict(shape)
+    t = dict(DEFAULT_TRAITS, **shape)
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
