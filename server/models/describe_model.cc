@@ -124,7 +124,9 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.linears = std::move(storing.linears());
   description.total = storing.total();
+  description.trainable = description.total;
   return description;
 }
 

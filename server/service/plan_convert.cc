@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/cluster_checks.h"
+#include "server/service/model_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/workload_convert.h"
 
@@ -89,7 +90,10 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
       PlanSearch(request.search(), limits, &described);
   if (!search.ok()) return search.status();
   out.search = *std::move(search);
-  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
   out.gemini = *std::move(gemini);
   out.precision = PrecisionName(request.gemini().precision());
   out.cluster = ClusterFromProto(request.cluster());

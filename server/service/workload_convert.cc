@@ -95,6 +95,10 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
   planner::PlanWorkload out;
   CHUNKPLAN_ASSIGN_OR_RETURN(out.workload.attention, AttentionOf(workload));
   out.shape = ShapeOf(*model);
+  const models::AdapterFacts& a = model->adapters;
+  out.shape.adapters = {a.rank,          a.dropout,
+                        a.layer_modules, a.layer_in_features,
+                        a.other_modules, a.other_in_features};
   out.workload.micro_batch = workload.micro_batch();
   out.workload.sequence_length = workload.sequence_length();
   out.workload.activation_checkpointing = workload.activation_checkpointing();

@@ -211,6 +211,7 @@ std::vector<std::tuple<const char*, uint64_t>> Parts(const ActivationBytes& a) {
           {"layers_bytes", a.layers_bytes},
           {"outside_layers_bytes", a.outside_layers_bytes},
           {"loss_bytes", a.loss_bytes},
+          {"adapter_bytes", a.adapter_bytes},
           {"saved_bytes", a.saved_bytes},
           {"held_bytes", a.held_bytes},
           {"total_bytes", a.total_bytes},

@@ -57,7 +57,7 @@ import sys
 U64_MAX = 2**64 - 1
 
 PARTS = ("per_layer_bytes", "layers_bytes", "outside_layers_bytes",
-         "loss_bytes", "saved_bytes", "held_bytes", "total_bytes",
+         "loss_bytes", "adapter_bytes", "saved_bytes", "held_bytes", "total_bytes",
          "loss_backward_bytes", "head_backward_bytes",
          "final_norm_backward_bytes", "recompute_bytes",
          "layer_backward_bytes", "embedding_backward_bytes",
@@ -232,8 +232,28 @@ def outside_tensors(t, x, work):
     return out
 
 
-def estimate(shape, work):
-    """The parts (ints); raises ActivationError."""
+def adapter_terms(s, b, adapters, checkpointing):
+    """What the LoRA adapters store, module by module (PEFT's lora.Linear
+    forward: lora_B(lora_A(dropout(x))) * scaling): lora_B's input, the
+    r-wide intermediate (2sbr); with dropout, the 1-byte mask (sb x in) and
+    its output, lora_A's input (2sb x in); without dropout lora_A reads x
+    itself, already counted. A recomputed layer keeps only its input: under
+    checkpointing the modules inside the layers store nothing."""
+    terms = []
+    for m in adapters.get("modules", []) if adapters else []:
+        if checkpointing and m.get("in_layer"):
+            continue
+        terms.append(("lora_B input", 2 * s * b * adapters["rank"]))
+        if adapters.get("dropout"):
+            terms.append(("lora dropout mask", s * b * m["in_features"]))
+            terms.append(("lora_A input", 2 * s * b * m["in_features"]))
+    return terms
+
+
+def estimate(shape, work, adapters=None):
+    """The parts (ints); raises ActivationError. `adapters`: the LoRA
+    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
+    (docs/lora.md)."""
     x = dims(shape, work)
     t = dict(DEFAULT_TRAITS, **shape)
     ckpt = work["activation_checkpointing"]
@@ -322,7 +342,10 @@ def estimate(shape, work):
         "outside_layers_bytes": outside,
         "loss_bytes": loss,
     }
-    parts["saved_bytes"] = (parts["layers_bytes"] + outside + loss)
+    parts["adapter_bytes"] = sum(n for _, n in adapter_terms(
+        s, b, adapters, ckpt))
+    parts["saved_bytes"] = (parts["layers_bytes"] + outside + loss +
+                            parts["adapter_bytes"])
     parts["held_bytes"] = held
     parts["total_bytes"] = parts["saved_bytes"] + held
     parts["loss_backward_bytes"] = 8 * b * s * v
@@ -381,7 +404,7 @@ def answer(line):
     request = json.loads(line)
     try:
         shape, work = read_request(request)
-        parts = estimate(shape, work)
+        parts = estimate(shape, work, request.get("adapters"))
     except ActivationError as e:
         return json.dumps({"error": str(e), "code": e.code})
     out = {p: str(parts[p]) for p in PARTS}

@@ -25,10 +25,14 @@ struct ActivationBytes {
                                       // tables or the checkpoint's mask,
                                       // dropout, final norm, lm_head input
   uint64_t loss_bytes = 0;            // fp32 log-probabilities, targets, weight
-  uint64_t saved_bytes = 0;           // the three above: unique storages saved
-  uint64_t held_bytes = 0;            // held, not saved: the 16-bit logits (the
-                                      // model's output), rotary tables the
-                                      // checkpoint keeps as Python objects
+  // LoRA adapters (docs/lora.md): per adapted module 2sbr (lora_B's
+  // input) and, with dropout, 3sb x in_features (mask and output); those
+  // inside the layers are not stored under checkpointing.
+  uint64_t adapter_bytes = 0;
+  uint64_t saved_bytes = 0;  // the four above: unique storages saved
+  uint64_t held_bytes = 0;   // held, not saved: the 16-bit logits (the
+                             // model's output), rotary tables the
+                             // checkpoint keeps as Python objects
   uint64_t total_bytes = 0;  // saved_bytes + held_bytes: activation_bytes
   // Transients of the backward pass, each the most it holds above
   // total_bytes at one point (docs/plan.md, "Transients"):

@@ -26,6 +26,19 @@ enum class MlpActivation : uint8_t { kSingleOp, kGeluNew };
 // attn_implementation); kDefault is transformers 4.51.3's default, sdpa.
 enum class Attention : uint8_t { kDefault, kEager, kSdpa, kFlashAttention2 };
 
+// The LoRA adapters' facts the estimate reads (docs/lora.md): each adapted
+// module stores its r-wide intermediate (lora_B's input) and, with dropout,
+// its dropout mask and output (lora_A's input); without dropout lora_A's
+// input is the module's own input, already counted.
+struct AdapterShape {
+  uint64_t rank = 0;               // r; 0: no adapters
+  bool dropout = false;            // lora_dropout > 0
+  uint64_t layer_modules = 0;      // adapted modules inside the L layers
+  uint64_t layer_in_features = 0;  // their in_features, summed
+  uint64_t other_modules = 0;      // adapted modules outside the layers
+  uint64_t other_in_features = 0;  // their in_features, summed
+};
+
 // The traits of a decoder-only family that decide what its training
 // forward saves for backward: one parameterized layer, set by the family
 // from its config (server/models).
@@ -52,6 +65,7 @@ struct TransformerShape {
        embedding_dropout = false;
   // Non-empty: the family's layer is not modelled; the reason.
   std::string not_estimated;
+  AdapterShape adapters;  // LoRA; none by default
 };
 
 // One micro-batch's work (the request's Workload).

@@ -315,6 +315,24 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
               Mul({p, t.fp32_softmax ? Wide{10} : Wide{4}})});
 }
 
+// The adapters' stored bytes: per module 2sbr, and 3sb x in_features with
+// dropout (a 1-byte mask and the 2-byte output lora_A reads); the modules
+// inside the layers only without checkpointing (a recomputed layer keeps
+// only its input).
+Checked Adapters(const Dims& d, const AdapterShape& adapters,
+                 bool checkpointing) {
+  Checked out = Wide{0};
+  for (const auto& [modules, in_features, stored] :
+       {std::tuple{adapters.layer_modules, adapters.layer_in_features,
+                   !checkpointing},
+        std::tuple{adapters.other_modules, adapters.other_in_features, true}}) {
+    if (!stored) continue;
+    out = Sum({out, Mul({d.bs, adapters.rank, 2, modules})});
+    if (adapters.dropout) out = Sum({out, Mul({d.bs, in_features, 3})});
+  }
+  return out;
+}
+
 // What the loss's and the final norm's backward release before the layers
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
@@ -364,7 +382,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   ActivationBytes out;
   const Checked layers = Mul({per_layer, shape.num_layers});
   const Checked outside = OutsideSaved(shape, d, workload);
-  const Checked saved = Sum({layers, outside, loss});
+  const Checked adapters = Adapters(d, shape.adapters, ckpt);
+  const Checked saved = Sum({layers, outside, loss, adapters});
   const Checked total = Sum({saved, held});
   const Checked loss_backward = Mul({logits32, 2});
   const Checked head_backward = HeadBackward(d, loss);
@@ -390,6 +409,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
            std::tuple{outside, "outside_layers_bytes",
                       &out.outside_layers_bytes},
            std::tuple{loss, "loss_bytes", &out.loss_bytes},
+           std::tuple{adapters, "adapter_bytes", &out.adapter_bytes},
            std::tuple{saved, "saved_bytes", &out.saved_bytes},
            std::tuple{held, "held_bytes", &out.held_bytes},
            std::tuple{total, "total_bytes", &out.total_bytes},
