@@ -66,6 +66,7 @@ constexpr FlagScope kScopes[] = {
     {"sequence_length", kLayout | kPlan, ""},
     {"activation_checkpointing", kLayout | kPlan, ""},
     {"flash_attention", kLayout | kPlan, ""},
+    {"attention", kLayout | kPlan, ""},
     {"emit", kGemini, ""},
     {"tp_size", kGemini | kDescribe, ""},
     {"extra_dp_size", kGemini, ""},

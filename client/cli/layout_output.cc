@@ -31,7 +31,9 @@ std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
       "dp degree  chunk size (elements)  keep gathered  padding (elements)  "
       "search waste (elements)  device total GiB  gathered chunk GiB  "
       "gathered chunks  host total GiB";
-  if (activations) out += "  activations GiB (ESTIMATE)";
+  if (activations) {
+    out += "  activations GiB (ESTIMATE)  transient GiB (ESTIMATE)";
+  }
   if (verdicts) out += "  headroom GiB  verdict";
   out += "\n";
   for (const DegreeLayout& l : layouts) {
@@ -46,7 +48,8 @@ std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
         GiB(r.most_loaded_rank().device_bytes()), GiB(r.gathered_chunk_bytes()),
         r.gathered_chunks(), GiB(r.most_loaded_rank().host_bytes()));
     if (activations) {
-      absl::StrAppendFormat(&out, "  %26.2f", GiB(r.activation_bytes()));
+      absl::StrAppendFormat(&out, "  %26.2f  %24.2f", GiB(r.activation_bytes()),
+                            GiB(r.transient_bytes()));
     }
     if (r.has_verdict()) {
       absl::StrAppendFormat(&out, "  %12.2f  %s",

@@ -44,6 +44,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -178,7 +179,12 @@ ABSL_FLAG(uint32_t, sequence_length, 0,
 ABSL_FLAG(bool, activation_checkpointing, false,
           "plan, layout, with --micro-batch: full activation checkpointing");
 ABSL_FLAG(bool, flash_attention, false,
-          "plan, layout, with --micro-batch: no attention scores kept");
+          "plan, layout, with --micro-batch: flash_attention_2 (as "
+          "--attention flash_attention_2)");
+ABSL_FLAG(std::string, attention, "",
+          "plan, layout, with --micro-batch: the trainer's "
+          "attn_implementation, eager, sdpa or flash_attention_2 (unset: "
+          "transformers' default, sdpa)");
 ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
 ABSL_FLAG(std::string, tp_size, "",
           "GeminiPlugin's tp_size (describe: tp rank 0's shards); plan: a "
@@ -446,11 +452,22 @@ absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
     return absl::InvalidArgumentError(
         "--micro-batch and --sequence-length go together");
   }
-  if (batch == 0 && (absl::GetFlag(FLAGS_activation_checkpointing) ||
-                     absl::GetFlag(FLAGS_flash_attention))) {
+  const std::string attention = absl::GetFlag(FLAGS_attention);
+  if (batch == 0 &&
+      (absl::GetFlag(FLAGS_activation_checkpointing) ||
+       absl::GetFlag(FLAGS_flash_attention) || !attention.empty())) {
     return absl::InvalidArgumentError(
-        "--activation-checkpointing and --flash-attention need --micro-batch "
-        "and --sequence-length");
+        "--activation-checkpointing, --flash-attention and --attention need "
+        "--micro-batch and --sequence-length");
+  }
+  v1::Attention kind = v1::ATTENTION_DEFAULT;
+  if (!attention.empty() &&
+      (attention == "default" ||
+       !v1::Attention_Parse("ATTENTION_" + absl::AsciiStrToUpper(attention),
+                            &kind))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--attention: \"", attention,
+                     "\" is not one of eager, sdpa, flash_attention_2"));
   }
   if (batch == 0) return std::nullopt;
   v1::Workload w;
@@ -458,6 +475,7 @@ absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
   w.set_sequence_length(length);
   w.set_activation_checkpointing(absl::GetFlag(FLAGS_activation_checkpointing));
   w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+  w.set_attention(kind);
   return w;
 }
 

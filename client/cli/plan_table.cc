@@ -138,9 +138,11 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
   if (request.has_workload() && !response.options().empty()) {
     absl::StrAppendFormat(
         &out,
-        "\nactivations: an ESTIMATE (docs/plan.md), %.2f GiB per rank, "
-        "counted in the device need\n",
-        GiB(response.options(0).activation_bytes()));
+        "\nactivations: an ESTIMATE (docs/plan.md), %.2f GiB per rank held "
+        "for backward and %.2f GiB transient in backward, both counted in "
+        "the device need\n",
+        GiB(response.options(0).activation_bytes()),
+        GiB(response.options(0).transient_bytes()));
   }
   AppendNotes(response, &out);
   absl::StrAppendFormat(

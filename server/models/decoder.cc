@@ -1,6 +1,7 @@
 #include "server/models/decoder.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/layers.h"
 
@@ -71,6 +72,32 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
   d.num_key_value_heads = dims.kv_heads;
   d.intermediate_size = inter;
   d.vocab_size = shape.vocab;
+  d.traits.head_dim = dims.head_dim;
+  d.traits.tied_embeddings = shape.tied;
+}
+
+void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
+                     ModelDescription& d) {
+  const absl::StatusOr<std::optional<std::string>> act =
+      cfg.OptionalText("hidden_act");
+  const absl::StatusOr<bool> dropout =
+      cfg.NonZeroProbability("attention_dropout");
+  if (!act.ok() || !dropout.ok()) {
+    d.traits.not_estimated =
+        std::string((!act.ok() ? act.status() : dropout.status()).message());
+    return;
+  }
+  const std::string name = act->value_or(std::string(act_default));
+  if (name != "silu" && name != "swish" && name != "gelu" &&
+      name != "gelu_pytorch_tanh") {
+    d.traits.not_estimated =
+        absl::StrCat("hidden_act \"", name,
+                     "\" is not modelled (silu, swish, gelu, "
+                     "gelu_pytorch_tanh are)");
+    return;
+  }
+  d.traits.attention_dropout = *dropout;
+  d.traits.not_estimated.clear();
 }
 
 void CausalLm(ParamBuilder& b, absl::string_view architecture,

@@ -59,6 +59,14 @@ absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg);
 void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
                      uint64_t inter, ModelDescription& d);
 
+// Marks `d`'s layer as the one the activation estimate models: LLaMA's
+// (RMS norms, the gated MLP, RoPE, an fp32 softmax), with hidden_act
+// (unset: `act_default`) one of silu, swish, gelu, gelu_pytorch_tanh and
+// attention_dropout read; any other value leaves traits.not_estimated set
+// to the reason. Call after SetDecoderFacts (BuildDecoder).
+void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
+                     ModelDescription& d);
+
 // *Model (embed_tokens, layers.<i> = layer(i), norm) or, for an
 // `architecture` that ends in ForCausalLM, that under "model" and then
 // lm_head unless tied to embed_tokens. With `operations`, records the

@@ -19,7 +19,10 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   const LayerStyle style{.qkv_bias = attention_bias,
                          .o_bias = attention_bias,
                          .forward_ops = kLlamaLayerOps};
-  return BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -17,8 +17,11 @@ namespace {
 // routing).
 absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {.forward_ops = kLlamaLayerOps},
-                           /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture,
+                                              {.forward_ops = kLlamaLayerOps},
+                                              /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 // MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then

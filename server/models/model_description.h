@@ -14,6 +14,23 @@
 
 namespace chunkplan::models {
 
+// The traits of a decoder-only family's layer that decide what its training
+// forward saves for backward (the service maps them onto the planner's
+// TransformerShape).
+struct DecoderTraits {
+  uint64_t head_dim = 0;
+  std::string norm = "rms";  // "rms", "gemma_rms" or "layer_norm"
+  bool gated_mlp = true;     // down(act(gate(x)) * up(x))
+  bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
+  bool rotary = true;        // RoPE (else learned positions)
+  bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
+       embed_scale = false, tied_embeddings = false, fused_qkv = false;
+  bool attention_dropout = false, hidden_dropout = false,
+       embedding_dropout = false;
+  // Non-empty: the layer is not modelled, and why.
+  std::string not_estimated = "the family's layer is not modelled";
+};
+
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter
 // attaches. Its parameters (weight, bias) are contiguous in the list.
 struct LinearModule {
@@ -58,6 +75,9 @@ struct ModelDescription {
   // gathered-chunk rule, docs/plan.md). Empty where the family has no
   // operation sequence yet.
   std::vector<std::vector<uint64_t>> operations;
+  // What the decoder layer saves for backward (transformers 4.51.3),
+  // docs/plan.md "Activations"; set by the decoder-only families.
+  DecoderTraits traits;
   // The linear layers, in registration order (filled when storing).
   std::vector<LinearModule> linears;
   // Empty: every parameter trainable; else one per parameter, true where

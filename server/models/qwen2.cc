@@ -2,6 +2,7 @@
 // Qwen2ForCausalLM (modeling_qwen2.py), LLaMA's layer with biases on q, k
 // and v (none on o_proj); Qwen2.5's small models tie lm_head.
 
+#include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 
@@ -12,9 +13,11 @@ namespace {
 // post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture,
-                           {.qkv_bias = true, .forward_ops = kLlamaLayerOps},
-                           /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(
+      cfg, architecture, {.qkv_bias = true, .forward_ops = kLlamaLayerOps},
+      /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -33,7 +33,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                          .o_bias = bias,
                          .qk_norm = true,
                          .forward_ops = kLayerOps};
-  return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  d.traits.qk_norm = true;  // Qwen3Attention: q_norm, k_norm per head
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -311,8 +311,10 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
   LayoutResult result;
-  CHUNKPLAN_ASSIGN_OR_RETURN(result.activation_bytes,
-                             PlanActivationBytes(request.workload));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
+                             PlanActivationNeed(request.workload));
+  result.activation_bytes = activations.activation_bytes;
+  result.transient_bytes = activations.transient_bytes;
   // One plan for the whole request: the search's, the objective's, and the
   // check of the search part beside given configs.
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);

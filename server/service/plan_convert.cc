@@ -124,6 +124,7 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   out->set_why_not(o.verdict.why_not);
   out->set_colossalai(o.colossalai);
   out->set_activation_bytes(o.activation_bytes);
+  out->set_transient_bytes(o.transient_bytes);
   out->set_chunk_size_from(planner::ChunkSizeFromName(o.chunk_size_from));
   for (const std::string& note : o.notes) out->add_notes(note);
   out->set_device_need_bytes(o.verdict.device_need_bytes);

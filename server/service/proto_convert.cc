@@ -313,6 +313,7 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   out.set_activation_bytes(result.activation_bytes);
+  out.set_transient_bytes(result.transient_bytes);
   if (result.verdict.has_value()) {
     SetVerdict(*result.verdict, out.mutable_verdict());
   }

@@ -19,9 +19,13 @@ namespace chunkplan::service {
 // workload.sequence_length, when it is 0.
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
-// The activation estimate's inputs: the described model's shape and
-// `workload`'s fields. INVALID_ARGUMENT "workload: ..." without a described
-// model (numels were sent) or for a model that is not decoder-only.
+// The activation estimate's inputs: the described model's shape and layer
+// traits, and `workload`'s fields (flash_attention true is attention
+// ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT "workload: ..." without a
+// described model (numels were sent), for a model that is not
+// decoder-only, or for flash_attention true beside another attention. A
+// family whose layer is not modelled passes with shape.not_estimated set
+// (the estimate answers UNIMPLEMENTED with it).
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
     const std::optional<models::ModelDescription>& model);

@@ -231,7 +231,7 @@ class GoPlanTest(unittest.TestCase):
         else:
             self.assertNotIn(plugin, lines)
         self.assertIn("device_need_bytes %s host_bytes_per_node %s "
-                      "activation_bytes 0" % (
+                      "activation_bytes 0 transient_bytes 0" % (
                           first["device_need_bytes"],
                           first["host_bytes_per_node"]), lines)
         v = first["verdict"]

@@ -96,6 +96,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import activation_oracle  # noqa: E402
 import gathered_oracle  # noqa: E402
+import decoder_traits  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
@@ -119,7 +120,8 @@ NOTHING_MOVED, PARTIAL_OPTIMIZER, FULL_OPTIMIZER, OPTIMIZER_AND_PARAMS, AUTO = (
 OPTIMIZER_NOTE = ("the optimizer must run where its states live: HybridAdam "
                   "(CPUAdam on the host states); a GPU-only fused Adam fails "
                   "at the first step")
-ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
+ESTIMATE_NOTE = ("activation_bytes and transient_bytes are estimates "
+                 "(docs/plan.md)")
 # With tp_size > 1 the estimate is still the t = 1 one
 # (docs/tensor-parallelism.md).
 NOT_SPLIT_NOTE = ("activations not yet split by tp: activation_bytes is the "
@@ -169,7 +171,12 @@ _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "activation_checkpointing": "activation_checkpointing",
                     "activationCheckpointing": "activation_checkpointing",
                     "flash_attention": "flash_attention",
-                    "flashAttention": "flash_attention"}
+                    "flashAttention": "flash_attention",
+                    "attention": "attention"}
+# Workload.attention's values: the enum's names and numbers.
+_ATTENTION = ("ATTENTION_DEFAULT", "ATTENTION_EAGER", "ATTENTION_SDPA",
+              "ATTENTION_FLASH_ATTENTION_2")
+_ATTENTION_IMPLEMENTATION = ("default", "eager", "sdpa", "flash_attention_2")
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
@@ -219,7 +226,32 @@ def _workload(raw):
             f.get("activation_checkpointing", False),
             "workload.activation_checkpointing"),
         "flash_attention": lo._bool(f.get("flash_attention", False),
-                                    "workload.flash_attention")}
+                                    "workload.flash_attention"),
+        "attention": _attention(f.get("attention", 0))}
+
+
+def _attention(value):
+    """Workload.attention's index (a name or a number, as protobuf's JSON
+    takes it)."""
+    if isinstance(value, str) and value in _ATTENTION:
+        return _ATTENTION.index(value)
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            0 <= value < len(_ATTENTION):
+        return value
+    raise PlanError(f"workload.attention: {value!r} is not an Attention")
+
+
+def _attention_of(workload):
+    """The attention the estimate takes; flash_attention true is
+    flash_attention_2, and refuses another attention."""
+    kind = workload["attention"]
+    if workload["flash_attention"]:
+        if kind not in (0, 3):
+            raise PlanError(
+                "workload.flash_attention: true means attention "
+                f"ATTENTION_FLASH_ATTENTION_2; attention is {_ATTENTION[kind]}")
+        kind = 3
+    return _ATTENTION_IMPLEMENTATION[kind]
 
 
 def _gemini(raw):
@@ -369,14 +401,14 @@ def nodes_of(world_size, gpus_per_node):
     return -(-world_size // gpus_per_node)
 
 
-def _shape(config):
-    """The activation shape of a described decoder-only config."""
+def _shape(config, description):
+    """The activation oracle's shape and layer traits of a described
+    decoder-only config (decoder_traits)."""
     model_type = config.get("model_type")
     keys = _SHAPE_KEYS.get(model_type, _DEFAULT_SHAPE_KEYS)
     # The family's config-class defaults for keys the file leaves out.
     cfg = HfConfig(config, models._BY_MODEL_TYPE[model_type].defaults)
-    return dict(zip(activation_oracle.SHAPE_FIELDS,
-                    (cfg.size(k) for k in keys)))
+    return decoder_traits.traits(config, description, cfg.size(keys[2]))
 
 
 def parse(request):
@@ -392,7 +424,7 @@ def parse(request):
     workload = _workload(top.get("workload"))
     _check_cluster(cluster)
     if workload is not None:
-        for name in activation_oracle.WORKLOAD_FIELDS:
+        for name in ("micro_batch", "sequence_length"):
             if workload[name] == 0:
                 raise PlanError(f"workload.{name} must be at least 1")
     model = None if raw_model is None else _describe(search, raw_model)
@@ -415,6 +447,7 @@ def parse(request):
             raise PlanError(f"workload: search.model is "
                             f"{model[1].model_type!r}, not a decoder-only "
                             "family")
+        _attention_of(workload)
     return Parsed(search, frozen, gemini, cluster,
                   max_options or DEFAULT_MAX_OPTIONS, workload, model,
                   meshes, extra_dp, sp)
@@ -576,7 +609,7 @@ class _Evaluator:
         self.layout = _layout(numels, degrees, frozen, configs, self.settings)
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
-        self.fixed = parsed.cluster.reserve_bytes + activation
+        self.fixed = parsed.cluster.reserve_bytes + sum(activation)
         # The gathered chunks: gathered_oracle's replay of the model's
         # operations under each placement (what it changes: which shards
         # stay on the device), else the layout's largest chunk.
@@ -870,7 +903,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
              f"placement rank {rank})")
     gathered, buffers = ev.gathered(placement, optim, param)
     need = (most["device_bytes"] + gathered + cluster.reserve_bytes +
-            activation)
+            sum(activation))
     if need > UINT64_MAX:
         raise PlanError(f"{where}: device_need_bytes {need} exceeds 2^64-1")
     host = min(cluster.gpus_per_node, world_size) * max(
@@ -918,7 +951,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         ("colossalai", _colossalai(parsed.gemini, configs, placement, optim,
                                    param, mesh,
                                    parsed.sequence_parallelism)),
-        ("activation_bytes", str(activation)),
+        ("activation_bytes", str(activation[0])),
         ("chunk_size_from", SOURCES[source]),
         ("notes", notes),
         ("device_need_bytes", str(need)),
@@ -926,6 +959,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         ("zero_size", mesh.zero),
         ("gathered_chunks", str(buffers)),
         ("nodes", nodes_of(world_size, cluster.gpus_per_node)),
+        ("transient_bytes", str(activation[1])),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,
@@ -956,14 +990,17 @@ def _options_of(parsed, mesh, source, configs, ev, activation):
 
 
 def _activation(parsed):
+    """(activation_bytes, transient_bytes) of the workload, (0, 0)
+    without one."""
     if parsed.workload is None:
-        return 0
+        return 0, 0
+    work = dict(parsed.workload, attention=_attention_of(parsed.workload))
     try:
-        parts = activation_oracle.estimate(_shape(parsed.model[0]),
-                                           parsed.workload)
+        parts = activation_oracle.estimate(
+            _shape(parsed.model[0], parsed.model[1]), work)
     except activation_oracle.ActivationError as exc:
         raise PlanError(str(exc)) from None
-    return parts["total_bytes"]
+    return parts["total_bytes"], parts["transient_bytes"]
 
 
 def plan(request):

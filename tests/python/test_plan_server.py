@@ -108,7 +108,8 @@ def test_every_option_follows_the_rules(plan):
         rank = option.most_loaded_rank
         assert option.device_need_bytes == (
             rank.device_bytes + option.gathered_chunk_bytes +
-            CLUSTER["reserve_bytes"] + option.activation_bytes)
+            CLUSTER["reserve_bytes"] + option.activation_bytes +
+            option.transient_bytes)
         assert option.activation_bytes > 0  # a workload was given
         want = verdict_oracle.judge(
             option.device_need_bytes, option.host_bytes_per_node, DEVICE,

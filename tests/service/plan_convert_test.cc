@@ -43,7 +43,18 @@ void ExpectLlamaWorkload(const planner::PlanWorkload& got, bool checkpointing,
   EXPECT_EQ(got.workload.micro_batch, 2u);
   EXPECT_EQ(got.workload.sequence_length, 512u);
   EXPECT_EQ(got.workload.activation_checkpointing, checkpointing);
-  EXPECT_EQ(got.workload.flash_attention, flash);
+  EXPECT_EQ(got.workload.attention, flash ? planner::Attention::kFlashAttention2
+                                          : planner::Attention::kDefault);
+  // The LLaMA layer's traits (server/models/decoder.h, ModelLlamaLayer).
+  EXPECT_EQ(got.shape.num_key_value_heads, 2u);
+  EXPECT_EQ(got.shape.head_dim, 16u);
+  EXPECT_EQ(got.shape.intermediate_size, 128u);
+  EXPECT_EQ(got.shape.norm, planner::NormKind::kRmsNorm);
+  EXPECT_TRUE(got.shape.gated_mlp);
+  EXPECT_TRUE(got.shape.rotary);
+  EXPECT_TRUE(got.shape.fp32_softmax);
+  EXPECT_FALSE(got.shape.attention_dropout);
+  EXPECT_EQ(got.shape.not_estimated, "");
 }
 
 v1::PlanRequest FullPlanRequest() {
@@ -154,6 +165,28 @@ TEST(PlanConvert, AModelsShapeFillsTheWorkload) {
   ASSERT_TRUE(got->workload.has_value());
   ExpectLlamaWorkload(*got->workload, /*checkpointing=*/false,
                       /*flash=*/true);
+}
+
+TEST(PlanConvert, FlashAttentionTrueMeansFlashAttention2) {
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
+  r.mutable_workload()->set_micro_batch(2);
+  r.mutable_workload()->set_sequence_length(512);
+  r.mutable_workload()->set_attention(v1::ATTENTION_EAGER);
+  absl::StatusOr<planner::PlanRequest> got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->workload->workload.attention, planner::Attention::kEager);
+  r.mutable_workload()->set_flash_attention(true);
+  got = FromProto(r);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(got.status().message(),
+            "workload.flash_attention: true means attention "
+            "ATTENTION_FLASH_ATTENTION_2; attention is ATTENTION_EAGER");
+  r.mutable_workload()->set_attention(v1::ATTENTION_FLASH_ATTENTION_2);
+  got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->workload->workload.attention,
+            planner::Attention::kFlashAttention2);
 }
 
 TEST(PlanConvert, AWorkloadNeedsADecoderOnlyModel) {

@@ -77,6 +77,9 @@ class PlanOption:
         repr=False, compare=False)
     # The chunk buffers held at gathered_chunk_bytes' peak.
     gathered_chunks: int = 0
+    # The ESTIMATE of backward's largest transient above activation_bytes
+    # (0 without a workload), counted in device_need_bytes.
+    transient_bytes: int = 0
 
     @property
     def tight(self):
@@ -131,6 +134,7 @@ class PlanOption:
             most_loaded_rank=rank_memory(option.most_loaded_rank),
             gathered_chunk_bytes=int(option.gathered_chunk_bytes),
             activation_bytes=int(option.activation_bytes),
+            transient_bytes=int(option.transient_bytes),
             device_need_bytes=int(option.device_need_bytes),
             host_bytes_per_node=int(option.host_bytes_per_node),
             layout_padding=int(option.layout_padding),
@@ -279,18 +283,21 @@ def _cluster_lines(request):
         w = request.workload
         lines.append(
             "activations     ESTIMATE (docs/plan.md): micro batch %d, "
-            "sequence length %d, activation checkpointing %s, flash "
-            "attention %s; activation bytes are an estimate, not a count" % (
+            "sequence length %d, activation checkpointing %s, attention "
+            "%s; activation and transient bytes are estimates, not "
+            "counts" % (
                 w.micro_batch, w.sequence_length,
                 "on" if w.activation_checkpointing else "off",
-                "on" if w.flash_attention else "off"))
+                "flash_attention_2" if w.flash_attention else
+                chunk_search_pb2.Attention.Name(w.attention).removeprefix(
+                    "ATTENTION_").lower()))
     return lines
 
 
 # What Plan counts in an option's device_need_bytes (docs/plan.md).
 PLAN_DEVICE_NEED = ("the most loaded rank's device total, worst chunk order, "
                     "+ the gathered chunk + the reserve + the activation "
-                    "estimate")
+                    "estimate + the backward transient estimate")
 
 
 def _note_lines(options):
@@ -308,4 +315,8 @@ def _note_lines(options):
         lines.append("activations     %s GiB per rank (an ESTIMATE, counted "
                      "in the device need)" % ", ".join(
                          gib_text(e) for e in estimates))
+        transients = sorted({o.transient_bytes for o in options})
+        lines.append("transient       %s GiB per rank in backward (an "
+                     "ESTIMATE, counted in the device need)" % ", ".join(
+                         gib_text(e) for e in transients))
     return [""] + lines if lines else []

@@ -185,6 +185,8 @@ struct LayoutResult {
   // The activation ESTIMATE for the request's workload per rank (0 without
   // one); not counted in most_loaded_rank.
   uint64_t activation_bytes = 0;
+  // Backward's largest transient above it (ESTIMATE; 0 without one).
+  uint64_t transient_bytes = 0;
   // With the request's cluster: the verdict on the most loaded rank (world
   // size: the largest dp degree).
   std::optional<Verdict> verdict;

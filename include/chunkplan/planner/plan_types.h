@@ -77,6 +77,7 @@ struct PlanOption {
   uint64_t gathered_chunks = 0;
   uint64_t layout_padding = 0;
   uint64_t activation_bytes = 0;
+  uint64_t transient_bytes = 0;
   // The device need, host bytes per node, margin, fits, tight and why_not
   // (plan_search/verdict.h).
   Verdict verdict;

@@ -92,13 +92,13 @@ absl::Status CheckLayoutCluster(const Cluster& cluster) {
   return CheckMargin(cluster);
 }
 
-absl::StatusOr<uint64_t> PlanActivationBytes(
+absl::StatusOr<ActivationNeed> PlanActivationNeed(
     const std::optional<PlanWorkload>& workload) {
-  if (!workload.has_value()) return 0;
+  if (!workload.has_value()) return ActivationNeed{};
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const ActivationBytes bytes,
       EstimateActivationBytes(workload->shape, workload->workload));
-  return bytes.total_bytes;
+  return ActivationNeed{bytes.total_bytes, bytes.transient_bytes};
 }
 
 }  // namespace chunkplan::planner

@@ -20,20 +20,22 @@ constexpr char kOptimizerNote[] =
     "the optimizer must run where its states live: HybridAdam (CPUAdam on "
     "the host states); a GPU-only fused Adam fails at the first step";
 constexpr char kActivationNote[] =
-    "activation_bytes is an estimate (docs/plan.md)";
+    "activation_bytes and transient_bytes are estimates (docs/plan.md)";
 
 // most_loaded_rank's device bytes + the gathered chunk + reserve_bytes +
-// activation_bytes. Errors: INVALID_ARGUMENT naming device_need_bytes.
+// activation_bytes + transient_bytes. Errors: INVALID_ARGUMENT naming
+// device_need_bytes.
 absl::StatusOr<uint64_t> NeedOf(const PlanContext& context,
                                 const PlanChunks& chunks, uint64_t device_bytes,
                                 uint64_t gathered_chunk_bytes) {
-  const std::optional<uint64_t> need =
-      DeviceNeedOf(device_bytes, gathered_chunk_bytes,
-                   context.cluster->reserve_bytes, context.activation_bytes);
+  const std::optional<uint64_t> need = DeviceNeedOf(
+      device_bytes, gathered_chunk_bytes, context.cluster->reserve_bytes,
+      context.activation_bytes, context.transient_bytes);
   if (!need.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "device_need_bytes: most_loaded_rank.device_bytes + "
-        "gathered_chunk_bytes + reserve_bytes + activation_bytes exceeds "
+        "gathered_chunk_bytes + reserve_bytes + activation_bytes + "
+        "transient_bytes exceeds "
         "2^64-1 at world size ",
         chunks.world_size, " (", ChunkSizeFromName(chunks.from), ")"));
   }
@@ -129,6 +131,7 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   o.gathered_chunks = gathered.chunks;
   o.layout_padding = chunks.layout_padding;
   o.activation_bytes = context.activation_bytes;
+  o.transient_bytes = context.transient_bytes;
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const uint64_t need,
       NeedOf(context, chunks, r.most_loaded_rank.device_bytes,

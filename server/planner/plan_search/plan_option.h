@@ -21,6 +21,7 @@ struct PlanContext {
   const Cluster* cluster = nullptr;
   const std::string* precision = nullptr;  // "fp16" or "bf16"
   uint64_t activation_bytes = 0;           // 0 without a workload
+  uint64_t transient_bytes = 0;            // 0 without a workload
   bool has_workload = false;
   // The parameters' count and frozen flags, and the model's operations
   // (null: none frozen, no operations).

@@ -169,8 +169,10 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.num_params = request.search.numels.size();
   context.frozen = &request.frozen;
   context.operations = &request.operations;
-  CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
-                             PlanActivationBytes(request.workload));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
+                             PlanActivationNeed(request.workload));
+  context.activation_bytes = activations.activation_bytes;
+  context.transient_bytes = activations.transient_bytes;
   // The mesh (docs/tensor-parallelism.md): each tp degree with its shards,
   // each extra_dp degree; the chunks spread over zero = world / (tp x
   // extra_dp), tp within a node.

@@ -60,11 +60,13 @@ uint64_t DeviceBudgetBytes(const Cluster& cluster) {
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
                                      uint64_t reserve_bytes,
-                                     uint64_t activation_bytes) {
+                                     uint64_t activation_bytes,
+                                     uint64_t transient_bytes) {
   uint64_t need = device_bytes;
   if (!CheckedAdd(need, gathered_chunk_bytes, &need) ||
       !CheckedAdd(need, reserve_bytes, &need) ||
-      !CheckedAdd(need, activation_bytes, &need)) {
+      !CheckedAdd(need, activation_bytes, &need) ||
+      !CheckedAdd(need, transient_bytes, &need)) {
     return std::nullopt;
   }
   return need;
@@ -117,12 +119,12 @@ absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
                                     const GeminiSettings& mesh) {
   const std::optional<uint64_t> need = DeviceNeedOf(
       layout.most_loaded_rank.device_bytes, layout.gathered_chunk_bytes,
-      cluster.reserve_bytes, layout.activation_bytes);
+      cluster.reserve_bytes, layout.activation_bytes, layout.transient_bytes);
   if (!need.has_value()) {
     return absl::InvalidArgumentError(
         "device_need_bytes: most_loaded_rank.device_bytes + "
-        "gathered_chunk_bytes + cluster.reserve_bytes + activation_bytes "
-        "exceeds 2^64-1");
+        "gathered_chunk_bytes + cluster.reserve_bytes + activation_bytes + "
+        "transient_bytes exceeds 2^64-1");
   }
   // The zero degree times the rest of the mesh: every rank of a node holds
   // its own shards, whatever its tp or extra_dp coordinate.

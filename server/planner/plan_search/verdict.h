@@ -30,12 +30,14 @@ uint64_t MarginBytes(double margin, uint64_t memory);
 // memory less MarginBytes. Requires CheckMargin to have passed.
 uint64_t DeviceBudgetBytes(const Cluster& cluster);
 
-// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes,
-// or nullopt when the sum exceeds 2^64-1.
+// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes +
+// transient_bytes (backward's largest extra above the activations), or
+// nullopt when the sum exceeds 2^64-1.
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
                                      uint64_t reserve_bytes,
-                                     uint64_t activation_bytes);
+                                     uint64_t activation_bytes,
+                                     uint64_t transient_bytes);
 
 // The whole world of GeminiPlugin's mesh (zero, extra_dp, tp): the ranks
 // a cluster runs; 2^64-1 where the product passes it (more ranks than any

@@ -135,12 +135,12 @@ func report(o *pb.PlanOption, shown int, considered uint64) {
 		float64(v.GetDeviceNeedBytes())/gib, float64(v.GetDeviceMemoryBytes())/gib,
 		float64(v.GetHeadroomBytes())/gib, 100*v.GetMargin(), float64(v.GetMarginBytes())/gib,
 		float64(v.GetHostBytesPerNode())/gib)
-	fmt.Printf("device_need_bytes %d host_bytes_per_node %d activation_bytes %d\n",
-		v.GetDeviceNeedBytes(), v.GetHostBytesPerNode(), o.GetActivationBytes())
+	fmt.Printf("device_need_bytes %d host_bytes_per_node %d activation_bytes %d transient_bytes %d\n",
+		v.GetDeviceNeedBytes(), v.GetHostBytesPerNode(), o.GetActivationBytes(), o.GetTransientBytes())
 	fmt.Printf("headroom_bytes %d margin_bytes %d tight %t nodes %d\n",
 		v.GetHeadroomBytes(), v.GetMarginBytes(), v.GetTight(), o.GetNodes())
 	if o.GetActivationBytes() != 0 {
-		fmt.Println("activation_bytes is an ESTIMATE (docs/plan.md)")
+		fmt.Println("activation_bytes and transient_bytes are ESTIMATES (docs/plan.md)")
 	}
 	if v.GetFits() {
 		fmt.Printf("GeminiPlugin(%s)\n", o.GetColossalai())
