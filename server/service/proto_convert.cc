@@ -222,16 +222,17 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  // The mask reads `described` (lora, freeze, train): before it is moved.
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
   out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
     out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
   }
-  absl::StatusOr<std::vector<bool>> frozen =
-      FrozenMask(request.frozen(), described);
-  if (!frozen.ok()) return frozen.status();
-  out.frozen = *std::move(frozen);
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   out.cluster = std::move(cluster);

@@ -35,6 +35,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cli_test import ROOT, run  # noqa: E402
+import decoder_traits  # noqa: E402  (tests/oracle, on the path)
 import models as oracle_models  # noqa: E402  (tests/oracle, on the path)
 from models.layers import LinearWeight  # noqa: E402
 from models.lora import PEFT_PUBLISHED, adapt, trainable_mask  # noqa: E402
@@ -227,7 +228,7 @@ class PlanTest(unittest.TestCase):
         a = adapt(oracle_models.describe(QWEN_7B), 8, ["q_proj", "v_proj"])
         frozen = sum(n for n, t in zip(a.numels, a.trainable) if not t)
         result = run("plan", "--local", "--hf-config", QWEN_7B, *self.FLAGS,
-                     "--lora-rank", "8", "--lora-targets", "q_proj,v_proj",
+                     "--lora-rank", "8", "--lora-targets", "q_proj,v_proj,lm_head",
                      "--format", "json")
         self.assertEqual(result.returncode, 0, result.stderr)
         options = json.loads(result.stdout)["options"]
@@ -248,10 +249,9 @@ class ActivationTest(unittest.TestCase):
         hf = oracle_models.describe(QWEN_7B)
         with open(QWEN_7B) as f:
             cfg = json.load(f)
-        shape = {"num_layers": cfg["num_hidden_layers"],
-                 "hidden_size": cfg["hidden_size"],
-                 "num_attention_heads": cfg["num_attention_heads"],
-                 "vocab_size": cfg["vocab_size"]}
+        # The oracle's own reading of the layer (decoder_traits: GQA widths,
+        # the MLP's width, the norms), as the plan oracle passes it.
+        shape = decoder_traits.traits(cfg, hf, cfg["num_attention_heads"])
         a = adapt(hf, 16, ["q_proj", "v_proj", "lm_head"])
         for dropout, checkpointing in ((0, False), (0.05, False),
                                        (0.05, True)):
@@ -261,7 +261,9 @@ class ActivationTest(unittest.TestCase):
                 for name, i, _ in a.modules]}
             work = {"micro_batch": 1, "sequence_length": 512,
                     "activation_checkpointing": checkpointing,
-                    "flash_attention": True}
+                    "flash_attention": True,
+                    # the oracle's name for --flash-attention's attention
+                    "attention": "flash_attention_2"}
             want = activation_oracle.estimate(shape, work, adapters)
             flags = ["--micro-batch", "1", "--sequence-length", "512",
                      "--flash-attention"] + (

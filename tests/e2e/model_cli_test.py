@@ -39,6 +39,7 @@ from cli_test import (FAILED, GPT2_CONFIG, LLAMA_CONFIG, USAGE,  # noqa: E402
                       CliTestCase, run)
 from cli_test import oracle, layout_oracle, oracle_models  # noqa: E402
 import activation_oracle  # noqa: E402  (tests/oracle, on the path)
+import decoder_traits  # noqa: E402  (tests/oracle, on the path)
 
 # Small sweeps (at most 513 candidates), for the Python oracles.
 SWEEP = ("--search-range-m", "0.25", "--search-interval", "512",
@@ -262,15 +263,16 @@ class GeminiFlagsTest(ModelCase):
         self.assertTrue(verdict["fits"])
 
     def test_a_workload_adds_the_activation_estimate(self):
+        # The oracle's own reading of the layer (decoder_traits) and its
+        # name for --flash-attention's attention.
         work = {"micro_batch": 1, "sequence_length": 2048,
-                "activation_checkpointing": False, "flash_attention": True}
+                "activation_checkpointing": False, "flash_attention": True,
+                "attention": "flash_attention_2"}
         with open(LLAMA_CONFIG) as f:
             hf = json.load(f)
-        estimate = activation_oracle.estimate(
-            {"num_layers": hf["num_hidden_layers"],
-             "hidden_size": hf["hidden_size"],
-             "num_attention_heads": hf["num_attention_heads"],
-             "vocab_size": hf["vocab_size"]}, work)["total_bytes"]
+        shape = decoder_traits.traits(hf, oracle_models.describe(hf),
+                                      hf["num_attention_heads"])
+        estimate = activation_oracle.estimate(shape, work)["total_bytes"]
         flags = ("--hf-config", LLAMA_CONFIG, *SWEEP, "--micro-batch", "1",
                  "--sequence-length", "2048", "--flash-attention")
         got = json.loads(self.local("layout", "--dp", "8", *flags))
@@ -281,7 +283,8 @@ class GeminiFlagsTest(ModelCase):
         table = self.local("layout", "--dp", "8,4", *flags, "--format",
                            "table")
         self.assertIn("activations GiB (ESTIMATE)", table)
-        self.assertTrue(all(row.split()[-1] == gib(estimate)
+        # The activations column, then the transients'.
+        self.assertTrue(all(row.split()[-2] == gib(estimate)
                             for row in rows(table)), table)
 
 

@@ -179,8 +179,8 @@ class SameJobTest(unittest.TestCase):
 
     def go_answer(self, config, checkpointing):
         done = run([self.go, "--server", self.server.address, "--config",
-                    config, "--device-memory-gib",
-                    repr(RTX_4090_MIB / 1024), "--world-sizes",
+                    config, "--device-memory", f"{RTX_4090_MIB}MiB",
+                    "--world-sizes",
                     str(WORLD_SIZE), "--gpus-per-node", str(GPUS_PER_NODE),
                     "--micro-batch", str(MICRO_BATCH), "--sequence-length",
                     str(SEQUENCE_LENGTH)] + (

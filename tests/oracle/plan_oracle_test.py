@@ -150,7 +150,10 @@ class Fractions(unittest.TestCase):
                         interval=rng.choice([64, 96, 128]))
             r["gemini"] = {"master_weights": rng.random() < 0.7,
                            "pin_memory": rng.random() < 0.5}
-            world = oracle._worlds(oracle.parse(r))[0]
+            parsed = oracle.parse(r)
+            (_, numels_at_tp1), = parsed.meshes  # tp 1: the numels sent
+            world = oracle._worlds(parsed, numels_at_tp1,
+                                   oracle.world_sizes(parsed.cluster))[0]
             for _, configs in oracle._chunk_sizes(world):
                 ev = oracle._Evaluator(oracle.parse(r), world, configs, (0, 0))
                 nothing = ev.place(po.PLACEMENT_STATIC)[0]["device_bytes"]
