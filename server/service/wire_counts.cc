@@ -29,13 +29,16 @@ struct Tally {
 static_assert(std::size(kSearchRequestCounted) <= 3 &&
               std::size(kLayoutRequestCounted) <= 3 &&
               std::size(kPlanRequestCounted) <= 3 &&
-              std::size(kClusterCounted) <= 3);
+              std::size(kClusterCounted) <= 3 &&
+              std::size(kLoraCounted) <= 3);
 
 // A nested message field whose occurrences are walked counting into
-// `tally` (a ChunkSearchRequest's search, a PlanRequest's cluster).
+// `tally` (a ChunkSearchRequest's search, a PlanRequest's cluster), with the
+// fields nested in it in turn (a search's model, the model's lora).
 struct Nested {
   int number;
   Tally* tally;
+  std::span<const Nested> inner = {};
 };
 
 absl::Status Malformed(const CodedInputStream& in, absl::string_view what) {
@@ -157,7 +160,7 @@ absl::Status Walk(CodedInputStream& in, Tally& tally, uint64_t limit,
       absl::StatusOr<int> length = ReadLength(in);
       if (!length.ok()) return length.status();
       const CodedInputStream::Limit outer = in.PushLimit(*length);
-      absl::Status status = Walk(in, *inner->tally, limit, {});
+      absl::Status status = Walk(in, *inner->tally, limit, inner->inner);
       in.PopLimit(outer);
       if (!status.ok()) return status;
       continue;
@@ -189,15 +192,23 @@ absl::Status WalkBody(const grpc::ByteBuffer& bytes, Tally& top, uint64_t limit,
 absl::Status CheckSearchRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params) {
   Tally top{"", kSearchRequestCounted};
-  return WalkBody(bytes, top, max_params, {});
+  Tally model{"model.", {}};
+  Tally lora{"model.lora.", kLoraCounted};
+  const Nested in_model[] = {{kModelLoraField, &lora}};
+  const Nested nested[] = {{kSearchModelField, &model, in_model}};
+  return WalkBody(bytes, top, max_params, nested);
 }
 
 absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
                                       uint64_t max_params) {
   Tally top{"", kLayoutRequestCounted};
   Tally search{"search.", kSearchRequestCounted};
+  Tally model{"search.model.", {}};
+  Tally lora{"search.model.lora.", kLoraCounted};
   Tally cluster{"cluster.", kClusterCounted};
-  const Nested nested[] = {{kLayoutSearchField, &search},
+  const Nested in_model[] = {{kModelLoraField, &lora}};
+  const Nested in_search[] = {{kSearchModelField, &model, in_model}};
+  const Nested nested[] = {{kLayoutSearchField, &search, in_search},
                            {kLayoutClusterField, &cluster}};
   return WalkBody(bytes, top, max_params, nested);
 }
@@ -206,8 +217,12 @@ absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
                                     uint64_t max_params) {
   Tally top{"", kPlanRequestCounted};
   Tally search{"search.", kSearchRequestCounted};
+  Tally model{"search.model.", {}};
+  Tally lora{"search.model.lora.", kLoraCounted};
   Tally cluster{"cluster.", kClusterCounted};
-  const Nested nested[] = {{kPlanSearchField, &search},
+  const Nested in_model[] = {{kModelLoraField, &lora}};
+  const Nested in_search[] = {{kSearchModelField, &model, in_model}};
+  const Nested nested[] = {{kPlanSearchField, &search, in_search},
                            {kPlanClusterField, &cluster}};
   return WalkBody(bytes, top, max_params, nested);
 }

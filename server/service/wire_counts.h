@@ -54,6 +54,14 @@ inline constexpr int kPlanSearchField = 1;
 inline constexpr int kPlanClusterField = 4;
 inline constexpr CountedField kClusterCounted[] = {
     {4, "world_sizes", CountedField::Kind::kVarint}};
+// The repeated fields of chunkplan.v1.Lora, reached from a
+// ChunkSearchRequest through `model` (kSearchModelField, a ModelConfig) and
+// its `lora` (kModelLoraField): the target names, each a length-delimited
+// string, counted as entries (Kind::kMessage).
+inline constexpr CountedField kLoraCounted[] = {
+    {2, "targets", CountedField::Kind::kMessage}};
+inline constexpr int kSearchModelField = 8;
+inline constexpr int kModelLoraField = 3;
 
 // OK when no repeated field of the ChunkSearchRequest (LayoutRequest,
 // PlanRequest) in

@@ -63,10 +63,12 @@ void RepeatedFields(const Descriptor* message, const std::string& prefix,
     const FieldDescriptor* f = message->field(i);
     const std::string name = prefix + f->name();
     if (f->is_repeated()) {
+      // A message or a string: a length-delimited entry (Kind::kMessage).
+      const bool delimited =
+          f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
+          f->cpp_type() == FieldDescriptor::CPPTYPE_STRING;
       out.insert(absl::StrCat(name, "#", f->number(),
-                              f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE
-                                  ? ":message"
-                                  : ":varint"));
+                              delimited ? ":message" : ":varint"));
     } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       RepeatedFields(f->message_type(), name + ".", out);
     }
@@ -91,12 +93,15 @@ std::set<std::string> Counted(std::span<const CountedField> fields,
 TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   std::set<std::string> search;
   RepeatedFields(v1::ChunkSearchRequest::descriptor(), "", search);
-  EXPECT_EQ(search, Counted(kSearchRequestCounted, ""));
+  std::set<std::string> want_search = Counted(kSearchRequestCounted, "");
+  want_search.merge(Counted(kLoraCounted, "model.lora."));
+  EXPECT_EQ(search, want_search);
 
   std::set<std::string> layout;
   RepeatedFields(v1::LayoutRequest::descriptor(), "", layout);
   std::set<std::string> want = Counted(kLayoutRequestCounted, "");
   want.merge(Counted(kSearchRequestCounted, "search."));
+  want.merge(Counted(kLoraCounted, "search.model.lora."));
   want.merge(Counted(kClusterCounted, "cluster."));
   EXPECT_EQ(layout, want);
   const FieldDescriptor* nested =
@@ -114,6 +119,7 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   RepeatedFields(v1::PlanRequest::descriptor(), "", plan);
   std::set<std::string> want_plan = Counted(kPlanRequestCounted, "");
   want_plan.merge(Counted(kSearchRequestCounted, "search."));
+  want_plan.merge(Counted(kLoraCounted, "search.model.lora."));
   want_plan.merge(Counted(kClusterCounted, "cluster."));
   EXPECT_EQ(plan, want_plan);
   const auto* descriptor = v1::PlanRequest::descriptor();
@@ -121,6 +127,14 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
             v1::ChunkSearchRequest::descriptor());
   EXPECT_EQ(descriptor->FindFieldByNumber(kPlanClusterField)->message_type(),
             v1::Cluster::descriptor());
+  EXPECT_EQ(v1::ChunkSearchRequest::descriptor()
+                ->FindFieldByNumber(kSearchModelField)
+                ->message_type(),
+            v1::ModelConfig::descriptor());
+  EXPECT_EQ(v1::ModelConfig::descriptor()
+                ->FindFieldByNumber(kModelLoraField)
+                ->message_type(),
+            v1::Lora::descriptor());
 }
 
 // A PlanRequest's fields, nested ones included, each counted as protobuf
