@@ -4,7 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/model_report_text.h"
+#include "client/cli/param_list.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
@@ -46,6 +49,17 @@ std::string DescriptionTable(const v1::ModelDescription& d) {
   return out;
 }
 
+// The config's keys as the family accounted for them, and the warnings.
+std::string KeysTable(const v1::ModelDescription& d) {
+  const auto list = [](const auto& keys) {
+    return keys.empty() ? std::string("-") : absl::StrJoin(keys, ", ");
+  };
+  return absl::StrCat("keys read     ", list(d.config_keys_read()),
+                      "\nkeys ignored  ", list(d.config_keys_ignored()),
+                      "\n  (harmless) ", list(d.config_keys_harmless()), "\n",
+                      WarningLines(d.warnings()));
+}
+
 }  // namespace
 
 absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
@@ -58,9 +72,17 @@ absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
 }
 
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
-    const ModelFlags& flags) {
+    const ModelFlags& flags, std::vector<bool>* frozen) {
   v1::ChunkSearchRequest request;
-  CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(), ReadModelConfig(flags));
+  if (!flags.params_path.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(const ParamList list,
+                               ReadParamList(flags.params_path));
+    request.mutable_numels()->Add(list.numels.begin(), list.numels.end());
+    if (frozen != nullptr) *frozen = list.frozen;
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(),
+                               ReadModelConfig(flags));
+  }
   request.add_dp_degrees(flags.dp);
   request.set_search_range_m(
       flags.search_range_m.value_or(kGeminiSearchRangeM));
@@ -74,6 +96,17 @@ absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
 }
 
 std::string IntervalNote(const ModelFlags& flags) {
+  if (flags.workload_without_shape) {
+    return absl::StrCat(
+        SearchIntervalNote(flags),
+        "activation estimate: none (a parameter list carries no shape: give "
+        "--shape-from CONFIG, the config.json of a served family with the "
+        "same layers, hidden size, heads and vocabulary)\n");
+  }
+  return SearchIntervalNote(flags);
+}
+
+std::string SearchIntervalNote(const ModelFlags& flags) {
   if (flags.search_interval.has_value()) {
     return absl::StrCat("search interval ", *flags.search_interval,
                         " (--search-interval)\n");
@@ -87,15 +120,21 @@ std::string IntervalNote(const ModelFlags& flags) {
                       "--hidden-dim when the trainer passes one)\n");
 }
 
-absl::StatusOr<std::string> RunDescribe(
+absl::StatusOr<CommandOutput> RunDescribe(
     const ModelFlags& flags, const std::optional<RemoteTarget>& server,
     bool table) {
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelConfig config,
                              ReadModelConfig(flags));
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelDescription description,
                              Describe(config, server));
-  if (table) return DescriptionTable(description);
-  return absl::StrCat(common::MessageToJson(description), "\n");
+  CommandOutput out;
+  if (table) {
+    out.text = absl::StrCat(KeysTable(description), DescriptionTable(description));
+  } else {
+    out.text = absl::StrCat(common::MessageToJson(description), "\n");
+    out.warnings = WarningLines(description.warnings());
+  }
+  return out;
 }
 
 }  // namespace chunkplan::cli

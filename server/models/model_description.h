@@ -14,6 +14,19 @@
 
 namespace chunkplan::models {
 
+// The config's top-level keys, each in exactly one of the first three
+// lists (each sorted), and the warnings (config_keys.h has the rule).
+struct ConfigKeys {
+  std::vector<std::string> read;      // read by the family
+  std::vector<std::string> ignored;   // not read, not known harmless
+  std::vector<std::string> harmless;  // not read; no parameter depends on
+                                      // them (token ids, dtype, ...)
+  // One per ignored key that looks like a key the family knows, naming
+  // both, e.g. "config key \"num_hidden_layer\" was ignored; did you mean
+  // \"num_hidden_layers\"? (\"num_hidden_layers\" took its default, 32)".
+  std::vector<std::string> warnings;
+};
+
 // One model class built from a config: its parameters, a tied weight once
 // (under the name of its first registration), and the shape facts that an
 // activation estimate needs.
@@ -30,6 +43,8 @@ struct ModelDescription {
   bool decoder_only = false;
   uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
            intermediate_size = 0, vocab_size = 0;
+  // Which of the config's keys the family read and which it ignored.
+  ConfigKeys config_keys;
 };
 
 // Describes the model a Hugging Face config.json builds. `architecture`

@@ -70,7 +70,8 @@ std::string PrecisionName(v1::Precision precision) {
 }
 
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
-                                               const ModelLimits& limits) {
+                                               const ModelLimits& limits,
+                                               ModelNotes* notes) {
   // The placement fields are the plan's to choose: ignored, not checked.
   v1::GeminiSettings fixed = request.gemini();
   fixed.clear_placement();
@@ -85,6 +86,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   absl::StatusOr<planner::SearchRequest> search =
       PlanSearch(request.search(), limits, &described);
   if (!search.ok()) return search.status();
+  if (notes != nullptr && described.has_value()) *notes = NotesOf(*described);
   out.search = *std::move(search);
   out.frozen.assign(request.frozen().begin(), request.frozen().end());
   out.gemini = *std::move(gemini);
@@ -93,7 +95,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   out.max_options = request.max_options();
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =
-        PlanWorkloadOf(request.workload(), described);
+        PlanWorkloadOf(request.workload(), described, limits);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }

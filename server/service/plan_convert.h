@@ -30,8 +30,10 @@ absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
 // outside chunkplan.v1 (search.engine, gemini.precision, gemini.optimizer),
 // and "workload: ..." for a workload without a search.model of a
 // decoder-only family; the description's errors ("search.model: ...").
+// `notes` (when given) gets the model's notes (NotesOf).
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
-                                               const ModelLimits& limits = {});
+                                               const ModelLimits& limits = {},
+                                               ModelNotes* notes = nullptr);
 
 // The wire form of a Plan result; every option's gemini.precision is
 // `precision` (the request's: the planner's settings do not carry it).

@@ -96,14 +96,17 @@ absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
 
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described) {
+    std::optional<models::ModelDescription>* described, ModelNotes* notes) {
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
+    std::optional<models::ModelDescription> local;
+    if (described == nullptr) described = &local;
     absl::StatusOr<std::vector<uint64_t>> numels =
         ModelNumels(request, limits, described);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
+    if (notes != nullptr) *notes = NotesOf(**described);
   } else {
     out->numels.assign(request.numels().begin(), request.numels().end());
   }
@@ -178,7 +181,8 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request, const ModelLimits& limits) {
+    const v1::LayoutRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
   absl::StatusOr<planner::GeminiSettings> gemini = FromProto(request.gemini());
   if (!gemini.ok()) return gemini.status();
   if (!v1::Objective_IsValid(request.objective())) {
@@ -201,13 +205,14 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     }
   }
   std::optional<models::ModelDescription> described;
-  absl::StatusOr<planner::SearchRequest> search = FromProto(
-      request.search(), limits, request.has_workload() ? &described : nullptr);
+  absl::StatusOr<planner::SearchRequest> search =
+      FromProto(request.search(), limits,
+                request.has_workload() ? &described : nullptr, notes);
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =
-        PlanWorkloadOf(request.workload(), described);
+        PlanWorkloadOf(request.workload(), described, limits);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
+#include "server/service/model_convert.h"
 #include "server/planner/workload_types.h"
 
 namespace chunkplan::service {
@@ -19,12 +20,16 @@ namespace chunkplan::service {
 // workload.sequence_length, when it is 0.
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
-// The activation estimate's inputs: the described model's shape and
-// `workload`'s fields. INVALID_ARGUMENT "workload: ..." without a described
-// model (numels were sent) or for a model that is not decoder-only.
+// The activation estimate's inputs: the shape of the described model, or,
+// where numels were sent, of workload.shape_from (described within
+// `limits`), and `workload`'s fields. INVALID_ARGUMENT "workload: ..."
+// without either (the message says how to give a shape), with both, or
+// for a model that is not decoder-only; shape_from's description errors
+// prefixed "workload.shape_from: ".
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
-    const std::optional<models::ModelDescription>& model);
+    const std::optional<models::ModelDescription>& model,
+    const ModelLimits& limits);
 
 }  // namespace chunkplan::service
 

@@ -9,7 +9,8 @@
 //       {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
-// total and the shape facts, under model_description.h's field names.
+// total, the shape facts and the config's keys (config_keys_read,
+// config_keys_ignored, config_keys_harmless, warnings).
 
 #include <cstdint>
 #include <cstdlib>
@@ -46,7 +47,11 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"num_attention_heads", d.num_attention_heads},
           {"num_key_value_heads", d.num_key_value_heads},
           {"intermediate_size", d.intermediate_size},
-          {"vocab_size", d.vocab_size}};
+          {"vocab_size", d.vocab_size},
+          {"config_keys_read", d.config_keys.read},
+          {"config_keys_ignored", d.config_keys.ignored},
+          {"config_keys_harmless", d.config_keys.harmless},
+          {"warnings", d.config_keys.warnings}};
 }
 
 // One batch request: its config (an object, sent as its text, or a string

@@ -50,7 +50,8 @@ def oracle(config, architecture):
         return None
     return {"model_type": d.model_type, "architecture": d.architecture,
             "hidden_size": d.hidden_size, "names": d.names,
-            "numels": d.numels}
+            "numels": d.numels, "keys_read": d.keys_read,
+            "config_keys": sorted(config)}
 
 
 def first_difference(want, got):
@@ -72,6 +73,15 @@ def first_difference(want, got):
         return f"oracle {len(pairs)} parameters, C++ {len(got_pairs)}"
     if got["total"] != sum(got["numels"]):
         return f"C++ total {got['total']} is not the sum of its numels"
+    # Every key accounted for: read as the oracle's family reads it, the
+    # rest ignored (known harmless or not), each key in one list.
+    if got["config_keys_read"] != want["keys_read"]:
+        return f"keys read: oracle {want['keys_read']}, " \
+               f"C++ {got['config_keys_read']}"
+    ignored = sorted(got["config_keys_ignored"] + got["config_keys_harmless"])
+    unread = [k for k in want["config_keys"] if k not in want["keys_read"]]
+    if ignored != unread:
+        return f"keys ignored: oracle {unread}, C++ {ignored}"
     return None
 
 

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from chunkplan import colossalai_export
+from chunkplan import model_report as _model_report
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2
 from chunkplan.verdict_result import Verdict
@@ -122,6 +123,8 @@ class Layout:
     # The server's verdict on the layout against the request's cluster
     # (Client.layout(cluster=...)); None without one.
     verdict: Optional[Verdict] = None
+    # The server's ModelReport (the total, the model's warnings).
+    model_report: Optional[_model_report.ModelReport] = None
 
     @property
     def fits(self):
@@ -219,7 +222,8 @@ class Layout:
             placement=_placement(response.placement),
             activation_bytes=int(response.activation_bytes),
             verdict=(Verdict.from_response(response.verdict)
-                     if response.HasField("verdict") else None))
+                     if response.HasField("verdict") else None),
+            model_report=_model_report.of(response))
 
 
 def _placement(p):
