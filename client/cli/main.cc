@@ -493,8 +493,7 @@ absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
   model.config_path = absl::GetFlag(FLAGS_hf_config);
   model.params_path = absl::GetFlag(FLAGS_params);
   if (!model.config_path.empty() && !model.params_path.empty()) {
-    return absl::InvalidArgumentError(
-        "give one of --hf-config and --params");
+    return absl::InvalidArgumentError("give one of --hf-config and --params");
   }
   model.architecture = absl::GetFlag(FLAGS_architecture);
   if (!model.params_path.empty() && !model.architecture.empty()) {

@@ -129,7 +129,8 @@ absl::StatusOr<CommandOutput> RunDescribe(
                              Describe(config, server));
   CommandOutput out;
   if (table) {
-    out.text = absl::StrCat(KeysTable(description), DescriptionTable(description));
+    out.text =
+        absl::StrCat(KeysTable(description), DescriptionTable(description));
   } else {
     out.text = absl::StrCat(common::MessageToJson(description), "\n");
     out.warnings = WarningLines(description.warnings());

@@ -20,7 +20,7 @@ namespace chunkplan::cli {
 
 // The model flags.
 struct ModelFlags {
-  std::string config_path;   // the config.json, or "-" for stdin
+  std::string config_path;  // the config.json, or "-" for stdin
   // --params: a parameter list (param_list.h) in place of config_path;
   // "-" for stdin. The search is then of its numels, with no model.
   std::string params_path;

@@ -85,8 +85,8 @@ absl::StatusOr<ParamList> ParseParamList(absl::string_view text,
         absl::StrCat(source, ": not a JSON list: ", error.what()));
   }
   if (!list.is_array() || list.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": expected a non-empty JSON list of parameters"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": expected a non-empty JSON list of parameters"));
   }
   ParamList out;
   out.names.reserve(list.size());

@@ -112,8 +112,7 @@ absl::StatusOr<v1::ChunkSearchResponse> AnswerLocally(
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchResult result,
                              planner::Planner().Search(plain));
   v1::ChunkSearchResponse response = service::ToProto(result);
-  service::SetModelReport(notes, plain.numels,
-                          response.mutable_model_report());
+  service::SetModelReport(notes, plain.numels, response.mutable_model_report());
   return response;
 }
 
@@ -332,8 +331,7 @@ absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
              AnswerFrontierLocally));
   Output(
       options, response, response.model_report(),
-      [&] { return FormatFrontierTable(response, request.objective()); },
-      &out);
+      [&] { return FormatFrontierTable(response, request.objective()); }, &out);
   return out;
 }
 

@@ -108,8 +108,8 @@ size_t Distance(absl::string_view a, absl::string_view b, size_t limit) {
     current[0] = i;
     for (size_t j = 1; j <= m; ++j) {
       const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1,
-                             previous[j - 1] + cost});
+      current[j] = std::min(
+          {previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
         current[j] = std::min(current[j], before[j - 2] + 1);
       }
@@ -165,9 +165,9 @@ ConfigKeys AccountForKeys(const json& config,
       if (LooksLike(key, candidate)) alike.push_back(candidate);
     }
     if (alike.empty()) continue;
-    std::string warning = absl::StrCat(
-        "config key \"", key, "\" was ignored; did you mean \"",
-        absl::StrJoin(alike, "\" or \""), "\"?");
+    std::string warning =
+        absl::StrCat("config key \"", key, "\" was ignored; did you mean \"",
+                     absl::StrJoin(alike, "\" or \""), "\"?");
     if (alike.size() == 1 && config.find(alike[0]) == config.end()) {
       const std::string taken = DefaultText(defaults, alike[0]);
       if (!taken.empty()) {

@@ -54,7 +54,7 @@ void Norms(ParamBuilder& b, uint64_t hidden,
 }
 
 absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg,
-                                             absl::string_view architecture) {
+                                              absl::string_view architecture) {
   DecoderShape shape;
   CHUNKPLAN_ASSIGN_OR_RETURN(shape.hidden, cfg.Size("hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(shape.vocab, cfg.Size("vocab_size"));
@@ -92,7 +92,8 @@ void CausalLm(ParamBuilder& b, absl::string_view architecture,
 absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg,
                                     absl::string_view architecture) {
   Decoder decoder;
-  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg, architecture));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape,
+                             ReadDecoderShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
                              ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.inter, cfg.Size("intermediate_size"));

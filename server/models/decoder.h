@@ -51,7 +51,7 @@ struct DecoderShape {
   bool tied = false;
 };
 absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg,
-                                             absl::string_view architecture);
+                                              absl::string_view architecture);
 
 // Sets `d`'s hidden size and shape facts (decoder-only) from the stack, the
 // heads and the MLP's intermediate size.

@@ -77,7 +77,8 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
   CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> norms,
                              cfg.OptionalSize("num_ln_in_parallel_attn"));
   s.two_norms = norms.value_or(new_arch ? 2 : 1) == 2;
-  CHUNKPLAN_ASSIGN_OR_RETURN(s.tied, OutputTied(cfg, architecture == "FalconForCausalLM"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      s.tied, OutputTied(cfg, architecture == "FalconForCausalLM"));
   return s;
 }
 

@@ -262,9 +262,9 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
   return request;
 }
 
-absl::StatusOr<planner::PlanRequest> ConvertPlan(
-    const v1::PlanRequest& request, const ServiceOptions& options,
-    ModelNotes* notes) {
+absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
+                                                 const ServiceOptions& options,
+                                                 ModelNotes* notes) {
   if (absl::Status s = CheckPlanBeforeModel(request); !s.ok()) return s;
   return FromProto(request, ModelLimitsOf(options), notes);
 }

@@ -10,8 +10,8 @@
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
-#include "server/service/model_convert.h"
 #include "server/planner/workload_types.h"
+#include "server/service/model_convert.h"
 
 namespace chunkplan::service {
 

@@ -23,7 +23,7 @@ from .hf_config import HfConfig, load_config
 from .published import PUBLISHED
 
 __all__ = ["Description", "FAMILIES", "MODEL_TYPES", "PUBLISHED", "describe",
-           "random_config"]
+           "family_defaults", "random_config"]
 
 _BY_MODEL_TYPE = {f.model_type: f for f in (
     gpt2.FAMILY, bert.FAMILY, opt.FAMILY, llama.FAMILY, mistral.MISTRAL,
@@ -126,6 +126,12 @@ def describe(config, architecture=None):
                        [name for name, _ in params],
                        [numel for _, numel in params],
                        sorted(k for k in raw if k in read))
+
+
+def family_defaults(model_type):
+    """The config class's defaults of `model_type` (a copy): the keys its
+    family knows."""
+    return dict(_BY_MODEL_TYPE[model_type].defaults)
 
 
 def random_config(family, rng):
