@@ -36,19 +36,6 @@ absl::StatusOr<v1::ModelDescription> Describe(
   return description;
 }
 
-std::string DescriptionTable(const v1::ModelDescription& d) {
-  std::string out = absl::StrFormat(
-      "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
-      "%u elements\n\n%9s  %15s  %s\n",
-      d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
-      d.total(), "index", "numel", "name");
-  for (int i = 0; i < d.numels_size(); ++i) {
-    absl::StrAppendFormat(&out, "%9d  %15u  %s\n", i, d.numels(i),
-                          i < d.names_size() ? d.names(i) : "");
-  }
-  return out;
-}
-
 // The config's keys as the family accounted for them, and the warnings.
 std::string KeysTable(const v1::ModelDescription& d) {
   const auto list = [](const auto& keys) {
@@ -58,6 +45,22 @@ std::string KeysTable(const v1::ModelDescription& d) {
                       "\nkeys ignored  ", list(d.config_keys_ignored()),
                       "\n  (harmless) ", list(d.config_keys_harmless()), "\n",
                       WarningLines(d.warnings()));
+}
+
+// The summary, the keys (KeysTable), then one row per parameter.
+std::string DescriptionTable(const v1::ModelDescription& d) {
+  std::string out = absl::StrFormat(
+      "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
+      "%u elements\n",
+      d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
+      d.total());
+  absl::StrAppendFormat(&out, "%s\n%9s  %15s  %s\n", KeysTable(d), "index",
+                        "numel", "name");
+  for (int i = 0; i < d.numels_size(); ++i) {
+    absl::StrAppendFormat(&out, "%9d  %15u  %s\n", i, d.numels(i),
+                          i < d.names_size() ? d.names(i) : "");
+  }
+  return out;
 }
 
 }  // namespace
@@ -129,8 +132,7 @@ absl::StatusOr<CommandOutput> RunDescribe(
                              Describe(config, server));
   CommandOutput out;
   if (table) {
-    out.text =
-        absl::StrCat(KeysTable(description), DescriptionTable(description));
+    out.text = DescriptionTable(description);
   } else {
     out.text = absl::StrCat(common::MessageToJson(description), "\n");
     out.warnings = WarningLines(description.warnings());

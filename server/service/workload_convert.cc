@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
 
@@ -30,11 +31,7 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
   if (!model.has_value() && workload.has_shape_from()) {
     absl::StatusOr<models::ModelDescription> shape =
         DescribeConfig(workload.shape_from(), limits);
-    if (!shape.ok()) {
-      return absl::Status(
-          shape.status().code(),
-          absl::StrCat("workload.shape_from: ", shape.status().message()));
-    }
+    if (!shape.ok()) return Prefixed("workload.shape_from: ", shape.status());
     model = *std::move(shape);
   }
   if (!model.has_value()) {

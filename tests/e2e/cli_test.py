@@ -156,10 +156,12 @@ def layout_requests(seed):
 
 def layout_answer(response):
     """A LayoutResponse without what the oracle does not give: the search's
-    engine, candidates and time, and activation_bytes where it is "0" (the
-    oracle's requests carry no workload; any other figure stays, to
-    differ)."""
-    for key in ("engine", "candidates", "search_nanos"):
+    engine, candidates and time, the model reports (their totals are held
+    to the request's numels by config_keys_cli_test.py), and
+    activation_bytes where it is "0" (the oracle's requests carry no
+    workload; any other figure stays, to differ)."""
+    response.pop("model_report", None)
+    for key in ("engine", "candidates", "search_nanos", "model_report"):
         response.get("search", {}).pop(key, None)
     if response.get("activation_bytes") == "0":
         del response["activation_bytes"]

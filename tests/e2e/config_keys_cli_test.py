@@ -26,8 +26,9 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_test import (FAILED, ROOT, CliTestCase, RealServerTest,  # noqa: E402
-                      oracle_models, run)
+import cli_test  # noqa: E402
+from cli_test import (FAILED, ROOT, CliTestCase, oracle_models,  # noqa: E402
+                      run)
 
 QWEN = os.path.join(ROOT, "tests", "oracle", "models", "data",
                     "qwen2.5-7b.json")
@@ -118,8 +119,8 @@ class KeyWarningServerTest(CliTestCase):
     """The same warning from the real server (its ModelReport and
     ModelDescription), started as cli_test.RealServerTest starts it."""
 
-    setUpClass = RealServerTest.__dict__["setUpClass"]
-    tearDownClass = RealServerTest.__dict__["tearDownClass"]
+    setUpClass = cli_test.RealServerTest.__dict__["setUpClass"]
+    tearDownClass = cli_test.RealServerTest.__dict__["tearDownClass"]
 
     def test_the_server_warns_too(self):
         path = self.write(misspelled(), "config.json")
@@ -147,8 +148,11 @@ class ParamsTest(CliTestCase):
         request = self.write({"numels": self.numels, "dp_degrees": [8],
                               "search_range_m": 32,
                               "search_interval": 1024}, "request.json")
-        by_list = self.search_json("--params", self.params, "--dp", "8",
-                                   "--local")
+        done = run("search", "--params", self.params, "--dp", "8",
+                   "--local")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stderr, cli_test.DEFAULT_INTERVAL_NOTE)
+        by_list = json.loads(done.stdout)
         by_numels = self.search_json("--request", request, "--local")
         for answer in (by_list, by_numels):
             answer.pop("search_nanos")
