@@ -64,13 +64,13 @@
 #include "bench/plan_bench.h"
 #include "bench/workload_loader.h"
 #include "benchmark/benchmark.h"
+#include "chunkplan/planner/objective.h"
+#include "chunkplan/planner/planner.h"
+#include "chunkplan/planner/search_types.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
-#include "server/planner/objective.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/planner.h"
-#include "server/planner/search_types.h"
+#include "server/planner/request/search_plan.h"
 #include "server/service/request_intake.h"
 
 #ifndef CHUNKPLAN_BENCH_WORKLOADS_DIR

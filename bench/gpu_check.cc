@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/planner.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
 #include "server/planner/engines/cuda_engine.h"
 #include "server/planner/engines/engine_choice.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/planner.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/gpu_checks.h"
 #include "testing/test_problems.h"
 

@@ -3,7 +3,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "server/planner/planner.h"
+#include "chunkplan/planner/planner.h"
 
 namespace chunkplan::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include "common/json_codec.h"
 #include "common/request_file.h"
 #include "common/status_macros.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::bench {

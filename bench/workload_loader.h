@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/search_types.h"
 
 namespace chunkplan::bench {
 

@@ -7,7 +7,7 @@
 // chunkplan-held-server, links tests/e2e/held_server_hook.cc (engines that
 // hold the searches a test marks). main.cc is compiled once for both.
 
-#include "server/planner/planner.h"
+#include "chunkplan/planner/planner.h"
 
 namespace chunkplan::server {
 

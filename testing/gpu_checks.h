@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "chunkplan/planner/planner.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/planner.h"
 
 namespace chunkplan::testing {
 

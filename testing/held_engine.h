@@ -12,8 +12,8 @@
 #include <functional>
 #include <memory>
 
+#include "chunkplan/planner/planner.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/planner.h"
 
 namespace chunkplan::testing {
 

@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
+#include "chunkplan/planner/search_types.h"
 #include "server/planner/layout/objective_problem.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/search_types.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/model_shapes.h"
 
 namespace chunkplan::planner::problems {

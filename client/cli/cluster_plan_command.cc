@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/model_report_text.h"
 #include "client/cli/plan_table.h"
@@ -11,7 +12,6 @@
 #include "common/json_codec.h"
 #include "common/request_file.h"
 #include "common/status_macros.h"
-#include "server/planner/planner.h"
 #include "server/service/plan_convert.h"
 
 namespace chunkplan::cli {

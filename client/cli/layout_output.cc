@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "chunkplan/planner/plan_colossalai.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/verdict_text.h"
 #include "common/status_macros.h"
-#include "server/planner/fit/plan_colossalai.h"
 #include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 

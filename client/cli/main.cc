@@ -49,6 +49,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "chunkplan/planner/planner.h"
 #include "client/cli/byte_size.h"
 #include "client/cli/cluster_flags.h"
 #include "client/cli/cluster_plan_command.h"
@@ -61,7 +62,6 @@
 #include "client/cli/remote_call.h"
 #include "client/cli/request_flags.h"
 #include "common/status_macros.h"
-#include "server/planner/planner.h"
 
 ABSL_FLAG(
     std::string, request, "",

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/layout_output.h"
 #include "client/cli/model_report_text.h"
@@ -18,7 +19,6 @@
 #include "common/json_codec.h"
 #include "common/request_file.h"
 #include "common/status_macros.h"
-#include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::cli {

@@ -4,7 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/search_types.h"
 
 namespace chunkplan::metrics {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/planner/planner.h"
+#include "chunkplan/planner/planner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,17 +16,17 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/frontier_points.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/fit/plan_checks.h"
-#include "server/planner/fit/plan_search.h"
-#include "server/planner/fit/verdict.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/layout_checks.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/placement.h"
 #include "server/planner/layout/rank_memory.h"
-#include "server/planner/plan/checked_math.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/plan_search/plan_checks.h"
+#include "server/planner/plan_search/plan_search.h"
+#include "server/planner/plan_search/verdict.h"
+#include "server/planner/request/checked_math.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/search_types.h"
 
 namespace chunkplan::planner {
 

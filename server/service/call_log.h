@@ -10,7 +10,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/search_types.h"
 #include "server/service/model_notes.h"
 #include "spdlog/common.h"
 

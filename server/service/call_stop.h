@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "chunkplan/planner/search_types.h"
 #include "grpcpp/server_context.h"
-#include "server/planner/search_types.h"
 
 namespace chunkplan::service {
 

@@ -14,11 +14,11 @@
 #include <functional>
 
 #include "absl/functional/function_ref.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "common/worker_pool.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "server/planner/planner.h"
 #include "server/service/call_log.h"
 #include "server/service/request_intake.h"
 #include "server/service/service_options.h"

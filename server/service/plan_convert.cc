@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/fit/plan_checks.h"
+#include "server/planner/plan_search/plan_checks.h"
 #include "server/service/proto_convert.h"
 #include "server/service/workload_convert.h"
 

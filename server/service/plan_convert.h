@@ -2,13 +2,13 @@
 #define CHUNKPLAN_SERVER_SERVICE_PLAN_CONVERT_H_
 
 // chunkplan.v1.PlanRequest / PlanResponse <-> the planner's Plan values
-// (server/planner/fit/plan_types.h). The search's rules: docs/plan.md.
+// (include/chunkplan/planner/plan_types.h). The search's rules: docs/plan.md.
 
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/plan_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
-#include "server/planner/fit/plan_types.h"
 #include "server/service/model_convert.h"
 
 namespace chunkplan::service {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/fit/plan_checks.h"
+#include "server/planner/plan_search/plan_checks.h"
 #include "server/service/workload_convert.h"
 
 namespace chunkplan::service {

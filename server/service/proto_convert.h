@@ -9,10 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/layout_types.h"
+#include "chunkplan/planner/search_types.h"
+#include "chunkplan/planner/verdict_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
-#include "server/planner/layout/layout_types.h"
-#include "server/planner/search_types.h"
-#include "server/planner/verdict_types.h"
 #include "server/service/model_convert.h"
 
 namespace chunkplan::service {

@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/planner/engines/engine_choice.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 #include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/wire_counts.h"

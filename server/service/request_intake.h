@@ -3,7 +3,7 @@
 
 // From a Search call's raw request body to the planner's request, under the
 // server's limits, and the planner's options for those limits. (Every check
-// a request meets, and where: server/planner/plan/request_checks.h.) The
+// a request meets, and where: server/planner/request/request_checks.h.) The
 // service takes every request through these functions, and so does the fuzzer
 // (tests/fuzz/search_request_fuzzer.cc): what the fuzzer checks is what the
 // server runs.
@@ -12,10 +12,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/planner.h"
+#include "chunkplan/planner/search_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "server/planner/planner.h"
-#include "server/planner/search_types.h"
 #include "server/service/call_log.h"
 #include "server/service/model_convert.h"
 #include "server/service/service_options.h"

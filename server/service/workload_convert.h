@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/workload_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
-#include "server/planner/workload_types.h"
 #include "server/service/model_convert.h"
 
 namespace chunkplan::service {

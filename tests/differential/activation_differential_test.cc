@@ -24,10 +24,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/activation_estimate.h"
 #include "common/json_codec.h"
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
-#include "server/planner/fit/activation_estimate.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/mismatch_report.h"
 

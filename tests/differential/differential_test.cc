@@ -22,11 +22,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "common/json_codec.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "server/planner/planner.h"
 #include "server/service/proto_convert.h"
 #include "testing/model_shapes.h"
 #include "testing/oracle_runner.h"

@@ -23,12 +23,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "common/json_codec.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "server/planner/planner.h"
 #include "server/service/plan_convert.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/in_process_server.h"

@@ -5,7 +5,7 @@
 // (embedding dropout mask) + 2sbh (last layer norm) + 2sbh (output layer
 // input) + 4sbv (fp32 logits). Each expectation is the arithmetic itself.
 
-#include "server/planner/fit/activation_estimate.h"
+#include "chunkplan/planner/activation_estimate.h"
 
 #include <cstdint>
 #include <string>

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/planner.h"
 
 namespace chunkplan::planner {
 namespace {

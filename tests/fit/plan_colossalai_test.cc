@@ -3,7 +3,7 @@
 // decimal exponents -4..15, else "e-05"-style exponents of two or more
 // digits), and the keyword-argument text.
 
-#include "server/planner/fit/plan_colossalai.h"
+#include "chunkplan/planner/plan_colossalai.h"
 
 #include <cmath>
 #include <limits>

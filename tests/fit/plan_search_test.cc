@@ -16,7 +16,7 @@
 //   host: one chunk 800 device, 1000 host; two 200 device, 1400 host.
 //   auto and offload_optim_frac 1: as two chunks offloaded.
 
-#include "server/planner/fit/plan_search.h"
+#include "server/planner/plan_search/plan_search.h"
 
 #include <bit>
 #include <cmath>
@@ -27,14 +27,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "chunkplan/planner/plan_types.h"
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/fit/plan_fractions.h"
-#include "server/planner/fit/plan_option.h"
-#include "server/planner/fit/plan_order.h"
-#include "server/planner/fit/plan_types.h"
 #include "server/planner/layout/placement.h"
-#include "server/planner/planner.h"
+#include "server/planner/plan_search/plan_fractions.h"
+#include "server/planner/plan_search/plan_option.h"
+#include "server/planner/plan_search/plan_order.h"
 
 namespace chunkplan::planner {
 namespace {

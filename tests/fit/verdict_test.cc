@@ -1,20 +1,20 @@
-// The one verdict (fit/verdict.h; docs/plan.md, "The verdict"): the margin
-// in bytes, fits, tight, the headroom and why_not, worked by hand; and
+// The one verdict (plan_search/verdict.h; docs/plan.md, "The verdict"): the
+// margin in bytes, fits, tight, the headroom and why_not, worked by hand; and
 // Planner::Layout's verdict on a layout worked by hand (the two chunks of
 // plan_search_test.cc: rank 0 holds 1400 device bytes and 600 pinned host
 // bytes, the gathered chunk is 200).
 
-#include "server/planner/fit/verdict.h"
+#include "server/planner/plan_search/verdict.h"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/fit/plan_checks.h"
-#include "server/planner/planner.h"
+#include "server/planner/plan_search/plan_checks.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/planner/plan/checked_math.h"
+#include "server/planner/request/checked_math.h"
 
 #include <cstdint>
 

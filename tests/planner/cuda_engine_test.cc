@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/engine_choice.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/planner.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/gpu_checks.h"
 #include "testing/test_problems.h"
 

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "server/planner/engines/cuda_engine.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::planner {

@@ -19,8 +19,8 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/plateau_work.h"
 #include "server/planner/engines/repeated_blocks.h"
-#include "server/planner/plan/checked_math.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/checked_math.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::planner {

@@ -22,9 +22,9 @@
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_plateau_engine.h"
 #include "server/planner/engines/cpu_sweep_engine.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/objective_problem.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 #include "testing/test_problems.h"
 
 namespace chunkplan::planner {

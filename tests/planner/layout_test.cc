@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "chunkplan/planner/planner.h"
 #include "common/worker_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -12,12 +13,11 @@
 #include "server/planner/engines/cpu_sweep_engine.h"
 #include "server/planner/engines/frontier_merge.h"
 #include "server/planner/engines/frontier_points.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/rank_memory.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/planner.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 namespace {

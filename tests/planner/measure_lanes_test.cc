@@ -112,7 +112,7 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
   }
   p.fixed.frozen_elements = rng() % 100;
   // Without master weights, Adam; or with master weights, separate
-  // gradients and Adam (layout/byte_model.h's cases).
+  // gradients and Adam (layout/byte_model_of.h's cases).
   p.bytes = rng() % 2 ? ByteModel{.param = 2,
                                   .master = 0,
                                   .grad = 2,
@@ -128,7 +128,7 @@ Problem RandomProblem(std::mt19937_64& rng, bool huge) {
                                   .gathered = 2,
                                   .pinned = 8};
   if (rng() % 3 == 0) {
-    // Auto placement or offload_optim_frac 1 (layout/byte_model.h).
+    // Auto placement or offload_optim_frac 1 (layout/byte_model_of.h).
     p.bytes.host_side = p.bytes.master + p.bytes.grad;
     p.bytes.host_optimizer = p.bytes.optimizer;
   }

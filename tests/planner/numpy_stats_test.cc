@@ -1,6 +1,6 @@
 // numpy's summation and the filter limit, checked against Debian's numpy
 // 1.24 (values printed with float.hex by /usr/bin/python3).
-#include "server/planner/plan/numpy_stats.h"
+#include "server/planner/request/numpy_stats.h"
 
 #include <cstdint>
 #include <vector>

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/planner/engines/cpu_sweep_frontier.h"
-#include "server/planner/planner.h"
 
 namespace chunkplan::planner {
 namespace {

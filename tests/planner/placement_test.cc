@@ -11,7 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/offload_order.h"
 #include "server/planner/layout/rank_memory.h"
 

@@ -1,5 +1,5 @@
 // The planner end to end on ColossalAI's own test case, and engine choice.
-#include "server/planner/planner.h"
+#include "chunkplan/planner/planner.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,6 +1,6 @@
 // Python's round and true division, checked against values Python 3.11
 // prints (`round(x)`, `math.ceil(a / b)`, `float.hex(a / b)`).
-#include "server/planner/plan/python_math.h"
+#include "server/planner/request/python_math.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // Validation and the plan's structure. Each invalid-input rule of the seed
 // (and each 64-bit guard) gets INVALID_ARGUMENT naming the field and index.
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 
 #include <cmath>
 #include <cstdint>

@@ -12,6 +12,7 @@ binary: CHUNKPLAN_CLI); the oracle comparisons skip, saying "plan oracle
 not found", where tests/oracle/plan_oracle.py is not in the tree."""
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -65,9 +66,12 @@ def oracle_plan(request):
 
 
 def without_time(response):
+    """The response without its time and its model report (which the plan
+    oracle does not give: the tests hold its total apart)."""
     copy = pb.PlanResponse()
     copy.CopyFrom(response)
     copy.plan_nanos = 0
+    copy.ClearField("model_report")
     return copy
 
 
@@ -85,6 +89,11 @@ def plan(server):
 
 def test_plan_is_the_oracles(plan):
     assert without_time(plan.response) == oracle_plan(plan.request)
+    with open(GPT2_TEST, encoding="utf-8") as f:
+        described = load_oracle("models_oracle").describe(
+            json.dumps({"hf_config_json": f.read()}))
+    assert plan.model_report.total_param_size == described["total"]
+    assert plan.model_report.model_type == "gpt2"
 
 
 def test_plan_of_numels_without_a_workload_is_the_oracles(server):
@@ -95,6 +104,7 @@ def test_plan_of_numels_without_a_workload_is_the_oracles(server):
                                          timeout=TIMEOUT_S))
     assert len(got.options) == 4
     assert without_time(got.response) == oracle_plan(got.request)
+    assert got.model_report.total_param_size == sum(numels)
 
 
 def test_every_option_follows_the_rules(plan):

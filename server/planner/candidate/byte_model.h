@@ -5,7 +5,7 @@
 // set of GeminiPlugin settings, host+device, so that Layout
 // (layout/rank_memory.h), the layout objectives and the CUDA kernel
 // (layout_measures.h) count with the same figures. Built from the settings
-// by layout/byte_model.h; the rules are in docs/layout.md. Every part below
+// by layout/byte_model_of.h; the rules are in docs/layout.md. Every part below
 // lives on the device, the pinned copies on the host; a placement policy
 // that moves a part to the host changes where it is counted, not these
 // rates.

@@ -26,10 +26,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "chunkplan/planner/objective.h"
 #include "server/planner/candidate/byte_model.h"
 #include "server/planner/candidate/host_device.h"
 #include "server/planner/candidate/round_up.h"
-#include "server/planner/objective.h"
 
 namespace chunkplan::planner {
 

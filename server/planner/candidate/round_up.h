@@ -19,7 +19,7 @@ CHUNKPLAN_HOST_DEVICE constexpr uint64_t RoundUpPadding(uint64_t x,
 }
 
 // The least multiple of `m` (>= 1) that is >= `x`. Requires it to fit in 64
-// bits (plan/checked_math.h's CheckedRoundUp checks it).
+// bits (request/checked_math.h's CheckedRoundUp checks it).
 CHUNKPLAN_HOST_DEVICE constexpr uint64_t RoundUp(uint64_t x, uint64_t m) {
   return x + RoundUpPadding(x, m);
 }

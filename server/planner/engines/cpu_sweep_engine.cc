@@ -10,7 +10,7 @@
 #include "server/planner/engines/engine_choice.h"
 #include "server/planner/engines/range_split.h"
 #include "server/planner/engines/sweep_stop.h"
-#include "server/planner/plan/checked_math.h"
+#include "server/planner/request/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <cstdint>
 
+#include "chunkplan/planner/engine_options.h"
 #include "common/worker_pool.h"
-#include "server/planner/engines/engine_options.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/plan/seed_waste.h"
+#include "server/planner/request/seed_waste.h"
 
 namespace chunkplan::planner {
 

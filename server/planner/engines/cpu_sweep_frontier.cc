@@ -9,7 +9,7 @@
 #include "server/planner/engines/sweep_stop.h"
 #include "server/planner/layout/measure_lanes.h"
 #include "server/planner/layout/objective_errors.h"
-#include "server/planner/plan/seed_waste.h"
+#include "server/planner/request/seed_waste.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -16,8 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/engine_options.h"
 #include "server/planner/candidate/layout_measures.h"
-#include "server/planner/engines/engine_options.h"
 #include "server/planner/engines/sweep_engine.h"
 
 namespace chunkplan::planner {

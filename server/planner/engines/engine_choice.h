@@ -14,7 +14,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 

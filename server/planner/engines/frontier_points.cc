@@ -2,7 +2,7 @@
 
 #include "common/status_macros.h"
 #include "server/planner/layout/objective_errors.h"
-#include "server/planner/plan/seed_waste.h"
+#include "server/planner/request/seed_waste.h"
 
 namespace chunkplan::planner {
 

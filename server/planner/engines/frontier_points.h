@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/layout_types.h"
 #include "server/planner/engines/sweep_engine.h"
-#include "server/planner/layout/layout_types.h"
 
 namespace chunkplan::planner {
 

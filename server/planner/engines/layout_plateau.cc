@@ -10,7 +10,7 @@
 #include "server/planner/candidate/round_up.h"
 #include "server/planner/engines/cpu_sweep_frontier.h"
 #include "server/planner/engines/frontier_merge.h"
-#include "server/planner/plan/checked_math.h"
+#include "server/planner/request/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {

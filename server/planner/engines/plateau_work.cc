@@ -4,7 +4,7 @@
 #include <bit>
 
 #include "server/planner/candidate/round_up.h"
-#include "server/planner/plan/checked_math.h"
+#include "server/planner/request/checked_math.h"
 
 namespace chunkplan::planner {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "server/planner/engines/engine_options.h"
-#include "server/planner/plan/search_plan.h"
+#include "chunkplan/planner/engine_options.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 

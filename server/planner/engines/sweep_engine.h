@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/objective.h"
+#include "chunkplan/planner/search_types.h"
 #include "server/planner/layout/objective_problem.h"
-#include "server/planner/objective.h"
-#include "server/planner/plan/search_plan.h"
-#include "server/planner/search_types.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 

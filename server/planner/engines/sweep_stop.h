@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/search_types.h"
 
 namespace chunkplan::planner {
 

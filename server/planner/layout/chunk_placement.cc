@@ -4,8 +4,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "server/planner/plan/checked_math.h"
-#include "server/planner/plan/request_checks.h"
+#include "server/planner/request/checked_math.h"
+#include "server/planner/request/request_checks.h"
 
 namespace chunkplan::planner {
 namespace {

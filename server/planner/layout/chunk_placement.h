@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/planner/layout/layout_types.h"
-#include "server/planner/search_types.h"
+#include "chunkplan/planner/layout_types.h"
+#include "chunkplan/planner/search_types.h"
 
 namespace chunkplan::planner {
 

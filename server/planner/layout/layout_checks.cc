@@ -2,7 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "server/planner/plan/request_checks.h"
+#include "server/planner/request/request_checks.h"
 
 namespace chunkplan::planner {
 

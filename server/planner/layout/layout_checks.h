@@ -2,11 +2,11 @@
 #define CHUNKPLAN_SERVER_PLANNER_LAYOUT_LAYOUT_CHECKS_H_
 
 // Field checks of a LayoutRequest beyond its search part (whose checks are
-// plan/request_checks.h's). Each error is INVALID_ARGUMENT with a message
+// request/request_checks.h's). Each error is INVALID_ARGUMENT with a message
 // that starts with the field (and index) at fault.
 
 #include "absl/status/status.h"
-#include "server/planner/layout/layout_types.h"
+#include "chunkplan/planner/layout_types.h"
 
 namespace chunkplan::planner {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "server/planner/candidate/round_up.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/placement.h"
-#include "server/planner/plan/checked_math.h"
-#include "server/planner/plan/request_checks.h"
+#include "server/planner/request/checked_math.h"
+#include "server/planner/request/request_checks.h"
 
 namespace chunkplan::planner {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/layout_types.h"
 #include "server/planner/candidate/layout_measures.h"
-#include "server/planner/layout/layout_types.h"
-#include "server/planner/plan/search_plan.h"
+#include "server/planner/request/search_plan.h"
 
 namespace chunkplan::planner {
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
-#include "server/planner/layout/byte_model.h"
+#include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/offload_order.h"
 #include "server/planner/layout/rank_memory.h"
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/planner/layout/layout_types.h"
+#include "chunkplan/planner/layout_types.h"
 #include "server/planner/layout/offload_order.h"
 
 namespace chunkplan::planner {
@@ -27,7 +27,7 @@ absl::Status CheckPlacement(const GeminiSettings& settings);
 // static with an offload_optim_frac strictly between 0 and 1,
 // shard_param_frac < 1, or an honoured offload_param_frac. Elsewhere
 // (nothing moved; auto, or offload_optim_frac 1 alone) the byte model
-// carries the placement (layout/byte_model.h); here the peak objective lays
+// carries the placement (layout/byte_model_of.h); here the peak objective lays
 // out and places each candidate (docs/placement.md).
 bool MovesBySize(const GeminiSettings& settings);
 

@@ -3,7 +3,7 @@
 
 // The bytes a rank holds for a chunk layout under GeminiPlugin's settings
 // (static placement, nothing offloaded), each part its elements times the
-// byte model's rate (candidate/byte_model.h, layout/byte_model.h):
+// byte model's rate (candidate/byte_model.h, layout/byte_model_of.h):
 //
 //   params     param x held elements (sum of shards size/P + sum of gathered
 //              chunk sizes)
@@ -31,8 +31,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/layout_types.h"
 #include "server/planner/candidate/byte_model.h"
-#include "server/planner/layout/layout_types.h"
 
 namespace chunkplan::planner {
 

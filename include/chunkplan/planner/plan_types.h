@@ -1,0 +1,80 @@
+#ifndef CHUNKPLAN_PLANNER_PLAN_TYPES_H_
+#define CHUNKPLAN_PLANNER_PLAN_TYPES_H_
+
+// The Plan request and answer, as plain values. They mirror
+// chunkplan.v1.PlanRequest / PlanResponse field for field; the service
+// converts between the two. The search's rules: docs/plan.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chunkplan/planner/activation_estimate.h"
+#include "chunkplan/planner/layout_types.h"
+#include "chunkplan/planner/objective.h"
+#include "chunkplan/planner/search_types.h"
+#include "chunkplan/planner/verdict_types.h"
+
+namespace chunkplan::planner {
+
+struct PlanRequest {
+  // numels and the search settings; dp_degrees is ignored.
+  SearchRequest search;
+  std::vector<bool> frozen;  // as LayoutRequest.frozen
+  // Fixed choices; the placement fields are ignored.
+  GeminiSettings gemini;
+  // "fp16" or "bf16": only for the colossalai text (both are 2 bytes).
+  std::string precision = "fp16";
+  Cluster cluster;
+  uint32_t max_options = 0;  // 0: 10
+  std::optional<PlanWorkload> workload;
+};
+
+// Where an option's chunk size came from (docs/plan.md), in rank order.
+enum class ChunkSizeFrom : int {
+  kColossalaiSearch = 0,   // "colossalai_search"
+  kPeakRankBytes = 1,      // "peak_rank_bytes"
+  kPeakRankBytesWide = 2,  // "peak_rank_bytes_wide"
+};
+
+// Placement ranks of the order (docs/plan.md's table).
+enum class PlanPlacement : int {
+  kNothingMoved = 0,
+  kPartialOptimizer = 1,
+  kFullOptimizer = 2,
+  kOptimizerAndParams = 3,
+  kAuto = 4,
+};
+
+// One configuration: a world size, a chunk size and a placement.
+struct PlanOption {
+  uint32_t world_size = 0;
+  GeminiSettings gemini;  // with the placement and fractions chosen
+  PlanPlacement placement = PlanPlacement::kNothingMoved;
+  std::vector<ChunkConfig> configs;
+  Objective objective = Objective::kSeedWaste;
+  ChunkSizeFrom chunk_size_from = ChunkSizeFrom::kColossalaiSearch;
+  RankMemory most_loaded_rank;  // worst case over the chunk order
+  uint64_t gathered_chunk_bytes = 0;
+  uint64_t layout_padding = 0;
+  uint64_t activation_bytes = 0;
+  // The device need, host bytes per node, margin, fits, tight and why_not
+  // (plan_search/verdict.h).
+  Verdict verdict;
+  std::string colossalai;
+  std::vector<std::string> notes;
+};
+
+struct PlanResult {
+  std::vector<PlanOption> options;  // ranked, at most max_options
+  uint64_t options_considered = 0;
+  uint64_t plan_nanos = 0;
+};
+
+// "colossalai_search", "peak_rank_bytes" or "peak_rank_bytes_wide".
+const char* ChunkSizeFromName(ChunkSizeFrom from);
+
+}  // namespace chunkplan::planner
+
+#endif  // CHUNKPLAN_PLANNER_PLAN_TYPES_H_

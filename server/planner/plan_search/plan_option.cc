@@ -1,0 +1,130 @@
+#include "server/planner/plan_search/plan_option.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "chunkplan/planner/plan_colossalai.h"
+#include "common/status_macros.h"
+#include "server/planner/layout/byte_model_of.h"
+#include "server/planner/layout/placement.h"
+#include "server/planner/layout/rank_memory.h"
+#include "server/planner/plan_search/verdict.h"
+
+namespace chunkplan::planner {
+namespace {
+
+constexpr char kOptimizerNote[] =
+    "the optimizer must run where its states live: HybridAdam (CPUAdam on "
+    "the host states); a GPU-only fused Adam fails at the first step";
+constexpr char kActivationNote[] =
+    "activation_bytes is an estimate (docs/plan.md)";
+
+// most_loaded_rank's device bytes + the gathered chunk + reserve_bytes +
+// activation_bytes. Errors: INVALID_ARGUMENT naming device_need_bytes.
+absl::StatusOr<uint64_t> NeedOf(const PlanContext& context,
+                                const PlanChunks& chunks, uint64_t device_bytes,
+                                uint64_t gathered_chunk_bytes) {
+  const std::optional<uint64_t> need =
+      DeviceNeedOf(device_bytes, gathered_chunk_bytes,
+                   context.cluster->reserve_bytes, context.activation_bytes);
+  if (!need.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device_need_bytes: most_loaded_rank.device_bytes + "
+        "gathered_chunk_bytes + reserve_bytes + activation_bytes exceeds "
+        "2^64-1 at world size ",
+        chunks.world_size, " (", ChunkSizeFromName(chunks.from), ")"));
+  }
+  return *need;
+}
+
+}  // namespace
+
+GeminiSettings PlacementSettings(const GeminiSettings& fixed,
+                                 PlanPlacement placement, double fraction,
+                                 uint64_t device_memory_bytes) {
+  GeminiSettings s;
+  s.master_weights = fixed.master_weights;
+  s.gradient_accumulation = fixed.gradient_accumulation;
+  s.pin_memory = fixed.pin_memory;
+  s.optimizer = fixed.optimizer;
+  switch (placement) {
+    case PlanPlacement::kNothingMoved:
+      break;
+    case PlanPlacement::kPartialOptimizer:
+      s.offload_optim_frac = fraction;
+      break;
+    case PlanPlacement::kFullOptimizer:
+      s.offload_optim_frac = 1.0;
+      break;
+    case PlanPlacement::kOptimizerAndParams:
+      s.offload_optim_frac = 1.0;
+      s.offload_param_frac = fraction;
+      break;
+    case PlanPlacement::kAuto:
+      s.placement = Placement::kAuto;
+      s.device_memory_bytes = device_memory_bytes;
+      break;
+  }
+  return s;
+}
+
+absl::StatusOr<uint64_t> DeviceNeedBytes(const PlanContext& context,
+                                         const PlanChunks& chunks,
+                                         const GeminiSettings& settings) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const RankMemory rank,
+      MostLoadedRank(chunks.groups, context.frozen_elements, settings));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const uint64_t gathered,
+      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
+  return NeedOf(context, chunks, rank.device_bytes, gathered);
+}
+
+absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
+                                          const PlanChunks& chunks,
+                                          PlanPlacement placement,
+                                          const GeminiSettings& settings) {
+  LayoutResult r;
+  CHUNKPLAN_RETURN_IF_ERROR(
+      PlaceOnDevices(chunks.groups, context.frozen_elements, settings, &r));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      r.gathered_chunk_bytes,
+      GatheredChunkBytes(chunks.groups, ByteModelOf(settings)));
+  const Cluster& cluster = *context.cluster;
+  PlanOption o;
+  o.world_size = chunks.world_size;
+  o.gemini = settings;
+  o.placement = placement;
+  o.configs = chunks.configs;
+  o.chunk_size_from = chunks.from;
+  o.objective = chunks.from == ChunkSizeFrom::kColossalaiSearch
+                    ? Objective::kSeedWaste
+                    : Objective::kPeakRankBytes;
+  o.most_loaded_rank = r.most_loaded_rank;
+  o.gathered_chunk_bytes = r.gathered_chunk_bytes;
+  o.layout_padding = chunks.layout_padding;
+  o.activation_bytes = context.activation_bytes;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const uint64_t need,
+      NeedOf(context, chunks, r.most_loaded_rank.device_bytes,
+             r.gathered_chunk_bytes));
+  const std::optional<uint64_t> host =
+      HostBytesPerNode(cluster.gpus_per_node, chunks.world_size,
+                       r.most_loaded_rank, r.most_loaded_rank_least);
+  if (!host.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host_bytes_per_node: exceeds 2^64-1 at world size ", chunks.world_size,
+        " (", ChunkSizeFromName(chunks.from), ")"));
+  }
+  o.verdict = Judge(cluster, need, *host);
+  o.colossalai = ColossalaiKwargs(settings, *context.precision, o.configs);
+  o.notes = std::move(r.placement.notes);
+  if (placement != PlanPlacement::kNothingMoved) {
+    o.notes.push_back(kOptimizerNote);
+  }
+  if (context.has_workload) o.notes.push_back(kActivationNote);
+  return o;
+}
+
+}  // namespace chunkplan::planner

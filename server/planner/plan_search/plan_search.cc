@@ -1,0 +1,194 @@
+#include "server/planner/plan_search/plan_search.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/placement.h"
+#include "server/planner/plan_search/plan_checks.h"
+#include "server/planner/plan_search/plan_fractions.h"
+#include "server/planner/plan_search/plan_option.h"
+#include "server/planner/plan_search/plan_order.h"
+#include "server/planner/plan_search/verdict.h"
+
+namespace chunkplan::planner {
+namespace {
+
+constexpr ChunkSizeFrom kSources[] = {ChunkSizeFrom::kColossalaiSearch,
+                                      ChunkSizeFrom::kPeakRankBytes,
+                                      ChunkSizeFrom::kPeakRankBytesWide};
+constexpr uint32_t kDefaultMaxOptions = 10;
+// The wide grid: 1024 Mi elements above the start, interval at most 128.
+constexpr double kWideRangeM = 1024;
+constexpr uint64_t kWideInterval = 128;
+
+// The chunk sizes at `world_size`, in source order, leaving out those
+// ColossalAI refuses and repeats of an earlier one's configs.
+absl::StatusOr<std::vector<PlanChunks>> ChunkSizesAt(const PlanRequest& request,
+                                                     uint32_t world_size,
+                                                     LayoutCall layout) {
+  std::vector<PlanChunks> kept;
+  for (const ChunkSizeFrom from : kSources) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        LayoutResult r, layout(ChunkSizeRequest(request, world_size, from)));
+    if (!r.search.has_value()) {
+      return absl::InternalError("Layout searched but returned no search");
+    }
+    std::vector<ChunkConfig> configs = std::move(r.search->configs);
+    if (!ColossalaiAccepts(configs, world_size)) continue;
+    if (std::any_of(kept.begin(), kept.end(), [&](const PlanChunks& k) {
+          return k.configs == configs;
+        })) {
+      continue;
+    }
+    kept.push_back({world_size, from, std::move(configs), std::move(r.groups),
+                    r.layout_padding});
+  }
+  return kept;
+}
+
+// Evaluates the placements of `chunks` (docs/plan.md's table) onto `out`.
+absl::Status AppendOptions(const PlanContext& context,
+                           const GeminiSettings& fixed,
+                           const PlanChunks& chunks, const StopCheck& stop,
+                           std::vector<PlanOption>* out) {
+  const uint64_t memory = context.cluster->device_memory_bytes;
+  // The device check: the need leaves the margin free.
+  const uint64_t budget = DeviceBudgetBytes(*context.cluster);
+  const auto settings = [&](PlanPlacement p, double fraction) {
+    return PlacementSettings(fixed, p, fraction, memory);
+  };
+  // Adds the option; returns whether it passes the device check.
+  const auto add = [&](PlanPlacement p,
+                       double fraction) -> absl::StatusOr<bool> {
+    if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        PlanOption o,
+        EvaluateOption(context, chunks, p, settings(p, fraction)));
+    out->push_back(std::move(o));
+    return out->back().verdict.device_need_bytes <= budget;
+  };
+  // The smallest fraction of `p` that passes the device check, if any: one
+  // placement per class of fractions PlaceOnDevices cannot tell apart.
+  const FractionClasses classes(chunks.groups, fixed);
+  const auto smallest = [&](PlanPlacement p, auto search) {
+    std::vector<std::pair<WideBytes, bool>> known;
+    return search([&](double x) -> absl::StatusOr<bool> {
+      const WideBytes key = p == PlanPlacement::kPartialOptimizer
+                                ? classes.OptimClass(x)
+                                : classes.ParamClass(x);
+      for (const auto& [k, passes] : known) {
+        if (k == key) return passes;
+      }
+      if (stop) CHUNKPLAN_RETURN_IF_ERROR(stop());
+      CHUNKPLAN_ASSIGN_OR_RETURN(
+          const uint64_t need,
+          DeviceNeedBytes(context, chunks, settings(p, x)));
+      known.emplace_back(key, need <= budget);
+      return need <= budget;
+    });
+  };
+  CHUNKPLAN_ASSIGN_OR_RETURN(const bool nothing_moved_passes,
+                             add(PlanPlacement::kNothingMoved, 0));
+  if (!nothing_moved_passes) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const std::optional<double> f,
+        smallest(PlanPlacement::kPartialOptimizer,
+                 [](FractionCheck c) { return SmallestOptimFraction(c); }));
+    if (f.has_value()) {
+      CHUNKPLAN_RETURN_IF_ERROR(
+          add(PlanPlacement::kPartialOptimizer, *f).status());
+    }
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(const bool full_passes,
+                             add(PlanPlacement::kFullOptimizer, 1));
+  if (!full_passes) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        const std::optional<double> g,
+        smallest(PlanPlacement::kOptimizerAndParams,
+                 [](FractionCheck c) { return SmallestParamFraction(c); }));
+    if (g.has_value()) {
+      CHUNKPLAN_RETURN_IF_ERROR(
+          add(PlanPlacement::kOptimizerAndParams, *g).status());
+    }
+  }
+  return add(PlanPlacement::kAuto, 0).status();
+}
+
+}  // namespace
+
+const char* ChunkSizeFromName(ChunkSizeFrom from) {
+  switch (from) {
+    case ChunkSizeFrom::kColossalaiSearch:
+      return "colossalai_search";
+    case ChunkSizeFrom::kPeakRankBytes:
+      return "peak_rank_bytes";
+    case ChunkSizeFrom::kPeakRankBytesWide:
+      return "peak_rank_bytes_wide";
+  }
+  return "unknown";
+}
+
+LayoutRequest ChunkSizeRequest(const PlanRequest& request, uint32_t world_size,
+                               ChunkSizeFrom from) {
+  LayoutRequest l;
+  l.search = request.search;
+  l.search.dp_degrees = {world_size};
+  l.frozen = request.frozen;
+  l.gemini =
+      PlacementSettings(request.gemini, PlanPlacement::kNothingMoved, 0, 0);
+  l.objective = from == ChunkSizeFrom::kColossalaiSearch
+                    ? Objective::kSeedWaste
+                    : Objective::kPeakRankBytes;
+  if (from == ChunkSizeFrom::kPeakRankBytesWide) {
+    l.search.search_range_m = kWideRangeM;
+    l.search.search_interval =
+        std::min(kWideInterval, request.search.search_interval);
+  }
+  return l;
+}
+
+bool ColossalaiAccepts(const std::vector<ChunkConfig>& configs,
+                       uint32_t world_size) {
+  return std::all_of(configs.begin(), configs.end(), [&](const ChunkConfig& c) {
+    return c.keep_gathered || c.chunk_size % world_size == 0;
+  });
+}
+
+absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
+                                      LayoutCall layout,
+                                      const StopCheck& stop) {
+  CHUNKPLAN_RETURN_IF_ERROR(CheckCluster(request.cluster));
+  PlanContext context;
+  context.cluster = &request.cluster;
+  context.precision = &request.precision;
+  context.has_workload = request.workload.has_value();
+  CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
+                             PlanActivationBytes(request.workload));
+  // Every Layout first: each refusal of the search part or frozen comes
+  // before any option's sums.
+  std::vector<PlanChunks> sizes;
+  for (const uint32_t w : request.cluster.world_sizes) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
+                               ChunkSizesAt(request, w, layout));
+    for (PlanChunks& chunks : at) sizes.push_back(std::move(chunks));
+  }
+  // Layout has checked frozen against the numels.
+  context.frozen_elements = FrozenElements(request.search, request.frozen);
+  std::vector<PlanOption> options;
+  for (const PlanChunks& chunks : sizes) {
+    CHUNKPLAN_RETURN_IF_ERROR(
+        AppendOptions(context, request.gemini, chunks, stop, &options));
+  }
+  OrderOptions(&options);
+  PlanResult result;
+  result.options_considered = options.size();
+  const uint32_t keep =
+      request.max_options == 0 ? kDefaultMaxOptions : request.max_options;
+  if (options.size() > keep) options.resize(keep);
+  result.options = std::move(options);
+  return result;
+}
+
+}  // namespace chunkplan::planner
