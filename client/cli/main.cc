@@ -74,7 +74,8 @@ ABSL_FLAG(std::string, params, "",
           "search, layout, frontier, plan in place of --request or "
           "--hf-config: any model by its parameter list, a JSON list of "
           "{\"name\", \"numel\"} or [name, shape] in named_parameters() "
-          "order (python3 -m chunkplan.params writes one); '-' reads stdin");
+          "order (Python: chunkplan.params.write_params(module, FILE)); '-' "
+          "reads stdin");
 ABSL_FLAG(std::string, shape_from, "",
           "layout, plan with --params and a workload: a served family's "
           "config.json whose shape the activation estimate uses");
@@ -236,7 +237,7 @@ Commands:
   chunkplan search|layout|frontier|plan --params FILE [--dp N] [...]
                    [--shape-from CONFIG]
       the same for any model by its parameter list (named_parameters()
-      order: python3 -m chunkplan.params writes it from an nn.Module);
+      order: chunkplan.params.write_params writes it from an nn.Module);
       the activation estimate takes its shape from --shape-from
   chunkplan describe --hf-config FILE [--architecture NAME]
                    (--local | --server HOST:PORT) [--format json|table]
