@@ -100,7 +100,7 @@ absl::StatusOr<CommandOutput> RunClusterPlan(
   // The table opens with the total and holds the warnings itself.
   out.warnings.clear();
   out.text = absl::StrCat(
-      ReportHeader(response.model_report()),
+      HeaderOf(response),
       options.model.has_value() ? IntervalNote(*options.model) : "", "\n",
       FormatPlanTable(request, response));
   return out;

@@ -16,6 +16,14 @@ namespace chunkplan::cli {
 // "warning: config key \"num_hidden_layer\" was ignored; ...\n".
 std::string ReportHeader(const v1::ModelReport& report);
 
+// ReportHeader of `response`'s model_report, or "" for a response without
+// one (a server older than the field).
+template <typename Response>
+std::string HeaderOf(const Response& response) {
+  return response.has_model_report() ? ReportHeader(response.model_report())
+                                     : std::string();
+}
+
 // One line per warning ("warning: ...\n"), for stderr; empty without any.
 std::string WarningLines(
     const google::protobuf::RepeatedPtrField<std::string>& warnings);

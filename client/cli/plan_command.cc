@@ -91,13 +91,13 @@ absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
 }
 
 // `table`, opened with the parameter total and the model's warnings
-// (ReportHeader) and, where the request is a model's, the interval note.
-std::string Table(const PlanOptions& options, const v1::ModelReport& report,
+// (`header`: HeaderOf the response) and, where the request is a model's,
+// the interval note.
+std::string Table(const PlanOptions& options, const std::string& header,
                   std::string table) {
   return absl::StrCat(
-      ReportHeader(report),
-      options.model.has_value() ? IntervalNote(*options.model) : "", "\n",
-      table);
+      header, options.model.has_value() ? IntervalNote(*options.model) : "",
+      "\n", table);
 }
 
 // The response a server with default planner options would send for
@@ -197,19 +197,17 @@ std::string JsonLine(const google::protobuf::Message& message) {
   return absl::StrCat(common::MessageToJson(message), "\n");
 }
 
-// `response` (whose ModelReport is `report`) as `options` asks into `out`:
-// `table()` (opened as Table opens it), or JsonLine with the warnings for
-// stderr.
-void Output(const PlanOptions& options,
-            const google::protobuf::Message& response,
-            const v1::ModelReport& report,
+// `response` as `options` asks into `out`: `table()` (opened as Table
+// opens it), or JsonLine with its model's warnings for stderr.
+template <typename Response>
+void Output(const PlanOptions& options, const Response& response,
             absl::FunctionRef<std::string()> table, CommandOutput* out) {
   if (options.format == OutputFormat::kTable) {
-    out->text = Table(options, report, table());
+    out->text = Table(options, HeaderOf(response), table());
     return;
   }
   out->text = JsonLine(response);
-  out->warnings = WarningLines(report.warnings());
+  out->warnings = WarningLines(response.model_report().warnings());
 }
 
 // --offload-sweep: per layout, FormatOffloadSweep of its configs laid out
@@ -262,8 +260,7 @@ absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
       Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
   CommandOutput out;
   Output(
-      options, response, response.model_report(),
-      [&] { return FormatTable(response); }, &out);
+      options, response, [&] { return FormatTable(response); }, &out);
   return out;
 }
 
@@ -282,22 +279,22 @@ absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
   CommandOutput out;
   out.does_not_fit = LayoutsDoNotFit(layouts);
   // Every degree lays out the same parameters: one report says it.
-  const v1::ModelReport& report = layouts[0].response.model_report();
+  const v1::LayoutResponse& first = layouts[0].response;
   if (options.offload_sweep) {
     CHUNKPLAN_ASSIGN_OR_RETURN(std::string sweep,
                                OffloadSweep(options, layouts));
-    out.text = Table(options, report, std::move(sweep));
+    out.text = Table(options, HeaderOf(first), std::move(sweep));
     return out;
   }
   if (options.format == OutputFormat::kTable && !options.emit_colossalai) {
-    out.text = Table(options, report,
+    out.text = Table(options, HeaderOf(first),
                      layouts.size() > 1
                          ? FormatLayoutRows(layouts)
                          : absl::StrCat(FormatLayoutTable(layouts[0].response),
                                         PaddingWarning(layouts[0].response)));
     return out;
   }
-  out.warnings = WarningLines(report.warnings());
+  out.warnings = WarningLines(first.model_report().warnings());
   // Nothing to paste where a layout does not fit.
   if (options.emit_colossalai && out.does_not_fit.has_value()) return out;
   for (const DegreeLayout& layout : layouts) {
@@ -330,7 +327,7 @@ absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
       Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
              AnswerFrontierLocally));
   Output(
-      options, response, response.model_report(),
+      options, response,
       [&] { return FormatFrontierTable(response, request.objective()); }, &out);
   return out;
 }

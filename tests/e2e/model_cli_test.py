@@ -46,6 +46,9 @@ SWEEP = ("--search-range-m", "0.25", "--search-interval", "512",
 SEARCH = {"search_range_m": 0.25, "search_interval": 512,
           "min_chunk_size_m": 0}
 SWEEP_NOTE = "search interval 512 (--search-interval)\n"
+# The first line of a table of the GPT-2 test model: the oracle's total.
+GPT2_HEADER = "parameters    %s (gpt2, GPT2LMHeadModel)\n" % format(
+    oracle_models.describe(GPT2_CONFIG).total, ",")
 GIB = 2**30
 
 
@@ -105,7 +108,7 @@ class SearchSettingsTest(ModelCase):
                          "--search-range-m", "1", "--search-interval", "128",
                          "--min-chunk-size-m", "0", "--format", "table")
         self.assertTrue(out.startswith(
-            "search interval 128 (--search-interval)\n"), out)
+            GPT2_HEADER + "search interval 128 (--search-interval)\n"), out)
         self.assertRegex(out, r"(?m)^\s+1\s+527872\s")
 
     def test_each_setting_reaches_the_request(self):
@@ -149,7 +152,7 @@ class LayoutDegreesTest(ModelCase):
 
     def test_a_row_per_degree_of_the_oracles_figures(self):
         out = self.layout("--format", "table")
-        self.assertTrue(out.startswith(SWEEP_NOTE), out)
+        self.assertTrue(out.startswith(GPT2_HEADER + SWEEP_NOTE), out)
         self.assertEqual(len(rows(out)), len(self.DEGREES), out)
         for dp, row in zip(self.DEGREES, rows(out)):
             answer = oracle_layout(model_layout(dp))

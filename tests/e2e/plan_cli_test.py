@@ -420,6 +420,10 @@ class PlanServerTest(CliTestCase):
         answers = [json.loads(r.stdout) for r in (remote, local)]
         for answer in answers:
             answer.pop("plan_nanos", None)
+            # The total the oracle does not give: the request's numels'.
+            self.assertEqual(
+                int(answer.pop("model_report")["total_param_size"]),
+                sum(int(n) for n in request["search"]["numels"]))
         expected = json.loads(json.dumps(expected))
         expected.pop("plan_nanos", None)
         self.assertEqual(answers[0], expected)
