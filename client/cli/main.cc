@@ -47,6 +47,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "chunkplan/planner/planner.h"
@@ -99,6 +100,22 @@ ABSL_FLAG(std::string, min_chunk_size_m, "",
           "gathered (default 32)");
 ABSL_FLAG(bool, no_filter, false,
           "with --hf-config: keep extra-large parameters in the sweep");
+ABSL_FLAG(uint32_t, lora_rank, 0,
+          "with --hf-config: LoRA's r; adds PEFT's adapters to the modules "
+          "of --lora-targets, the base frozen (docs/lora.md)");
+ABSL_FLAG(std::string, lora_targets, "",
+          "with --lora-rank: the modules to adapt, e.g. q_proj,v_proj "
+          "(PEFT's target_modules: a name or its last parts)");
+ABSL_FLAG(std::string, lora_dropout, "",
+          "with --lora-rank: lora_dropout (default 0); above 0 its tensors "
+          "count in the activation estimate");
+ABSL_FLAG(std::string, freeze, "",
+          "with --hf-config: parameters whose names match this RE2 pattern "
+          "are frozen (found anywhere in the name)");
+ABSL_FLAG(std::string, train, "",
+          "with --hf-config: only parameters whose names match this RE2 "
+          "pattern are trained (with --lora-rank: these besides the "
+          "adapters)");
 ABSL_FLAG(bool, local, false,
           "search, layout, frontier: run the planner in this process");
 ABSL_FLAG(
@@ -242,6 +259,11 @@ Commands:
   chunkplan describe --hf-config FILE [--architecture NAME]
                    (--local | --server HOST:PORT) [--format json|table]
       the model's parameters, in model.parameters() order
+  with --hf-config (describe, search, layout, frontier, plan):
+                   [--lora-rank R --lora-targets q_proj,v_proj
+                    [--lora-dropout P]] [--freeze REGEX] [--train REGEX]
+      PEFT's LoRA adapters added (base frozen, adapters trained) and which
+      parameters train, matched by the server (docs/lora.md)
   chunkplan plan (--hf-config FILE [--architecture NAME] [--hidden-dim H]
                   | --request FILE|-) (--local | --server HOST:PORT)
                  (--device-memory 80GiB | --gpu NAME) [--host-memory 1TiB]
@@ -485,6 +507,22 @@ absl::Status SearchFromFlags(ModelFlags& model) {
   return absl::OkStatus();
 }
 
+// What is trained: --lora-rank, --lora-targets, --lora-dropout, --freeze
+// and --train into `model` (the server checks them).
+absl::Status TrainingFromFlags(ModelFlags& model) {
+  model.lora_rank = absl::GetFlag(FLAGS_lora_rank);
+  if (const std::string targets = absl::GetFlag(FLAGS_lora_targets);
+      !targets.empty()) {
+    std::vector<std::string> list = absl::StrSplit(targets, ',');
+    model.lora_targets = std::move(list);
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(model.lora_dropout,
+                             NumberFlag(FLAGS_lora_dropout, "lora-dropout"));
+  model.freeze = absl::GetFlag(FLAGS_freeze);
+  model.train = absl::GetFlag(FLAGS_train);
+  return absl::OkStatus();
+}
+
 // The model flags and --dp's degrees (one unless `several`), or nullopt
 // without --hf-config (then the model's flags must be unset); a usage error
 // otherwise.
@@ -504,7 +542,18 @@ absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
     model.hidden_dim = hidden;
   }
   CHUNKPLAN_RETURN_IF_ERROR(SearchFromFlags(model));
+  CHUNKPLAN_RETURN_IF_ERROR(TrainingFromFlags(model));
   const std::string dp = absl::GetFlag(FLAGS_dp);
+  if (model.config_path.empty() &&
+      (model.lora_rank != 0 || !model.lora_targets.empty() ||
+       model.lora_dropout.has_value() || !model.freeze.empty() ||
+       !model.train.empty())) {
+    // A parameter list's names stay here: the server matches names only
+    // where it describes the model (server/models/trainable.h).
+    return absl::InvalidArgumentError(
+        "--lora-rank, --lora-targets, --lora-dropout, --freeze and --train "
+        "apply to --hf-config only");
+  }
   if (model.config_path.empty() && model.params_path.empty()) {
     if (!model.architecture.empty() || !dp.empty() ||
         model.hidden_dim.has_value() || model.search_range_m.has_value() ||

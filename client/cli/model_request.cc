@@ -49,15 +49,22 @@ std::string KeysTable(const v1::ModelDescription& d) {
 
 // The summary, the keys (KeysTable), then one row per parameter.
 std::string DescriptionTable(const v1::ModelDescription& d) {
+  // A trainable column (and count) only where some parameter is frozen.
+  const bool marked = d.frozen_size() > 0;
   std::string out = absl::StrFormat(
       "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
       "%u elements\n",
       d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
       d.total());
-  absl::StrAppendFormat(&out, "%s\n%9s  %15s  %s\n", KeysTable(d), "index",
-                        "numel", "name");
+  if (marked) {
+    absl::StrAppendFormat(&out, "trainable     %u elements\n", d.trainable());
+  }
+  absl::StrAppendFormat(&out, "%s\n%9s  %15s  %s%s\n", KeysTable(d), "index",
+                        "numel", marked ? "trainable  " : "", "name");
   for (int i = 0; i < d.numels_size(); ++i) {
-    absl::StrAppendFormat(&out, "%9d  %15u  %s\n", i, d.numels(i),
+    const std::string column =
+        !marked ? "" : absl::StrFormat("%9s  ", d.frozen(i) ? "no" : "yes");
+    absl::StrAppendFormat(&out, "%9d  %15u  %s%s\n", i, d.numels(i), column,
                           i < d.names_size() ? d.names(i) : "");
   }
   return out;
@@ -71,6 +78,17 @@ absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
   v1::ModelConfig config;
   config.set_hf_config_json(std::move(text));
   config.set_architecture(flags.architecture);
+  if (flags.lora_rank != 0 || !flags.lora_targets.empty() ||
+      flags.lora_dropout.has_value()) {
+    v1::Lora* lora = config.mutable_lora();
+    lora->set_rank(flags.lora_rank);
+    for (const std::string& target : flags.lora_targets) {
+      lora->add_targets(target);
+    }
+    lora->set_dropout(flags.lora_dropout.value_or(0));
+  }
+  config.set_freeze(flags.freeze);
+  config.set_train(flags.train);
   return config;
 }
 

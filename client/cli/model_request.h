@@ -38,13 +38,21 @@ struct ModelFlags {
   std::optional<uint64_t> search_interval;
   std::optional<double> min_chunk_size_m;
   bool no_filter = false;
+  // What is trained (chunkplan.v1.ModelConfig's lora, freeze, train):
+  // LoRA's r (0: none), target modules and dropout; RE2 patterns.
+  uint32_t lora_rank = 0;
+  std::vector<std::string> lora_targets;
+  std::optional<double> lora_dropout;
+  std::string freeze;
+  std::string train;
 };
 
 // GeminiPlugin's search settings besides the interval: search_range_m 32
 // (min_chunk_size_m 32 and the filter on are the proto's defaults).
 inline constexpr double kGeminiSearchRangeM = 32;
 
-// The ModelConfig of `flags`: the config file's text and the architecture.
+// The ModelConfig of `flags`: the config file's text, the architecture,
+// and lora, freeze and train where given.
 // Errors: the file's (NOT_FOUND etc. naming the path).
 absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags);
 

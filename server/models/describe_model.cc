@@ -125,7 +125,9 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.linears = std::move(storing.linears());
   description.total = storing.total();
+  description.trainable = description.total;
   std::set<std::string, std::less<>> read = cfg.keys_read();
   // Read here, before the family: the type, the class, the refused options.
   for (const char* key :

@@ -4,7 +4,7 @@ namespace chunkplan::models {
 
 void Linear(ParamBuilder& b, absl::string_view name, uint64_t in, uint64_t out,
             bool bias) {
-  b.In(name, [&] {
+  b.Linear(name, in, out, [&] {
     b.Add("weight", {out, in});
     if (bias) b.Add("bias", {out});
   });
@@ -12,7 +12,7 @@ void Linear(ParamBuilder& b, absl::string_view name, uint64_t in, uint64_t out,
 
 void Conv1D(ParamBuilder& b, absl::string_view name, uint64_t in,
             uint64_t out) {
-  b.In(name, [&] {
+  b.Linear(name, in, out, [&] {
     b.Add("weight", {in, out});
     b.Add("bias", {out});
   });

@@ -14,6 +14,28 @@
 
 namespace chunkplan::models {
 
+// An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter
+// attaches. Its parameters (weight, bias) are contiguous in the list.
+struct LinearModule {
+  std::string name;          // e.g. "model.layers.0.self_attn.q_proj"
+  uint64_t in = 0, out = 0;  // in_features, out_features
+  size_t first_param = 0;    // the index of its first parameter
+  size_t params = 0;         // how many it has (1 or 2)
+  bool in_layer = false;     // inside a repeated block (a layer, an expert)
+};
+
+// What the activation estimate reads of the LoRA adapters: a module's
+// adapter stores its r-wide intermediate (the input of lora_B) and, with
+// dropout, its dropout mask and output (the input of lora_A).
+struct AdapterFacts {
+  uint64_t rank = 0;  // 0: no adapters
+  bool dropout = false;
+  uint64_t layer_modules = 0;      // adapted modules inside the layers, all
+  uint64_t layer_in_features = 0;  // their in_features, summed
+  uint64_t other_modules = 0;      // adapted modules outside the layers
+  uint64_t other_in_features = 0;  // their in_features, summed
+};
+
 // The config's top-level keys, each in exactly one of the first three
 // lists (each sorted), and the warnings (config_keys.h has the rule).
 struct ConfigKeys {
@@ -43,6 +65,13 @@ struct ModelDescription {
   bool decoder_only = false;
   uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
            intermediate_size = 0, vocab_size = 0;
+  // The linear layers, in registration order (filled when storing).
+  std::vector<LinearModule> linears;
+  // Empty: every parameter trainable; else one per parameter, true where
+  // frozen (requires_grad=False). Set by lora.h / trainable.h.
+  std::vector<bool> frozen;
+  uint64_t trainable = 0;  // the trainable parameters' numels, summed
+  AdapterFacts adapters;   // the LoRA adapters added (lora.h)
   // Which of the config's keys the family read and which it ignored.
   ConfigKeys config_keys;
 };

@@ -55,9 +55,20 @@ void ParamBuilder::Repeat(absl::string_view part, uint64_t n,
         n, " ", prefix_, part, " of at least one parameter each")));
     return;
   }
+  ++repeat_depth_;
   for (uint64_t i = 0; i < n && status_.ok(); ++i) {
     In(absl::StrCat(part, ".", i), [&] { body(i); });
   }
+  --repeat_depth_;
+}
+
+void ParamBuilder::Linear(absl::string_view name, uint64_t in, uint64_t out,
+                          absl::FunctionRef<void()> add_params) {
+  const size_t first = names_.size();
+  In(name, add_params);
+  if (!store_ || !status_.ok()) return;
+  linears_.push_back({absl::StrCat(prefix_, name), in, out, first,
+                      names_.size() - first, repeat_depth_ > 0});
 }
 
 void ParamBuilder::In(absl::string_view part, absl::FunctionRef<void()> body) {

@@ -15,6 +15,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "server/models/model_description.h"
 
 namespace chunkplan::models {
 
@@ -39,12 +40,19 @@ class ParamBuilder {
   // Runs body() under the scope `part` (empty: no scope).
   void In(absl::string_view part, absl::FunctionRef<void()> body);
 
+  // Runs add_params() under the scope `name` and, when storing, records
+  // the parameters it adds as one linear module of `in` x `out` (where a
+  // LoRA adapter may attach).
+  void Linear(absl::string_view name, uint64_t in, uint64_t out,
+              absl::FunctionRef<void()> add_params);
+
   const absl::Status& status() const { return status_; }
   uint64_t count() const { return count_; }
   uint64_t total() const { return total_; }
   // The stored names and numels (empty unless `store`).
   std::vector<std::string>& names() { return names_; }
   std::vector<uint64_t>& numels() { return numels_; }
+  std::vector<LinearModule>& linears() { return linears_; }
 
  private:
   void Fail(absl::Status status);
@@ -57,6 +65,8 @@ class ParamBuilder {
   std::string prefix_;  // the open scopes, each followed by '.'
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
+  std::vector<LinearModule> linears_;
+  int repeat_depth_ = 0;  // the Repeat scopes open
 };
 
 }  // namespace chunkplan::models

@@ -1,25 +1,24 @@
 #ifndef CHUNKPLAN_SERVER_SERVICE_CHUNK_SEARCH_SERVICE_H_
 #define CHUNKPLAN_SERVER_SERVICE_CHUNK_SEARCH_SERVICE_H_
 
-// chunkplan.v1.ChunkSearch on gRPC's callback API: checks the request
-// against the server's limits, hands the search to the planner on a worker
-// pool (or, for a cheap Search, on the callback thread itself), and answers
-// with the planner's status.
-// (Why a worker pool, and why the raw callback method: the comments above
-// Search in chunk_search_service.cc.)
+// chunkplan.v1.ChunkSearch on gRPC's callback API. Each handler checks its
+// request against the server's limits (request_intake.h), calls the planner
+// and maps its answer and status; admission (admission.h), where a call runs
+// (on a worker pool, or for a cheap Search on the callback thread itself:
+// call_scheduler.h) and how a call is logged and counted (call_finisher.h)
+// are apart. (Why the raw callback methods: chunk_search_service.cc.)
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 
-#include "absl/functional/function_ref.h"
 #include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
-#include "common/worker_pool.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "server/service/admission.h"
+#include "server/service/call_finisher.h"
 #include "server/service/call_log.h"
+#include "server/service/call_scheduler.h"
 #include "server/service/request_intake.h"
 #include "server/service/service_options.h"
 
@@ -33,11 +32,9 @@ class ChunkSearchService final
                       v1::ChunkSearch::WithRawCallbackMethod_Search<
                           v1::ChunkSearch::Service>>>>> {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // Called once per finished call, on the thread that finishes it, before
   // the client is answered.
-  using CallObserver = std::function<void(const CallRecord&)>;
+  using CallObserver = CallFinisher::CallObserver;
 
   // Every call is logged with LogCall, then passed to `observer` if set.
   explicit ChunkSearchService(ServiceOptions options = {},
@@ -109,25 +106,20 @@ class ChunkSearchService final
                                  grpc::ByteBuffer* response) override;
 
   // Calls admitted and not yet answered, heavy and light together.
-  int searches_in_flight() const {
-    return heavy_in_flight_.load(std::memory_order_acquire) +
-           light_in_flight_.load(std::memory_order_acquire);
-  }
+  int searches_in_flight() const { return admission_.in_flight(); }
 
   // Bytes of answers ready and not yet done with by gRPC (sent, or the
   // call ended): what max_unsent_answer_bytes bounds.
   uint64_t unsent_answer_bytes() const {
-    return unsent_answer_bytes_.load(std::memory_order_acquire);
+    return admission_.unsent_answer_bytes();
   }
 
   const planner::Planner& planner() const { return planner_; }
   const ServiceOptions& options() const { return options_; }
 
  private:
-  // The reactor of an admitted call: holds the bytes of its answer against
-  // unsent_answer_bytes_ until gRPC is done with the call, then deletes
-  // itself (chunk_search_service.cc).
-  class AnswerReactor;
+  using Clock = CallScheduler::Clock;
+  using Work = CallScheduler::Work;
 
   // What a heavy call runs on a worker for its checked request.
   template <typename Parsed>
@@ -150,7 +142,8 @@ class ChunkSearchService final
 
   // A heavy call (`method`: "Layout", "Frontier", "Plan"): its body taken
   // in by `intake` (the record's params, engine and held params filled
-  // in), then served as Search is, `run` doing the work on a worker.
+  // in), then served on the pool (CallScheduler::Serve), `run` doing the
+  // work on a worker.
   template <typename Parsed>
   grpc::ServerUnaryReactor* ServeHeavy(grpc::CallbackServerContext* context,
                                        const grpc::ByteBuffer* request,
@@ -159,103 +152,22 @@ class ChunkSearchService final
                                        HeavyIntake<Parsed> intake,
                                        HeavyWork<Parsed> run);
 
-  // The work of one admitted call on a worker: runs the planner on the
-  // request with the call's StopCheck, fills the record's engine,
-  // candidates and fallback reason, and serializes the answer into the
-  // response bytes.
-  using Work = std::function<absl::Status(const planner::StopCheck& stop,
-                                          CallRecord& record,
-                                          grpc::ByteBuffer* response)>;
-
-  // Work as the callback thread runs it: borrowed, so that a search served
-  // inline needs no Work (a std::function that holds the request, an
-  // allocation per call).
-  using WorkHere = absl::FunctionRef<absl::Status(
-      const planner::StopCheck& stop, CallRecord& record,
-      grpc::ByteBuffer* response)>;
-  // The owning Work of the same call, for the pool; asked at most once, and
-  // `here` is not run after it.
-  using WorkToPool = absl::FunctionRef<Work()>;
-
-  // The one path of every RPC, after its request was prepared (parsed,
-  // checked against the limits, converted: request_intake.h) into
-  // `prepared`, the status of that: admits the call, light when
-  // `run_inline` (against max_concurrent_light_searches) and heavy
-  // otherwise (max_concurrent_searches), then runs `here` on this thread
-  // when `run_inline` (RunInline) and queues to_pool() on the pool
-  // otherwise; answers at once when preparing failed or no slot is free.
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
-                                  const absl::Status& prepared, WorkHere here,
-                                  WorkToPool to_pool,
-                                  grpc::ByteBuffer* response, CallRecord record,
-                                  Clock::time_point started, bool run_inline);
-
-  // Queues an admitted call's `work` on the pool (RunWork).
-  void Submit(grpc::CallbackServerContext* context, AnswerReactor* reactor,
-              Work work, grpc::ByteBuffer* response, CallRecord record,
-              Clock::time_point started);
-
-  // Runs an admitted call's `here` on this (the callback) thread under the
-  // call's StopCheck and options_.inline_slice (InlineStop), then
-  // Finish; a search that outgrows the slice is handed to Submit instead
-  // (as to_pool()), its slot kept, and starts again on a worker.
-  void RunInline(grpc::CallbackServerContext* context, AnswerReactor* reactor,
-                 WorkHere here, WorkToPool to_pool, grpc::ByteBuffer* response,
-                 CallRecord record, Clock::time_point started);
-
-  // Takes a light slot (max_concurrent_light_searches) or a heavy one
-  // (max_concurrent_searches) holding `params` of max_params_in_flight; else
-  // RESOURCE_EXHAUSTED naming the limit, and nothing is taken.
-  absl::Status Admit(bool light, uint64_t params);
-
-  // Makes the heavy call of `record` hold `weight` of max_params_in_flight
-  // instead of record.held_params (then set to it): OK when it shrinks, or
-  // when it grows and Admit would admit `weight` beside what the other
-  // heavy calls hold; else RESOURCE_EXHAUSTED, and nothing changes.
-  absl::Status Reweigh(CallRecord& record, uint64_t weight);
-
-  // Replaces `own` of heavy_params_in_flight_ by `want` when that fits
-  // beside what the others hold (always when they hold none); else
-  // RESOURCE_EXHAUSTED naming --max_params_in_flight.
-  absl::Status HoldParams(uint64_t own, uint64_t want);
-
   // A Plan's work on a worker: ConvertPlan (describing the model), Reweigh,
   // Planner::Plan, the answer serialized into `bytes`.
   absl::Status RunPlan(const v1::PlanRequest& request,
                        const planner::StopCheck& stop, CallRecord& record,
                        grpc::ByteBuffer* bytes);
 
-  // Gives back what Admit took. A call on the pool holds a light slot
-  // exactly when it moved there from the callback thread
-  // (CallRecord::moved_to_pool); a heavy call gives back its `params`.
-  void Release(bool light, uint64_t params);
-
-  // Runs on a worker: `work` under the call's StopCheck, then Finish.
-  void RunWork(grpc::CallbackServerContext* context, AnswerReactor* reactor,
-               const Work& work, grpc::ByteBuffer* response, CallRecord record,
-               Clock::time_point started);
-
-  // `status` when it is not OK; otherwise OK once the answer in `response`
-  // is held by `reactor` against max_unsent_answer_bytes, or
-  // RESOURCE_EXHAUSTED (the answer dropped) when it would pass the limit.
-  absl::Status HoldAnswer(AnswerReactor* reactor, absl::Status status,
-                          grpc::ByteBuffer* response);
-
-  // Records and logs the call (timed from `started`), then answers it with
-  // `status`.
-  void Finish(grpc::CallbackServerContext* context,
-              grpc::ServerUnaryReactor* reactor, CallRecord record,
-              absl::Status status, Clock::time_point started);
+  // Makes the heavy call of `record` hold `weight` of max_params_in_flight
+  // instead of record.held_params (then set to it): Admission::Reweigh.
+  absl::Status Reweigh(CallRecord& record, uint64_t weight);
 
   const ServiceOptions options_;
   const planner::Planner planner_;
-  const CallObserver observer_;
-  std::atomic<int> heavy_in_flight_{0};
-  std::atomic<int> light_in_flight_{0};
-  std::atomic<uint64_t> heavy_params_in_flight_{0};
-  std::atomic<uint64_t> unsent_answer_bytes_{0};
+  Admission admission_;
+  const CallFinisher finisher_;
   // Last, so that it is destroyed (and its workers joined) first.
-  common::WorkerPool pool_;
+  CallScheduler scheduler_;
 };
 
 // Applies the server-wide parts of `options` to `builder`: the receive

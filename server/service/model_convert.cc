@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/models/lora.h"
+#include "server/models/trainable.h"
 
 namespace chunkplan::service {
 
@@ -16,9 +18,26 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
                      " bytes; this server takes a config of at most ",
                      limits.max_config_bytes, " bytes (--max_config_bytes)"));
   }
-  return models::DescribeModel(std::string_view(text),
-                               std::string_view(config.architecture()),
-                               limits.max_params);
+  absl::StatusOr<models::ModelDescription> description = models::DescribeModel(
+      std::string_view(text), std::string_view(config.architecture()),
+      limits.max_params);
+  if (!description.ok()) return description;
+  const v1::Lora& lora = config.lora();
+  models::LoraSpec spec{
+      .rank = lora.rank(),
+      .targets = {lora.targets().begin(), lora.targets().end()},
+      .dropout = lora.dropout()};
+  if (absl::Status s =
+          models::AddLoraAdapters(spec, limits.max_params, *description);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          models::MarkTrainable(config.freeze(), config.train(), *description);
+      !s.ok()) {
+    return s;
+  }
+  return description;
 }
 
 v1::ModelDescription ToProto(const models::ModelDescription& description) {
@@ -31,6 +50,9 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   out.mutable_names()->Reserve(static_cast<int>(description.names.size()));
   for (const std::string& name : description.names) out.add_names(name);
   out.set_total(description.total);
+  out.mutable_frozen()->Add(description.frozen.begin(),
+                            description.frozen.end());
+  out.set_trainable(description.trainable);
   const models::ConfigKeys& keys = description.config_keys;
   for (const std::string& key : keys.read) out.add_config_keys_read(key);
   for (const std::string& key : keys.ignored) out.add_config_keys_ignored(key);
@@ -39,6 +61,21 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   }
   for (const std::string& warning : keys.warnings) out.add_warnings(warning);
   return out;
+}
+
+absl::StatusOr<std::vector<bool>> FrozenMask(
+    const google::protobuf::RepeatedField<bool>& frozen,
+    const std::optional<models::ModelDescription>& described) {
+  if (!described.has_value() || described->frozen.empty()) {
+    return std::vector<bool>(frozen.begin(), frozen.end());
+  }
+  if (!frozen.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "frozen has ", frozen.size(),
+        " entries and search.model sets lora, freeze or train; send one of "
+        "them"));
+  }
+  return described->frozen;
 }
 
 ModelNotes NotesOf(const models::ModelDescription& description) {

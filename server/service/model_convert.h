@@ -37,11 +37,13 @@ void SetModelReport(const ModelNotes& notes,
 // GeminiPlugin's own when the trainer passes no hidden_dim.
 inline constexpr uint64_t kGeminiDefaultSearchInterval = 1024;
 
-// The parameters of the model `config` describes. Errors: INVALID_ARGUMENT
+// The parameters of the model `config` describes, with its LoRA adapters
+// (models::AddLoraAdapters) and its freeze/train patterns
+// (models::MarkTrainable) applied. Errors: INVALID_ARGUMENT
 // when hf_config_json is longer than limits.max_config_bytes (checked
 // before the text is parsed); then models::DescribeModel's
 // (INVALID_ARGUMENT for a bad config, RESOURCE_EXHAUSTED beyond
-// limits.max_params).
+// limits.max_params), AddLoraAdapters' and MarkTrainable's.
 absl::StatusOr<models::ModelDescription> DescribeConfig(
     const v1::ModelConfig& config, const ModelLimits& limits);
 
@@ -63,6 +65,13 @@ absl::StatusOr<std::vector<uint64_t>> ModelNumels(
 // for numels and model both set; DescribeConfig's, prefixed "model: ".
 absl::StatusOr<models::ModelDescription> DescribeRequestModel(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits);
+
+// The frozen mask a Layout or Plan request uses: `frozen` as sent, or,
+// with a described model whose lora, freeze or train is set, the
+// description's. Errors: INVALID_ARGUMENT when both are set.
+absl::StatusOr<std::vector<bool>> FrozenMask(
+    const google::protobuf::RepeatedField<bool>& frozen,
+    const std::optional<models::ModelDescription>& described);
 
 }  // namespace chunkplan::service
 

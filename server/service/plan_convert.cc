@@ -4,7 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/plan_search/plan_checks.h"
+#include "chunkplan/planner/cluster_checks.h"
+#include "server/service/model_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/workload_convert.h"
 
@@ -53,17 +54,20 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   SetVerdict(o.verdict, out->mutable_verdict());
 }
 
-}  // namespace
-
-absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request) {
-  if (absl::Status s =
-          planner::CheckCluster(ClusterFromProto(request.cluster()));
-      !s.ok()) {
-    return s;
+// The checks after the cluster's, in the oracle's order: a present
+// workload's sizes, then FromProto.
+absl::StatusOr<planner::PlanRequest> SizesThenFromProto(
+    const v1::PlanRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
+  if (request.has_workload()) {
+    if (absl::Status s = CheckWorkloadSizes(request.workload()); !s.ok()) {
+      return s;
+    }
   }
-  if (!request.has_workload()) return absl::OkStatus();
-  return CheckWorkloadSizes(request.workload());
+  return FromProto(request, limits, notes);
 }
+
+}  // namespace
 
 std::string PrecisionName(v1::Precision precision) {
   return precision == v1::PRECISION_BF16 ? "bf16" : "fp16";
@@ -88,7 +92,10 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   if (!search.ok()) return search.status();
   if (notes != nullptr && described.has_value()) *notes = NotesOf(*described);
   out.search = *std::move(search);
-  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
   out.gemini = *std::move(gemini);
   out.precision = PrecisionName(request.gemini().precision());
   out.cluster = ClusterFromProto(request.cluster());
@@ -98,6 +105,20 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
         PlanWorkloadOf(request.workload(), described, limits);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
+  }
+  return out;
+}
+
+absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
+    const v1::PlanRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
+  absl::StatusOr<planner::PlanRequest> out =
+      SizesThenFromProto(request, limits, notes);
+  if (out.ok()) return out;
+  if (absl::Status s =
+          planner::CheckCluster(ClusterFromProto(request.cluster()));
+      !s.ok()) {
+    return s;
   }
   return out;
 }

@@ -13,12 +13,6 @@
 
 namespace chunkplan::service {
 
-// The checks that come before the model is described, in the oracle's order
-// (docs/plan.md): the cluster's fields (planner::CheckCluster), then a
-// present workload's micro_batch and sequence_length (0: INVALID_ARGUMENT
-// naming it). The service runs them before FromProto.
-absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
-
 // The planner's Plan request for `request`. The search part as Layout's
 // (its errors prefixed "search."), except that dp_degrees is ignored (each
 // option's world size): with `search.model` the model is described (within
@@ -34,6 +28,18 @@ absl::Status CheckPlanBeforeModel(const v1::PlanRequest& request);
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
                                                const ModelLimits& limits = {},
                                                ModelNotes* notes = nullptr);
+
+// FromProto, refused in the oracle's order (docs/plan.md): the cluster's
+// fields (planner::CheckCluster), then a present workload's micro_batch and
+// sequence_length (0: INVALID_ARGUMENT naming it), then FromProto's errors.
+// The cluster is checked here only when the request is refused otherwise:
+// Planner::Plan checks the cluster of a request that converts, so each
+// request has it checked once (one whose only fault is its cluster has its
+// model described before Planner::Plan refuses it).
+// `notes` as FromProto's.
+absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
+    const v1::PlanRequest& request, const ModelLimits& limits = {},
+    ModelNotes* notes = nullptr);
 
 // The wire form of a Plan result; every option's gemini.precision is
 // `precision` (the request's: the planner's settings do not carry it).

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/planner/plan_search/plan_checks.h"
+#include "chunkplan/planner/cluster_checks.h"
 #include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
@@ -206,8 +206,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   }
   std::optional<models::ModelDescription> described;
   absl::StatusOr<planner::SearchRequest> search =
-      FromProto(request.search(), limits,
-                request.has_workload() ? &described : nullptr, notes);
+      FromProto(request.search(), limits, &described, notes);
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {
@@ -221,7 +220,10 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   for (const v1::ChunkConfig& c : request.configs()) {
     out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
   }
-  out.frozen.assign(request.frozen().begin(), request.frozen().end());
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   out.cluster = std::move(cluster);

@@ -8,9 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/planner/search_work.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
-#include "server/planner/engines/engine_choice.h"
-#include "server/planner/request/search_plan.h"
 #include "server/service/plan_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/wire_counts.h"
@@ -196,11 +195,8 @@ bool RunsInline(const planner::SearchRequest& request,
                 const ServiceOptions& options) {
   if (options.max_inline_work == 0) return false;
   const uint64_t bound = planner::SweepWorkBound(request);
-  if (bound > options.max_inline_work) return false;
-  // AUTO picks CPU_PLATEAU below kCudaMinWork, whatever the device.
-  return request.engine == planner::Engine::kCpuPlateau ||
-         (request.engine == planner::Engine::kAuto &&
-          bound < planner::kCudaMinWork);
+  return bound <= options.max_inline_work &&
+         planner::CpuPlateauServes(request, bound);
 }
 
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
@@ -265,8 +261,7 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
 absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
                                                  const ServiceOptions& options,
                                                  ModelNotes* notes) {
-  if (absl::Status s = CheckPlanBeforeModel(request); !s.ok()) return s;
-  return FromProto(request, ModelLimitsOf(options), notes);
+  return FromProtoInOrder(request, ModelLimitsOf(options), notes);
 }
 
 uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {

@@ -57,8 +57,9 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
 
 // Whether a Search of the checked `request` runs inline on the callback
 // thread: planner::SweepWorkBound at most options.max_inline_work (0:
-// never), and served by CPU_PLATEAU: asked by name, or AUTO below
-// planner::kCudaMinWork (where AUTO never picks CUDA).
+// never), and served by CPU_PLATEAU whatever the machine
+// (planner::CpuPlateauServes: asked by name, or AUTO below the work where
+// AUTO may pick CUDA).
 bool RunsInline(const planner::SearchRequest& request,
                 const ServiceOptions& options);
 
@@ -104,8 +105,9 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
                                                   CallRecord* record = nullptr);
 
 // The planner's Plan request for `request` within `options`' limits
-// (FromProto, plan_convert.h: with search.model, the model described within
-// max_params and max_config_bytes).
+// (FromProtoInOrder, plan_convert.h: with search.model, the model described
+// within max_params and max_config_bytes; the cluster checked here only
+// when something else is refused, else by Planner::Plan).
 // `notes` as FromProto's.
 absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
                                                  const ServiceOptions& options,

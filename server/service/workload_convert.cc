@@ -51,6 +51,10 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
   out.shape.hidden_size = model->hidden_size;
   out.shape.num_attention_heads = model->num_attention_heads;
   out.shape.vocab_size = model->vocab_size;
+  const models::AdapterFacts& a = model->adapters;
+  out.shape.adapters = {a.rank,          a.dropout,
+                        a.layer_modules, a.layer_in_features,
+                        a.other_modules, a.other_in_features};
   out.workload.micro_batch = workload.micro_batch();
   out.workload.sequence_length = workload.sequence_length();
   out.workload.activation_checkpointing = workload.activation_checkpointing();

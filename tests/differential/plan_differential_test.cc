@@ -72,10 +72,8 @@ absl::StatusOr<absl::StatusOr<v1::PlanResponse>> ParsePlanAnswer(
 // conversions and checks (as the server runs them, without gRPC).
 absl::StatusOr<v1::PlanResponse> PlannerPlan(const planner::Planner& planner,
                                              const v1::PlanRequest& request) {
-  if (absl::Status s = service::CheckPlanBeforeModel(request); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<planner::PlanRequest> plain = service::FromProto(request);
+  absl::StatusOr<planner::PlanRequest> plain =
+      service::FromProtoInOrder(request);
   if (!plain.ok()) return plain.status();
   absl::StatusOr<planner::PlanResult> result = planner.Plan(*plain);
   if (!result.ok()) return result.status();

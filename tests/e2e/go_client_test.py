@@ -29,8 +29,10 @@ real chunkplan-server on loopback.
              and, against the real server, prints Layout's verdict of a
              model as verdict_oracle judges the peak, the parameter count
              that Describe gives through the raw client as the model
-             oracle's, and status.Code(err) == InvalidArgument for a bad
-             config.
+             oracle's, the frozen bytes of a LoRA layout (rank 8 on
+             c_attn, through Search.Model.Lora) as the LoRA oracle's frozen
+             elements at 2 bytes, and status.Code(err) == InvalidArgument
+             for a bad config.
 
 Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT and CHUNKPLAN_PLAN (the built
 chunkplan-fit and chunkplan-plan), CHUNKPLAN_GO (the go command) with the build's
@@ -260,6 +262,14 @@ replace github.com/chunkplan/chunkplan/client/go => {client}
 """
 
 
+def lora_frozen_bytes(path):
+    """2 bytes a frozen element of the model with PEFT's rank-8 adapters on
+    c_attn (the LoRA oracle, tests/oracle/models/lora.py)."""
+    from models.lora import adapt
+    a = adapt(oracle.describe(path), 8, ["c_attn"])
+    return 2 * sum(n for n, t in zip(a.numels, a.trainable) if not t)
+
+
 class GoModuleConsumerTest(unittest.TestCase):
     """See the module's docstring."""
 
@@ -316,6 +326,7 @@ class GoModuleConsumerTest(unittest.TestCase):
                         "\"keep_gathered\": False}}" % (
                             world_size, want.groups[0].chunk_size),
                         "parameters %d" % len(oracle.describe(path).numels),
+                        "lora frozen_bytes %d" % lora_frozen_bytes(path),
                         "bad config invalid argument true"])
 
 

@@ -34,6 +34,45 @@ void ExpectLlamaOutside(const ActivationBytes& got) {
   EXPECT_EQ(got.logits_bytes, 4ull * 4096 * 1 * 32000);        // 4sbv
 }
 
+// LoRA r = 8 on q_proj and v_proj of every layer (64 modules, in_features
+// 4096 each) and on lm_head (in 4096): per module 2sbr, and with dropout
+// 3sb x in (docs/lora.md); s = 4096, b = 1.
+TransformerShape Llama2_7bWithLora(bool dropout) {
+  TransformerShape shape = kLlama2_7b;
+  shape.adapters = {.rank = 8,
+                    .dropout = dropout,
+                    .layer_modules = 64,
+                    .layer_in_features = 64 * 4096,
+                    .other_modules = 1,
+                    .other_in_features = 4096};
+  return shape;
+}
+
+TEST(ActivationEstimateTest, LoraAdaptersWithoutDropout) {
+  auto got = EstimateActivationBytes(Llama2_7bWithLora(false),
+                                     Work(1, 4096, false, true));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->adapter_bytes, 65ull * 2 * 4096 * 1 * 8);  // 65 x 2sbr
+  EXPECT_EQ(got->total_bytes, 18'861'785'088ull + 4'259'840);
+}
+
+TEST(ActivationEstimateTest, LoraAdaptersWithDropout) {
+  auto got = EstimateActivationBytes(Llama2_7bWithLora(true),
+                                     Work(1, 4096, false, true));
+  ASSERT_TRUE(got.ok()) << got.status();
+  // 65 x 2sbr + 3sb x (64 x 4096 + 4096).
+  EXPECT_EQ(got->adapter_bytes,
+            65ull * 2 * 4096 * 8 + 3ull * 4096 * (65 * 4096));
+}
+
+TEST(ActivationEstimateTest, RecomputedLayersKeepNoAdapterTensors) {
+  auto got = EstimateActivationBytes(Llama2_7bWithLora(true),
+                                     Work(1, 4096, true, true));
+  ASSERT_TRUE(got.ok()) << got.status();
+  // Only lm_head's adapter, outside the layers: 2sbr + 3sb x 4096.
+  EXPECT_EQ(got->adapter_bytes, 2ull * 4096 * 8 + 3ull * 4096 * 4096);
+}
+
 TEST(ActivationEstimateTest, Llama2_7bAt4096NoRecomputation) {
   auto got = EstimateActivationBytes(kLlama2_7b, Work(1, 4096, false, false));
   ASSERT_TRUE(got.ok()) << got.status();

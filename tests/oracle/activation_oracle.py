@@ -16,10 +16,13 @@ strings):
   {"shape": {"num_layers": L, "hidden_size": h, "num_attention_heads": a,
              "vocab_size": v},
    "workload": {"micro_batch": b, "sequence_length": s,
-                "activation_checkpointing": B, "flash_attention": B}}
+                "activation_checkpointing": B, "flash_attention": B},
+   "adapters": {"rank": r, "dropout": B, "modules": [{"in_features": n,
+                "in_layer": B}, ...]}}   (optional: LoRA, docs/lora.md)
 Output, one line each: {"per_layer_bytes": "N", "layers_bytes": "N",
   "embedding_dropout_bytes": "N", "final_norm_bytes": "N",
-  "output_input_bytes": "N", "logits_bytes": "N", "total_bytes": "N"}
+  "output_input_bytes": "N", "logits_bytes": "N", "adapter_bytes": "N",
+  "total_bytes": "N"}
 (decimal strings, as protobuf's JSON prints uint64), or {"error": "..."}
 naming the field: a zero size ("workload.micro_batch must be at least 1"),
 or the first part past 2^64-1 ("activations.layers_bytes exceeds ...").
@@ -35,7 +38,7 @@ SHAPE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
 WORKLOAD_FIELDS = ("micro_batch", "sequence_length")
 PARTS = ("per_layer_bytes", "layers_bytes", "embedding_dropout_bytes",
          "final_norm_bytes", "output_input_bytes", "logits_bytes",
-         "total_bytes")
+         "adapter_bytes", "total_bytes")
 
 
 class ActivationError(ValueError):
@@ -74,7 +77,25 @@ def per_layer(s, b, h, a, checkpointing, flash):
                if not (flash and score))
 
 
-def estimate(shape, workload):
+def adapter_terms(s, b, adapters, checkpointing):
+    """What the LoRA adapters store, module by module (PEFT's lora.Linear
+    forward: lora_B(lora_A(dropout(x))) * scaling): lora_B's input, the
+    r-wide intermediate (2sbr); with dropout the mask (sb x in, 1 byte) and
+    its output, lora_A's input (2sb x in); without dropout lora_A reads x
+    itself, which the layer's own terms count. A recomputed layer keeps
+    none of its modules' tensors."""
+    terms = []
+    for m in adapters.get("modules", []) if adapters else []:
+        if checkpointing and m["in_layer"]:
+            continue
+        terms.append(("lora_B input", 2 * s * b * adapters["rank"]))
+        if adapters.get("dropout"):
+            terms.append(("lora dropout mask", s * b * m["in_features"]))
+            terms.append(("lora_A input", 2 * s * b * m["in_features"]))
+    return terms
+
+
+def estimate(shape, workload, adapters=None):
     """The parts and total (Python ints); raises ActivationError."""
     s, b = workload["sequence_length"], workload["micro_batch"]
     L, h = shape["num_layers"], shape["hidden_size"]
@@ -89,6 +110,8 @@ def estimate(shape, workload):
         "final_norm_bytes": 2 * s * b * h,  # the last layer norm's input
         "output_input_bytes": 2 * s * b * h,  # the output layer's input
         "logits_bytes": 4 * s * b * v,  # fp32 logits for cross entropy
+        "adapter_bytes": sum(n for _, n in adapter_terms(
+            s, b, adapters, workload["activation_checkpointing"])),
     }
     parts["total_bytes"] = sum(parts[p] for p in PARTS[1:-1])
     for p in PARTS:
@@ -98,7 +121,8 @@ def estimate(shape, workload):
 
 
 def read_request(request):
-    """(shape, workload) from a request dict; raises ActivationError."""
+    """(shape, workload, adapters) from a request dict; raises
+    ActivationError."""
     shape = {f: int(request["shape"][f]) for f in SHAPE_FIELDS}
     w = request["workload"]
     workload = {f: int(w[f]) for f in WORKLOAD_FIELDS}
@@ -111,7 +135,7 @@ def read_request(request):
     for f in SHAPE_FIELDS:
         if shape[f] == 0:
             raise ActivationError(f"shape.{f} must be at least 1")
-    return shape, workload
+    return shape, workload, request.get("adapters")
 
 
 def answer(line):

@@ -81,3 +81,34 @@ def test_model_in_the_request_answers_as_its_numels(server):
         "gpt2", "GPT2LMHeadModel")
     a.model_report.model_type = a.model_report.architecture = ""
     assert a == b
+
+
+# PEFT's published print_trainable_parameters() figures (tests/oracle/models/
+# lora.py, PEFT_PUBLISHED, each cited there).
+from models.lora import PEFT_PUBLISHED  # noqa: E402
+
+ORACLE_DATA = HF_CONFIGS.parents[2] / "oracle" / "models" / "data"
+
+
+@pytest.mark.parametrize("case", PEFT_PUBLISHED, ids=lambda c: c[0])
+def test_model_config_with_lora_is_pefts_count(server, case):
+    config, rank, targets, trainable, total, _ = case
+    request = models.model_config(ORACLE_DATA / config, lora_rank=rank,
+                                  lora_targets=targets)
+    with chunkplan.Client(server.target) as client:
+        got = client.describe_request(request, timeout=60)
+    assert (got.trainable, got.total) == (trainable, total)
+    assert sum(n for n, f in zip(got.numels, got.frozen) if not f) == \
+        trainable
+
+
+def test_model_config_freeze_and_train_reach_the_server(server):
+    request = models.model_config(GPT2_TEST, freeze=r"wte\.",
+                                  train="nothing_matches_this")
+    with chunkplan.Client(server.target) as client:
+        with pytest.raises(chunkplan.InvalidArgumentError,
+                           match="train: .*matches no parameter"):
+            client.describe_request(request, timeout=60)
+        got = client.describe_request(
+            models.model_config(GPT2_TEST, freeze=r"wte\."), timeout=60)
+    assert got.frozen[0] and not any(got.frozen[1:])

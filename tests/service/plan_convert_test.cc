@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/service/proto_convert.h"
@@ -274,24 +275,40 @@ TEST(PlanConvert, PrecisionNamesAreGeminiPlugins) {
 
 // The oracle's order: a bad cluster answers before the workload's family
 // (numels cannot describe a shape), and the workload's sizes before it too.
-TEST(PlanConvert, TheClusterAndWorkloadSizesAreCheckedBeforeTheModel) {
+TEST(PlanConvert, TheClusterAndWorkloadSizesAnswerBeforeTheModel) {
   v1::PlanRequest r = FullPlanRequest();
   r.mutable_workload()->set_micro_batch(1);
   r.mutable_workload()->set_sequence_length(8);
-  EXPECT_TRUE(CheckPlanBeforeModel(r).ok());
+  const auto message = [&r] {
+    const absl::StatusOr<planner::PlanRequest> got = FromProtoInOrder(r);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(got.status().message());
+  };
+  EXPECT_THAT(message(), HasSubstr("workload: the activation estimate needs "
+                                   "the model's shape"));
   r.mutable_cluster()->add_world_sizes(16);  // a repeat
-  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
-              HasSubstr("cluster.world_sizes[3]"));
+  EXPECT_THAT(message(), HasSubstr("cluster.world_sizes[3]"));
   r.mutable_cluster()->mutable_world_sizes()->RemoveLast();
   r.mutable_cluster()->set_margin(1.0);
-  EXPECT_THAT(CheckPlanBeforeModel(r).message(), HasSubstr("cluster.margin"));
+  EXPECT_THAT(message(), HasSubstr("cluster.margin"));
   r.mutable_cluster()->clear_margin();
   r.mutable_workload()->set_sequence_length(0);
-  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
-              HasSubstr("workload.sequence_length"));
+  EXPECT_THAT(message(), HasSubstr("workload.sequence_length"));
   r.mutable_cluster()->set_device_memory_bytes(0);
-  EXPECT_THAT(CheckPlanBeforeModel(r).message(),
-              HasSubstr("cluster.device_memory_bytes"));
+  EXPECT_THAT(message(), HasSubstr("cluster.device_memory_bytes"));
+}
+
+// A request whose only fault is its cluster converts: Planner::Plan checks
+// the cluster, once, and answers its first fault.
+TEST(PlanConvert, TheClusterOfARequestThatConvertsIsThePlannersToCheck) {
+  v1::PlanRequest r = FullPlanRequest();
+  r.mutable_cluster()->add_world_sizes(16);  // a repeat
+  const absl::StatusOr<planner::PlanRequest> got = FromProtoInOrder(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const absl::StatusOr<planner::PlanResult> plan =
+      planner::Planner().Plan(*got);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("cluster.world_sizes[3]"));
 }
 
 // The Layout request's workload (proto/chunkplan/v1/chunk_search.proto):

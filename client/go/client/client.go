@@ -112,14 +112,19 @@ type PlanOptions struct {
 }
 
 // modelSearch is search (nil: GeminiPlugin's) asked of the model of
-// configJSON; search itself is not changed.
+// configJSON; search itself is not changed. The rest of search.Model
+// (architecture, LoRA adapters, freeze and train patterns: docs/lora.md)
+// is kept, for the server to apply.
 func modelSearch(configJSON string, search *pb.ChunkSearchRequest) *pb.ChunkSearchRequest {
 	out := &pb.ChunkSearchRequest{SearchRangeM: 32} // GeminiPlugin's search_range_m
 	if search != nil {
 		out = proto.Clone(search).(*pb.ChunkSearchRequest)
 	}
 	out.Numels = nil
-	out.Model = &pb.ModelConfig{HfConfigJson: configJSON}
+	if out.Model == nil {
+		out.Model = &pb.ModelConfig{}
+	}
+	out.Model.HfConfigJson = configJSON
 	return out
 }
 

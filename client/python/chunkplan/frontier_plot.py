@@ -33,6 +33,23 @@ class MatplotlibMissingError(ImportError):
     """matplotlib cannot be imported (Debian: python3-matplotlib)."""
 
 
+def agg_figure(inches):
+    """A matplotlib Figure of `inches` at DPI on the Agg canvas (no
+    display), matplotlib imported here; raises MatplotlibMissingError
+    without it. The pictures of this package (frontier_plot,
+    verdict_plot) are drawn on one."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise MatplotlibMissingError(
+            "matplotlib not installed (Debian: python3-matplotlib): the "
+            "plot needs it") from error
+    figure = Figure(figsize=inches, dpi=DPI)
+    FigureCanvasAgg(figure)
+    return figure
+
+
 # x: Mi elements (2**20 elements).
 ELEMENTS_PER_MI = float(1 << 20)
 X_LABEL = "chunk size C' (Mi elements = 2**20 elements; fp16: 2 MiB each)"
@@ -138,15 +155,7 @@ def plot(path, frontier, seed_pick, total_params, title="",
     when device_memory (bytes) is given; y from 0; one figure legend).
     Raises MatplotlibMissingError without matplotlib, OSError when the
     file cannot be written."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise MatplotlibMissingError(
-            "matplotlib not installed (Debian: python3-matplotlib): the "
-            "plot needs it") from error
-    figure = Figure(figsize=FIGURE_INCHES, dpi=DPI)
-    FigureCanvasAgg(figure)
+    figure = agg_figure(FIGURE_INCHES)
     padding_axes, peak_axes = figure.subplots(2, 1, sharex=True)
     series = plot_series(frontier, seed_pick, total_params)
     faint = None if curve is None else (curve_series(curve, total_params),

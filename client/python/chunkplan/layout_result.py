@@ -203,6 +203,16 @@ class Layout:
             lines += [""] + self.verdict.lines()
         return "\n".join(lines) + "\n"
 
+    def plot(self, path, title=""):
+        """Draws this layout's device need to the PNG `path`
+        (chunkplan.verdict_plot: one stacked bar, with the device memory
+        and the margin where a cluster was given) and returns the
+        matplotlib Figure. Raises frontier_plot.MatplotlibMissingError
+        without matplotlib, OSError."""
+        from chunkplan import verdict_plot  # when drawing
+        return verdict_plot.plot(path, verdict_plot.layout_bars(self),
+                                 self.verdict, title)
+
     @classmethod
     def from_response(cls, response, request=None):
         """The Layout of a LayoutResponse (search set only where the

@@ -231,6 +231,18 @@ class Plan:
                       self.options[0].colossalai]
         return "\n".join(lines) + "\n"
 
+    def plot(self, path, title=""):
+        """Draws the options' device need to the PNG `path`
+        (chunkplan.verdict_plot: one stacked bar an option, in the server's
+        order, against the device memory and the margin, in GiB) and
+        returns the matplotlib Figure. Raises
+        frontier_plot.MatplotlibMissingError without matplotlib,
+        ValueError for a plan with no option, OSError."""
+        from chunkplan import verdict_plot  # when drawing
+        return verdict_plot.plot(path, verdict_plot.plan_bars(self),
+                                 verdict_plot.first_verdict(self.options),
+                                 title)
+
     @classmethod
     def from_response(cls, response, request=None):
         """The Plan of a PlanResponse; `request` the PlanRequest it

@@ -24,14 +24,19 @@ struct ActivationBytes {
   uint64_t final_norm_bytes = 0;         // 2sbh: the last layer norm's input
   uint64_t output_input_bytes = 0;       // 2sbh: the output projection's input
   uint64_t logits_bytes = 0;             // 4sbv: fp32 logits for the loss
-  uint64_t total_bytes = 0;              // the sum of the five above
+  // LoRA adapters (docs/lora.md): per adapted module 2sbr (lora_B's
+  // input) and, with dropout, 3sb x in_features (mask and output); those
+  // inside the layers are not stored under checkpointing.
+  uint64_t adapter_bytes = 0;
+  uint64_t total_bytes = 0;  // the sum of the six above
 };
 
 // The activation bytes per rank of `shape` running `workload`: the paper's
 // Table 2 per layer (its first row without checkpointing, its last, 2sbh,
 // with it; flash attention drops the 5as^2b attention-score terms) times L,
 // plus its Sec. 4 terms outside the layers at p = 1 (embedding dropout,
-// last layer norm, output layer input, fp32 logits).
+// last layer norm, output layer input, fp32 logits), plus the LoRA
+// adapters' own tensors (adapter_bytes).
 // It is an estimate of the paper's GPT layer (LayerNorm, a x 4h GeLU MLP,
 // dropout, K and V as wide as Q): SwiGLU MLPs, grouped-query K/V, RMSNorm and
 // dropout-free models are counted as that layer, and the allocator, the

@@ -119,8 +119,9 @@ class Planner {
   // size, up to three chunk sizes (Layout's, as above, with `stop`) under
   // five placements, each option's figures and verdict (docs/plan.md, "The
   // search, exactly"). Errors: INVALID_ARGUMENT naming the field for a
-  // malformed cluster, workload or search part (as Layout's, at each world
-  // size), a byte sum beyond 64 bits; those of Layout; the stop check's.
+  // malformed cluster (checked first: CheckCluster, cluster_checks.h),
+  // workload or search part (as Layout's, at each world size), a byte sum
+  // beyond 64 bits; those of Layout; the stop check's.
   absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                   const StopCheck& stop = {}) const;
 

@@ -9,12 +9,26 @@
 
 namespace chunkplan::planner {
 
+// The LoRA adapters' facts the estimate reads (docs/lora.md): each adapted
+// module stores its r-wide intermediate (lora_B's input) and, with dropout,
+// its dropout mask and output (lora_A's input); without dropout lora_A's
+// input is the module's own input, already counted.
+struct AdapterShape {
+  uint64_t rank = 0;               // r; 0: no adapters
+  bool dropout = false;            // lora_dropout > 0
+  uint64_t layer_modules = 0;      // adapted modules inside the L layers
+  uint64_t layer_in_features = 0;  // their in_features, summed
+  uint64_t other_modules = 0;      // adapted modules outside the layers
+  uint64_t other_in_features = 0;  // their in_features, summed
+};
+
 // The shape facts the formula reads; nothing else of the model enters it.
 struct TransformerShape {
   uint64_t num_layers = 0;           // L
   uint64_t hidden_size = 0;          // h
   uint64_t num_attention_heads = 0;  // a (query heads)
   uint64_t vocab_size = 0;           // v: the fp32 logits of the loss
+  AdapterShape adapters;             // none by default
 };
 
 // One micro-batch's work (the request's Workload).

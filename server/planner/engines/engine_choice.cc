@@ -128,6 +128,14 @@ Engine CpuEngineFor(const SweepTask& task) {
   return task.placed_peak() ? Engine::kCpuSweep : Engine::kCpuPlateau;
 }
 
+// search_work.h states the threshold in its contract.
+static_assert(kCudaMinWork == uint64_t{1} << 30);
+
+bool CpuPlateauServes(const SearchRequest& request, uint64_t work_bound) {
+  return request.engine == Engine::kCpuPlateau ||
+         (request.engine == Engine::kAuto && work_bound < kCudaMinWork);
+}
+
 Engine PickEngine(Engine requested, const SweepTask& task,
                   uint64_t cuda_max_work,
                   absl::FunctionRef<bool()> cuda_usable) {

@@ -13,6 +13,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "chunkplan/planner/search_work.h"
 #include "server/planner/engines/sweep_engine.h"
 #include "server/planner/request/search_plan.h"
 

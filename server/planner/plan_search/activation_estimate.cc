@@ -70,6 +70,26 @@ Checked PerLayer(Wide s, Wide b, Wide h, Wide a,
   return Add(Mul(sbh, 34), Mul(Mul(Mul(Mul(a, 5), s), s), b));
 }
 
+// The adapters' stored bytes: per module 2sbr, and 3sb x in_features with
+// dropout (a 1-byte mask and the 2-byte output lora_A reads); the modules
+// inside the layers only without checkpointing (a recomputed layer keeps
+// only its input).
+Checked Adapters(Wide s, Wide b, const AdapterShape& adapters,
+                 bool checkpointing) {
+  Checked out = Wide{0};
+  for (const auto& [modules, in_features, stored] :
+       {std::tuple{adapters.layer_modules, adapters.layer_in_features,
+                   !checkpointing},
+        std::tuple{adapters.other_modules, adapters.other_in_features, true}}) {
+    if (!stored) continue;
+    out = Add(out, Mul(Mul(Mul(Mul(s, b), adapters.rank), 2), modules));
+    if (adapters.dropout) {
+      out = Add(out, Mul(Mul(Mul(s, b), in_features), 3));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
@@ -94,12 +114,15 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
         std::tuple{Mul(sbh, 2), "final_norm_bytes", &out.final_norm_bytes},
         std::tuple{Mul(sbh, 2), "output_input_bytes", &out.output_input_bytes},
         std::tuple{Mul(Mul(Mul(s, b), shape.vocab_size), 4), "logits_bytes",
-                   &out.logits_bytes}}) {
+                   &out.logits_bytes},
+        std::tuple{
+            Adapters(s, b, shape.adapters, workload.activation_checkpointing),
+            "adapter_bytes", &out.adapter_bytes}}) {
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
   }
   const Wide total = Wide{out.layers_bytes} + out.embedding_dropout_bytes +
                      out.final_norm_bytes + out.output_input_bytes +
-                     out.logits_bytes;
+                     out.logits_bytes + out.adapter_bytes;
   if (absl::Status st = Narrow(total, "total_bytes", &out.total_bytes);
       !st.ok()) {
     return st;

@@ -13,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/search_types.h"
+#include "chunkplan/planner/search_work.h"
 #include "server/planner/request/candidate_grid.h"
 
 namespace chunkplan::planner {
@@ -71,14 +72,8 @@ struct SearchPlan {
 // 2**63 - 1, or whose waste sums would overflow 64 bits; a start size that
 // the seed's float division puts below the largest swept size (quotients
 // beyond 2**53, where the seed's own arithmetic breaks down).
+// SweepWorkBound(request) (search_work.h) bounds its sweep.SweepWork().
 absl::StatusOr<SearchPlan> BuildSearchPlan(const SearchRequest& request);
-
-// An upper bound on BuildSearchPlan(request)->sweep.SweepWork(), from the
-// request's fields alone and in constant time: (round(search_range_m *
-// 2^20) / search_interval + 1) x max(1, numels.size()) (the filter and the
-// kept-gathered groups only remove sizes). UINT64_MAX where search_range_m
-// or search_interval would be refused, or the product overflows.
-uint64_t SweepWorkBound(const SearchRequest& request);
 
 }  // namespace chunkplan::planner
 

@@ -6,9 +6,21 @@ named_parameters() gives them under the layer's own name.
 """
 
 
+class LinearWeight(int):
+    """The numel of a linear layer's weight, an int that also knows the
+    layer's in_features and out_features (where a LoRA adapter attaches:
+    models/lora.py)."""
+
+    def __new__(cls, in_features, out_features):
+        weight = super().__new__(cls, in_features * out_features)
+        weight.in_features = in_features
+        weight.out_features = out_features
+        return weight
+
+
 def linear(name, in_features, out_features, bias=True):
     """nn.Linear(in_features, out_features, bias): weight, bias."""
-    params = [(name + ".weight", in_features * out_features)]
+    params = [(name + ".weight", LinearWeight(in_features, out_features))]
     if bias:
         params.append((name + ".bias", out_features))
     return params

@@ -66,11 +66,22 @@ def from_hf_config(config, architecture=None, **call):
     return describe(config, architecture, **call).numels
 
 
-def model_config(config, architecture=None):
+def model_config(config, architecture=None, *, lora_rank=0,
+                 lora_targets=(), lora_dropout=0.0, freeze="", train=""):
     """The chunkplan.v1.ModelConfig of a config (a dict, a config.json path,
     or a directory holding config.json): what a request sends as
     search.model, for the server to describe (Client.plan takes it in place
-    of numels, and needs it to estimate activations). Raises as
-    config_text."""
-    return chunk_search_pb2.ModelConfig(hf_config_json=config_text(config),
-                                        architecture=architecture or "")
+    of numels, and needs it to estimate activations). lora_rank (with
+    lora_targets, e.g. ("q_proj", "v_proj"), and lora_dropout): PEFT's
+    LoRA adapters, added by the server, the base frozen; freeze / train:
+    RE2 patterns over the parameter names that the server matches
+    (docs/lora.md). Raises as config_text; the server refuses a target or
+    pattern that matches nothing."""
+    config = chunk_search_pb2.ModelConfig(
+        hf_config_json=config_text(config), architecture=architecture or "",
+        freeze=freeze, train=train)
+    if lora_rank or lora_targets or lora_dropout:
+        config.lora.rank = lora_rank
+        config.lora.targets.extend(lora_targets)
+        config.lora.dropout = lora_dropout
+    return config

@@ -7,7 +7,8 @@
 //
 // It prints the server's verdict of a Layout of the model (margin 0), the
 // number of parameters Describe reports through the raw generated client,
-// and the status code of a bad config.
+// the frozen bytes of a LoRA layout (rank 8 on c_attn), and the status
+// code of a bad config.
 package main
 
 import (
@@ -61,6 +62,17 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("parameters %d\n", len(described.GetNumels()))
+
+	// LoRA on c_attn (docs/lora.md): the base frozen, whole on the rank.
+	lora, err := c.LayoutModel(ctx, string(text), client.LayoutOptions{
+		Search: &pb.ChunkSearchRequest{DpDegrees: []uint32{uint32(worldSize)}, SearchRangeM: 32,
+			Model: &pb.ModelConfig{Lora: &pb.Lora{Rank: 8, Targets: []string{"c_attn"}}}},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, client.StatusLine(err))
+		os.Exit(1)
+	}
+	fmt.Printf("lora frozen_bytes %d\n", lora.GetMostLoadedRank().GetFrozenBytes())
 
 	_, err = c.LayoutModel(ctx, `{"model_type": "gpt2", "n_embd": -1}`, client.LayoutOptions{})
 	fmt.Printf("bad config invalid argument %t\n", status.Code(err) == codes.InvalidArgument)
