@@ -160,7 +160,9 @@ def check_overlay(name, documents, server_flags, server_defaults,
     spec = deployment["spec"]
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"]["labels"]
-    check(spec.get("replicas") == 2, f"{name}: replicas is not 2")
+    check("replicas" not in spec,
+          f"{name}: the Deployment sets replicas, which the HPA owns (each "
+          f"apply would reset the HPA's count)")
     check(spec["selector"]["matchLabels"].items() <= labels.items(),
           f"{name}: the Deployment's selector misses its pods")
     check(pod.get("securityContext", {}).get("runAsNonRoot") is True,
@@ -172,6 +174,12 @@ def check_overlay(name, documents, server_flags, server_defaults,
     for flag in args:
         check(flag in server_flags,
               f"{name}: --{flag} is not a chunkplan-server flag")
+    # Workers and sweep helpers match the CPU limit (whole cores).
+    cpu_limit = str(resources.get("limits", {}).get("cpu", ""))
+    for flag in ("threads", "sweep_threads"):
+        check(args.get(flag) == cpu_limit,
+              f"{name}: --{flag}={args.get(flag)} is not the CPU limit "
+              f"({cpu_limit!r} cores)")
     listen = args.get("listen", server_defaults.get("listen", ""))
     check(listen.startswith("127.0.0.1:"),
           f"{name}: --listen={listen} is not loopback only (the front door "

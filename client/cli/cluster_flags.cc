@@ -12,7 +12,7 @@ namespace chunkplan::cli {
 
 bool ClusterFlags::Any() const {
   return device_memory_bytes || host_memory_bytes || gpus_per_node ||
-         world_sizes || reserve_bytes || margin;
+         world_sizes || max_nodes || reserve_bytes || margin;
 }
 
 absl::StatusOr<double> ParseMargin(absl::string_view text) {
@@ -33,8 +33,15 @@ void ApplyClusterFlags(const ClusterFlags& f, v1::Cluster* c) {
   if (f.host_memory_bytes) c->set_host_memory_bytes(*f.host_memory_bytes);
   if (f.gpus_per_node) c->set_gpus_per_node(*f.gpus_per_node);
   if (f.world_sizes) {
+    c->clear_whole_nodes();
+    c->clear_max_nodes();
     c->clear_world_sizes();
     for (const uint32_t w : *f.world_sizes) c->add_world_sizes(w);
+  }
+  if (f.max_nodes) {
+    c->clear_world_sizes();
+    c->set_whole_nodes(true);
+    c->set_max_nodes(*f.max_nodes);
   }
   if (f.reserve_bytes) c->set_reserve_bytes(*f.reserve_bytes);
   if (f.margin) c->set_margin(*f.margin);

@@ -20,6 +20,8 @@ struct ClusterFlags {
   std::optional<uint64_t> host_memory_bytes;
   std::optional<uint32_t> gpus_per_node;
   std::optional<std::vector<uint32_t>> world_sizes;  // plan only
+  // plan only: whole_nodes with this max_nodes, world_sizes cleared.
+  std::optional<uint32_t> max_nodes;
   std::optional<uint64_t> reserve_bytes;
   std::optional<double> margin;
 
@@ -32,7 +34,8 @@ struct ClusterFlags {
 // Errors: INVALID_ARGUMENT naming --margin for text that is neither.
 absl::StatusOr<double> ParseMargin(absl::string_view text);
 
-// The fields `flags` sets into `cluster` (world_sizes replaced whole).
+// The fields `flags` sets into `cluster` (world_sizes replaced whole; with
+// max_nodes, whole_nodes set and world_sizes cleared).
 void ApplyClusterFlags(const ClusterFlags& flags, v1::Cluster* cluster);
 
 }  // namespace chunkplan::cli

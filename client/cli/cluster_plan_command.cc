@@ -48,6 +48,17 @@ void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
   if (options.max_options) request->set_max_options(*options.max_options);
   if (options.workload) *request->mutable_workload() = *options.workload;
   ApplyGeminiFlags(options.gemini, request->mutable_gemini());
+  if (options.gemini.search_tp) request->set_search_tp(true);
+  if (options.gemini.tp_sizes.size() > 1) {
+    request->clear_tp_sizes();
+    for (const uint32_t t : options.gemini.tp_sizes) request->add_tp_sizes(t);
+  }
+  if (options.gemini.extra_dp_sizes.size() > 1) {
+    request->clear_extra_dp_sizes();
+    for (const uint32_t e : options.gemini.extra_dp_sizes) {
+      request->add_extra_dp_sizes(e);
+    }
+  }
 }
 
 // The answer of a server with default limits, computed here.

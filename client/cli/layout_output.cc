@@ -29,9 +29,11 @@ std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
   }
   std::string out =
       "dp degree  chunk size (elements)  keep gathered  padding (elements)  "
-      "search waste (elements)  device total GiB  gathered chunk GiB  host "
-      "total GiB";
-  if (activations) out += "  activations GiB (ESTIMATE)";
+      "search waste (elements)  device total GiB  gathered chunk GiB  "
+      "gathered chunks  host total GiB";
+  if (activations) {
+    out += "  activations GiB (ESTIMATE)  transient GiB (ESTIMATE)";
+  }
   if (verdicts) out += "  headroom GiB  verdict";
   out += "\n";
   for (const DegreeLayout& l : layouts) {
@@ -39,14 +41,15 @@ std::string FormatLayoutRows(const std::vector<DegreeLayout>& layouts) {
     const v1::GroupLayout first =
         r.groups().empty() ? v1::GroupLayout() : r.groups(0);
     absl::StrAppendFormat(
-        &out, "%9u  %21u  %13s  %18u  %23s  %16.2f  %18.2f  %14.2f",
+        &out, "%9u  %21u  %13s  %18u  %23s  %16.2f  %18.2f  %15u  %14.2f",
         l.dp_degree, first.chunk_size(), first.keep_gathered() ? "yes" : "no",
         r.layout_padding(),
         r.has_search() ? absl::StrCat(r.search().min_chunk_waste()) : "-",
         GiB(r.most_loaded_rank().device_bytes()), GiB(r.gathered_chunk_bytes()),
-        GiB(r.most_loaded_rank().host_bytes()));
+        r.gathered_chunks(), GiB(r.most_loaded_rank().host_bytes()));
     if (activations) {
-      absl::StrAppendFormat(&out, "  %26.2f", GiB(r.activation_bytes()));
+      absl::StrAppendFormat(&out, "  %26.2f  %24.2f", GiB(r.activation_bytes()),
+                            GiB(r.transient_bytes()));
     }
     if (r.has_verdict()) {
       absl::StrAppendFormat(&out, "  %12.2f  %s",

@@ -44,6 +44,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,12 @@ ABSL_FLAG(std::string, host_memory, "",
           "checked)");
 ABSL_FLAG(std::string, world_sizes, "",
           "plan: the data-parallel sizes the job may use, e.g. 8,16,32");
+ABSL_FLAG(bool, whole_nodes, false,
+          "plan, with --max-nodes: world sizes of whole nodes, "
+          "--gpus-per-node x 1 to --max-nodes (in place of --world-sizes); "
+          "the first option that fits is then the fewest nodes");
+ABSL_FLAG(uint32_t, max_nodes, 0,
+          "plan, with --whole-nodes: the most nodes the job may use (1..64)");
 ABSL_FLAG(std::string, reserve, "",
           "plan, layout: per GPU, kept free for the CUDA context and "
           "workspace, e.g. 2GiB");
@@ -181,8 +188,21 @@ ABSL_FLAG(uint32_t, sequence_length, 0,
 ABSL_FLAG(bool, activation_checkpointing, false,
           "plan, layout, with --micro-batch: full activation checkpointing");
 ABSL_FLAG(bool, flash_attention, false,
-          "plan, layout, with --micro-batch: no attention scores kept");
+          "plan, layout, with --micro-batch: flash_attention_2 (as "
+          "--attention flash_attention_2)");
+ABSL_FLAG(std::string, attention, "",
+          "plan, layout, with --micro-batch: the trainer's "
+          "attn_implementation, eager, sdpa or flash_attention_2 (unset: "
+          "transformers' default, sdpa)");
 ABSL_FLAG(uint32_t, max_options, 0, "plan: options to list (default 10)");
+ABSL_FLAG(std::string, tp_size, "",
+          "GeminiPlugin's tp_size (describe: tp rank 0's shards); plan: a "
+          "list to try (1,2,4) or 'search' (1, 2, 4, 8 within a node)");
+ABSL_FLAG(std::string, extra_dp_size, "",
+          "GeminiPlugin's extra_dp_size; plan: a list to try");
+ABSL_FLAG(bool, sequence_parallelism, false,
+          "GeminiPlugin's enable_sequence_parallelism (with --tp-size > 1; "
+          "mode split_gather)");
 ABSL_FLAG(std::string, emit, "",
           "plan: 'colossalai' prints the first option's GeminiPlugin(...) "
           "line; layout, frontier: that of the configuration laid out (one "
@@ -257,8 +277,10 @@ Commands:
       order: chunkplan.params.write_params writes it from an nn.Module);
       the activation estimate takes its shape from --shape-from
   chunkplan describe --hf-config FILE [--architecture NAME]
+                   [--tp-size N [--sequence-parallelism]]
                    (--local | --server HOST:PORT) [--format json|table]
-      the model's parameters, in model.parameters() order
+      the model's parameters, in model.parameters() order (with --tp-size,
+      tp rank 0's shards under the family's ShardFormer policy)
   with --hf-config (describe, search, layout, frontier, plan):
                    [--lora-rank R --lora-targets q_proj,v_proj
                     [--lora-dropout P]] [--freeze REGEX] [--train REGEX]
@@ -272,6 +294,8 @@ Commands:
                  [--micro-batch N --sequence-length N
                   [--activation-checkpointing] [--flash-attention]]
                  [--precision ...] [--no-master-weights] [...]
+                 [--tp-size N|1,2,4|search] [--extra-dp-size N|1,2]
+                 [--sequence-parallelism]
                  [--max-options N] [--format table|json]
                  [--emit colossalai] [--deadline 5s]
       the Gemini configurations that fit the cluster, ranked: per world
@@ -399,6 +423,23 @@ absl::StatusOr<GeminiFlags> GeminiFromFlags(bool placement) {
   g.no_master_weights = absl::GetFlag(FLAGS_no_master_weights);
   g.gradient_accumulation = absl::GetFlag(FLAGS_gradient_accumulation);
   g.no_pin_memory = absl::GetFlag(FLAGS_no_pin_memory);
+  g.sequence_parallelism = absl::GetFlag(FLAGS_sequence_parallelism);
+  if (const std::string t = absl::GetFlag(FLAGS_tp_size); t == "search") {
+    g.search_tp = true;
+  } else if (!t.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.tp_sizes, ParseDegreeList("--tp-size", t));
+  }
+  if (const std::string e = absl::GetFlag(FLAGS_extra_dp_size); !e.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(g.extra_dp_sizes,
+                               ParseDegreeList("--extra-dp-size", e));
+  }
+  // Plan alone tries several meshes.
+  if (placement &&
+      (g.search_tp || g.tp_sizes.size() > 1 || g.extra_dp_sizes.size() > 1)) {
+    return absl::InvalidArgumentError(
+        "--tp-size and --extra-dp-size take one degree here (plan tries "
+        "lists and --tp-size search)");
+  }
   if (!placement) return g;
   if (const std::string p = absl::GetFlag(FLAGS_placement); !p.empty()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(g.placement, ParsePlacement(p));
@@ -425,11 +466,22 @@ absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
     return absl::InvalidArgumentError(
         "--micro-batch and --sequence-length go together");
   }
-  if (batch == 0 && (absl::GetFlag(FLAGS_activation_checkpointing) ||
-                     absl::GetFlag(FLAGS_flash_attention))) {
+  const std::string attention = absl::GetFlag(FLAGS_attention);
+  if (batch == 0 &&
+      (absl::GetFlag(FLAGS_activation_checkpointing) ||
+       absl::GetFlag(FLAGS_flash_attention) || !attention.empty())) {
     return absl::InvalidArgumentError(
-        "--activation-checkpointing and --flash-attention need --micro-batch "
-        "and --sequence-length");
+        "--activation-checkpointing, --flash-attention and --attention need "
+        "--micro-batch and --sequence-length");
+  }
+  v1::Attention kind = v1::ATTENTION_DEFAULT;
+  if (!attention.empty() &&
+      (attention == "default" ||
+       !v1::Attention_Parse("ATTENTION_" + absl::AsciiStrToUpper(attention),
+                            &kind))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--attention: \"", attention,
+                     "\" is not one of eager, sdpa, flash_attention_2"));
   }
   if (batch == 0) return std::nullopt;
   v1::Workload w;
@@ -437,6 +489,7 @@ absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
   w.set_sequence_length(length);
   w.set_activation_checkpointing(absl::GetFlag(FLAGS_activation_checkpointing));
   w.set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+  w.set_attention(kind);
   return w;
 }
 
@@ -623,6 +676,19 @@ absl::StatusOr<ClusterFlags> ClusterFromFlags() {
   if (const uint32_t n = absl::GetFlag(FLAGS_gpus_per_node); n != 0) {
     f.gpus_per_node = n;
   }
+  const bool whole_nodes = absl::GetFlag(FLAGS_whole_nodes);
+  const uint32_t max_nodes = absl::GetFlag(FLAGS_max_nodes);
+  if (whole_nodes != (max_nodes != 0)) {
+    return absl::InvalidArgumentError(
+        "--whole-nodes and --max-nodes N go together");
+  }
+  if (whole_nodes) {
+    if (f.world_sizes) {
+      return absl::InvalidArgumentError(
+          "--whole-nodes takes the place of --world-sizes: give one");
+    }
+    f.max_nodes = max_nodes;
+  }
   if (const std::string m = absl::GetFlag(FLAGS_margin); !m.empty()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(f.margin, ParseMargin(m));
   }
@@ -716,6 +782,14 @@ int Describe() {
   if (absl::Status s = TargetFromFlags("describe", options); !s.ok()) {
     return Fail(s, kExitUsage);
   }
+  if (const std::string t = absl::GetFlag(FLAGS_tp_size); !t.empty()) {
+    uint32_t tp = 0;
+    if (!absl::SimpleAtoi(t, &tp) || tp == 0) {
+      return UsageError("describe: --tp-size takes one degree >= 1");
+    }
+    (*model)->tp_size = tp;
+  }
+  (*model)->sequence_parallelism = absl::GetFlag(FLAGS_sequence_parallelism);
   const absl::StatusOr<CommandOutput> output = RunDescribe(
       **model, options.server, options.format == OutputFormat::kTable);
   if (!output.ok()) return Fail(output.status(), kExitFailed);

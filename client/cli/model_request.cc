@@ -24,7 +24,8 @@ absl::StatusOr<v1::ModelDescription> Describe(
   if (!server.has_value()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(
         const models::ModelDescription description,
-        service::DescribeConfig(config, service::ModelLimits{}));
+        service::DescribeConfig(config, service::ModelLimits{},
+                                service::TpOptionsOf(config)));
     return service::ToProto(description);
   }
   const auto stub = v1::ChunkSearch::NewStub(OpenChannel(*server));
@@ -56,6 +57,23 @@ std::string DescriptionTable(const v1::ModelDescription& d) {
       "%u elements\n",
       d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
       d.total());
+  if (d.tp_size() > 1) {
+    // Above the rows: the figures are tp rank 0's (every rank's) shards.
+    absl::StrAppendFormat(
+        &out,
+        "tp size       %u (ColossalAI policy: %s; every tp rank holds these "
+        "shapes)\n",
+        d.tp_size(), d.tp_policy().empty() ? "none applied" : d.tp_policy());
+    if (d.padded_vocab_size() != 0) {
+      absl::StrAppendFormat(&out,
+                            "vocabulary    %u as the vocab-parallel layers "
+                            "pad it (a multiple of 64 x tp size)\n",
+                            d.padded_vocab_size());
+    }
+    for (const std::string& note : d.tp_notes()) {
+      absl::StrAppend(&out, "note          ", note, "\n");
+    }
+  }
   if (marked) {
     absl::StrAppendFormat(&out, "trainable     %u elements\n", d.trainable());
   }
@@ -144,8 +162,9 @@ std::string SearchIntervalNote(const ModelFlags& flags) {
 absl::StatusOr<CommandOutput> RunDescribe(
     const ModelFlags& flags, const std::optional<RemoteTarget>& server,
     bool table) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelConfig config,
-                             ReadModelConfig(flags));
+  CHUNKPLAN_ASSIGN_OR_RETURN(v1::ModelConfig config, ReadModelConfig(flags));
+  config.set_tp_size(flags.tp_size);
+  config.set_enable_sequence_parallelism(flags.sequence_parallelism);
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelDescription description,
                              Describe(config, server));
   CommandOutput out;

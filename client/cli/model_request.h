@@ -38,6 +38,9 @@ struct ModelFlags {
   std::optional<uint64_t> search_interval;
   std::optional<double> min_chunk_size_m;
   bool no_filter = false;
+  // describe: GeminiPlugin's tp_size (0: none) and sequence parallelism.
+  uint32_t tp_size = 0;
+  bool sequence_parallelism = false;
   // What is trained (chunkplan.v1.ModelConfig's lora, freeze, train):
   // LoRA's r (0: none), target modules and dropout; RE2 patterns.
   uint32_t lora_rank = 0;

@@ -55,7 +55,11 @@ void AppendCluster(const v1::Cluster& c, const v1::PlanResponse& response,
   } else {
     out->append(", host memory not checked");
   }
-  absl::StrAppendFormat(out, ", %u GPUs per node\n\n", c.gpus_per_node());
+  absl::StrAppendFormat(out, ", %u GPUs per node", c.gpus_per_node());
+  if (c.whole_nodes()) {
+    absl::StrAppendFormat(out, ", whole nodes up to %u", c.max_nodes());
+  }
+  out->append("\n\n");
 }
 
 // Each distinct note once, in first-seen order, with the options (counted
@@ -98,17 +102,35 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
                             const v1::PlanResponse& response) {
   std::string out;
   AppendCluster(request.cluster(), response, &out);
-  absl::StrAppendFormat(&out, "%5s  %-28s  %12s  %-20s  %24s  %12s  %14s  %s\n",
-                        "world", "placement", "chunk size", "chunk size from",
-                        "device need / memory GiB", "headroom GiB",
-                        "host/node GiB", "verdict");
+  // The mesh column only where an option has one (tp or extra_dp above 1):
+  // zero x extra_dp x tp, the server's fields.
+  const bool mesh = std::any_of(
+      response.options().begin(), response.options().end(),
+      [](const v1::PlanOption& o) {
+        return o.gemini().tp_size() > 1 || o.gemini().extra_dp_size() > 1;
+      });
+  absl::StrAppendFormat(
+      &out, "%5s  %5s  %s%-28s  %12s  %-20s  %21s  %24s  %12s  %14s  %s\n",
+      "world", "nodes", mesh ? "zero x dp x tp  " : "", "placement",
+      "chunk size", "chunk size from", "gathered GiB (chunks)",
+      "device need / memory GiB", "headroom GiB", "host/node GiB", "verdict");
   const double memory = GiB(request.cluster().device_memory_bytes());
   for (const v1::PlanOption& o : response.options()) {
     const v1::Verdict v = VerdictOf(o);
+    const std::string mesh_text =
+        mesh ? absl::StrFormat(
+                   "%-15s  ",
+                   absl::StrFormat("%u x %u x %u", o.zero_size(),
+                                   std::max(1u, o.gemini().extra_dp_size()),
+                                   std::max(1u, o.gemini().tp_size())))
+             : "";
     absl::StrAppendFormat(
-        &out, "%5u  %-28s  %12s  %-20s  %24s  %12.2f  %14.2f  %s\n",
-        o.world_size(), PlacementLabel(o.gemini()), ChunkSizeLabel(o),
-        o.chunk_size_from(),
+        &out,
+        "%5u  %5u  %s%-28s  %12s  %-20s  %21s  %24s  %12.2f  %14.2f  %s\n",
+        o.world_size(), o.nodes(), mesh_text, PlacementLabel(o.gemini()),
+        ChunkSizeLabel(o), o.chunk_size_from(),
+        absl::StrFormat("%.2f (%u)", GiB(o.gathered_chunk_bytes()),
+                        o.gathered_chunks()),
         absl::StrFormat("%.2f / %.2f", GiB(o.device_need_bytes()), memory),
         GiB(v.headroom_bytes()), GiB(o.host_bytes_per_node()), VerdictWords(v));
   }
@@ -116,9 +138,11 @@ std::string FormatPlanTable(const v1::PlanRequest& request,
   if (request.has_workload() && !response.options().empty()) {
     absl::StrAppendFormat(
         &out,
-        "\nactivations: an ESTIMATE (docs/plan.md), %.2f GiB per rank, "
-        "counted in the device need\n",
-        GiB(response.options(0).activation_bytes()));
+        "\nactivations: an ESTIMATE (docs/plan.md), %.2f GiB per rank held "
+        "for backward and %.2f GiB transient in backward, both counted in "
+        "the device need\n",
+        GiB(response.options(0).activation_bytes()),
+        GiB(response.options(0).transient_bytes()));
   }
   AppendNotes(response, &out);
   absl::StrAppendFormat(

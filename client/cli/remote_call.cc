@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "client/cli/service_config.h"
 #include "common/request_file.h"
 #include "grpc/impl/codegen/grpc_types.h"
 #include "grpcpp/create_channel.h"
@@ -20,25 +21,6 @@ absl::Status ReadIfGiven(absl::string_view path, std::string& out) {
   out = *std::move(content);
   return absl::OkStatus();
 }
-
-// docs/deploy.md, "Client configuration", less client-side health checking
-// (a one-shot command would pay a Watch call for it, and `chunkplan health`
-// must reach a NOT_SERVING server): round_robin over every address the
-// target resolves to, and a ChunkSearch call that meets UNAVAILABLE (a
-// replica gone or draining) tried again, up to 5 attempts in all.
-constexpr char kServiceConfig[] = R"json({
-  "loadBalancingConfig": [{"round_robin": {}}],
-  "methodConfig": [{
-    "name": [{"service": "chunkplan.v1.ChunkSearch"}],
-    "retryPolicy": {
-      "maxAttempts": 5,
-      "initialBackoff": "0.1s",
-      "maxBackoff": "1s",
-      "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
-    }
-  }]
-})json";
 
 // The largest answer the server sends by default (--max_send_message_size),
 // and the largest request it takes: a call within them is retried whole.

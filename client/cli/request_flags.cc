@@ -57,6 +57,13 @@ void ApplyGeminiFlags(const GeminiFlags& flags, v1::GeminiSettings* gemini) {
   if (flags.device_memory_bytes) {
     gemini->set_device_memory_bytes(*flags.device_memory_bytes);
   }
+  if (flags.tp_sizes.size() == 1) gemini->set_tp_size(flags.tp_sizes[0]);
+  if (flags.extra_dp_sizes.size() == 1) {
+    gemini->set_extra_dp_size(flags.extra_dp_sizes[0]);
+  }
+  if (flags.sequence_parallelism) {
+    gemini->set_enable_sequence_parallelism(true);
+  }
 }
 
 absl::StatusOr<v1::Precision> ParsePrecision(absl::string_view name) {

@@ -32,6 +32,13 @@ struct GeminiFlags {
   // --device-memory or --gpu: whether auto placement's warm-up moves chunks
   // (the server refuses it under static placement).
   std::optional<uint64_t> device_memory_bytes;
+  // GeminiPlugin's mesh (--tp-size, --extra-dp-size: one degree, or for
+  // plan a list to try; --tp-size search: plan tries 1, 2, 4, 8) and
+  // --sequence-parallelism.
+  std::vector<uint32_t> tp_sizes;
+  bool search_tp = false;
+  std::vector<uint32_t> extra_dp_sizes;
+  bool sequence_parallelism = false;
 };
 
 // The flags given over `gemini`'s fields.

@@ -134,8 +134,9 @@ std::string FormatLayoutTable(const v1::LayoutResponse& response) {
   for (const std::string& note : p.notes()) {
     absl::StrAppendFormat(&out, "note  %s\n", note);
   }
-  absl::StrAppendFormat(&out, "\ngathered chunk buffer  %s\n",
-                        Gib(response.gathered_chunk_bytes()));
+  absl::StrAppendFormat(
+      &out, "\ngathered chunk buffer  %s, %u chunks at the peak\n",
+      Gib(response.gathered_chunk_bytes()), response.gathered_chunks());
   if (response.has_verdict()) {
     absl::StrAppend(&out, "\n", FormatVerdict(response.verdict()));
   }

@@ -20,7 +20,7 @@ std::string MarginWords(const v1::Verdict& v) {
 std::string FormatVerdict(const v1::Verdict& v) {
   std::string out = absl::StrFormat(
       "device need    %s (the most loaded rank's device total, worst chunk "
-      "order, + the gathered chunk + the reserve %s + the activations)\n",
+      "order, + the gathered chunks + the reserve %s + the activations)\n",
       Gib(v.device_need_bytes()), Gib(v.reserve_bytes()));
   absl::StrAppendFormat(&out, "device memory  %s, %s kept free\n",
                         Gib(v.device_memory_bytes()), MarginWords(v));

@@ -101,6 +101,20 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // BertConfig's defaults (configuration_bert.py: BERT base), and
 // PretrainedConfig's add_cross_attention and tie_word_embeddings.
 const Family& BertFamily() {
+  // ColossalAI's BertPolicy (shardformer/policies/bert.py) and its masked-LM
+  // head: the decoder and its bias (cls.predictions.bias, the same tensor)
+  // padded and split; position and token-type embeddings stay whole.
+  static const TpPolicy tp{
+      .file = "bert",
+      .rules = {{"attention.self.query", TpLayer::kColumn},
+                {"attention.self.key", TpLayer::kColumn},
+                {"attention.self.value", TpLayer::kColumn},
+                {"attention.output.dense", TpLayer::kRow},
+                {"intermediate.dense", TpLayer::kColumn},
+                {"output.dense", TpLayer::kRow},
+                {"word_embeddings", TpLayer::kVocab},
+                {"cls.predictions.decoder", TpLayer::kVocab},
+                {"cls.predictions", TpLayer::kVocab}}};
   static const Family family{"bert",
                              {"BertForMaskedLM", "BertModel"},
                              R"({
@@ -109,7 +123,8 @@ const Family& BertFamily() {
         "max_position_embeddings": 512, "type_vocab_size": 2,
         "position_embedding_type": "absolute", "add_cross_attention": false,
         "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

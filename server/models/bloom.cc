@@ -6,6 +6,7 @@
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 namespace {
@@ -65,12 +66,17 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // BloomConfig's defaults (configuration_bloom.py, 4.51.3: a tiny test
 // shape), and PretrainedConfig's tie_word_embeddings.
 const Family& BloomFamily() {
+  // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
+  // query_key_value is a plain Linear1D_Col.
+  static const TpPolicy tp{
+      .file = "bloom", .rules = FusedQkvTpRules(), .heads_key = "n_head"};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({
         "vocab_size": 250880, "hidden_size": 64, "n_layer": 2, "n_head": 8,
         "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -42,6 +42,12 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // CohereConfig's defaults (configuration_cohere.py, 4.51.3: Command-R's
 // shape); no head_dim key (hidden / heads unless the config gives one).
 const Family& CohereFamily() {
+  // ColossalAI's CommandPolicy (shardformer/policies/command.py); the
+  // per-head q_norm and k_norm stay whole.
+  static const TpPolicy tp{.file = "command",
+                           .rules = DecoderTpRules(TpLayer::kVocab),
+                           .kv_heads_key = "num_key_value_heads",
+                           .kv_heads_at_least_tp = true};
   static const Family family{"cohere",
                              {"CohereForCausalLM", "CohereModel"},
                              R"({
@@ -50,7 +56,8 @@ const Family& CohereFamily() {
         "num_key_value_heads": null, "head_dim": null,
         "attention_bias": false, "use_qk_norm": false,
         "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -1,6 +1,7 @@
 #include "server/models/decoder.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/layers.h"
 
@@ -73,19 +74,51 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
   d.num_key_value_heads = dims.kv_heads;
   d.intermediate_size = inter;
   d.vocab_size = shape.vocab;
+  d.traits.head_dim = dims.head_dim;
+  d.traits.tied_embeddings = shape.tied;
+}
+
+void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
+                     ModelDescription& d) {
+  const absl::StatusOr<std::optional<std::string>> act =
+      cfg.OptionalText("hidden_act");
+  const absl::StatusOr<bool> dropout =
+      cfg.NonZeroProbability("attention_dropout");
+  if (!act.ok() || !dropout.ok()) {
+    d.traits.not_estimated =
+        std::string((!act.ok() ? act.status() : dropout.status()).message());
+    return;
+  }
+  const std::string name = act->value_or(std::string(act_default));
+  if (name != "silu" && name != "swish" && name != "gelu" &&
+      name != "gelu_pytorch_tanh") {
+    d.traits.not_estimated =
+        absl::StrCat("hidden_act \"", name,
+                     "\" is not modelled (silu, swish, gelu, "
+                     "gelu_pytorch_tanh are)");
+    return;
+  }
+  d.traits.attention_dropout = *dropout;
+  d.traits.not_estimated.clear();
 }
 
 void CausalLm(ParamBuilder& b, absl::string_view architecture,
               const DecoderShape& shape,
-              absl::FunctionRef<void(uint64_t)> layer) {
+              absl::FunctionRef<void(uint64_t)> layer, bool operations) {
   const bool lm_head = absl::EndsWith(architecture, "ForCausalLM");
   b.In(lm_head ? "model" : "", [&] {
     Embedding(b, "embed_tokens", shape.vocab, shape.hidden);
+    if (operations) b.Op({"embed_tokens"});
     b.Repeat("layers", shape.layers, layer);
     RmsNorm(b, "norm", shape.hidden);
+    if (operations) b.Op({"norm"});
   });
   if (lm_head && !shape.tied) {
     Linear(b, "lm_head", shape.hidden, shape.vocab, /*bias=*/false);
+  }
+  // The head's F.linear takes embed_tokens.weight where tied.
+  if (lm_head && operations) {
+    b.Op({shape.tied ? "model.embed_tokens" : "lm_head"});
   }
 }
 
@@ -106,14 +139,21 @@ void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   ModelDescription& d) {
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
   const uint64_t h = decoder.shape.hidden;
-  CausalLm(b, architecture, decoder.shape, [&](uint64_t layer) {
-    Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias, style.qk_norm);
-    b.In(style.feed_forward, [&] { feed_forward(layer); });
-    Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
-    if (style.feed_forward_norms) {
-      Norms(b, h, {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
-    }
-  });
+  const bool operations = !style.forward_ops.empty();
+  CausalLm(
+      b, architecture, decoder.shape,
+      [&](uint64_t layer) {
+        Attention(b, decoder.dims, h, style.qkv_bias, style.o_bias,
+                  style.qk_norm);
+        b.In(style.feed_forward, [&] { feed_forward(layer); });
+        Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
+        if (style.feed_forward_norms) {
+          Norms(b, h,
+                {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
+        }
+        for (absl::string_view op : style.forward_ops) b.Op({op});
+      },
+      operations);
 }
 
 absl::Status BuildGatedDecoder(const HfConfig& cfg,
@@ -128,6 +168,18 @@ absl::Status BuildGatedDecoder(const HfConfig& cfg,
       },
       d);
   return absl::OkStatus();
+}
+
+std::vector<TpRule> DecoderTpRules(TpLayer lm_head) {
+  return {{"self_attn.q_proj", TpLayer::kColumn},
+          {"self_attn.k_proj", TpLayer::kColumn},
+          {"self_attn.v_proj", TpLayer::kColumn},
+          {"self_attn.o_proj", TpLayer::kRow},
+          {"mlp.gate_proj", TpLayer::kColumn},
+          {"mlp.up_proj", TpLayer::kColumn},
+          {"mlp.down_proj", TpLayer::kRow},
+          {"embed_tokens", TpLayer::kVocab},
+          {"lm_head", lm_head}};
 }
 
 }  // namespace chunkplan::models

@@ -7,6 +7,8 @@
 // stack with its optional language-model head.
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -14,6 +16,7 @@
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
 #include "server/models/param_builder.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -58,12 +61,22 @@ absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg,
 void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
                      uint64_t inter, ModelDescription& d);
 
+// Marks `d`'s layer as the one the activation estimate models: LLaMA's
+// (RMS norms, the gated MLP, RoPE, an fp32 softmax), with hidden_act
+// (unset: `act_default`) one of silu, swish, gelu, gelu_pytorch_tanh and
+// attention_dropout read; any other value leaves traits.not_estimated set
+// to the reason. Call after SetDecoderFacts (BuildDecoder).
+void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
+                     ModelDescription& d);
+
 // *Model (embed_tokens, layers.<i> = layer(i), norm) or, for an
 // `architecture` that ends in ForCausalLM, that under "model" and then
-// lm_head unless tied to embed_tokens.
+// lm_head unless tied to embed_tokens. With `operations`, records the
+// stack's own operations in forward order (embed_tokens, then what layer(i)
+// records, norm, lm_head or the tied embed_tokens).
 void CausalLm(ParamBuilder& b, absl::string_view architecture,
               const DecoderShape& shape,
-              absl::FunctionRef<void(uint64_t)> layer);
+              absl::FunctionRef<void(uint64_t)> layer, bool operations = false);
 
 // A decoder's stack, heads and MLP width (intermediate_size).
 struct Decoder {
@@ -80,13 +93,27 @@ struct LayerStyle {
   bool qk_norm = false;                    // q_norm, k_norm after o_proj
   absl::string_view feed_forward = "mlp";  // the feed-forward part's scope
   bool feed_forward_norms = false;         // Gemma-2's norms around the MLP
+  // The layer's modules in the order its forward calls them, one operation
+  // each (names under the layer, e.g. "self_attn.q_proj"); empty: the
+  // family has no operation sequence and none is recorded.
+  std::span<const absl::string_view> forward_ops = {};
 };
+
+// LlamaDecoderLayer.forward's order (modeling_llama.py, 4.51.3), which
+// Mistral, Qwen2 and Gemma keep: input_layernorm; self_attn's q_proj,
+// k_proj, v_proj, o_proj; post_attention_layernorm; mlp's
+// down_proj(act(gate_proj(x)) * up_proj(x)).
+inline constexpr absl::string_view kLlamaLayerOps[] = {
+    "input_layernorm",  "self_attn.q_proj", "self_attn.k_proj",
+    "self_attn.v_proj", "self_attn.o_proj", "post_attention_layernorm",
+    "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
 
 // Sets `d`'s shape facts and builds the decoder (CausalLm) whose layer i is
 // self_attn (Attention with the style's biases and norms), feed_forward(i)
 // under the style's scope, input_layernorm, post_attention_layernorm and,
 // with feed_forward_norms, pre_feedforward_layernorm and
-// post_feedforward_layernorm.
+// post_feedforward_layernorm; with the style's forward_ops, the stack's and
+// every layer's operations.
 void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   const Decoder& decoder, const LayerStyle& style,
                   absl::FunctionRef<void(uint64_t)> feed_forward,
@@ -98,6 +125,13 @@ absl::Status BuildGatedDecoder(const HfConfig& cfg,
                                absl::string_view architecture,
                                const LayerStyle& style, bool mlp_bias,
                                ParamBuilder& b, ModelDescription& d);
+
+// The ShardFormer rules LLaMA's policy and its copies (Mistral, Qwen2,
+// Qwen3, Command) share: q_proj, k_proj, v_proj, gate_proj, up_proj
+// Linear1D_Col; o_proj, down_proj Linear1D_Row; embed_tokens
+// VocabParallelEmbedding1D; lm_head as `lm_head` (VocabParallelLMHead1D,
+// or Qwen3's plain Linear1D_Col). Norms stay whole.
+std::vector<TpRule> DecoderTpRules(TpLayer lm_head);
 
 }  // namespace chunkplan::models
 

@@ -232,6 +232,12 @@ const Family& DeepseekV2Family() {
 // DeepseekV3Config's defaults (configuration_deepseek_v3.py, 4.51.3:
 // DeepSeek-V3's shape).
 const Family& DeepseekV3Family() {
+  // ColossalAI's DeepseekV3Policy (shardformer/policies/deepseek_v3.py)
+  // asserts against tensor parallelism; auto_policy maps only the remote
+  // code's DeepseekV3 classes to it, transformers' own to none.
+  static const TpPolicy tp{
+      .file = "deepseek_v3",
+      .refuses_tp = "DeepSeekV3 does not support tensor parallelism"};
   static const Family family{"deepseek_v3",
                              {"DeepseekV3ForCausalLM", "DeepseekV3Model"},
                              R"({
@@ -242,7 +248,8 @@ const Family& DeepseekV3Family() {
         "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
         "first_k_dense_replace": 3, "attention_bias": false,
         "tie_word_embeddings": false})",
-                             &BuildV3};
+                             &BuildV3,
+                             &tp};
   return family;
 }
 

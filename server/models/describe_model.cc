@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -8,6 +9,7 @@
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 namespace {
@@ -85,6 +87,57 @@ absl::Status CheckUnmodelled(const json& config) {
   return absl::OkStatus();
 }
 
+// The policy that shards `family` at `tp` (nullptr: the model stays
+// whole), with its notes and asserts; INVALID_ARGUMENT where tp is refused.
+absl::StatusOr<const TpPolicy*> ChooseTpPolicy(const Family& family,
+                                               const HfConfig& cfg,
+                                               const TpOptions& tp,
+                                               ModelDescription& d) {
+  if (tp.tp_size == 0) {
+    return absl::InvalidArgumentError("gemini.tp_size: must be at least 1");
+  }
+  d.tp_size = tp.tp_size;
+  if (tp.tp_size == 1) {
+    if (tp.sequence_parallelism) {
+      d.tp_notes.push_back(
+          "GeminiPlugin turns enable_sequence_parallelism off without tensor "
+          "parallelism (tp_size 1)");
+    }
+    return nullptr;
+  }
+  const TpPolicy* policy = family.tp_policy;
+  if (policy == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gemini.tp_size: ", tp.tp_size, ": model_type \"", family.model_type,
+        "\" (", d.architecture,
+        ") has no ShardFormer policy in ColossalAI (auto_policy: \"Auto "
+        "policy for ",
+        d.architecture,
+        " is not implemented\"); tensor parallelism needs one: use tp_size "
+        "1"));
+  }
+  if (!policy->refuses_tp.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemini.tp_size: ", tp.tp_size, ": model_type \"",
+                     family.model_type, "\": ", policy->refuses_tp));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(bool ignored, TpIgnored(*policy, cfg));
+  if (ignored) {
+    d.tp_notes.push_back(absl::StrCat(
+        family.model_type,
+        ": the policy turns tensor parallelism off for this layout (a "
+        "warning in ColossalAI): every tp rank holds the whole model"));
+    return nullptr;
+  }
+  CHUNKPLAN_RETURN_IF_ERROR(
+      CheckTpHeads(*policy, family.model_type, cfg, tp.tp_size));
+  if (tp.sequence_parallelism && !policy->ignores_sp.empty()) {
+    d.tp_notes.push_back(std::string(policy->ignores_sp));
+  }
+  d.tp_policy = std::string(policy->file);
+  return policy;
+}
+
 // One run of the family's build over `builder`; the first error of either.
 absl::Status Build(const Family& family, const HfConfig& cfg,
                    ModelDescription& description, ParamBuilder& builder) {
@@ -97,7 +150,8 @@ absl::Status Build(const Family& family, const HfConfig& cfg,
 
 absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                                std::string_view architecture,
-                                               uint64_t max_params) {
+                                               uint64_t max_params,
+                                               const TpOptions& tp) {
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const json config,
       ParseConfigJson({hf_config_json.data(), hf_config_json.size()}));
@@ -116,17 +170,30 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                             defaults.status().message()));
   }
   const HfConfig cfg(config, *defaults);
+  CHUNKPLAN_ASSIGN_OR_RETURN(const TpPolicy* policy,
+                             ChooseTpPolicy(*family, cfg, tp, description));
   // Count first: nothing grows before the model is known to fit.
   ParamBuilder counting(max_params, /*store=*/false);
-  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, counting));
   ParamBuilder storing(max_params, /*store=*/true);
+  if (policy != nullptr) {
+    counting.ShardFor(*policy, tp.tp_size);
+    storing.ShardFor(*policy, tp.tp_size);
+  }
+  CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, counting));
   storing.names().reserve(counting.count());
   storing.numels().reserve(counting.count());
   CHUNKPLAN_RETURN_IF_ERROR(Build(*family, cfg, description, storing));
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
+  description.operations = std::move(storing.operations());
   description.linears = std::move(storing.linears());
   description.total = storing.total();
+  if (policy != nullptr && description.vocab_size != 0 &&
+      std::any_of(policy->rules.begin(), policy->rules.end(),
+                  [](const TpRule& r) { return r.layer == TpLayer::kVocab; })) {
+    description.padded_vocab_size =
+        PaddedVocab(description.vocab_size, tp.tp_size);
+  }
   description.trainable = description.total;
   std::set<std::string, std::less<>> read = cfg.keys_read();
   // Read here, before the family: the type, the class, the refused options.

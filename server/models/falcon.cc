@@ -10,6 +10,7 @@
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
+#include "server/models/tp_shard.h"
 
 namespace chunkplan::models {
 namespace {
@@ -133,6 +134,17 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // FalconConfig's defaults (configuration_falcon.py, 4.51.3: Falcon-7B), and
 // PretrainedConfig's tie_word_embeddings.
 const Family& FalconFamily() {
+  // ColossalAI's FalconPolicy (shardformer/policies/falcon.py): tensor
+  // parallelism off (a warning) for the old multi-query layout.
+  static const TpPolicy tp{
+      .file = "falcon",
+      .rules = FusedQkvTpRules(),
+      .kv_heads_key = "num_kv_heads",
+      .tp_ignored_when = {{"new_decoder_architecture", false},
+                          {"multi_query", true}},
+      .ignores_sp =
+          "Falcon doesn't support sequence parallelism now, will "
+          "ignore the sequence parallelism flag."};
   static const Family family{"falcon",
                              {"FalconForCausalLM", "FalconModel"},
                              R"({
@@ -141,7 +153,8 @@ const Family& FalconFamily() {
         "num_kv_heads": null, "new_decoder_architecture": false,
         "multi_query": true, "parallel_attn": true, "bias": false,
         "ffn_hidden_size": null, "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -13,6 +13,7 @@
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
 #include "server/models/param_builder.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -32,6 +33,9 @@ struct Family {
   // sizes past 64 bits).
   absl::Status (*build)(const HfConfig& cfg, absl::string_view architecture,
                         ParamBuilder& builder, ModelDescription& description);
+  // ColossalAI's ShardFormer policy for every class above (auto_policy.py),
+  // or nullptr where it has none: tensor parallelism is then refused.
+  const TpPolicy* tp_policy = nullptr;
 };
 
 // Every family, sorted by model_type.

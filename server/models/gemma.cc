@@ -6,6 +6,7 @@
 // tied by default; Gemma-2 adds a norm before and after the MLP; Gemma-3
 // keeps those and adds q_norm and k_norm to the attention.
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
@@ -28,7 +29,19 @@ absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
                          .o_bias = bias,
                          .qk_norm = generation >= 3,
                          .feed_forward_norms = generation >= 2};
-  return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture, style,
+                                              /*mlp_bias=*/false, b, d));
+  if (generation == 1) {  // Gemma-2's soft-capping and Gemma-3's layers: not
+                          // modelled
+    ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d);
+    d.traits.norm = "gemma_rms";
+    d.traits.embed_scale = true;  // GemmaModel's normalizer
+  } else {
+    d.traits.not_estimated = absl::StrCat(
+        "Gemma-", generation,
+        "'s layer (soft-capped scores, four norms) is not modelled");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BuildGemma1(const HfConfig& cfg, absl::string_view architecture,

@@ -67,12 +67,29 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 
 // GPTJConfig's defaults (configuration_gptj.py, 4.51.3: GPT-J 6B).
 const Family& GptJFamily() {
+  // ColossalAI's GPTJPolicy (shardformer/policies/gptj.py); lm_head's bias
+  // is padded and split with its weight.
+  static const TpPolicy tp{
+      .file = "gptj",
+      .rules = {{"wte", TpLayer::kVocab},
+                {"attn.k_proj", TpLayer::kColumn},
+                {"attn.q_proj", TpLayer::kColumn},
+                {"attn.v_proj", TpLayer::kColumn},
+                {"attn.out_proj", TpLayer::kRow},
+                {"mlp.fc_in", TpLayer::kColumn},
+                {"mlp.fc_out", TpLayer::kRow},
+                {"lm_head", TpLayer::kVocab}},
+      .heads_key = "n_head",
+      .ignores_sp =
+          "GPTJ doesn't support sequence parallelism now, will "
+          "ignore the sequence parallelism flag."};
   static const Family family{"gptj",
                              {"GPTJForCausalLM", "GPTJModel"},
                              R"({
         "vocab_size": 50400, "n_embd": 4096, "n_layer": 28, "n_head": 16,
         "n_inner": null, "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

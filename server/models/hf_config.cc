@@ -243,6 +243,16 @@ absl::StatusOr<bool> HfConfig::Flag(absl::string_view key) const {
   return value->get<bool>();
 }
 
+absl::StatusOr<bool> HfConfig::NonZeroProbability(absl::string_view key) const {
+  const json* value = Find(key);
+  if (Unset(value)) return false;
+  if (!value->is_number() || !(value->get<double>() >= 0.0) ||
+      value->get<double>() > 1.0) {
+    return ConfigError(key, "expected a probability in [0, 1]", value);
+  }
+  return value->get<double>() != 0.0;
+}
+
 absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
     absl::string_view key) const {
   const json* value = Find(key);

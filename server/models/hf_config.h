@@ -52,6 +52,8 @@ class HfConfig {
   // An integer >= 0.
   absl::StatusOr<uint64_t> Count(absl::string_view key) const;
   absl::StatusOr<bool> Flag(absl::string_view key) const;
+  // Whether a probability (a number in [0, 1]; unset: 0) is not 0.
+  absl::StatusOr<bool> NonZeroProbability(absl::string_view key) const;
   // A string, or nullopt where config and defaults leave it unset.
   absl::StatusOr<std::optional<std::string>> OptionalText(
       absl::string_view key) const;

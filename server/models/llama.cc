@@ -10,19 +10,30 @@ namespace chunkplan::models {
 namespace {
 
 // LlamaDecoderLayer: self_attn (o_proj too takes attention_bias), mlp
-// (mlp_bias), input_layernorm, post_attention_layernorm.
+// (mlp_bias), input_layernorm, post_attention_layernorm; forward runs them
+// in kLlamaLayerOps' order (the norms first and between).
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool attention_bias, cfg.Flag("attention_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool mlp_bias, cfg.Flag("mlp_bias"));
-  const LayerStyle style{.qkv_bias = attention_bias, .o_bias = attention_bias};
-  return BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d);
+  const LayerStyle style{.qkv_bias = attention_bias,
+                         .o_bias = attention_bias,
+                         .forward_ops = kLlamaLayerOps};
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, mlp_bias, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 // LlamaConfig's defaults (configuration_llama.py: LLaMA-7B's shape).
 const Family& LlamaFamily() {
+  // ColossalAI's LlamaPolicy (shardformer/policies/llama.py).
+  static const TpPolicy tp{.file = "llama",
+                           .rules = DecoderTpRules(TpLayer::kVocab),
+                           .kv_heads_key = "num_key_value_heads",
+                           .kv_heads_at_least_tp = true};
   static const Family family{"llama",
                              {"LlamaForCausalLM", "LlamaModel"},
                              R"({
@@ -30,7 +41,8 @@ const Family& LlamaFamily() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": null, "head_dim": null, "attention_bias": false,
         "mlp_bias": false, "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -142,6 +142,10 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
   d.names = std::move(names);
   d.numels = std::move(numels);
   d.frozen = std::move(frozen);
+  // The operations name the parameters before the adapters were inserted,
+  // and the adapters' own operations are not listed: none, so the gathered
+  // chunks fall back to one (docs/plan.md, "Gathered chunks").
+  d.operations.clear();
   d.total = total;
   d.trainable = trainable;
   d.adapters = facts;

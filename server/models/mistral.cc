@@ -12,10 +12,16 @@ namespace chunkplan::models {
 namespace {
 
 // MistralDecoderLayer: self_attn, mlp, input_layernorm,
-// post_attention_layernorm.
+// post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
+// Mixtral has no operation sequence yet (which experts run depends on the
+// routing).
 absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {}, /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture,
+                                              {.forward_ops = kLlamaLayerOps},
+                                              /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 // MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then
@@ -42,6 +48,14 @@ absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
 
 // MistralConfig's defaults (configuration_mistral.py: Mistral-7B).
 const Family& MistralFamily() {
+  // ColossalAI's MistralPolicy (shardformer/policies/mistral.py).
+  static const TpPolicy tp{
+      .file = "mistral",
+      .rules = DecoderTpRules(TpLayer::kVocab),
+      .kv_heads_key = "num_key_value_heads",
+      .ignores_sp =
+          "Mistral doesn't support sequence parallelism now, will "
+          "ignore the sequence parallelism flag."};
   static const Family family{"mistral",
                              {"MistralForCausalLM", "MistralModel"},
                              R"({
@@ -49,12 +63,26 @@ const Family& MistralFamily() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": null,
         "tie_word_embeddings": false})",
-                             &BuildMistral};
+                             &BuildMistral,
+                             &tp};
   return family;
 }
 
 // MixtralConfig's defaults (configuration_mixtral.py: Mixtral-8x7B).
 const Family& MixtralFamily() {
+  // ColossalAI's MixtralPolicy (shardformer/policies/mixtral.py) without
+  // an ep_group (GeminiPlugin makes none): the router is Linear1D_Col, the
+  // experts stay whole, lm_head is a plain Linear1D_Col.
+  static const TpPolicy tp{
+      .file = "mixtral",
+      .rules = {{"self_attn.q_proj", TpLayer::kColumn},
+                {"self_attn.k_proj", TpLayer::kColumn},
+                {"self_attn.v_proj", TpLayer::kColumn},
+                {"self_attn.o_proj", TpLayer::kRow},
+                {"block_sparse_moe.gate", TpLayer::kColumn},
+                {"embed_tokens", TpLayer::kVocab},
+                {"lm_head", TpLayer::kColumn}},
+      .kv_heads_key = "num_key_value_heads"};
   static const Family family{"mixtral",
                              {"MixtralForCausalLM", "MixtralModel"},
                              R"({
@@ -62,7 +90,8 @@ const Family& MixtralFamily() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": null, "num_local_experts": 8,
         "tie_word_embeddings": false})",
-                             &BuildMixtral};
+                             &BuildMixtral,
+                             &tp};
   return family;
 }
 

@@ -14,6 +14,23 @@
 
 namespace chunkplan::models {
 
+// The traits of a decoder-only family's layer that decide what its training
+// forward saves for backward (the service maps them onto the planner's
+// TransformerShape).
+struct DecoderTraits {
+  uint64_t head_dim = 0;
+  std::string norm = "rms";  // "rms", "gemma_rms" or "layer_norm"
+  bool gated_mlp = true;     // down(act(gate(x)) * up(x))
+  bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
+  bool rotary = true;        // RoPE (else learned positions)
+  bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
+       embed_scale = false, tied_embeddings = false, fused_qkv = false;
+  bool attention_dropout = false, hidden_dropout = false,
+       embedding_dropout = false;
+  // Non-empty: the layer is not modelled, and why.
+  std::string not_estimated = "the family's layer is not modelled";
+};
+
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter
 // attaches. Its parameters (weight, bias) are contiguous in the list.
 struct LinearModule {
@@ -65,6 +82,15 @@ struct ModelDescription {
   bool decoder_only = false;
   uint64_t num_layers = 0, num_attention_heads = 0, num_key_value_heads = 0,
            intermediate_size = 0, vocab_size = 0;
+  // The operations of one forward pass, in the order the modeling code runs
+  // them, each the parameters (indices into numels) that one torch function
+  // takes: what ColossalAI's GeminiZeROHook gathers per operation (the
+  // gathered-chunk rule, docs/plan.md). Empty where the family has no
+  // operation sequence yet.
+  std::vector<std::vector<uint64_t>> operations;
+  // What the decoder layer saves for backward (transformers 4.51.3),
+  // docs/plan.md "Activations"; set by the decoder-only families.
+  DecoderTraits traits;
   // The linear layers, in registration order (filled when storing).
   std::vector<LinearModule> linears;
   // Empty: every parameter trainable; else one per parameter, true where
@@ -74,6 +100,26 @@ struct ModelDescription {
   AdapterFacts adapters;   // the LoRA adapters added (lora.h)
   // Which of the config's keys the family read and which it ignored.
   ConfigKeys config_keys;
+  // Tensor parallelism (GeminiPlugin's tp_size): numels, names and total
+  // are then tp rank 0's local shards as the family's ShardFormer policy
+  // leaves them; every tp rank holds the same shapes (tp_shard.h), so rank
+  // 0 is also the most loaded. 1: the whole model.
+  uint32_t tp_size = 1;
+  // The policy file applied ("llama"), empty at tp_size 1 or where the
+  // policy turned tensor parallelism off.
+  std::string tp_policy;
+  // The vocabulary as the vocab-parallel layers pad it (a multiple of
+  // 64 * tp_size); 0 where none is sharded.
+  uint64_t padded_vocab_size = 0;
+  // What the policy did beside sharding, in its words (tensor or sequence
+  // parallelism turned off).
+  std::vector<std::string> tp_notes;
+};
+
+// GeminiPlugin's settings that change the described parameters.
+struct TpOptions {
+  uint32_t tp_size = 1;               // >= 1
+  bool sequence_parallelism = false;  // enable_sequence_parallelism
 };
 
 // Describes the model a Hugging Face config.json builds. `architecture`
@@ -90,9 +136,18 @@ struct ModelDescription {
 // option that changes the parameter set and is not modelled; a tensor or a
 // total past 64 bits. The work is bounded by the text's size and by
 // max_params (the parameters are counted before they are stored).
+//
+// With `tp.tp_size` > 1 the parameters are tp rank 0's shards under the
+// family's ShardFormer policy (server/models/tp_policy.h). INVALID_ARGUMENT
+// naming "gemini.tp_size" and the family where the family has no policy
+// (ColossalAI's auto_policy lists none for it), where the policy refuses
+// tensor parallelism (DeepSeek-V3), and, in ColossalAI's own words, where
+// its asserts fail (heads or key/value heads not divisible by tp) or a
+// parallel layer refuses its features; tp_size 0 is INVALID_ARGUMENT too.
 absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                                std::string_view architecture,
-                                               uint64_t max_params);
+                                               uint64_t max_params,
+                                               const TpOptions& tp = {});
 
 // The supported model_type values, sorted.
 std::vector<std::string> SupportedModelTypes();

@@ -96,6 +96,21 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 
 // OPTConfig's defaults (configuration_opt.py: OPT-125m).
 const Family& OptFamily() {
+  // ColossalAI's OPTPolicy (shardformer/policies/opt.py); embed_positions,
+  // project_in and project_out stay whole.
+  static const TpPolicy tp{
+      .file = "opt",
+      .rules = {{"q_proj", TpLayer::kColumn},
+                {"k_proj", TpLayer::kColumn},
+                {"v_proj", TpLayer::kColumn},
+                {"out_proj", TpLayer::kRow},
+                {"fc1", TpLayer::kColumn},
+                {"fc2", TpLayer::kRow},
+                {"embed_tokens", TpLayer::kVocab},
+                {"lm_head", TpLayer::kVocab}},
+      .ignores_sp =
+          "OPT doesn't support sequence parallelism now, will "
+          "ignore the sequence parallelism flag."};
   static const Family family{"opt",
                              {"OPTForCausalLM", "OPTModel"},
                              R"({
@@ -105,7 +120,8 @@ const Family& OptFamily() {
         "_remove_final_layer_norm": false, "word_embed_proj_dim": null,
         "enable_bias": true, "layer_norm_elementwise_affine": true,
         "tie_word_embeddings": true})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

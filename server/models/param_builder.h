@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "server/models/model_description.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -31,6 +32,11 @@ class ParamBuilder {
   // total passes 64 bits. Does nothing once the builder has failed.
   void Add(absl::string_view name, std::initializer_list<uint64_t> dims);
 
+  // From now on, Add keeps the shape tp rank 0 holds under `policy` at
+  // `tp` >= 2 (tp_shard.h), failing the builder where the policy's layer
+  // refuses. `policy` must outlive the builder.
+  void ShardFor(const TpPolicy& policy, uint32_t tp);
+
   // Runs body(i) for i = 0 .. n-1, each under the scope "<part>.<i>",
   // stopping when the builder fails. Every repetition must add at least one
   // parameter: an `n` beyond what max_params leaves fails at once.
@@ -40,6 +46,12 @@ class ParamBuilder {
   // Runs body() under the scope `part` (empty: no scope).
   void In(absl::string_view part, absl::FunctionRef<void()> body);
 
+  // Appends one operation that takes, in order, each of `entries`: a
+  // parameter, or a module's own parameters ("<module>.<name>", no further
+  // dot) in registration order; each named under the open scopes and added
+  // within the innermost one. Records nothing unless `store`; fails the
+  // builder (INTERNAL) when an entry names nothing (a family's mistake).
+  void Op(std::initializer_list<absl::string_view> entries);
   // Runs add_params() under the scope `name` and, when storing, records
   // the parameters it adds as one linear module of `in` x `out` (where a
   // LoRA adapter may attach).
@@ -52,6 +64,8 @@ class ParamBuilder {
   // The stored names and numels (empty unless `store`).
   std::vector<std::string>& names() { return names_; }
   std::vector<uint64_t>& numels() { return numels_; }
+  // The recorded operations (Op), in the order recorded.
+  std::vector<std::vector<uint64_t>>& operations() { return operations_; }
   std::vector<LinearModule>& linears() { return linears_; }
 
  private:
@@ -63,8 +77,13 @@ class ParamBuilder {
   uint64_t count_ = 0;
   uint64_t total_ = 0;
   std::string prefix_;  // the open scopes, each followed by '.'
+  const TpPolicy* tp_policy_ = nullptr;  // set by ShardFor
+  uint32_t tp_ = 1;
+  // Index of the first parameter added under the innermost open scope.
+  size_t scope_begin_ = 0;
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
+  std::vector<std::vector<uint64_t>> operations_;
   std::vector<LinearModule> linears_;
   int repeat_depth_ = 0;  // the Repeat scopes open
 };

@@ -2,6 +2,7 @@
 // Qwen2ForCausalLM (modeling_qwen2.py), LLaMA's layer with biases on q, k
 // and v (none on o_proj); Qwen2.5's small models tie lm_head.
 
+#include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 
@@ -9,17 +10,24 @@ namespace chunkplan::models {
 namespace {
 
 // Qwen2DecoderLayer: self_attn, mlp, input_layernorm,
-// post_attention_layernorm.
+// post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  return BuildGatedDecoder(cfg, architecture, {.qkv_bias = true},
-                           /*mlp_bias=*/false, b, d);
+  CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(
+      cfg, architecture, {.qkv_bias = true, .forward_ops = kLlamaLayerOps},
+      /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 // Qwen2Config's defaults (configuration_qwen2.py).
 const Family& Qwen2Family() {
+  // ColossalAI's Qwen2Policy (shardformer/policies/qwen2.py).
+  static const TpPolicy tp{.file = "qwen2",
+                           .rules = DecoderTpRules(TpLayer::kVocab),
+                           .kv_heads_key = "num_key_value_heads"};
   static const Family family{"qwen2",
                              {"Qwen2ForCausalLM", "Qwen2Model"},
                              R"({
@@ -27,7 +35,8 @@ const Family& Qwen2Family() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 32, "head_dim": null,
         "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

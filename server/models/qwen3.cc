@@ -10,6 +10,16 @@
 namespace chunkplan::models {
 namespace {
 
+// Qwen3Attention.forward: q_norm(q_proj(x)), k_norm(k_proj(x)), v_proj(x),
+// then o_proj; the layer around it in LLaMA's order.
+constexpr absl::string_view kLayerOps[] = {
+    "input_layernorm",  "self_attn.q_proj",
+    "self_attn.q_norm", "self_attn.k_proj",
+    "self_attn.k_norm", "self_attn.v_proj",
+    "self_attn.o_proj", "post_attention_layernorm",
+    "mlp.gate_proj",    "mlp.up_proj",
+    "mlp.down_proj"};
+
 // Qwen3DecoderLayer: self_attn (q, k, v, o, q_norm, k_norm), mlp,
 // input_layernorm, post_attention_layernorm.
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -19,14 +29,26 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   // and the config class always sets it): refused.
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("head_dim").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  const LayerStyle style{.qkv_bias = bias, .o_bias = bias, .qk_norm = true};
-  return BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d);
+  const LayerStyle style{.qkv_bias = bias,
+                         .o_bias = bias,
+                         .qk_norm = true,
+                         .forward_ops = kLayerOps};
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildGatedDecoder(cfg, architecture, style, /*mlp_bias=*/false, b, d));
+  ModelLlamaLayer(cfg, "silu", d);
+  d.traits.qk_norm = true;  // Qwen3Attention: q_norm, k_norm per head
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 // Qwen3Config's defaults (configuration_qwen3.py, 4.51.3).
 const Family& Qwen3Family() {
+  // ColossalAI's Qwen3Policy (shardformer/policies/qwen3.py): lm_head is a
+  // plain Linear1D_Col (no vocabulary padding); q_norm, k_norm stay whole.
+  static const TpPolicy tp{.file = "qwen3",
+                           .rules = DecoderTpRules(TpLayer::kColumn),
+                           .kv_heads_key = "num_key_value_heads"};
   static const Family family{"qwen3",
                              {"Qwen3ForCausalLM", "Qwen3Model"},
                              R"({
@@ -34,7 +56,8 @@ const Family& Qwen3Family() {
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 32, "head_dim": 128, "attention_bias": false,
         "tie_word_embeddings": false})",
-                             &Build};
+                             &Build,
+                             &tp};
   return family;
 }
 

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "chunkplan/planner/activation_estimate.h"
 #include "common/status_macros.h"
 #include "common/worker_pool.h"
 #include "server/planner/candidate/round_up.h"
@@ -18,6 +21,7 @@
 #include "server/planner/engines/sweep_engine.h"
 #include "server/planner/layout/byte_model_of.h"
 #include "server/planner/layout/chunk_placement.h"
+#include "server/planner/layout/gathered_chunks.h"
 #include "server/planner/layout/layout_checks.h"
 #include "server/planner/layout/objective_problem.h"
 #include "server/planner/layout/placement.h"
@@ -307,8 +311,10 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   CHUNKPLAN_RETURN_IF_ERROR(CheckFrozen(request));
   CHUNKPLAN_RETURN_IF_ERROR(CheckPlacement(request.gemini));
   LayoutResult result;
-  CHUNKPLAN_ASSIGN_OR_RETURN(result.activation_bytes,
-                             PlanActivationBytes(request.workload));
+  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
+                             PlanActivationNeed(request.workload));
+  result.activation_bytes = activations.activation_bytes;
+  result.transient_bytes = activations.transient_bytes;
   // One plan for the whole request: the search's, the objective's, and the
   // check of the search part beside given configs.
   absl::StatusOr<SearchPlan> plan = BuildSearchPlan(request.search);
@@ -356,12 +362,23 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
   }
   CHUNKPLAN_RETURN_IF_ERROR(
       PlaceOnDevices(result.groups, frozen_elements, request.gemini, &result));
-  const ByteModel bytes = ByteModelOf(request.gemini);
-  CHUNKPLAN_ASSIGN_OR_RETURN(result.gathered_chunk_bytes,
-                             GatheredChunkBytes(result.groups, bytes));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const GatheredPeak gathered,
+      GatheredChunkPeak(request.search.dp_degrees, request.search.numels.size(),
+                        request.frozen, result.groups,
+                        request.operations.forward, request.gemini));
+  result.gathered_chunk_bytes = gathered.bytes;
+  result.gathered_chunks = gathered.chunks;
+  if (std::optional<std::string> note =
+          GatheredChunksNote(request.operations)) {
+    result.placement.notes.push_back(*std::move(note));
+  }
+  if (request.workload.has_value() && request.gemini.tp_size > 1) {
+    result.placement.notes.push_back(kActivationsNotSplitByTpNote);
+  }
   if (request.cluster.has_value()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(result.verdict,
-                               JudgeLayout(*request.cluster, result));
+    CHUNKPLAN_ASSIGN_OR_RETURN(
+        result.verdict, JudgeLayout(*request.cluster, result, request.gemini));
   }
   result.layout_nanos = NanosSince(started);
   return result;

@@ -234,7 +234,10 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
     record.params = plan->search.numels.size();
     if (absl::Status s = Reweigh(
             record,
-            PlanWeight(record.params, plan->cluster.world_sizes.size()));
+            PlanWeight(record.params,
+                       PlanWorldSizeCount(request.cluster()) *
+                           std::max<size_t>(1, plan->tp_shards.size()) *
+                           std::max<size_t>(1, plan->extra_dp_sizes.size())));
         !s.ok()) {
       return s;
     }

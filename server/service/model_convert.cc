@@ -9,8 +9,23 @@
 
 namespace chunkplan::service {
 
+models::TpOptions TpOptionsOf(const v1::GeminiSettings& gemini) {
+  models::TpOptions tp;
+  tp.tp_size = gemini.tp_size() == 0 ? 1 : gemini.tp_size();
+  tp.sequence_parallelism = gemini.enable_sequence_parallelism();
+  return tp;
+}
+
+models::TpOptions TpOptionsOf(const v1::ModelConfig& config) {
+  models::TpOptions tp;
+  tp.tp_size = config.tp_size() == 0 ? 1 : config.tp_size();
+  tp.sequence_parallelism = config.enable_sequence_parallelism();
+  return tp;
+}
+
 absl::StatusOr<models::ModelDescription> DescribeConfig(
-    const v1::ModelConfig& config, const ModelLimits& limits) {
+    const v1::ModelConfig& config, const ModelLimits& limits,
+    const models::TpOptions& tp) {
   const std::string& text = config.hf_config_json();
   if (text.size() > limits.max_config_bytes) {
     return absl::InvalidArgumentError(
@@ -20,9 +35,15 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
   }
   absl::StatusOr<models::ModelDescription> description = models::DescribeModel(
       std::string_view(text), std::string_view(config.architecture()),
-      limits.max_params);
+      limits.max_params, tp);
   if (!description.ok()) return description;
   const v1::Lora& lora = config.lora();
+  if (tp.tp_size > 1 && lora.rank() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gemini.tp_size: ", tp.tp_size,
+        ": LoRA adapters on tensor-parallel shards are not modelled (lora "
+        "with tp_size 1 only)"));
+  }
   models::LoraSpec spec{
       .rank = lora.rank(),
       .targets = {lora.targets().begin(), lora.targets().end()},
@@ -40,6 +61,20 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
   return description;
 }
 
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described) {
+  planner::ModelOperations out;
+  if (!described.has_value()) return out;
+  out.forward = std::move(described->operations);
+  if (out.forward.empty()) {
+    out.unsequenced_model_type = described->model_type;
+    if (described->adapters.rank != 0) {
+      out.unsequenced_model_type += " with LoRA adapters";
+    }
+  }
+  return out;
+}
+
 v1::ModelDescription ToProto(const models::ModelDescription& description) {
   v1::ModelDescription out;
   out.set_model_type(description.model_type);
@@ -50,6 +85,10 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   out.mutable_names()->Reserve(static_cast<int>(description.names.size()));
   for (const std::string& name : description.names) out.add_names(name);
   out.set_total(description.total);
+  out.set_tp_size(description.tp_size);
+  out.set_tp_policy(description.tp_policy);
+  out.set_padded_vocab_size(description.padded_vocab_size);
+  for (const std::string& note : description.tp_notes) out.add_tp_notes(note);
   out.mutable_frozen()->Add(description.frozen.begin(),
                             description.frozen.end());
   out.set_trainable(description.trainable);
@@ -94,14 +133,15 @@ void SetModelReport(const ModelNotes& notes,
 }
 
 absl::StatusOr<models::ModelDescription> DescribeRequestModel(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits) {
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits,
+    const models::TpOptions& tp) {
   if (request.numels_size() != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "numels (", request.numels_size(),
         " entries) and model are both set; send exactly one of them"));
   }
   absl::StatusOr<models::ModelDescription> description =
-      DescribeConfig(request.model(), limits);
+      DescribeConfig(request.model(), limits, tp);
   if (!description.ok()) {
     return absl::Status(
         description.status().code(),
@@ -112,7 +152,8 @@ absl::StatusOr<models::ModelDescription> DescribeRequestModel(
 
 absl::StatusOr<std::vector<uint64_t>> ModelNumels(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described) {
+    std::optional<models::ModelDescription>* described,
+    const models::TpOptions& tp) {
   if (request.numels_size() == 0 && request.dp_degrees_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dp_degrees has ", request.dp_degrees_size(),
@@ -120,7 +161,7 @@ absl::StatusOr<std::vector<uint64_t>> ModelNumels(
         "parameter"));
   }
   absl::StatusOr<models::ModelDescription> description =
-      DescribeRequestModel(request, limits);
+      DescribeRequestModel(request, limits, tp);
   if (!description.ok()) return description.status();
   std::vector<uint64_t> numels = std::move(description->numels);
   if (described != nullptr) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "chunkplan/planner/layout_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
 #include "server/service/model_notes.h"
@@ -43,9 +44,21 @@ inline constexpr uint64_t kGeminiDefaultSearchInterval = 1024;
 // when hf_config_json is longer than limits.max_config_bytes (checked
 // before the text is parsed); then models::DescribeModel's
 // (INVALID_ARGUMENT for a bad config, RESOURCE_EXHAUSTED beyond
-// limits.max_params), AddLoraAdapters' and MarkTrainable's.
+// limits.max_params; under `tp`, its tensor-parallel refusals),
+// AddLoraAdapters' and MarkTrainable's.
 absl::StatusOr<models::ModelDescription> DescribeConfig(
-    const v1::ModelConfig& config, const ModelLimits& limits);
+    const v1::ModelConfig& config, const ModelLimits& limits,
+    const models::TpOptions& tp = {});
+
+// The tensor parallelism a GeminiSettings (Layout, Plan) or a ModelConfig
+// (Describe) asks for (tp_size 0: 1).
+models::TpOptions TpOptionsOf(const v1::GeminiSettings& gemini);
+models::TpOptions TpOptionsOf(const v1::ModelConfig& config);
+
+// The gathered-chunk rule's view of a description (none: no operations,
+// no model named); its operations are moved out.
+planner::ModelOperations OperationsOf(
+    std::optional<models::ModelDescription> described);
 
 // The wire form of a description.
 v1::ModelDescription ToProto(const models::ModelDescription& description);
@@ -58,13 +71,15 @@ v1::ModelDescription ToProto(const models::ModelDescription& description);
 // "model: ".
 absl::StatusOr<std::vector<uint64_t>> ModelNumels(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described = nullptr);
+    std::optional<models::ModelDescription>* described = nullptr,
+    const models::TpOptions& tp = {});
 
 // The description of `request.model` (a request whose dp_degrees are not
 // the model's business, as a PlanRequest's search). Errors: INVALID_ARGUMENT
 // for numels and model both set; DescribeConfig's, prefixed "model: ".
 absl::StatusOr<models::ModelDescription> DescribeRequestModel(
-    const v1::ChunkSearchRequest& request, const ModelLimits& limits);
+    const v1::ChunkSearchRequest& request, const ModelLimits& limits,
+    const models::TpOptions& tp = {});
 
 // The frozen mask a Layout or Plan request uses: `frozen` as sent, or,
 // with a described model whose lora, freeze or train is set, the

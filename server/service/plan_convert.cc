@@ -1,7 +1,10 @@
 #include "server/service/plan_convert.h"
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/cluster_checks.h"
@@ -12,29 +15,101 @@
 namespace chunkplan::service {
 namespace {
 
-// The search part: its settings, and the numels given or described (the
-// description kept in *described for the workload's shape).
+// The tp degrees search_tp tries (those above gpus_per_node are the
+// planner's to skip).
+constexpr uint32_t kSearchedTpSizes[] = {1, 2, 4, 8};
+// The most entries tp_sizes and extra_dp_sizes may have.
+constexpr int kMaxMeshSizes = 8;
+
+// A list of mesh degrees: each >= 1, distinct, at most kMaxMeshSizes.
+absl::Status CheckMeshSizes(
+    const google::protobuf::RepeatedField<uint32_t>& sizes,
+    absl::string_view field) {
+  if (sizes.size() > kMaxMeshSizes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": ", sizes.size(), " entries; at most ", kMaxMeshSizes));
+  }
+  for (int i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", i, "]: must be at least 1"));
+    }
+    for (int j = 0; j < i; ++j) {
+      if (sizes[i] == sizes[j]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, "[", i, "]: ", sizes[i], " repeats ", field, "[", j, "]"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The search part: its settings, and the numels given or described at each
+// tp degree the request tries (docs/tensor-parallelism.md; the first
+// description kept in *described for the workload's shape, which tp does
+// not change). A degree the model's policy refuses is skipped under
+// search_tp and refused otherwise.
 absl::StatusOr<planner::SearchRequest> PlanSearch(
-    const v1::ChunkSearchRequest& search, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described) {
+    const v1::PlanRequest& request, const ModelLimits& limits,
+    std::optional<models::ModelDescription>* described,
+    std::vector<planner::TpShards>* tp_shards) {
+  const v1::ChunkSearchRequest& search = request.search();
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(search);
   if (!out.ok()) return Prefixed("search.", out.status());
+  if (absl::Status s = CheckMeshSizes(request.tp_sizes(), "tp_sizes");
+      !s.ok()) {
+    return s;
+  }
+  std::vector<uint32_t> sizes;
+  if (request.search_tp()) {
+    if (request.tp_sizes_size() != 0) {
+      return absl::InvalidArgumentError(
+          "tp_sizes: leave it empty with search_tp (which tries 1, 2, 4, 8)");
+    }
+    sizes.assign(std::begin(kSearchedTpSizes), std::end(kSearchedTpSizes));
+  } else if (request.tp_sizes_size() != 0) {
+    sizes.assign(request.tp_sizes().begin(), request.tp_sizes().end());
+  } else {
+    sizes.push_back(std::max(1u, request.gemini().tp_size()));
+  }
   if (!search.has_model()) {
+    if (request.search_tp() || sizes.size() > 1) {
+      return absl::InvalidArgumentError(
+          "search_tp / tp_sizes: trying several tp degrees needs "
+          "search.model (the family's policy shards the described model); "
+          "with numels give one tp degree and each rank's local numels");
+    }
     out->numels.assign(search.numels().begin(), search.numels().end());
+    tp_shards->push_back({sizes.front(), out->numels});
     return out;
   }
-  absl::StatusOr<models::ModelDescription> description =
-      DescribeRequestModel(search, limits);
-  if (!description.ok()) return Prefixed("search.", description.status());
-  out->numels = std::move(description->numels);
-  description->numels.clear();
-  *described = *std::move(description);
+  for (const uint32_t tp : sizes) {
+    models::TpOptions options;
+    options.tp_size = tp;
+    options.sequence_parallelism =
+        request.gemini().enable_sequence_parallelism();
+    absl::StatusOr<models::ModelDescription> description =
+        DescribeRequestModel(search, limits, options);
+    if (!description.ok()) {
+      if (request.search_tp() && tp > 1 &&
+          description.status().code() == absl::StatusCode::kInvalidArgument) {
+        continue;  // the policy refuses this degree
+      }
+      return Prefixed("search.", description.status());
+    }
+    tp_shards->push_back({tp, std::move(description->numels)});
+    description->numels.clear();
+    if (!described->has_value()) *described = *std::move(description);
+  }
+  out->numels = tp_shards->front().numels;
   return out;
 }
 
 void SetOption(const planner::PlanOption& o, v1::Precision precision,
                v1::PlanOption* out) {
   out->set_world_size(o.world_size);
+  out->set_zero_size(o.zero_size);
+  out->set_nodes(o.nodes);
   SetGemini(o.gemini, precision, out->mutable_gemini());
   for (const planner::ChunkConfig& c : o.configs) {
     SetConfig(c, out->add_configs());
@@ -42,12 +117,14 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
   out->set_objective(static_cast<v1::Objective>(o.objective));
   SetRank(o.most_loaded_rank, out->mutable_most_loaded_rank());
   out->set_gathered_chunk_bytes(o.gathered_chunk_bytes);
+  out->set_gathered_chunks(o.gathered_chunks);
   out->set_host_bytes_per_node(o.verdict.host_bytes_per_node);
   out->set_layout_padding(o.layout_padding);
   out->set_fits(o.verdict.fits);
   out->set_why_not(o.verdict.why_not);
   out->set_colossalai(o.colossalai);
   out->set_activation_bytes(o.activation_bytes);
+  out->set_transient_bytes(o.transient_bytes);
   out->set_chunk_size_from(planner::ChunkSizeFromName(o.chunk_size_from));
   for (const std::string& note : o.notes) out->add_notes(note);
   out->set_device_need_bytes(o.verdict.device_need_bytes);
@@ -88,10 +165,21 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   planner::PlanRequest out;
   std::optional<models::ModelDescription> described;
   absl::StatusOr<planner::SearchRequest> search =
-      PlanSearch(request.search(), limits, &described);
+      PlanSearch(request, limits, &described, &out.tp_shards);
   if (!search.ok()) return search.status();
   if (notes != nullptr && described.has_value()) *notes = NotesOf(*described);
   out.search = *std::move(search);
+  if (absl::Status s =
+          CheckMeshSizes(request.extra_dp_sizes(), "extra_dp_sizes");
+      !s.ok()) {
+    return s;
+  }
+  out.extra_dp_sizes.assign(request.extra_dp_sizes().begin(),
+                            request.extra_dp_sizes().end());
+  if (out.extra_dp_sizes.empty()) {
+    out.extra_dp_sizes.push_back(
+        std::max(1u, request.gemini().extra_dp_size()));
+  }
   absl::StatusOr<std::vector<bool>> frozen =
       FrozenMask(request.frozen(), described);
   if (!frozen.ok()) return frozen.status();
@@ -106,6 +194,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  out.operations = OperationsOf(std::move(described));
   return out;
 }
 

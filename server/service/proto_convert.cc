@@ -96,14 +96,15 @@ absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
 
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described, ModelNotes* notes) {
+    std::optional<models::ModelDescription>* described, ModelNotes* notes,
+    const models::TpOptions& tp) {
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
     std::optional<models::ModelDescription> local;
     if (described == nullptr) described = &local;
     absl::StatusOr<std::vector<uint64_t>> numels =
-        ModelNumels(request, limits, described);
+        ModelNumels(request, limits, described, tp);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
     if (notes != nullptr) *notes = NotesOf(**described);
@@ -159,6 +160,10 @@ absl::StatusOr<planner::GeminiSettings> FromProto(
   if (gemini.has_device_memory_bytes()) {
     out.device_memory_bytes = gemini.device_memory_bytes();
   }
+  out.tp_size = gemini.tp_size() == 0 ? 1 : gemini.tp_size();
+  out.extra_dp_size = gemini.extra_dp_size() == 0 ? 1 : gemini.extra_dp_size();
+  out.sequence_parallelism = gemini.enable_sequence_parallelism();
+  out.max_prefetch = gemini.max_prefetch();
   return out;
 }
 
@@ -178,6 +183,12 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
   if (g.device_memory_bytes.has_value()) {
     out->set_device_memory_bytes(*g.device_memory_bytes);
   }
+  // 0 and 1 both mean none on the wire: a mesh of one data-parallel group
+  // stays as every answer before tensor parallelism wrote it.
+  if (g.tp_size > 1) out->set_tp_size(g.tp_size);
+  if (g.extra_dp_size > 1) out->set_extra_dp_size(g.extra_dp_size);
+  out->set_enable_sequence_parallelism(g.sequence_parallelism);
+  out->set_max_prefetch(g.max_prefetch);
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
@@ -206,7 +217,8 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
   }
   std::optional<models::ModelDescription> described;
   absl::StatusOr<planner::SearchRequest> search =
-      FromProto(request.search(), limits, &described, notes);
+      FromProto(request.search(), limits, &described, notes,
+                TpOptionsOf(request.gemini()));
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {
@@ -215,6 +227,7 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
+  out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
@@ -238,6 +251,8 @@ planner::Cluster ClusterFromProto(const v1::Cluster& c) {
   out.world_sizes.assign(c.world_sizes().begin(), c.world_sizes().end());
   out.reserve_bytes = c.reserve_bytes();
   if (c.has_margin()) out.margin = c.margin();
+  out.whole_nodes = c.whole_nodes();
+  out.max_nodes = c.max_nodes();
   return out;
 }
 
@@ -299,9 +314,11 @@ v1::LayoutResponse ToProto(const planner::LayoutResult& result) {
   SetRank(result.most_loaded_rank, out.mutable_most_loaded_rank());
   SetRank(result.least_loaded_rank, out.mutable_least_loaded_rank());
   out.set_gathered_chunk_bytes(result.gathered_chunk_bytes);
+  out.set_gathered_chunks(result.gathered_chunks);
   SetPlacement(result.placement, out.mutable_placement());
   SetRank(result.most_loaded_rank_least, out.mutable_most_loaded_rank_least());
   out.set_activation_bytes(result.activation_bytes);
+  out.set_transient_bytes(result.transient_bytes);
   if (result.verdict.has_value()) {
     SetVerdict(*result.verdict, out.mutable_verdict());
   }

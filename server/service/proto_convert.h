@@ -28,7 +28,7 @@ namespace chunkplan::service {
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits = {},
     std::optional<models::ModelDescription>* described = nullptr,
-    ModelNotes* notes = nullptr);
+    ModelNotes* notes = nullptr, const models::TpOptions& tp = {});
 
 // FromProto's search settings of `request`, without its parameters (numels,
 // model, dp_degrees): the engine checked, the defaults applied, and with

@@ -251,9 +251,8 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
   absl::StatusOr<v1::PlanRequest> request =
       ParseRecorded<v1::PlanRequest>(bytes, options, record);
   if (request.ok() && record != nullptr) {
-    record->held_params = PlanWeight(
-        record->params,
-        static_cast<uint64_t>(request->cluster().world_sizes_size()));
+    record->held_params =
+        PlanWeight(record->params, PlanWorldSizeCount(request->cluster()));
   }
   return request;
 }
@@ -270,6 +269,12 @@ uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {
   return params > UINT64_MAX / std::max<uint64_t>(searches, 1)
              ? UINT64_MAX
              : params * searches;
+}
+
+uint64_t PlanWorldSizeCount(const v1::Cluster& cluster) {
+  return cluster.whole_nodes()
+             ? cluster.max_nodes()
+             : static_cast<uint64_t>(cluster.world_sizes_size());
 }
 
 absl::StatusOr<v1::ModelConfig> ParseModelConfig(
@@ -289,7 +294,7 @@ absl::StatusOr<v1::ModelConfig> ParseModelConfig(
 
 absl::StatusOr<models::ModelDescription> DescribeChecked(
     const v1::ModelConfig& config, const ServiceOptions& options) {
-  return DescribeConfig(config, ModelLimitsOf(options));
+  return DescribeConfig(config, ModelLimitsOf(options), TpOptionsOf(config));
 }
 
 }  // namespace chunkplan::service

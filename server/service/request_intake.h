@@ -99,7 +99,7 @@ absl::StatusOr<planner::LayoutRequest> ConvertLayout(
 // cluster.world_sizes), then parsed; nothing else is checked here, and a
 // model is not yet described (ConvertPlan, after admission). `record` gets
 // search's numels (0 with model) and engine, and held_params
-// PlanWeight(numels, world sizes).
+// PlanWeight(numels, PlanWorldSizeCount(cluster)).
 absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
                                                   const ServiceOptions& options,
                                                   CallRecord* record = nullptr);
@@ -127,6 +127,10 @@ inline constexpr uint64_t kPlanMaxWorldSizes = 64;
 // admitted by this estimate of their work: a Plan weighs as much as the
 // Frontier calls it stands for.
 uint64_t PlanWeight(uint64_t params, uint64_t world_sizes);
+
+// The world sizes a Plan over `cluster` asks for, as PlanWeight counts them:
+// max_nodes with whole_nodes, else the world_sizes listed.
+uint64_t PlanWorldSizeCount(const v1::Cluster& cluster);
 
 // What a ModelConfig body may hold besides its hf_config_json: the
 // architecture's name and the fields' tags and lengths.

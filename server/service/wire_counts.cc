@@ -24,12 +24,12 @@ using google::protobuf::io::CodedInputStream;
 struct Tally {
   absl::string_view prefix;
   std::span<const CountedField> fields;
-  uint64_t counts[2] = {0, 0};
+  uint64_t counts[3] = {0, 0, 0};
 };
-static_assert(std::size(kSearchRequestCounted) <= 2 &&
-              std::size(kLayoutRequestCounted) <= 2 &&
-              std::size(kPlanRequestCounted) <= 2 &&
-              std::size(kClusterCounted) <= 2);
+static_assert(std::size(kSearchRequestCounted) <= 3 &&
+              std::size(kLayoutRequestCounted) <= 3 &&
+              std::size(kPlanRequestCounted) <= 3 &&
+              std::size(kClusterCounted) <= 3);
 
 // A nested message field whose occurrences are walked counting into
 // `tally` (a ChunkSearchRequest's search, a PlanRequest's cluster).

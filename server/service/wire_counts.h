@@ -47,7 +47,9 @@ inline constexpr int kLayoutClusterField = 7;
 // `search` (kPlanSearchField, as a LayoutRequest's) and of its `cluster`
 // (kPlanClusterField, a Cluster: kClusterCounted, under "cluster.").
 inline constexpr CountedField kPlanRequestCounted[] = {
-    {2, "frozen", CountedField::Kind::kVarint}};
+    {2, "frozen", CountedField::Kind::kVarint},
+    {21, "tp_sizes", CountedField::Kind::kVarint},
+    {22, "extra_dp_sizes", CountedField::Kind::kVarint}};
 inline constexpr int kPlanSearchField = 1;
 inline constexpr int kPlanClusterField = 4;
 inline constexpr CountedField kClusterCounted[] = {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
@@ -17,6 +18,68 @@ absl::Status CheckWorkloadSizes(const v1::Workload& workload) {
   }
   return absl::OkStatus();
 }
+
+namespace {
+
+// The attention the workload names; flash_attention true is
+// flash_attention_2.
+absl::StatusOr<planner::Attention> AttentionOf(const v1::Workload& w) {
+  using planner::Attention;
+  if (w.flash_attention() && w.attention() != v1::ATTENTION_DEFAULT &&
+      w.attention() != v1::ATTENTION_FLASH_ATTENTION_2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload.flash_attention: true means attention "
+                     "ATTENTION_FLASH_ATTENTION_2; attention is ",
+                     v1::Attention_Name(w.attention())));
+  }
+  if (w.flash_attention()) return Attention::kFlashAttention2;
+  switch (w.attention()) {
+    case v1::ATTENTION_EAGER:
+      return Attention::kEager;
+    case v1::ATTENTION_SDPA:
+      return Attention::kSdpa;
+    case v1::ATTENTION_FLASH_ATTENTION_2:
+      return Attention::kFlashAttention2;
+    default:
+      return Attention::kDefault;
+  }
+}
+
+// The planner's shape and layer traits of a decoder-only description.
+planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
+  const models::DecoderTraits& t = m.traits;
+  planner::TransformerShape s;
+  s.num_layers = m.num_layers;
+  s.hidden_size = m.hidden_size;
+  s.num_attention_heads = m.num_attention_heads;
+  s.vocab_size = m.vocab_size;
+  s.num_key_value_heads = m.num_key_value_heads;
+  s.head_dim = t.head_dim;
+  s.intermediate_size = m.intermediate_size;
+  s.tied_embeddings = t.tied_embeddings;
+  s.fused_qkv = t.fused_qkv;
+  s.norm = t.norm == "gemma_rms"    ? planner::NormKind::kGemmaRmsNorm
+           : t.norm == "layer_norm" ? planner::NormKind::kLayerNorm
+                                    : planner::NormKind::kRmsNorm;
+  s.gated_mlp = t.gated_mlp;
+  s.activation = t.gelu_new ? planner::MlpActivation::kGeluNew
+                            : planner::MlpActivation::kSingleOp;
+  s.rotary = t.rotary;
+  s.qk_norm = t.qk_norm;
+  s.fp32_softmax = t.fp32_softmax;
+  s.scale_by_tensor = t.scale_by_tensor;
+  s.embed_scale = t.embed_scale;
+  s.attention_dropout = t.attention_dropout;
+  s.hidden_dropout = t.hidden_dropout;
+  s.embedding_dropout = t.embedding_dropout;
+  if (!t.not_estimated.empty()) {
+    s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
+                                   m.model_type, "\"): ", t.not_estimated);
+  }
+  return s;
+}
+
+}  // namespace
 
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
@@ -47,10 +110,8 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
         "\") is not one"));
   }
   planner::PlanWorkload out;
-  out.shape.num_layers = model->num_layers;
-  out.shape.hidden_size = model->hidden_size;
-  out.shape.num_attention_heads = model->num_attention_heads;
-  out.shape.vocab_size = model->vocab_size;
+  CHUNKPLAN_ASSIGN_OR_RETURN(out.workload.attention, AttentionOf(workload));
+  out.shape = ShapeOf(*model);
   const models::AdapterFacts& a = model->adapters;
   out.shape.adapters = {a.rank,          a.dropout,
                         a.layer_modules, a.layer_in_features,
@@ -58,7 +119,6 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
   out.workload.micro_batch = workload.micro_batch();
   out.workload.sequence_length = workload.sequence_length();
   out.workload.activation_checkpointing = workload.activation_checkpointing();
-  out.workload.flash_attention = workload.flash_attention();
   return out;
 }
 

@@ -20,12 +20,15 @@ namespace chunkplan::service {
 // workload.sequence_length, when it is 0.
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
-// The activation estimate's inputs: the shape of the described model, or,
-// where numels were sent, of workload.shape_from (described within
-// `limits`), and `workload`'s fields. INVALID_ARGUMENT "workload: ..."
-// without either (the message says how to give a shape), with both, or
-// for a model that is not decoder-only; shape_from's description errors
-// prefixed "workload.shape_from: ".
+// The activation estimate's inputs: the shape and layer traits of the
+// described model, or, where numels were sent, of workload.shape_from
+// (described within `limits`), and `workload`'s fields (flash_attention
+// true is attention ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT
+// "workload: ..." without either (the message says how to give a shape),
+// with both, for a model that is not decoder-only, or for flash_attention
+// true beside another attention; shape_from's description errors prefixed
+// "workload.shape_from: ". A family whose layer is not modelled passes with
+// shape.not_estimated set (the estimate answers UNIMPLEMENTED with it).
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
     const std::optional<models::ModelDescription>& model,

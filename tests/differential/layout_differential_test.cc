@@ -55,37 +55,6 @@ namespace {
 
 constexpr int kDefaultRequests = 2000;
 
-// The parts of an answer the oracle gives: the search's engine, candidates
-// and time are the service's own.
-v1::LayoutResponse Comparable(v1::LayoutResponse response) {
-  if (response.has_search()) {
-    response.mutable_search()->clear_engine();
-    response.mutable_search()->clear_candidates();
-    response.mutable_search()->clear_search_nanos();
-  }
-  return response;
-}
-
-// "" when `actual` is what the oracle said; else what differs.
-std::string Diff(absl::string_view who,
-                 const absl::StatusOr<v1::LayoutResponse>& expected,
-                 const absl::StatusOr<v1::LayoutResponse>& actual) {
-  if (!expected.ok()) {
-    return RefusalDiff(who, expected.status().message(), actual.status());
-  }
-  if (!actual.ok()) {
-    return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
-  }
-  const v1::LayoutResponse got = Comparable(*actual);
-  if (google::protobuf::util::MessageDifferencer::Equals(got, *expected)) {
-    return "";
-  }
-  return absl::StrCat(who, ":\n  expected (oracle) ",
-                      Clip(common::MessageToJson(*expected), 4000),
-                      "\n  actual            ",
-                      Clip(common::MessageToJson(got), 4000), "\n");
-}
-
 // The planner's answer with `engine` forced on the search part.
 absl::StatusOr<v1::LayoutResponse> PlannerLayout(
     const planner::Planner& planner, v1::LayoutRequest request,
@@ -176,10 +145,10 @@ std::vector<absl::StatusOr<v1::LayoutResponse>> CheckAgainstOracle(
             PlannerLayout(planner, requests[i], engine);
         absl::StrAppend(&diff, expected->ok() && RefusedOn(requests[i], engine)
                                    ? DiffRefused(who, got.status())
-                                   : Diff(who, *expected, got));
+                                   : LayoutDiff(who, *expected, got));
       }
-      absl::StrAppend(&diff,
-                      Diff("server", *expected, server.Layout(requests[i])));
+      absl::StrAppend(
+          &diff, LayoutDiff("server", *expected, server.Layout(requests[i])));
       answers[i] = *std::move(expected);
     }
     report.Add(i, lines[i], diff);
@@ -353,6 +322,13 @@ TEST(LayoutDifferentialTest, ClustersMatchTheOracle) {
       c->set_gpus_per_node(static_cast<uint32_t>(uniform(1, 8)));
       if (uniform(0, 1)) {
         c->set_host_memory_bytes(host * uniform(1, 8) / 2 + uniform(0, 9));
+      }
+      // GeminiPlugin's mesh: a node holds min(gpus_per_node, zero x
+      // extra_dp x tp) ranks, the dp degrees being the zero group's.
+      if (uniform(0, 2) == 0) {
+        r.mutable_gemini()->set_tp_size(static_cast<uint32_t>(uniform(0, 4)));
+        r.mutable_gemini()->set_extra_dp_size(
+            static_cast<uint32_t>(uniform(0, 3)));
       }
     }
     if (uniform(0, 9) == 0) {

@@ -8,6 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/json_codec.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace chunkplan::testing {
@@ -22,6 +24,30 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
 uint64_t FreshSeed() {
   std::random_device device;
   return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+std::string LayoutDiff(absl::string_view who,
+                       const absl::StatusOr<v1::LayoutResponse>& expected,
+                       const absl::StatusOr<v1::LayoutResponse>& actual) {
+  if (!expected.ok()) {
+    return RefusalDiff(who, expected.status().message(), actual.status());
+  }
+  if (!actual.ok()) {
+    return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
+  }
+  v1::LayoutResponse got = *actual;
+  if (got.has_search()) {
+    got.mutable_search()->clear_engine();
+    got.mutable_search()->clear_candidates();
+    got.mutable_search()->clear_search_nanos();
+  }
+  if (google::protobuf::util::MessageDifferencer::Equals(got, *expected)) {
+    return "";
+  }
+  return absl::StrCat(who, ":\n  expected (oracle) ",
+                      Clip(common::MessageToJson(*expected), 4000),
+                      "\n  actual            ",
+                      Clip(common::MessageToJson(got), 4000), "\n");
 }
 
 std::string Clip(const std::string& text, size_t max_chars) {

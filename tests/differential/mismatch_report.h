@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "chunkplan/v1/chunk_search.pb.h"
 #include "testing/oracle_runner.h"
 
 namespace chunkplan::testing {
@@ -34,6 +36,13 @@ bool SameField(absl::string_view ours, absl::string_view oracle);
 // `who`. `actual` is OK when the request was answered.
 std::string RefusalDiff(absl::string_view who, absl::string_view oracle_message,
                         const absl::Status& actual);
+
+// "" when `actual` is the layout oracle's answer `expected` (an answer, or
+// its refusal), leaving out the search's engine, candidates and time (the
+// service's own); else what differs, opened by `who`.
+std::string LayoutDiff(absl::string_view who,
+                       const absl::StatusOr<v1::LayoutResponse>& expected,
+                       const absl::StatusOr<v1::LayoutResponse>& actual);
 
 // Collects the requests whose answers differ from the oracle's: each one a
 // gtest failure (the first kMaxPrinted in full, then a count), and all of

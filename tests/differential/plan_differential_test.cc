@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,10 +30,12 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "server/models/model_description.h"
 #include "server/service/plan_convert.h"
 #include "testing/oracle_runner.h"
 #include "tests/differential/in_process_server.h"
 #include "tests/differential/mismatch_report.h"
+#include "tests/differential/random_models.h"
 #include "tests/differential/random_plans.h"
 
 #if !defined(CHUNKPLAN_PYTHON) || !defined(CHUNKPLAN_PLAN_ORACLE) || \
@@ -222,6 +225,55 @@ v1::PlanRequest WorkloadRequest(const std::string& name) {
   return r;
 }
 
+// Plans of random small models (tests/differential/random_models.h): the
+// gathered chunks follow each family's operations under every placement,
+// max_prefetch and gradient chunks of their own included; the device
+// memory from 4 to 24 bytes per parameter element, so that each placement
+// class is reached.
+TEST(PlanDifferentialTest, ModelsMatchTheOracle) {
+  const uint64_t seed = EnvOr("CHUNKPLAN_DIFF_SEED", FreshSeed());
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&](uint64_t low, uint64_t high) {
+    return std::uniform_int_distribution<uint64_t>(low, high)(rng);
+  };
+  std::vector<v1::PlanRequest> requests;
+  while (requests.size() < 40) {
+    const std::string config = RandomModelConfig(rng);
+    const absl::StatusOr<models::ModelDescription> d =
+        models::DescribeModel(config, "", 1'000'000);
+    if (!d.ok()) continue;
+    v1::PlanRequest r;
+    v1::ChunkSearchRequest* search = r.mutable_search();
+    search->mutable_model()->set_hf_config_json(config);
+    search->set_search_range_m(0.001);
+    search->set_search_interval(uniform(1, 16));
+    search->set_min_chunk_size_m(0);
+    v1::GeminiSettings* g = r.mutable_gemini();
+    g->set_master_weights(uniform(0, 4) != 0);
+    g->set_gradient_accumulation(uniform(0, 4) == 0);
+    g->set_max_prefetch(uniform(0, 1) * uniform(1, 3));
+    v1::Cluster* c = r.mutable_cluster();
+    c->set_device_memory_bytes(d->total * uniform(4, 24) + 64);
+    c->set_gpus_per_node(8);
+    for (const uint32_t w : {1, 2, 4}) {
+      if (uniform(0, 1) == 1 || w == 4) c->add_world_sizes(w);
+    }
+    requests.push_back(std::move(r));
+  }
+  const auto answers =
+      CheckAgainstOracle(requests, absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed));
+  int several = 0;
+  for (const auto& a : answers) {
+    if (!a.ok()) continue;
+    for (const v1::PlanOption& o : a->options()) {
+      several += o.gathered_chunks() >= 2;
+    }
+  }
+  std::cout << "seed " << seed << ": options holding two chunks or more "
+            << several << "\n";
+  EXPECT_GT(several, 0);
+}
+
 TEST(PlanDifferentialTest, WorkloadsMatchTheOracle) {
   const auto answers = CheckAgainstOracle(
       {WorkloadRequest("llama-2-70b"), WorkloadRequest("mixtral-8x7b")},
@@ -230,6 +282,40 @@ TEST(PlanDifferentialTest, WorkloadsMatchTheOracle) {
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_GT(a->options_size(), 0);
   }
+}
+
+// LLaMA-2 70B by its config on 8 x 80 GiB GPUs, tp searched (1, 2, 4, 8)
+// and extra_dp 1 and 2: every mesh's options equal the oracle's (its tp
+// shards from tests/oracle/tp_oracle.py); a tp option is among them.
+TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
+  std::ifstream in(
+      absl::StrCat(CHUNKPLAN_WORKLOAD_DIR,
+                   "/../../tests/oracle/models/data/llama-2-70b.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(text.str());
+  r.mutable_search()->set_search_range_m(32);
+  r.set_search_tp(true);
+  r.add_extra_dp_sizes(1);
+  r.add_extra_dp_sizes(2);
+  r.set_max_options(200);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(80 * kGiB);
+  c->set_host_memory_bytes(1024 * kGiB);
+  c->set_gpus_per_node(8);
+  c->add_world_sizes(8);
+  v1::PlanRequest refused = r;  // kv heads 8 < tp 16 (LLaMA's assert)
+  refused.set_search_tp(false);
+  refused.add_tp_sizes(16);
+  const auto answers = CheckAgainstOracle({r, refused}, "tp meshes");
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status();
+  bool tp_option = false;
+  for (const v1::PlanOption& o : answers[0]->options()) {
+    tp_option = tp_option || o.gemini().tp_size() > 1;
+  }
+  EXPECT_TRUE(tp_option);
+  EXPECT_FALSE(answers[1].ok());
 }
 
 }  // namespace

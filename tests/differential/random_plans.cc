@@ -76,6 +76,11 @@ void PlanGenerator::SetCluster(uint64_t total, v1::Cluster* c) {
   c->set_reserve_bytes(Chance(0.5) ? 0 : Uniform(0, t));
   c->set_host_memory_bytes(Chance(0.3) ? 0 : LogUniform(4 * t, 200 * t));
   c->set_gpus_per_node(static_cast<uint32_t>(Uniform(1, 8)));
+  if (Chance(0.2)) {  // whole nodes in place of the list
+    c->clear_world_sizes();
+    c->set_whole_nodes(true);
+    c->set_max_nodes(static_cast<uint32_t>(Uniform(1, 3)));
+  }
   // The margin: unset (5%), none, or up to a third of the device, so that
   // options fall on both sides of it and between it and the memory (tight).
   const uint64_t margin = Uniform(0, 3);
@@ -101,6 +106,7 @@ void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
       c->add_world_sizes(0);
       break;
     case PlanFault::kRepeatedSize:
+      if (c->world_sizes().empty()) c->add_world_sizes(8);  // whole nodes
       c->add_world_sizes(c->world_sizes(0));
       break;
     case PlanFault::kFrozenLength:
@@ -114,6 +120,13 @@ void PlanGenerator::Break(PlanFault fault, v1::PlanRequest* r) {
       break;
     case PlanFault::kMargin:
       c->set_margin(Chance(0.5) ? 1.0 : -0.25);
+      break;
+    case PlanFault::kMaxNodes:
+      if (c->whole_nodes()) {
+        c->set_max_nodes(Chance(0.5) ? 0 : 65);
+      } else {
+        c->set_max_nodes(2);
+      }
       break;
   }
 }
@@ -130,6 +143,20 @@ v1::PlanRequest PlanGenerator::Next(double fault_chance, PlanFault* fault) {
   }
   SetGemini(r.mutable_gemini());
   SetCluster(total, r.mutable_cluster());
+  // GeminiPlugin's mesh (docs/tensor-parallelism.md): the numels are then
+  // each rank's shards; a mesh that does not divide a world size, or a tp
+  // degree above gpus_per_node, is skipped there.
+  if (Chance(0.3)) {
+    r.mutable_gemini()->set_tp_size(static_cast<uint32_t>(Uniform(0, 4)));
+  }
+  if (Chance(0.3)) {
+    r.mutable_gemini()->set_extra_dp_size(static_cast<uint32_t>(Uniform(0, 3)));
+  }
+  if (Chance(0.2)) {
+    r.add_extra_dp_sizes(1);
+    r.add_extra_dp_sizes(2);
+  }
+  if (Chance(0.1)) r.mutable_gemini()->set_enable_sequence_parallelism(true);
   if (Chance(0.5)) r.set_max_options(static_cast<uint32_t>(Uniform(1, 40)));
   *fault = Chance(fault_chance)
                ? static_cast<PlanFault>(Uniform(1, kNumPlanFaults - 1))

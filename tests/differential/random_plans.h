@@ -7,7 +7,8 @@
 // choices (and placement fields, which Plan ignores), frozen parameters, and
 // a cluster whose budgets straddle the request's needs so that every
 // placement of docs/plan.md's table appears; world sizes from 1 to 12 (6 and
-// 12 often). Some requests carry one fault that a check refuses.
+// 12 often), or whole nodes (1 to 3 of 1 to 8 GPUs). Some requests carry
+// one fault that a check refuses.
 
 #include <cstdint>
 #include <random>
@@ -27,8 +28,9 @@ enum class PlanFault {
   kFrozenLength,    // frozen neither empty nor one per numel
   kSearchInterval,  // search.search_interval 0
   kMargin,          // cluster.margin outside [0, 1)
+  kMaxNodes,        // max_nodes without whole_nodes, or 0 or 65 with it
 };
-inline constexpr int kNumPlanFaults = 9;
+inline constexpr int kNumPlanFaults = 10;
 
 // Deterministic for a seed.
 class PlanGenerator {

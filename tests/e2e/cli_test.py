@@ -163,8 +163,9 @@ def layout_answer(response):
     response.pop("model_report", None)
     for key in ("engine", "candidates", "search_nanos", "model_report"):
         response.get("search", {}).pop(key, None)
-    if response.get("activation_bytes") == "0":
-        del response["activation_bytes"]
+    for key in ("activation_bytes", "transient_bytes"):
+        if response.get(key) == "0":
+            del response[key]
     return response
 
 

@@ -19,8 +19,16 @@ real chunkplan-server on loopback.
              status (0 fits, 3 not) equal the plan oracle's
              (tests/oracle/plan_oracle.py) for the request it sends
              (GeminiPlugin's search defaults, the cluster of its flags);
-             usage errors exit 2. The oracle cases skip, saying "plan
+             its first option's nodes are the oracle's; usage errors (a
+             size without a unit, an unknown --gpu, no device memory, no
+             world sizes) exit 2. The oracle cases skip, saying "plan
              oracle not found", where the oracle is not in the tree.
+  GoParityTest
+             one job (a model on whole nodes) asked by chunkplan-plan
+             --format json, by the C++ `chunkplan plan --format json` and by
+             the Python client's Client.plan: the three PlanResponses equal
+             field for field (plan_nanos aside), nodes included, and each
+             option's nodes are ceil(world size / GPUs per node).
   GoModuleConsumerTest
              a module of its own (tests/e2e/data/go_consumer/main.go in a
              temporary directory, its go.mod requiring
@@ -35,7 +43,8 @@ real chunkplan-server on loopback.
              for a bad config.
 
 Environment: CHUNKPLAN_SERVER, CHUNKPLAN_FIT and CHUNKPLAN_PLAN (the built
-chunkplan-fit and chunkplan-plan), CHUNKPLAN_GO (the go command) with the build's
+chunkplan-fit and chunkplan-plan), CHUNKPLAN_CLI (the C++ command line),
+CHUNKPLAN_PYTHON_DIR (the built Python package), CHUNKPLAN_GO (the go command) with the build's
 offline Go environment (GOPROXY=off, GOCACHE, GOCODE, ...),
 CHUNKPLAN_PROTOC and CHUNKPLAN_GRPC_PROTO_DIR as in server_test.py.
 """
@@ -85,11 +94,17 @@ def expected_layout(channel, config_path, world_size):
     return layout(request, timeout=PATIENCE_S)
 
 
+def size(nbytes):
+    """A byte count as a size with a unit that names it exactly: KB with
+    three decimals (1234567 -> "1234.567KB")."""
+    return "%d.%03dKB" % divmod(nbytes, 1000)
+
+
 def run_fit(target, config_path, world_size, device_bytes, *flags):
     result = subprocess.run(
         [fit_binary(), f"--server={target}", f"--config={config_path}",
          f"--world-size={world_size}",
-         f"--device-memory-gib={device_bytes / GIB!r}", "--timeout=60s",
+         f"--device-memory={size(device_bytes)}", "--timeout=60s",
          *flags],
         capture_output=True, text=True, timeout=PATIENCE_S)
     return result
@@ -122,8 +137,6 @@ class GoFitTest(unittest.TestCase):
         want_dict = (f'{{{group.dp_degree}: {{"chunk_size": '
                      f'{group.chunk_size}, "keep_gathered": {gathered}}}}}')
         self.assertEqual(len(want.groups), 1)
-        # GiB as a float: --device-memory-gib is parsed back exactly for
-        # these byte counts (below 2^53).
         for device, margin, code in ((peak, 0.0, 0), (peak - 1, 0.0, 3),
                                      (peak, None, 3)):
             flags = [] if margin is None else [f"--margin={margin!r}"]
@@ -204,9 +217,9 @@ class GoPlanTest(unittest.TestCase):
         self.addCleanup(server.stop)
         got = self.run_plan(
             f"--server={server.address}", f"--config={path}",
-            f"--device-memory-gib={device / GIB!r}",
-            f"--host-memory-gib={host / GIB!r}",
-            f"--reserve-gib={reserve / GIB!r}", "--gpus-per-node=8",
+            f"--device-memory={size(device)}",
+            f"--host-memory={size(host)}",
+            f"--reserve={size(reserve)}", "--gpus-per-node=8",
             "--world-sizes=" + ",".join(map(str, world_sizes)),
             "--max-options=3", "--timeout=120s")
         self.assertEqual(got.returncode, 0 if first["fits"] else 3,
@@ -218,19 +231,20 @@ class GoPlanTest(unittest.TestCase):
         else:
             self.assertNotIn(plugin, lines)
         self.assertIn("device_need_bytes %s host_bytes_per_node %s "
-                      "activation_bytes 0" % (
+                      "activation_bytes 0 transient_bytes 0" % (
                           first["device_need_bytes"],
                           first["host_bytes_per_node"]), lines)
         v = first["verdict"]
-        self.assertIn("headroom_bytes %s margin_bytes %s tight %s" % (
+        self.assertIn("headroom_bytes %s margin_bytes %s tight %s nodes %d" % (
             v["headroom_bytes"], v["margin_bytes"],
-            "true" if v["tight"] else "false"), lines)
+            "true" if v["tight"] else "false", first["nodes"]), lines)
         verdict = words(v)
         self.assertTrue(lines[0].startswith(
-            "option 1 of %d (%d considered): world size %d, chunk size from "
-            "%s, " % (len(want["options"]), int(want["options_considered"]),
-                      first["world_size"], first["chunk_size_from"])),
-            lines[0])
+            "option 1 of %d (%d considered): world size %d on %d nodes, "
+            "chunk size from %s, " % (
+                len(want["options"]), int(want["options_considered"]),
+                first["world_size"], first["nodes"],
+                first["chunk_size_from"])), lines[0])
         self.assertTrue(lines[0].endswith(verdict), lines[0])
         return first
 
@@ -244,12 +258,93 @@ class GoPlanTest(unittest.TestCase):
         self.assertFalse(first["fits"])
 
     def test_usage_errors_exit_2(self):
-        for flags in (["--world-sizes=8"], ["--config=x", "--world-sizes=0"],
-                      ["--config=x", "--micro-batch=1"]):
-            got = self.run_plan(*flags)
-            self.assertEqual(got.returncode, 2, got.stderr)
-            self.assertTrue(got.stderr.startswith("INVALID_ARGUMENT: "),
-                            got.stderr)
+        job = ["--config=x", "--gpus-per-node=8"]
+        for flags, words_ in (
+                (["--world-sizes=8", "--gpu=h200"], "--config"),
+                (job + ["--world-sizes=8"], "--gpu NAME"),
+                (job + ["--world-sizes=8", "--device-memory=80"],
+                 "--device-memory"),
+                (job + ["--world-sizes=8", "--gpu=h100-pcie"], "not a preset"),
+                (job + ["--world-sizes=8", "--gpu=h200",
+                        "--device-memory=80GiB"], "one of --gpu"),
+                (job + ["--gpu=h200"], "--world-sizes"),
+                (job + ["--gpu=h200", "--whole-nodes"], "go together"),
+                (job + ["--gpu=h200", "--world-sizes=8", "--host-memory=1T"],
+                 "--host-memory"),
+                (job + ["--gpu=h200", "--world-sizes=8", "--micro-batch=1"],
+                 "go together")):
+            with self.subTest(flags=flags):
+                got = self.run_plan(*flags)
+                self.assertEqual(got.returncode, 2, got.stderr)
+                self.assertTrue(got.stderr.startswith("INVALID_ARGUMENT: "),
+                                got.stderr)
+                self.assertIn(words_, got.stderr)
+
+
+class GoParityTest(unittest.TestCase):
+    """See the module's docstring."""
+
+    def test_go_cpp_and_python_answer_the_same_plan(self):
+        pb, _, _ = stubs()
+        from google.protobuf import json_format
+        path = os.path.join(CONFIGS, "gpt2-xl.json")
+        device, host, reserve = 10 * GIB, 512 * GIB, GIB
+        server = Server("--threads=2")
+        self.addCleanup(server.stop)
+        go = subprocess.run(
+            [binary("CHUNKPLAN_PLAN"), f"--server={server.address}",
+             f"--config={path}", "--device-memory=10GiB",
+             "--host-memory=512GiB", "--reserve=1GiB", "--gpus-per-node=8",
+             "--whole-nodes", "--max-nodes=3", "--max-options=20",
+             "--format=json", "--timeout=120s"],
+            capture_output=True, text=True, timeout=PATIENCE_S)
+        cpp = subprocess.run(
+            [binary("CHUNKPLAN_CLI"), "plan", "--server", server.address,
+             "--hf-config", path, "--device-memory", "10GiB",
+             "--host-memory", "512GiB", "--reserve", "1GiB",
+             "--gpus-per-node", "8", "--whole-nodes", "--max-nodes", "3",
+             "--max-options", "20", "--format", "json", "--deadline", "120s"],
+            capture_output=True, text=True, timeout=PATIENCE_S)
+        package = os.environ.get("CHUNKPLAN_PYTHON_DIR", "")
+        if not os.path.isdir(os.path.join(package, "chunkplan")):
+            self.fail(f"CHUNKPLAN_PYTHON_DIR={package!r} has no chunkplan")
+        python = subprocess.run(
+            [sys.executable, "-c", PYTHON_PLAN, server.address, path,
+             str(device), str(host), str(reserve)],
+            env=dict(os.environ, PYTHONPATH=package),
+            capture_output=True, text=True, timeout=PATIENCE_S)
+        answers = {}
+        for who, result in (("go", go), ("cpp", cpp), ("python", python)):
+            self.assertIn(result.returncode, (0, 3), (who, result.stderr))
+            answer = json_format.Parse(result.stdout, pb.PlanResponse())
+            answer.ClearField("plan_nanos")
+            answers[who] = answer
+        self.assertEqual(go.returncode, cpp.returncode)
+        self.assertGreater(len(answers["go"].options), 0)
+        self.assertEqual(answers["go"], answers["cpp"])
+        self.assertEqual(answers["go"], answers["python"])
+        sizes = set()
+        for o in answers["go"].options:
+            self.assertEqual(o.nodes, -(-o.world_size // 8))
+            sizes.add(o.world_size)
+        self.assertLessEqual(sizes, {8, 16, 24})
+
+
+# Client.plan of the model at argv[2] on whole nodes of 8 GPUs up to 3, at
+# the server argv[1], printed as protobuf's JSON.
+PYTHON_PLAN = """
+import sys
+import chunkplan
+from google.protobuf import json_format
+target, path, device, host, reserve = sys.argv[1:]
+with chunkplan.Client(target) as client:
+    plan = client.plan(chunkplan.models.model_config(path),
+                       device_memory_bytes=int(device),
+                       host_memory_bytes=int(host), reserve_bytes=int(reserve),
+                       gpus_per_node=8, whole_nodes=True, max_nodes=3,
+                       max_options=20, timeout=120)
+print(json_format.MessageToJson(plan.response, indent=None))
+"""
 
 
 CONSUMER_GO_MOD = """module example.com/scheduler/chunkplanfit

@@ -75,15 +75,17 @@ def oracle_frontier(request):
 def model_layout(dp, config=GPT2_CONFIG, **fields):
     """The oracle's layout request for the model of `config` at `dp` under
     SEARCH, with further top-level `fields`."""
-    return dict({"search": {"numels": numels(config), "dp_degrees": [dp],
-                            **SEARCH}}, **fields)
+    text = pathlib.Path(config).read_text(encoding="utf-8")
+    return dict({"search": {"model": {"hf_config_json": text},
+                            "dp_degrees": [dp], **SEARCH}}, **fields)
 
 
 def layout_part(response):
     """What a LayoutResponse says of the layout itself (no search times)."""
     return {k: response[k] for k in ("groups", "layout_padding",
                                      "most_loaded_rank", "least_loaded_rank",
-                                     "gathered_chunk_bytes", "placement")}
+                                     "gathered_chunk_bytes",
+                                     "gathered_chunks", "placement")}
 
 
 def rows(out):
@@ -163,7 +165,8 @@ class LayoutDegreesTest(ModelCase):
                 "yes" if group["keep_gathered"] else "no",
                 answer["layout_padding"],
                 answer["search"]["min_chunk_waste"], gib(most["device_bytes"]),
-                gib(answer["gathered_chunk_bytes"]), gib(most["host_bytes"])])
+                gib(answer["gathered_chunk_bytes"]), answer["gathered_chunks"],
+                gib(most["host_bytes"])])
 
     def test_a_json_line_per_degree(self):
         lines = self.layout().splitlines()
@@ -467,6 +470,55 @@ class GpuPresetsTest(ModelCase):
         self.assertEqual([(n, int(m.replace(",", "")), c.strip(), src)
                           for n, m, c, src in rows], want)
         self.assertEqual(self.listed(), [w[:3] for w in want])
+
+
+class TensorParallelTest(ModelCase):
+    """--tp-size: describe lists tp rank 0's shards as the policy oracle
+    (tests/oracle/tp_oracle.py) gives them; a family without a policy is
+    refused naming the setting; --emit carries tp_size."""
+
+    def test_describe_lists_the_oracles_shards(self):
+        import tp_oracle  # noqa: E402  (tests/oracle)
+        got = json.loads(self.local("describe", "--hf-config", LLAMA_CONFIG,
+                                    "--tp-size", "2", note=""))
+        config = cli_test.load(LLAMA_CONFIG)
+        want = tp_oracle.shard(oracle_models.describe(config), config, 2)
+        self.assertEqual(got["names"], want.names)
+        self.assertEqual([int(n) for n in got["numels"]], want.numels)
+        self.assertEqual(got["tp_size"], 2)
+        self.assertEqual(int(got["padded_vocab_size"]), want.padded_vocab_size)
+
+    def test_llama2_70b_at_world_16_and_tp_2_is_the_oracles_layout(self):
+        """The issue's figure: world 16 = zero 8 x tp 2; every rank's bytes
+        as the layout oracle gives them for the policy oracle's shards
+        spread over the zero group."""
+        import tp_oracle  # noqa: E402  (tests/oracle)
+        path = os.path.join(cli_test.HF_CONFIGS, "llama-2-70b.json")
+        got = json.loads(self.local("layout", "--hf-config", path, "--dp",
+                                    "8", "--tp-size", "2", *SWEEP))
+        config = cli_test.load(path)
+        shards = tp_oracle.shard(oracle_models.describe(config), config, 2)
+        want = oracle_layout({"search": {"numels": shards.numels,
+                                         "dp_degrees": [8], **SEARCH}})
+        self.assertEqual(layout_part(got), layout_part(want))
+
+    def test_a_family_without_a_policy_is_refused(self):
+        config = json.dumps({"model_type": "gemma", "num_hidden_layers": 1})
+        result = run("describe", "--local", "--hf-config", "-",
+                     "--tp-size", "2", stdin=config)
+        self.assertEqual(result.returncode, FAILED, result.stderr)
+        self.assertIn("gemini.tp_size", result.stderr)
+        self.assertIn('"gemma"', result.stderr)
+
+    def test_emit_carries_the_mesh(self):
+        out = self.local("layout", "--hf-config", LLAMA_CONFIG, "--dp", "2",
+                         *SWEEP, "--tp-size", "2", "--extra-dp-size", "2",
+                         "--emit", "colossalai")
+        call = ast.parse(out.strip(), mode="eval").body
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        self.assertEqual(kwargs["tp_size"], 2)
+        self.assertEqual(kwargs["extra_dp_size"], 2)
+        self.assertEqual(list(kwargs["chunk_config_dict"]), [2])
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def preset_mib(name):
 # The stand-in's answer: one option that fits, one that does not.
 CANNED = {
     "options": [
-        {"world_size": 8,
+        {"world_size": 8, "nodes": 1,
          "gemini": {"placement": "PLACEMENT_STATIC",
                     "offload_optim_frac": 0.25, "precision": "PRECISION_BF16"},
          "configs": [{"dp_degree": 8, "chunk_size": "41943040",
@@ -72,7 +72,7 @@ CANNED = {
                      "headroom_bytes": str(4 * GIB + GIB // 2),
                      "host_bytes_per_node": str(300 * GIB),
                      "fits": True}},
-        {"world_size": 16,
+        {"world_size": 16, "nodes": 2,
          "gemini": {"placement": "PLACEMENT_AUTO"},
          "configs": [{"dp_degree": 16, "chunk_size": "65536",
                       "keep_gathered": True}],
@@ -225,11 +225,15 @@ class PlanFlagsTest(FakeServerCase):
         self.assertTrue(out.startswith(cli_test.DEFAULT_INTERVAL_NOTE), out)
         self.assertIn("device memory 80.00 GiB per GPU, margin 5% (4.00 GiB) "
                       "kept free", out)
-        self.assertRegex(out, r"(?m)^\s+8\s+static, optim 0\.25\s+41943040\s+"
-                              r"peak_rank_bytes_wide\s+75\.50 / 80\.00\s+"
+        # The gathered column: GiB (chunks at the peak); nodes after world.
+        self.assertRegex(out, r"(?m)^\s+8\s+1\s+static, optim 0\.25\s+"
+                              r"41943040\s+"
+                              r"peak_rank_bytes_wide\s+\d+\.\d\d \(\d+\)\s+"
+                              r"75\.50 / 80\.00\s+"
                               r"4\.50\s+300\.00\s+fits$")
-        self.assertRegex(out, r"(?m)^\s+16\s+auto\s+gathered\s+"
-                              r"colossalai_search\s+90\.00 / 80\.00\s+0\.00"
+        self.assertRegex(out, r"(?m)^\s+16\s+2\s+auto\s+gathered\s+"
+                              r"colossalai_search\s+\d+\.\d\d \(\d+\)\s+"
+                              r"90\.00 / 80\.00\s+0\.00"
                               r"\s+10\.00\s+does not fit: device: 96636764160 "
                               r"> 81604378624 by 15032385536$")
         self.assertIn("activations: an ESTIMATE", out)
@@ -238,6 +242,36 @@ class PlanFlagsTest(FakeServerCase):
         # Without a workload, no word of activations.
         _, result = self.sent("--hf-config", GPT2_CONFIG, *BASE)
         self.assertNotIn("activations", result.stdout)
+
+    def test_whole_nodes_reach_the_request(self):
+        request, result = self.sent(
+            "--hf-config", GPT2_CONFIG, "--device-memory", "80GiB",
+            "--gpus-per-node", "8", "--whole-nodes", "--max-nodes", "3")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(request.cluster.whole_nodes)
+        self.assertEqual(request.cluster.max_nodes, 3)
+        self.assertEqual(list(request.cluster.world_sizes), [])
+        self.assertIn("8 GPUs per node, whole nodes up to 3", result.stdout)
+        self.assertRegex(result.stdout, r"(?m)^world\s+nodes\s+placement")
+        # Over a request file's world sizes: whole nodes replace them, and
+        # --world-sizes replaces a file's whole nodes.
+        path = self.write({"search": {"numels": [1000]},
+                           "cluster": {"device_memory_bytes": "1000",
+                                       "gpus_per_node": 4,
+                                       "world_sizes": [2, 4]}})
+        request, _ = self.sent("--request", path, "--whole-nodes",
+                               "--max-nodes", "2")
+        self.assertEqual((request.cluster.whole_nodes,
+                          request.cluster.max_nodes,
+                          list(request.cluster.world_sizes)), (True, 2, []))
+        path = self.write({"search": {"numels": [1000]},
+                           "cluster": {"device_memory_bytes": "1000",
+                                       "gpus_per_node": 4,
+                                       "whole_nodes": True, "max_nodes": 2}})
+        request, _ = self.sent("--request", path, "--world-sizes", "8")
+        self.assertEqual((request.cluster.whole_nodes,
+                          request.cluster.max_nodes,
+                          list(request.cluster.world_sizes)), (False, 0, [8]))
 
     def test_emit_colossalai_prints_the_first_option(self):
         _, result = self.sent("--hf-config", GPT2_CONFIG, *BASE, "--emit",
@@ -284,6 +318,10 @@ class PlanFlagsTest(FakeServerCase):
             (model + ("--emit", "deepspeed"), "--emit takes colossalai"),
             (model + ("--format", "csv"), "--format"),
             (model + ("--margin", "a lot"), "--margin"),
+            (model + ("--whole-nodes",), "go together"),
+            (model + ("--max-nodes", "2"), "go together"),
+            (model + ("--whole-nodes", "--max-nodes", "2", "--world-sizes",
+                      "8"), "takes the place of --world-sizes"),
             (("--local",) + BASE, "exactly one of --request"),
             (("--hf-config", GPT2_CONFIG) + BASE, "exactly one of --local"),
         ]
@@ -300,6 +338,10 @@ class PlanFlagsTest(FakeServerCase):
                  "--world-sizes applies to plan only"),
                 ("layout", ("--max-options", "2"),
                  "--max-options applies to plan only"),
+                ("layout", ("--whole-nodes",),
+                 "--whole-nodes applies to plan only"),
+                ("layout", ("--max-nodes", "2"),
+                 "--max-nodes applies to plan only"),
                 ("search", ("--device-memory", "80GiB"),
                  "--device-memory applies to layout, frontier and plan only"),
                 ("search", ("--host-memory", "1TiB"),
@@ -428,6 +470,32 @@ class PlanServerTest(CliTestCase):
         expected.pop("plan_nanos", None)
         self.assertEqual(answers[0], expected)
         self.assertEqual(answers[1], expected)
+
+    def test_whole_nodes_equal_the_oracle(self):
+        """Whole nodes of 2 GPUs up to 3 (world sizes 2, 4, 6), locally:
+        the oracle's answer, nodes included, and the first option that fits
+        the fewest nodes among those that fit."""
+        sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+        import plan_oracle  # noqa: E402
+        request = small_plan_request()
+        del request["cluster"]["world_sizes"]
+        request["cluster"].update(whole_nodes=True, max_nodes=3)
+        expected = plan_oracle.plan(request)
+        self.assertNotIn("error", expected)
+        result = run("plan", "--local", "--request", self.write(request),
+                     "--format", "json")
+        code = 0 if any(o["fits"] for o in expected["options"]) else 3
+        self.assertEqual(result.returncode, code, result.stderr)
+        answer = json.loads(result.stdout)
+        answer.pop("plan_nanos", None)
+        self.assertEqual(answer, json.loads(json.dumps(expected)))
+        self.assertEqual({o["world_size"] for o in answer["options"]} -
+                         {2, 4, 6}, set())
+        for o in answer["options"]:
+            self.assertEqual(o["nodes"], -(-o["world_size"] // 2))
+        fitting = [o["nodes"] for o in answer["options"] if o["fits"]]
+        if fitting:
+            self.assertEqual(answer["options"][0]["nodes"], min(fitting))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
-// EstimateActivationBytes against values worked by hand from Korthikanti et
-// al. 2022 (arXiv 2205.05198): Table 2 per layer, sbh(34 + 5as/h) =
-// 34sbh + 5as^2b without recomputation and 2sbh with full recomputation,
-// 34sbh under flash attention; outside the layers at p = t = 1: sbh
-// (embedding dropout mask) + 2sbh (last layer norm) + 2sbh (output layer
-// input) + 4sbv (fp32 logits). Each expectation is the arithmetic itself.
+// EstimateActivationBytes against values worked by hand, tensor by tensor,
+// from transformers 4.51.3's modeling code and PyTorch's derivatives.yaml
+// (docs/plan.md, "Activations", lists each tensor). Each expectation is the
+// arithmetic itself; the torch oracle (activation_differential_test)
+// measures the eager figures on random shapes.
 
 #include "chunkplan/planner/activation_estimate.h"
 
@@ -18,177 +17,249 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// LLaMA-2 7B: L = 32, h = 4096, a = 32 (no GQA), v = 32000.
-constexpr TransformerShape kLlama2_7b{32, 4096, 32, 32000};
+// A LLaMA of L = 2, h = 8, a = kv = 2 (d = 4), intermediate 16, v = 16.
+TransformerShape TinyLlama() {
+  TransformerShape t;
+  t.num_layers = 2;
+  t.hidden_size = 8;
+  t.num_attention_heads = 2;
+  t.vocab_size = 16;
+  t.intermediate_size = 16;
+  return t;
+}
 
 ActivationWorkload Work(uint32_t b, uint32_t s, bool checkpointing,
-                        bool flash) {
-  return ActivationWorkload{b, s, checkpointing, flash};
+                        Attention attention = Attention::kDefault) {
+  return ActivationWorkload{b, s, checkpointing, attention};
 }
 
-// The four parts outside the layers, s = 4096, b = 1, h = 4096, v = 32000.
-void ExpectLlamaOutside(const ActivationBytes& got) {
-  EXPECT_EQ(got.embedding_dropout_bytes, 4096ull * 1 * 4096);  // sbh
-  EXPECT_EQ(got.final_norm_bytes, 2ull * 4096 * 1 * 4096);     // 2sbh
-  EXPECT_EQ(got.output_input_bytes, 2ull * 4096 * 1 * 4096);   // 2sbh
-  EXPECT_EQ(got.logits_bytes, 4ull * 4096 * 1 * 32000);        // 4sbv
-}
-
-// LoRA r = 8 on q_proj and v_proj of every layer (64 modules, in_features
-// 4096 each) and on lm_head (in 4096): per module 2sbr, and with dropout
-// 3sb x in (docs/lora.md); s = 4096, b = 1.
-TransformerShape Llama2_7bWithLora(bool dropout) {
-  TransformerShape shape = kLlama2_7b;
-  shape.adapters = {.rank = 8,
-                    .dropout = dropout,
-                    .layer_modules = 64,
-                    .layer_in_features = 64 * 4096,
-                    .other_modules = 1,
-                    .other_in_features = 4096};
-  return shape;
-}
-
-TEST(ActivationEstimateTest, LoraAdaptersWithoutDropout) {
-  auto got = EstimateActivationBytes(Llama2_7bWithLora(false),
-                                     Work(1, 4096, false, true));
+TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
+  // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
+  // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:
+  // q, k, v, out 4 x 2bsad = 256, logsumexp 4bsa = 32. MLP: 4 x 2bsI =
+  // 512. A layer: 544 + 288 + 512 = 1344.
+  auto got = EstimateActivationBytes(TinyLlama(), Work(1, 4, false));
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->adapter_bytes, 65ull * 2 * 4096 * 1 * 8);  // 65 x 2sbr
-  EXPECT_EQ(got->total_bytes, 18'861'785'088ull + 4'259'840);
+  EXPECT_EQ(got->per_layer_bytes, 1344u);
+  EXPECT_EQ(got->layers_bytes, 2688u);
+  // input_ids 8bs = 32, cos and sin 4sd = 64, the final norm 208 + 64.
+  EXPECT_EQ(got->outside_layers_bytes, 32u + 64 + 272);
+  // fp32 log-probabilities 4bsv = 256, targets (at b = 1 the padded
+  // labels, 8(s + 1) = 40), the weight 4.
+  EXPECT_EQ(got->loss_bytes, 300u);
+  EXPECT_EQ(got->saved_bytes, 2688u + 368 + 300);
+  EXPECT_EQ(got->held_bytes, 128u);  // the 16-bit logits 2bsv
+  EXPECT_EQ(got->total_bytes, 3484u);
+  // The loss's backward: two fp32 (b, s, v) gradients, 8bsv = 512. A
+  // layer's: 2N + max(2bsI + 2hI, 6bsI, 8bsad, 2bsad + 2had) = 64 + 384,
+  // below what the loss and final norm released (300 + 208 + 64).
+  EXPECT_EQ(got->loss_backward_bytes, 512u);
+  EXPECT_EQ(got->layer_backward_bytes, 448u);
+  EXPECT_EQ(got->recompute_bytes, 0u);
+  EXPECT_EQ(got->transient_bytes, 512u);
 }
 
-TEST(ActivationEstimateTest, LoraAdaptersWithDropout) {
-  auto got = EstimateActivationBytes(Llama2_7bWithLora(true),
-                                     Work(1, 4096, false, true));
+TEST(ActivationEstimateTest, TinyLlamaCheckpointedRunsALayerAgain) {
+  auto got = EstimateActivationBytes(TinyLlama(), Work(1, 4, true));
   ASSERT_TRUE(got.ok()) << got.status();
-  // 65 x 2sbr + 3sb x (64 x 4096 + 4096).
-  EXPECT_EQ(got->adapter_bytes,
-            65ull * 2 * 4096 * 8 + 3ull * 4096 * (65 * 4096));
+  EXPECT_EQ(got->per_layer_bytes, 64u);  // each layer's input, 2N
+  // input_ids 32, cache_position 8s = 32 (no mask under SDPA), final norm.
+  EXPECT_EQ(got->outside_layers_bytes, 32u + 32 + 272);
+  EXPECT_EQ(got->total_bytes, 128u + 336 + 300 + 128 + 64);  // cos, sin held
+  EXPECT_EQ(got->recompute_bytes, 1344u);
+  // 1344 + 448 - 572 = 1220 > 512.
+  EXPECT_EQ(got->transient_bytes, 1220u);
 }
 
-TEST(ActivationEstimateTest, RecomputedLayersKeepNoAdapterTensors) {
-  auto got = EstimateActivationBytes(Llama2_7bWithLora(true),
-                                     Work(1, 4096, true, true));
+TEST(ActivationEstimateTest, EagerKeepsTheScores) {
+  // P = bas^2 = 32: the fp32 softmax 4P and its 16-bit copy 2P replace
+  // the logsumexp; q, k, v, o_proj's input 4 x 64.
+  auto got = EstimateActivationBytes(TinyLlama(),
+                                     Work(1, 4, false, Attention::kEager));
   ASSERT_TRUE(got.ok()) << got.status();
-  // Only lm_head's adapter, outside the layers: 2sbr + 3sb x 4096.
-  EXPECT_EQ(got->adapter_bytes, 2ull * 4096 * 8 + 3ull * 4096 * 4096);
+  EXPECT_EQ(got->per_layer_bytes, 544u + 256 + 192 + 512);
+  // Checkpointed, the eager (b, 1, s, s) mask is a saved argument: 2bs^2.
+  auto ckpt =
+      EstimateActivationBytes(TinyLlama(), Work(1, 4, true, Attention::kEager));
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status();
+  EXPECT_EQ(ckpt->outside_layers_bytes, 32u + 32 + 32 + 272);
 }
 
-TEST(ActivationEstimateTest, Llama2_7bAt4096NoRecomputation) {
-  auto got = EstimateActivationBytes(kLlama2_7b, Work(1, 4096, false, false));
+TEST(ActivationEstimateTest, FlashAttention2KeepsKAndVAtTheirHeads) {
+  TransformerShape gqa = TinyLlama();
+  gqa.num_attention_heads = 4;  // d = 2
+  gqa.num_key_value_heads = 1;  // k, v: 2bs kv d = 16 each
+  auto got = EstimateActivationBytes(
+      gqa, Work(1, 4, false, Attention::kFlashAttention2));
   ASSERT_TRUE(got.ok()) << got.status();
-  // 34sbh + 5as^2b = 570'425'344 + 2'684'354'560.
-  EXPECT_EQ(got->per_layer_bytes,
-            34ull * 4096 * 1 * 4096 + 5ull * 32 * 4096 * 4096 * 1);
-  EXPECT_EQ(got->per_layer_bytes, 3'254'779'904ull);
-  EXPECT_EQ(got->layers_bytes, 32ull * 3'254'779'904);
-  ExpectLlamaOutside(*got);
-  // 104'152'956'928 + 5 * 16'777'216 + 524'288'000 (97.57 GiB).
-  EXPECT_EQ(got->total_bytes, 104'761'131'008ull);
+  // q 64, k 16, v 16, out 64, lse 4bsa = 64, rng_state 16.
+  EXPECT_EQ(got->per_layer_bytes, 544u + 240 + 512);
+  // SDPA repeats k and v to every head: 4 x 64 + 64.
+  auto sdpa = EstimateActivationBytes(gqa, Work(1, 4, false));
+  ASSERT_TRUE(sdpa.ok()) << sdpa.status();
+  EXPECT_EQ(sdpa->per_layer_bytes, 544u + 320 + 512);
 }
 
-TEST(ActivationEstimateTest, Llama2_7bAt4096FlashAttention) {
-  auto got = EstimateActivationBytes(kLlama2_7b, Work(1, 4096, false, true));
+TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
+  // GPT-2: LayerNorm (input 2N, fp32 mean and rstd 8bs), c_fc 4h wide,
+  // gelu_new (x, tanh, 0.5x, 1 + tanh), learned positions, a 16-bit
+  // softmax after a 0-dim divisor, dropout 1-byte masks. L = 1, h = 8,
+  // a = 2, v = 16, b = 1, s = 4: N = 32, I = 32, P = 32.
+  TransformerShape t;
+  t.num_layers = 1;
+  t.hidden_size = 8;
+  t.num_attention_heads = 2;
+  t.vocab_size = 16;
+  t.tied_embeddings = true;
+  t.norm = NormKind::kLayerNorm;
+  t.gated_mlp = false;
+  t.activation = MlpActivation::kGeluNew;
+  t.rotary = t.fp32_softmax = false;
+  t.scale_by_tensor = true;
+  t.attention_dropout = t.hidden_dropout = t.embedding_dropout = true;
+  auto got = EstimateActivationBytes(t, Work(1, 4, false, Attention::kEager));
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->per_layer_bytes, 34ull * 4096 * 1 * 4096);  // 570'425'344
-  EXPECT_EQ(got->layers_bytes, 32ull * 570'425'344);
-  ExpectLlamaOutside(*got);
-  // 18'253'611'008 + 83'886'080 + 524'288'000 (17.57 GiB).
-  EXPECT_EQ(got->total_bytes, 18'861'785'088ull);
+  // Norms 2 x (64 + 32 + 64); q, k, v, c_proj's input 4 x 64; the divisor
+  // 2; softmax 2P; mask P and dropped 2P; two residual masks 2N; MLP
+  // 4 x 2bsI + c_proj's input 2bsI = 5 x 256.
+  EXPECT_EQ(got->per_layer_bytes, 320u + 256 + 2 + 64 + 96 + 64 + 1280);
+  // input_ids 32, position_ids 8s = 32, the embedding mask N, ln_f 96 +
+  // lm_head's input 64.
+  EXPECT_EQ(got->outside_layers_bytes, 32u + 32 + 32 + 160);
 }
 
-TEST(ActivationEstimateTest, Llama2_7bAt4096FullRecomputation) {
-  for (bool flash : {false, true}) {
-    auto got = EstimateActivationBytes(kLlama2_7b, Work(1, 4096, true, flash));
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(got->per_layer_bytes, 2ull * 4096 * 1 * 4096);  // 33'554'432
-    EXPECT_EQ(got->layers_bytes, 32ull * 33'554'432);
-    ExpectLlamaOutside(*got);
-    // 1'073'741'824 + 83'886'080 + 524'288'000 (1.57 GiB).
-    EXPECT_EQ(got->total_bytes, 1'681'915'904ull);
-  }
-}
-
-TEST(ActivationEstimateTest, Gpt3At2048AsThePaperWorksIt) {
-  // GPT-3 175B as in the paper's experiments: a = 96, h = 12288, L = 96,
-  // s = 2048, b = 1, where 5as/h = 5 * 96 * 2048 / 12288 = 80; v = 50257
-  // (GPT-2's tokenizer).
-  const TransformerShape gpt3{96, 12288, 96, 50257};
-  auto got = EstimateActivationBytes(gpt3, Work(1, 2048, false, false));
+TEST(ActivationEstimateTest, GemmaAndQwen3Norms) {
+  TransformerShape gemma = TinyLlama();
+  gemma.norm = NormKind::kGemmaRmsNorm;  // fp32 x, rsqrt, x/rms, 1 + w
+  gemma.embed_scale = true;              // a 0-dim normalizer, 2 bytes
+  auto got = EstimateActivationBytes(gemma, Work(1, 4, false));
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->per_layer_bytes, 2048ull * 1 * 12288 * (34 + 80));
-  EXPECT_EQ(got->layers_bytes, 96ull * 2'868'903'936);
-  EXPECT_EQ(got->total_bytes,
-            96ull * 2'868'903'936 + 5ull * 2048 * 12288 + 4ull * 2048 * 50257);
-  // Flash attention keeps 34 of the 114: 80 / 114 (70%) of a layer is
-  // attention scores.
-  auto flash = EstimateActivationBytes(gpt3, Work(1, 2048, false, true));
-  ASSERT_TRUE(flash.ok()) << flash.status();
-  EXPECT_EQ(flash->per_layer_bytes * 114, got->per_layer_bytes * 34);
+  const uint64_t norm = 4 * 32 + 16 + 4 * 32 + 4 * 8;  // 304
+  EXPECT_EQ(got->per_layer_bytes, 2 * (norm + 64) + 288 + 512);
+  EXPECT_EQ(got->outside_layers_bytes, 32u + 64 + 2 + norm + 64);
+
+  TransformerShape qwen3 = TinyLlama();
+  qwen3.qk_norm = true;  // RMS norms over (b s a, d) and (b s kv, d)
+  auto q3 = EstimateActivationBytes(qwen3, Work(1, 4, false));
+  ASSERT_TRUE(q3.ok()) << q3.status();
+  EXPECT_EQ(q3->per_layer_bytes, 1344u + 2 * (128 + 32 + 64));
 }
 
-TEST(ActivationEstimateTest, MicroBatchScalesEveryPart) {
-  // b = 3, s = 5, h = 7, a = 11, L = 13, v = 17, by hand:
-  // sbh = 105; 34 * 105 + 5 * 11 * 25 * 3 = 3570 + 4125 = 7695.
-  auto got = EstimateActivationBytes({13, 7, 11, 17}, Work(3, 5, false, false));
+TEST(ActivationEstimateTest, Qwen25_7bOnFourGpusCarriesTheLogitsGradient) {
+  // The newcomer's case: Qwen2.5-7B (L = 28, h = 3584, a = 28, kv = 4,
+  // d = 128, intermediate 18944, v = 152064), s = 2048, b = 1,
+  // checkpointing, SDPA.
+  TransformerShape q;
+  q.num_layers = 28;
+  q.hidden_size = 3584;
+  q.num_attention_heads = 28;
+  q.num_key_value_heads = 4;
+  q.head_dim = 128;
+  q.intermediate_size = 18944;
+  q.vocab_size = 152064;
+  auto got = EstimateActivationBytes(q, Work(1, 2048, true));
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->per_layer_bytes, 7695u);
-  // 13 * 7695 + 5 * 105 + 4 * 5 * 3 * 17 = 100'035 + 525 + 1020.
-  EXPECT_EQ(got->total_bytes, 101'580u);
+  const uint64_t n = 2048ull * 3584;  // 7'340'032
+  // The re-run layer: norms 2 x (6N + 4bs + 2N), SDPA 4 x 2bsad + 4bsa,
+  // MLP 4 x 2bsI.
+  EXPECT_EQ(got->recompute_bytes,
+            2 * (8 * n + 8192) + (4 * 2 * 2048ull * 28 * 128 + 4 * 2048 * 28) +
+                4 * 2 * 2048ull * 18944);
+  EXPECT_EQ(got->recompute_bytes, 486'785'024u);
+  // The logits' gradients: 8bsv = 2.32 GiB, the largest transient.
+  EXPECT_EQ(got->loss_backward_bytes, 8ull * 2048 * 152064);
+  EXPECT_EQ(got->transient_bytes, 2'491'416'576u);
+  // Held at the end of forward: 28 inputs 2N, the embedding's indices and
+  // the positions, the final norm, the loss's fp32 log-probabilities, the
+  // 16-bit logits and the rotary tables.
+  EXPECT_EQ(got->total_bytes, 28 * 2 * n + 16384 + 16384 + (8 * n + 8192) +
+                                  (4ull * 2048 * 152064 + 8 * 2049 + 4) +
+                                  2ull * 2048 * 152064 + 4 * 2048 * 128);
+}
+
+TEST(ActivationEstimateTest, MultiQueryEagerKeepsKAndVAsViewsAtBatchOne) {
+  // kv = 1: repeat_kv's expand + reshape is a view, and at b = 1 so is
+  // matmul's reshape to the batch: K and V kept at 2sd = 32 each, not as
+  // wide as q (2bsad = 64); at b = 2 they are copies.
+  TransformerShape mqa = TinyLlama();
+  mqa.num_key_value_heads = 1;
+  auto one = EstimateActivationBytes(mqa, Work(1, 4, false, Attention::kEager));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->per_layer_bytes, 544u + (64 + 32 + 192 + 32 + 64) + 512);
+  auto two = EstimateActivationBytes(mqa, Work(2, 4, false, Attention::kEager));
+  ASSERT_TRUE(two.ok()) << two.status();
+  // b = 2 doubles every term; K and V as wide as q.
+  EXPECT_EQ(two->per_layer_bytes, 2 * (544u + 256 + 192 + 512));
+  // b = 2: the targets are a copy, 8bs = 64.
+  EXPECT_EQ(two->loss_bytes, 4u * 8 * 16 + 64 + 4);
 }
 
 TEST(ActivationEstimateTest, RefusesZeroSizesNamingTheField) {
   const struct {
-    TransformerShape shape;
-    ActivationWorkload work;
+    uint32_t b, s;
+    uint64_t layers, hidden, heads, vocab;
     const char* field;
   } cases[] = {
-      {kLlama2_7b, Work(0, 4096, false, false), "workload.micro_batch"},
-      {kLlama2_7b, Work(1, 0, true, true), "workload.sequence_length"},
-      {{0, 4096, 32, 32000}, Work(1, 1, false, false), "shape.num_layers"},
-      {{32, 0, 32, 32000}, Work(1, 1, false, false), "shape.hidden_size"},
-      {{32, 4096, 0, 32000},
-       Work(1, 1, true, false),
-       "shape.num_attention_heads"},
-      {{32, 4096, 32, 0}, Work(1, 1, false, false), "shape.vocab_size"},
+      {0, 4, 2, 8, 2, 16, "workload.micro_batch"},
+      {1, 0, 2, 8, 2, 16, "workload.sequence_length"},
+      {1, 4, 0, 8, 2, 16, "shape.num_layers"},
+      {1, 4, 2, 0, 2, 16, "shape.hidden_size"},
+      {1, 4, 2, 8, 0, 16, "shape.num_attention_heads"},
+      {1, 4, 2, 8, 2, 0, "shape.vocab_size"},
+      {1, 4, 2, 8, 3, 16, "shape.hidden_size / shape.num_attention_heads"},
   };
   for (const auto& c : cases) {
-    auto got = EstimateActivationBytes(c.shape, c.work);
+    TransformerShape t = TinyLlama();
+    t.num_layers = c.layers;
+    t.hidden_size = c.hidden;
+    t.num_attention_heads = c.heads;
+    t.vocab_size = c.vocab;
+    auto got = EstimateActivationBytes(t, Work(c.b, c.s, false));
     ASSERT_FALSE(got.ok()) << c.field;
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(got.status().message(), HasSubstr(c.field));
   }
+  TransformerShape t = TinyLlama();
+  t.num_key_value_heads = 3;
+  EXPECT_THAT(EstimateActivationBytes(t, Work(1, 4, false)).status().message(),
+              HasSubstr("shape.num_key_value_heads"));
 }
 
-// The part named when a count passes 2^64-1 bytes.
-void ExpectOverflow(const TransformerShape& shape,
-                    const ActivationWorkload& work, const char* part) {
-  auto got = EstimateActivationBytes(shape, work);
-  ASSERT_FALSE(got.ok()) << part << " gave " << got->total_bytes;
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+TEST(ActivationEstimateTest, AFamilyNotModelledIsNotEstimated) {
+  TransformerShape t = TinyLlama();
+  t.not_estimated = "MixtralForCausalLM: routing not modelled";
+  auto got = EstimateActivationBytes(t, Work(1, 4, false));
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(got.status().message(),
-            std::string("activations.") + part + " exceeds 2^64-1 bytes");
+            "activations: not estimated for this family: MixtralForCausalLM: "
+            "routing not modelled");
+  // The workload's sizes are checked first.
+  EXPECT_EQ(EstimateActivationBytes(t, Work(0, 4, false)).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ActivationEstimateTest, RefusesEachPartPast64Bits) {
-  // 34sbh with h = 2^60: 34 * 2^60 > 2^64.
-  ExpectOverflow({1, 1ull << 60, 1, 1}, Work(1, 1, false, true),
-                 "per_layer_bytes");
-  // 2^40 layers of 3'254'779'904 bytes.
-  ExpectOverflow({1ull << 40, 4096, 32, 32000}, Work(1, 4096, false, false),
-                 "layers_bytes");
-  // 4sbv = 4 * 2^62.
-  ExpectOverflow({1, 1, 1, 1ull << 62}, Work(1, 1, true, false),
-                 "logits_bytes");
-  // Every part fits: (2^63 - 2^41) + 2^40 + 2^41 + 2^41 + 2^63 does not.
-  ExpectOverflow({(1ull << 22) - 1, 1ull << 40, 1, 1ull << 61},
-                 Work(1, 1, true, false), "total_bytes");
-}
-
-TEST(ActivationEstimateTest, Refuses128BitWrapInsteadOfAnswering) {
-  // 5as^2b = 5 * 2^63 * 2^62 * 8 = 5 * 2^128: a 128-bit product would wrap
-  // to 0 and leave 34sbh = 34 * 2^34 looking like an answer.
-  ExpectOverflow({1, 1, 1ull << 63, 1}, Work(8, 1u << 31, false, false),
-                 "per_layer_bytes");
+  auto expect = [](const TransformerShape& t, const ActivationWorkload& w,
+                   const char* part) {
+    auto got = EstimateActivationBytes(t, w);
+    ASSERT_FALSE(got.ok()) << part;
+    EXPECT_EQ(got.status().message(),
+              std::string("activations.") + part + " exceeds 2^64-1 bytes");
+  };
+  TransformerShape wide = TinyLlama();
+  wide.hidden_size = uint64_t{1} << 60;  // norms 8N > 2^64
+  wide.num_attention_heads = 1;
+  expect(wide, Work(1, 1, false), "per_layer_bytes");
+  TransformerShape deep = TinyLlama();
+  deep.num_layers = uint64_t{1} << 62;
+  expect(deep, Work(1, 4, false), "layers_bytes");
+  // s^2 past 2^128 with a = 2^63, b = s = 2^31: only the eager scores.
+  TransformerShape heads = TinyLlama();
+  heads.num_attention_heads = uint64_t{1} << 62;
+  heads.head_dim = 1;
+  heads.num_key_value_heads = 1;
+  expect(heads, Work(1u << 31, 1u << 31, false, Attention::kEager),
+         "per_layer_bytes");
 }
 
 }  // namespace

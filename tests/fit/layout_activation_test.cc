@@ -1,7 +1,7 @@
-// Planner::Layout with a workload: LayoutResult.activation_bytes is the
-// activation estimate, worked by hand from the formula (docs/plan.md;
-// Korthikanti et al. 2022, Table 2 and Sec. 4), and nothing else of the
-// layout moves; Frontier refuses a workload.
+// Planner::Layout with a workload: LayoutResult.activation_bytes and
+// transient_bytes are the activation estimate's, worked by hand tensor by
+// tensor (docs/plan.md, "Activations"), and nothing else of the layout
+// moves; Frontier refuses a workload.
 
 #include <cstdint>
 
@@ -13,6 +13,18 @@ namespace chunkplan::planner {
 namespace {
 
 using ::testing::HasSubstr;
+
+PlanWorkload TinyLlamaWorkload() {
+  PlanWorkload w;
+  w.shape.num_layers = 2;
+  w.shape.hidden_size = 8;
+  w.shape.num_attention_heads = 2;
+  w.shape.vocab_size = 16;
+  w.shape.intermediate_size = 16;
+  w.workload.micro_batch = 1;
+  w.workload.sequence_length = 4;
+  return w;
+}
 
 LayoutRequest SmallLayout() {
   LayoutRequest r;
@@ -31,29 +43,33 @@ TEST(LayoutActivation, AWorkloadGivesTheHandWorkedEstimate) {
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->activation_bytes, 0u);
 
-  // L = 13, h = 7, a = 11, v = 17; b = 3, s = 5. sbh = 105; per layer
-  // 34sbh + 5as^2b = 3570 + 4125 = 7695; outside the layers sbh + 2sbh +
-  // 2sbh + 4sbv = 525 + 1020: 13 * 7695 + 1545 = 101,580.
-  r.workload = PlanWorkload{{13, 7, 11, 17}, {3, 5, false, false}};
+  // A LLaMA of L = 2, h = 8, a = 2, intermediate 16, v = 16 at b = 1,
+  // s = 4 under SDPA (activation_estimate_test works it tensor by tensor):
+  // 3484 held, 512 transient (the loss's two fp32 gradients).
+  r.workload = TinyLlamaWorkload();
   const absl::StatusOr<LayoutResult> with = planner.Layout(r);
   ASSERT_TRUE(with.ok()) << with.status();
-  EXPECT_EQ(with->activation_bytes, 101'580u);
+  EXPECT_EQ(with->activation_bytes, 3484u);
+  EXPECT_EQ(with->transient_bytes, 512u);
   // Not in the rank's bytes: the layout is the same as without.
   EXPECT_EQ(with->most_loaded_rank.device_bytes,
             without->most_loaded_rank.device_bytes);
   EXPECT_EQ(with->gathered_chunk_bytes, without->gathered_chunk_bytes);
 
-  // Full recomputation: 2sbh per layer, 13 * 210 + 1545 = 4,275.
+  // Checkpointing: 2N per layer, the positions instead of cos and sin
+  // (held), one layer re-run: 956 held, 1220 transient.
   r.workload->workload.activation_checkpointing = true;
   const absl::StatusOr<LayoutResult> checkpointed = planner.Layout(r);
   ASSERT_TRUE(checkpointed.ok()) << checkpointed.status();
-  EXPECT_EQ(checkpointed->activation_bytes, 4'275u);
+  EXPECT_EQ(checkpointed->activation_bytes, 956u);
+  EXPECT_EQ(checkpointed->transient_bytes, 1220u);
 }
 
 TEST(LayoutActivation, TheEstimatesErrorsAreLayouts) {
   const Planner planner;
   LayoutRequest r = SmallLayout();
-  r.workload = PlanWorkload{{13, 7, 11, 17}, {0, 5, false, false}};
+  r.workload = TinyLlamaWorkload();
+  r.workload->workload.micro_batch = 0;
   const absl::StatusOr<LayoutResult> got = planner.Layout(r);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("workload.micro_batch"));
@@ -64,7 +80,7 @@ TEST(LayoutActivation, FrontierRefusesAWorkload) {
   LayoutRequest r = SmallLayout();
   r.objective = Objective::kLayoutPadding;
   ASSERT_TRUE(planner.Frontier(r).ok());
-  r.workload = PlanWorkload{{13, 7, 11, 17}, {3, 5, false, false}};
+  r.workload = TinyLlamaWorkload();
   const absl::StatusOr<FrontierResult> got = planner.Frontier(r);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("workload: "));

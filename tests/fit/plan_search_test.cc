@@ -385,20 +385,33 @@ TEST(PlanSearchTest, TheLayoutRequests) {
             64u);
 }
 
-// A workload of L = h = a = v = s = b = 1: one layer 34 + 5 = 39, outside
-// 5 + 4 = 9: 48 bytes on every option's device need, and a note.
+PlanWorkload OneOfEach() {
+  PlanWorkload w;
+  w.shape = {1, 1, 1, 1};
+  w.workload.micro_batch = w.workload.sequence_length = 1;
+  return w;
+}
+
+// A LLaMA-style workload of L = h = a = v = s = b = 1 (intermediate 4h,
+// SDPA): a layer's norms 2 x (4 + 4 + 2 + 2), SDPA 4 x 2 + 4, MLP 4 x 8 =
+// 68; outside input_ids 8, cos and sin 4, the final norm 12; the loss
+// 4 + 16 (the padded labels, 8(s + 1)) + 4; the 16-bit logits 2: 118
+// held. Transient: the loss's 8 (a layer's 2 + 24 is below the 36
+// released before it). 126 on every option's device need, and a note.
 TEST(PlanSearchTest, ActivationEstimateCounts) {
   PlanRequest r = Request(uint64_t{1} << 40, 0);
-  r.workload = PlanWorkload{{1, 1, 1, 1}, {1, 1, false, false}};
+  r.workload = OneOfEach();
   auto got = PlanOf(r);
   ASSERT_TRUE(got.ok()) << got.status();
   const PlanOption& none = got->options[0];
   EXPECT_EQ(none.placement, PlanPlacement::kNothingMoved);
-  EXPECT_EQ(none.activation_bytes, 48u);
-  EXPECT_EQ(none.verdict.device_need_bytes, 1700u + 48);
+  EXPECT_EQ(none.activation_bytes, 118u);
+  EXPECT_EQ(none.transient_bytes, 8u);
+  EXPECT_EQ(none.verdict.device_need_bytes, 1700u + 126);
   ASSERT_FALSE(none.notes.empty());
   EXPECT_EQ(none.notes.back(),
-            "activation_bytes is an estimate (docs/plan.md)");
+            "activation_bytes and transient_bytes are estimates "
+            "(docs/plan.md)");
 }
 
 // Refused with INVALID_ARGUMENT whose message begins with `field` (then ':'
@@ -427,9 +440,11 @@ TEST(PlanSearchTest, EveryCheckNamesItsField) {
   ExpectRefused(Request(600, 0, {8, 0}), "cluster.world_sizes[1]");
   ExpectRefused(Request(600, 0, {8, 4, 8}), "cluster.world_sizes[2]");
   r = Request(600, 0);
-  r.workload = PlanWorkload{{1, 1, 1, 1}, {0, 1, false, false}};
+  r.workload = OneOfEach();
+  r.workload->workload.micro_batch = 0;
   ExpectRefused(r, "workload.micro_batch");
-  r.workload = PlanWorkload{{1, 1, 1, 1}, {1, 0, false, false}};
+  r.workload = OneOfEach();
+  r.workload->workload.sequence_length = 0;
   ExpectRefused(r, "workload.sequence_length");
   r = Request(600, 0);
   r.cluster.reserve_bytes = UINT64_MAX - 1000;  // + 1400 + 200 wraps

@@ -4,13 +4,15 @@
 //   chunkplan-describe-tool [--max_params=N] FILE [ARCHITECTURE]
 //       prints FILE's description as one JSON object; exit 1 on an error
 //   chunkplan-describe-tool [--max_params=N] --batch
-//       reads JSON lines {"config": {...} or "text", "architecture": "..."}
+//       reads JSON lines {"config": {...} or "text", "architecture": "...",
+//       "tp_size": N, "sequence_parallelism": bool} (the last two optional)
 //       from stdin and writes one JSON line per request, a description or
 //       {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
-// total, the shape facts and the config's keys (config_keys_read,
-// config_keys_ignored, config_keys_harmless, warnings).
+// total, the shape facts, the tp facts, the operations and the config's
+// keys (config_keys_read, config_keys_ignored, config_keys_harmless,
+// warnings), under model_description.h's field names.
 
 #include <cstdint>
 #include <cstdlib>
@@ -48,6 +50,11 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"num_key_value_heads", d.num_key_value_heads},
           {"intermediate_size", d.intermediate_size},
           {"vocab_size", d.vocab_size},
+          {"tp_size", d.tp_size},
+          {"tp_policy", d.tp_policy},
+          {"padded_vocab_size", d.padded_vocab_size},
+          {"tp_notes", d.tp_notes},
+          {"operations", d.operations},
           {"config_keys_read", d.config_keys.read},
           {"config_keys_ignored", d.config_keys.ignored},
           {"config_keys_harmless", d.config_keys.harmless},
@@ -62,7 +69,10 @@ json DescribeRequest(const std::string& line, uint64_t max_params) {
   const std::string text =
       config.is_string() ? config.get<std::string>() : config.dump();
   const std::string architecture = request.value("architecture", "");
-  return ToJson(DescribeModel(text, architecture, max_params));
+  chunkplan::models::TpOptions tp;
+  tp.tp_size = request.value("tp_size", 1u);
+  tp.sequence_parallelism = request.value("sequence_parallelism", false);
+  return ToJson(DescribeModel(text, architecture, max_params, tp));
 }
 
 int Batch(uint64_t max_params) {

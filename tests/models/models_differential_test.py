@@ -2,7 +2,8 @@
 """The C++ model families (server/models, through chunkplan-describe-tool)
 against the independent Python oracle (tests/oracle/models): every
 parameter's name and numel, in order, the model type, class and hidden
-size, on every real config of the oracle's data under each of its family's
+size, and the operations of one forward pass (tests/oracle/
+gathered_oracle.py's transcription; none where it has none), on every real config of the oracle's data under each of its family's
 classes, and on fresh random configs of every family (a new seed each run,
 printed; CHUNKPLAN_SEED=N repeats a run).
 
@@ -18,6 +19,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "oracle"))
+import decoder_traits  # noqa: E402
+import gathered_oracle  # noqa: E402
 import models  # noqa: E402
 from models import FAMILIES, MODEL_TYPES, PUBLISHED, describe, \
     random_config  # noqa: E402
@@ -51,6 +54,30 @@ def run_tool(requests):
     return answers
 
 
+class _Recording(dict):
+    """A config that remembers the keys looked up with get()."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.looked_up = set()
+
+    def get(self, key, default=None):
+        self.looked_up.add(key)
+        return super().get(key, default)
+
+
+def keys_read(config, d):
+    """The config's keys the description reads: the families' oracle's,
+    and those the activation oracle's traits of its layer look up
+    (decoder_traits; none for a family whose layer it does not model).
+    tie_word_embeddings is the families' oracle's to judge: the traits look
+    it up even for a class without a head, where it ties nothing."""
+    recording = _Recording(config)
+    decoder_traits.traits(recording, d, 1)
+    looked_up = recording.looked_up - {"tie_word_embeddings"}
+    return sorted(set(d.keys_read) | {k for k in looked_up if k in config})
+
+
 def oracle(config, architecture):
     """The oracle's description as the tool's dict, or None where it
     refuses the config."""
@@ -60,8 +87,9 @@ def oracle(config, architecture):
         return None
     return {"model_type": d.model_type, "architecture": d.architecture,
             "hidden_size": d.hidden_size, "names": d.names,
-            "numels": d.numels, "keys_read": d.keys_read,
-            "config_keys": sorted(config)}
+            "numels": d.numels, "keys_read": keys_read(config, d),
+            "config_keys": sorted(config),
+            "operations": gathered_oracle.operations(d) or []}
 
 
 def first_difference(want, got):
@@ -81,6 +109,14 @@ def first_difference(want, got):
             return f"parameter {i}: oracle {w}, C++ {g}"
     if len(pairs) != len(got_pairs):
         return f"oracle {len(pairs)} parameters, C++ {len(got_pairs)}"
+    if want["operations"] != got["operations"]:
+        for k, (w, g) in enumerate(zip(want["operations"],
+                                       got["operations"])):
+            if w != g:
+                return (f"operation {k}: oracle {[want['names'][p] for p in w]}"
+                        f", C++ {[got['names'][p] for p in g]}")
+        return (f"oracle {len(want['operations'])} operations, C++ "
+                f"{len(got['operations'])}")
     if got["total"] != sum(got["numels"]):
         return f"C++ total {got['total']} is not the sum of its numels"
     # Every key accounted for: read as the oracle's family reads it, the

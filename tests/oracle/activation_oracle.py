@@ -1,31 +1,54 @@
 #!/usr/bin/python3
-"""The activation oracle: the published per-rank activation estimate.
+"""The activation oracle: what transformers 4.51.3's decoder families save
+for backward under torch >= 2.2, tensor by tensor, and the backward pass's
+transients, written from the modeling code (decoder_torch.py holds the same
+code as torch modules) and from PyTorch's tools/autograd/derivatives.yaml;
+not from chunkplan's C++.
 
-An independent Python statement of the formula in Korthikanti et al.,
-"Reducing Activation Recomputation in Large Transformer Models" (2022,
-arXiv 2205.05198), written from the paper's Section 4, not from the C++
-side: every tensor the paper lists as stored for the backward pass of one
-transformer layer (Sec. 4.1), summed here one by one, at 16-bit activations
-and 1-byte dropout masks; Table 2's last row (full recomputation: only each
-layer's 2sbh input); and the terms outside the layers (Sec. 4, total
-activations memory) at tensor parallel t = 1 and pipeline p = 1. Flash
-attention stores no s x s scores: the three score terms are dropped.
+Two ways to answer, one request format:
+  * the itemized list (`tensors`): every saved tensor named, summed; for
+    any shape (the plan and layout oracles call it on real models);
+  * `"measure": true` (small shapes only): the model is built in torch and
+    run on CPU in bf16; saved_tensors_hooks count the unique storages saved
+    for backward (saved_tensors.py, torch 1.13's extra saves taken out by
+    name), and torch.profiler's CPU memory events give the peak of the
+    backward pass. The itemized list must equal the count exactly (eager).
 
-Input, one JSON object a line with --jsonl (integers as numbers or decimal
-strings):
-  {"shape": {"num_layers": L, "hidden_size": h, "num_attention_heads": a,
-             "vocab_size": v},
-   "workload": {"micro_batch": b, "sequence_length": s,
-                "activation_checkpointing": B, "flash_attention": B},
-   "adapters": {"rank": r, "dropout": B, "modules": [{"in_features": n,
-                "in_layer": B}, ...]}}   (optional: LoRA, docs/lora.md)
-Output, one line each: {"per_layer_bytes": "N", "layers_bytes": "N",
-  "embedding_dropout_bytes": "N", "final_norm_bytes": "N",
-  "output_input_bytes": "N", "logits_bytes": "N", "adapter_bytes": "N",
-  "total_bytes": "N"}
-(decimal strings, as protobuf's JSON prints uint64), or {"error": "..."}
-naming the field: a zero size ("workload.micro_batch must be at least 1"),
-or the first part past 2^64-1 ("activations.layers_bytes exceeds ...").
+SDPA and flash_attention_2 are not run (Debian's torch 1.13 has neither):
+their terms are the kernels' documented saved tensors:
+  * SDPA, flash backend (torch >= 2.2 derivatives.yaml,
+    _scaled_dot_product_flash_attention: "query, key, value:
+    _scaled_dot_product_flash_attention_backward_symint(grad, query, key,
+    value, output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
+    dropout_p, is_causal, philox_seed, philox_offset, scale)"): query, key,
+    value (transformers' sdpa_attention_forward repeats K and V to every
+    query head first), output, logsumexp (b, a, s) fp32; the seed and
+    offset are host scalars.
+  * flash_attention_2 (flash_attn_interface.py, FlashAttnFunc.forward:
+    "ctx.save_for_backward(q, k, v, out_padded, softmax_lse, rng_state)"):
+    q, k and v at their own head counts (no repeat), out, softmax_lse
+    (b, a, s) fp32, rng_state (2 x int64).
+In both, o_proj's input is the kernel's output (transpose + contiguous is
+a no-op on its (b, s, a, d) layout): one storage.
+
+Input, one JSON object a line with --jsonl (integers as numbers or strings):
+  {"shape": {"num_layers", "hidden_size", "num_attention_heads",
+             "vocab_size", "num_key_value_heads", "head_dim",
+             "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
+             "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
+             "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
+             "attention_dropout", "hidden_dropout", "embedding_dropout",
+             "not_estimated": "..."},
+   "workload": {"micro_batch", "sequence_length",
+                "activation_checkpointing",
+                "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
+   "family": "llama", "measure": false, "seed": 0}
+("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
+gemma or gpt2; its traits must be the shape's.)
+Output, one line each: every part of PARTS as a decimal string, and with
+"measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
+"measured_peak_bytes" (backward's peak over the memory before forward), or
+{"error": "..."} (the refusal's message).
 """
 
 import json
@@ -33,60 +56,192 @@ import sys
 
 U64_MAX = 2**64 - 1
 
-SHAPE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
-                "vocab_size")
-WORKLOAD_FIELDS = ("micro_batch", "sequence_length")
-PARTS = ("per_layer_bytes", "layers_bytes", "embedding_dropout_bytes",
-         "final_norm_bytes", "output_input_bytes", "logits_bytes",
-         "adapter_bytes", "total_bytes")
+PARTS = ("per_layer_bytes", "layers_bytes", "outside_layers_bytes",
+         "loss_bytes", "adapter_bytes", "saved_bytes", "held_bytes", "total_bytes",
+         "loss_backward_bytes", "head_backward_bytes",
+         "final_norm_backward_bytes", "recompute_bytes",
+         "layer_backward_bytes", "embedding_backward_bytes",
+         "transient_bytes")
+
+SIZE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
+               "vocab_size")
+
+
+# Bytes a norm's backward holds above its saves per element of its input
+# (b x s x h), besides the input's gradient: measured with torch.profiler
+# on the norms of decoder_torch.py (tests/oracle/norm_backward_test in
+# activation_oracle_test.py re-measures them): RMSNorm's fp32 chain
+# (grad.to(fp32), x * rsqrt's two gradients, mean's expand, pow's 2x)
+# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3.
+NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3}
 
 
 class ActivationError(ValueError):
-    """An input the estimate refuses; the message names the field."""
+    """A refusal; `code` is "INVALID_ARGUMENT" or "UNIMPLEMENTED"."""
+
+    def __init__(self, message, code="INVALID_ARGUMENT"):
+        super().__init__(message)
+        self.code = code
 
 
-def layer_terms(s, b, h, a):
-    """Sec. 4.1: what one layer stores, as (name, bytes, is_score_term)."""
-    return [
-        # Attention block: 11sbh + 5as^2b.
-        ("QKV input", 2 * s * b * h, False),
-        ("Q and K for QK^T", 4 * s * b * h, False),
-        ("softmax output", 2 * a * s * s * b, True),
-        ("softmax dropout mask", a * s * s * b, True),
-        ("dropout output for attention over V", 2 * a * s * s * b, True),
-        ("V for attention over V", 2 * s * b * h, False),
-        ("output projection input", 2 * s * b * h, False),
-        ("attention dropout mask", s * b * h, False),
-        # MLP block: 19sbh.
-        ("first linear input", 2 * s * b * h, False),
-        ("second linear input (4h wide)", 8 * s * b * h, False),
-        ("GeLU input (4h wide)", 8 * s * b * h, False),
-        ("MLP dropout mask", s * b * h, False),
-        # The two layer norms: 4sbh.
-        ("first layer norm input", 2 * s * b * h, False),
-        ("second layer norm input", 2 * s * b * h, False),
-    ]
+def dims(shape, work):
+    b, s = work["micro_batch"], work["sequence_length"]
+    for f in ("micro_batch", "sequence_length"):
+        if work[f] == 0:
+            raise ActivationError(f"workload.{f} must be at least 1")
+    if shape.get("not_estimated"):
+        raise ActivationError("activations: not estimated for this family: " +
+                              shape["not_estimated"], "UNIMPLEMENTED")
+    for f in SIZE_FIELDS:
+        if shape[f] == 0:
+            raise ActivationError(f"shape.{f} must be at least 1")
+    h, a = shape["hidden_size"], shape["num_attention_heads"]
+    kv = shape.get("num_key_value_heads") or a
+    if a % kv:
+        raise ActivationError("shape.num_key_value_heads must divide "
+                              "shape.num_attention_heads")
+    if not shape.get("head_dim") and h % a:
+        raise ActivationError("shape.hidden_size / shape.num_attention_heads "
+                              "must divide when shape.head_dim is unset")
+    return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
+                i=shape.get("intermediate_size") or 4 * h,
+                v=shape["vocab_size"], L=shape["num_layers"])
 
 
-def per_layer(s, b, h, a, checkpointing, flash):
-    """One layer's bytes: Table 2's first row, without score terms under
-    flash attention, or its last row (2sbh) under full recomputation."""
-    if checkpointing:
-        return 2 * s * b * h
-    return sum(n for _, n, score in layer_terms(s, b, h, a)
-               if not (flash and score))
+def attention_of(work):
+    a = work.get("attention", "default")
+    return "sdpa" if a == "default" else a
+
+
+def norm_tensors(kind, rows, width, where):
+    """(name, bytes) a norm's own ops save over rows x width."""
+    if kind == "rms":  # LlamaRMSNorm
+        return [(f"{where}: x.to(fp32), kept by pow and by x * rsqrt",
+                 4 * rows * width),
+                (f"{where}: rsqrt(variance + eps) (fp32), kept by the mul",
+                 4 * rows),
+                (f"{where}: x_normed.to(dtype), kept by weight * (.)",
+                 2 * rows * width)]
+    if kind == "gemma_rms":  # GemmaRMSNorm
+        return [(f"{where}: x.float(), kept by pow and x * rsqrt",
+                 4 * rows * width),
+                (f"{where}: rsqrt (fp32)", 4 * rows),
+                (f"{where}: _norm(x) (fp32), kept by (.) * (1 + w)",
+                 4 * rows * width),
+                (f"{where}: 1.0 + weight.float() (fp32)", 4 * width)]
+    # nn.LayerNorm: native_layer_norm keeps input, mean, rstd (fp32 on CUDA)
+    return [(f"{where}: input", 2 * rows * width),
+            (f"{where}: mean (fp32)", 4 * rows),
+            (f"{where}: rstd (fp32)", 4 * rows)]
+
+
+def eager_kv(x):
+    """K (or V) as eager attention's matmul keeps it: repeat_kv's
+    expand + reshape is a view when kv = 1, and so is matmul's reshape to
+    bmm's batch when b = 1 (size-1 dimensions take any stride): then the
+    kv-wide tensor itself; else a copy as wide as q."""
+    if x["kv"] == 1 and x["b"] == 1:
+        return 2 * x["s"] * x["d"]
+    return 2 * x["b"] * x["s"] * x["a"] * x["d"]
+
+
+def targets(b, s):
+    """The loss's targets (int64): labels padded by one then [..., 1:]
+    .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
+    padded storage of s + 1."""
+    return 8 * (s + 1) if b == 1 else 8 * b * s
+
+
+def layer_tensors(t, x, attention):
+    """What one decoder layer saves without checkpointing."""
+    b, s, h, a, kv, d, i = (x[k] for k in ("b", "s", "h", "a", "kv", "d",
+                                            "i"))
+    bs, n = b * s, b * s * h
+    out = norm_tensors(t["norm"], bs, h, "input norm")
+    out.append(("input norm's output, kept by q/k/v projections", 2 * n))
+    if t["qk_norm"]:
+        out += norm_tensors("rms", bs * a, d, "q_norm")
+        out += norm_tensors("rms", bs * kv, d, "k_norm")
+    q = 2 * bs * a * d
+    if attention == "flash_attention_2":
+        out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
+                ("v (kv heads)", 2 * bs * kv * d),
+                ("out (also o_proj's input)", q),
+                ("softmax_lse (fp32)", 4 * bs * a), ("rng_state", 16)]
+    elif attention == "sdpa":
+        out += [("query", q), ("key (repeated)", q),
+                ("value (repeated)", q), ("output (also o_proj's input)", q),
+                ("logsumexp (fp32)", 4 * bs * a)]
+    else:
+        p = b * a * s * s
+        out += [("q for QK^T", q), ("k repeated, for QK^T", eager_kv(x))]
+        if t["scale_by_tensor"]:
+            out.append(("the 0-dim scale tensor divided by", 2))
+        out.append(("softmax result", (4 if t["fp32_softmax"] else 2) * p))
+        if t["attention_dropout"]:
+            out += [("attention dropout mask", p),
+                    ("dropped probabilities for PV", 2 * p)]
+        elif t["fp32_softmax"]:
+            out.append(("probabilities .to(dtype) for PV", 2 * p))
+        out += [("v repeated, for PV", eager_kv(x)),
+                ("o_proj input (contiguous copy)", q)]
+    if t["hidden_dropout"]:
+        out.append(("residual dropout mask after attention", n))
+    out += norm_tensors(t["norm"], bs, h, "post-attention norm")
+    out.append(("post-attention norm's output, kept by the MLP", 2 * n))
+    bi = 2 * bs * i
+    if t["gated_mlp"]:
+        act = ([("gate_proj output, kept by act", bi)]
+               if t["activation"] == "single_op" else
+               [("gelu_new: x, tanh, 0.5x, 1 + tanh", 4 * bi)])
+        out += act + [("act(gate), kept by the mul", bi),
+                      ("up_proj output, kept by the mul", bi),
+                      ("act(gate) * up, down_proj's input", bi)]
+    else:
+        act = ([("c_fc output, kept by act", bi)]
+               if t["activation"] == "single_op" else
+               [("gelu_new: x (pow)", bi), ("gelu_new: tanh result", bi),
+                ("gelu_new: 0.5 * x", bi), ("gelu_new: 1 + tanh", bi)])
+        out += act + [("act output, c_proj's input", bi)]
+    if t["hidden_dropout"]:
+        out.append(("residual dropout mask after the MLP", n))
+    return out
+
+
+def outside_tensors(t, x, work):
+    b, s, h, d = x["b"], x["s"], x["h"], x["d"]
+    ckpt = work["activation_checkpointing"]
+    eager = attention_of(work) == "eager"
+    out = [("input_ids (embedding's indices)", 8 * b * s)]
+    if not t["rotary"]:
+        out.append(("position_ids (wpe's indices)", 8 * s))
+    elif ckpt:
+        out.append(("cache_position / position_ids (checkpoint argument)",
+                    8 * s))
+    else:
+        out.append(("cos and sin (1, s, d), kept by RoPE", 4 * s * d))
+    if ckpt and eager:
+        out.append(("eager mask (checkpoint argument)",
+                    2 * b * s * s if t["rotary"] else 2 * b * s))
+    if t["embedding_dropout"]:
+        out.append(("embedding dropout mask", b * s * h))
+    if t["embed_scale"]:
+        out.append(("embedding normalizer (0-dim)", 2))
+    out += norm_tensors(t["norm"], b * s, h, "final norm")
+    out.append(("final norm's output, lm_head's input", 2 * b * s * h))
+    return out
 
 
 def adapter_terms(s, b, adapters, checkpointing):
     """What the LoRA adapters store, module by module (PEFT's lora.Linear
     forward: lora_B(lora_A(dropout(x))) * scaling): lora_B's input, the
-    r-wide intermediate (2sbr); with dropout the mask (sb x in, 1 byte) and
+    r-wide intermediate (2sbr); with dropout, the 1-byte mask (sb x in) and
     its output, lora_A's input (2sb x in); without dropout lora_A reads x
-    itself, which the layer's own terms count. A recomputed layer keeps
-    none of its modules' tensors."""
+    itself, already counted. A recomputed layer keeps only its input: under
+    checkpointing the modules inside the layers store nothing."""
     terms = []
     for m in adapters.get("modules", []) if adapters else []:
-        if checkpointing and m["in_layer"]:
+        if checkpointing and m.get("in_layer"):
             continue
         terms.append(("lora_B input", 2 * s * b * adapters["rank"]))
         if adapters.get("dropout"):
@@ -95,65 +250,181 @@ def adapter_terms(s, b, adapters, checkpointing):
     return terms
 
 
-def estimate(shape, workload, adapters=None):
-    """The parts and total (Python ints); raises ActivationError."""
-    s, b = workload["sequence_length"], workload["micro_batch"]
-    L, h = shape["num_layers"], shape["hidden_size"]
-    a, v = shape["num_attention_heads"], shape["vocab_size"]
-    one = per_layer(s, b, h, a, workload["activation_checkpointing"],
-                    workload["flash_attention"])
+def estimate(shape, work, adapters=None):
+    """The parts (ints); raises ActivationError. `adapters`: the LoRA
+    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
+    (docs/lora.md)."""
+    x = dims(shape, work)
+    t = dict(DEFAULT_TRAITS, **shape)
+    ckpt = work["activation_checkpointing"]
+    attention = attention_of(work)
+    b, s, h, v = x["b"], x["s"], x["h"], x["v"]
+    layer = sum(n for _, n in layer_tensors(t, x, attention))
+    per_layer = 2 * b * s * h if ckpt else layer
+    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
+    outside = sum(n for _, n in outside_tensors(t, x, work))
+    held = 2 * b * s * v + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
+    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
+    # holds the 16-bit logits' gradient, its input's and its weight's, once
+    # the loss's saves are gone. A layer: the residual stream's gradient
+    # plus its largest step: first the MLP's (an op's input gradient with
+    # its weight's, freed once Gemini takes it, or the gated product's
+    # three gradients) over all the layer's saves; then the attention's
+    # (eager softmax's gradients in and out, fp32 when upcast; a kernel's
+    # dq, dk, dv, d(out); o_proj's input and weight gradients) once the
+    # MLP, the second norm, the residual masks, o_proj's input and PV's
+    # operands are released. The layers run on what the loss and the final
+    # norm left.
+    bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
+    norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
+    released = loss + norm + 2 * n
+    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
+    # (the gated product's or gelu_new's last product's three gradients
+    # come once down_proj's input is released)
+    mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
+    q = 2 * bs * ad
+    attn_work = max(4 * q, q + 2 * h * ad)
+    after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
+                           if name.startswith(("post-attention", "act",
+                                               "gate_proj", "up_proj",
+                                               "c_fc", "gelu_new",
+                                               "residual dropout")))
+                       + q)  # o_proj's input
+    if attention == "eager":
+        p = b * x["a"] * s * s
+        attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
+        for_pv = (3 * p if t["attention_dropout"] else
+                  2 * p if t["fp32_softmax"] else 0)
+        after_attention += eager_kv(x) + for_pv  # v, PV's left factor
+    # Last, q, k and v's projections: their gradients, the largest
+    # projection weight's gradient (GPT-2's fused c_attn: all three) and the
+    # input's, once all but the first norm's saves and output is released.
+    qkv = 2 * bs * (ad + 2 * x["kv"] * x["d"])
+    weight = 2 * h * (ad + 2 * x["kv"] * x["d"] if t["fused_qkv"] else ad)
+    qkv_step = (qkv + weight + 2 * n -
+                (layer - norm - 2 * n))
+    # A norm's backward: its fp32 arithmetic's temporaries, NORM_BACKWARD
+    # bytes an element (after the MLP, for the second norm; last, for the
+    # first).
+    norm_step = NORM_BACKWARD[t["norm"]] * n
+    mlp_and_masks = sum(m for name, m in layer_tensors(t, x, attention)
+                        if name.startswith(("act", "gate_proj", "up_proj",
+                                            "c_fc", "gelu_new",
+                                            "residual dropout")))
+    layer_backward = 2 * n + max(mlp_step, attn_work - after_attention,
+                                 qkv_step,
+                                 norm_step - mlp_and_masks - 2 * n,
+                                 norm_step - (layer - norm - 2 * n))
+    recompute = layer if ckpt else 0
+    # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
+    # input buffer for the embedding's share: held through the layers.
+    tied = 2 * v * h if t["tied_embeddings"] else 0
+    # Re-running an eager layer, its softmax holds the 16-bit scores, their
+    # fp32 copy and the result at once (GPT-2: the scores and the result),
+    # over the saves made before it (v repeated among them), the tensors
+    # the attention's locals still hold (q, k and v before their copies)
+    # and the incoming gradient.
+    forward_softmax = 0
+    if ckpt and attention == "eager":
+        p = b * x["a"] * s * s
+        before = sum(m for name, m in layer_tensors(t, x, attention)
+                     if name.startswith(("input norm", "q_norm", "k_norm",
+                                         "q for QK^T", "k repeated",
+                                         "v repeated", "the 0-dim scale")))
+        kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
+                     2 * 2 * bs * x["kv"] * x["d"])
+        forward_softmax = (2 * n + before + q + kv_locals +
+                           (10 if t["fp32_softmax"] else 4) * p)
+    inside = max(recompute + layer_backward, forward_softmax) + tied
     parts = {
-        "per_layer_bytes": one,
-        "layers_bytes": L * one,
-        # Sec. 4, outside the layers, at p = 1 and t = 1:
-        "embedding_dropout_bytes": s * b * h,  # sbhp/t: the mask
-        "final_norm_bytes": 2 * s * b * h,  # the last layer norm's input
-        "output_input_bytes": 2 * s * b * h,  # the output layer's input
-        "logits_bytes": 4 * s * b * v,  # fp32 logits for cross entropy
-        "adapter_bytes": sum(n for _, n in adapter_terms(
-            s, b, adapters, workload["activation_checkpointing"])),
+        "per_layer_bytes": per_layer,
+        "layers_bytes": x["L"] * per_layer,
+        "outside_layers_bytes": outside,
+        "loss_bytes": loss,
     }
-    parts["total_bytes"] = sum(parts[p] for p in PARTS[1:-1])
+    parts["adapter_bytes"] = sum(n for _, n in adapter_terms(
+        s, b, adapters, ckpt))
+    parts["saved_bytes"] = (parts["layers_bytes"] + outside + loss +
+                            parts["adapter_bytes"])
+    parts["held_bytes"] = held
+    parts["total_bytes"] = parts["saved_bytes"] + held
+    parts["loss_backward_bytes"] = 8 * b * s * v
+    parts["recompute_bytes"] = recompute
+    parts["layer_backward_bytes"] = layer_backward
+    parts["head_backward_bytes"] = head
+    # Last, the embedding's backward: its output's gradient and its weight's
+    # (with a tied lm_head, the held gradient and their sum, out of place),
+    # once everything but the embedding's indices and the 16-bit logits
+    # (the model's output) is released.
+    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + 2 * b * s * v
+    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) * v * h -
+                    (parts["total_bytes"] - kept))
+    parts["embedding_backward_bytes"] = embedding
+    # The final norm's backward, once the loss and lm_head released theirs.
+    final_norm = max(0, NORM_BACKWARD[t["norm"]] * n - loss)
+    parts["final_norm_backward_bytes"] = final_norm
+    parts["transient_bytes"] = max(8 * b * s * v, head, final_norm,
+                                   inside - released, embedding)
     for p in PARTS:
         if parts[p] > U64_MAX:
             raise ActivationError(f"activations.{p} exceeds 2^64-1 bytes")
     return parts
 
 
+BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
+               "scale_by_tensor", "embed_scale", "attention_dropout",
+               "hidden_dropout", "embedding_dropout")
+DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
+                  "norm": "rms", "gated_mlp": True, "activation": "single_op",
+                  "rotary": True, "qk_norm": False, "fp32_softmax": True,
+                  "scale_by_tensor": False, "embed_scale": False,
+                  "attention_dropout": False, "hidden_dropout": False,
+                  "embedding_dropout": False, "not_estimated": ""}
+
+
 def read_request(request):
-    """(shape, workload, adapters) from a request dict; raises
-    ActivationError."""
-    shape = {f: int(request["shape"][f]) for f in SHAPE_FIELDS}
+    shape = dict(DEFAULT_TRAITS)
+    shape.update(request["shape"])
+    for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
+                            "intermediate_size"):
+        shape[f] = int(shape.get(f, 0) or 0)
+    shape["not_estimated"] = shape.get("not_estimated") or ""
+    for f in BOOL_TRAITS:
+        shape[f] = bool(shape[f])
     w = request["workload"]
-    workload = {f: int(w[f]) for f in WORKLOAD_FIELDS}
-    workload["activation_checkpointing"] = bool(
-        w.get("activation_checkpointing", False))
-    workload["flash_attention"] = bool(w.get("flash_attention", False))
-    for f in WORKLOAD_FIELDS:
-        if workload[f] == 0:
-            raise ActivationError(f"workload.{f} must be at least 1")
-    for f in SHAPE_FIELDS:
-        if shape[f] == 0:
-            raise ActivationError(f"shape.{f} must be at least 1")
-    return shape, workload, request.get("adapters")
+    work = {"micro_batch": int(w["micro_batch"]),
+            "sequence_length": int(w["sequence_length"]),
+            "activation_checkpointing": bool(
+                w.get("activation_checkpointing", False)),
+            "attention": w.get("attention", "default")}
+    return shape, work
 
 
 def answer(line):
-    """One JSON answer line for one JSON request line."""
+    request = json.loads(line)
     try:
-        parts = estimate(*read_request(json.loads(line)))
+        shape, work = read_request(request)
+        parts = estimate(shape, work, request.get("adapters"))
     except ActivationError as e:
-        return json.dumps({"error": str(e)})
-    return json.dumps({p: str(parts[p]) for p in PARTS})
+        return json.dumps({"error": str(e), "code": e.code})
+    out = {p: str(parts[p]) for p in PARTS}
+    if request.get("measure"):
+        import measure_torch  # torch only where asked
+        out.update({k: str(v) for k, v in
+                    measure_torch.measure(shape, work,
+                                          request.get("family", "llama"),
+                                          request.get("seed", 0)).items()})
+    return json.dumps(out)
 
 
 def main(argv):
     if argv[1:] != ["--jsonl"]:
         print(__doc__, file=sys.stderr)
         return 2
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
     for line in sys.stdin:
         if line.strip():
-            print(answer(line))
+            print(answer(line), flush=True)
     return 0
 
 

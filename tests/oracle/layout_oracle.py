@@ -84,7 +84,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chunk_search_oracle as search_oracle  # noqa: E402
+import gathered_oracle  # noqa: E402
 import layout_sweep  # noqa: E402
+import models  # noqa: E402
 import placement_oracle  # noqa: E402
 import verdict_oracle  # noqa: E402
 
@@ -127,7 +129,9 @@ _CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
                    "gpusPerNode": "gpus_per_node",
                    "world_sizes": "world_sizes", "worldSizes": "world_sizes",
                    "reserve_bytes": "reserve_bytes",
-                   "reserveBytes": "reserve_bytes", "margin": "margin"}
+                   "reserveBytes": "reserve_bytes", "margin": "margin",
+                   "whole_nodes": "whole_nodes", "wholeNodes": "whole_nodes",
+                   "max_nodes": "max_nodes", "maxNodes": "max_nodes"}
 _CONFIG_FIELDS = {"dp_degree": "dp_degree", "dpDegree": "dp_degree",
                   "chunk_size": "chunk_size", "chunkSize": "chunk_size",
                   "keep_gathered": "keep_gathered",
@@ -146,17 +150,28 @@ _GEMINI_FIELDS = {"precision": "precision",
                   "offload_param_frac": "offload_param_frac",
                   "offloadParamFrac": "offload_param_frac",
                   "device_memory_bytes": "device_memory_bytes",
-                  "deviceMemoryBytes": "device_memory_bytes"}
+                  "deviceMemoryBytes": "device_memory_bytes",
+                  "tp_size": "tp_size", "tpSize": "tp_size",
+                  "extra_dp_size": "extra_dp_size",
+                  "extraDpSize": "extra_dp_size",
+                  "enable_sequence_parallelism":
+                      "enable_sequence_parallelism",
+                  "enableSequenceParallelism":
+                      "enable_sequence_parallelism",
+                  "max_prefetch": "max_prefetch",
+                  "maxPrefetch": "max_prefetch"}
 _PLACEMENTS = {"PLACEMENT_STATIC": 0, "PLACEMENT_AUTO": 1}
 
 Settings = collections.namedtuple(
     "Settings", "precision master_weights gradient_accumulation pin_memory "
     "optimizer placement shard_param_frac offload_optim_frac "
-    "offload_param_frac device_memory_bytes")
+    "offload_param_frac device_memory_bytes max_prefetch")
 Config = collections.namedtuple("Config", "dp_degree chunk_size keep_gathered")
 Parsed = collections.namedtuple(
-    "Parsed", "search_request args configs frozen settings objective cluster")
+    "Parsed", "search_request args configs frozen settings objective cluster "
+    "model")
 # cluster: None, or a dict of the Cluster's fields (margin None where unset)
+# model: None, or (model_type, operations or None) of search.model
 
 
 def _fields(obj, names, where):
@@ -233,8 +248,8 @@ def _list(value, where):
 def _cluster(raw):
     """Layout's cluster (issue 41), checked in this order: device memory 0,
     gpus_per_node 0 with a host memory to check, world_sizes not empty
-    (Layout's world size is its largest dp degree), the margin outside
-    [0, 1)."""
+    (Layout's world size is its largest dp degree), whole_nodes or
+    max_nodes set (Plan's only), the margin outside [0, 1)."""
     f = _fields(raw, _CLUSTER_FIELDS, "cluster")
     c = {"device_memory_bytes": _uint(f.get("device_memory_bytes", 0),
                                       "cluster.device_memory_bytes",
@@ -257,6 +272,9 @@ def _cluster(raw):
     if c["world_sizes"]:
         raise LayoutError("cluster.world_sizes: Layout's world size is its "
                           "largest dp degree")
+    for name in ("whole_nodes", "max_nodes"):
+        if f.get(name):
+            raise LayoutError(f"cluster.{name}: Plan's only")
     try:
         verdict_oracle.check_margin(c["margin"])
     except verdict_oracle.VerdictError as exc:
@@ -270,7 +288,7 @@ def parse(request):
     cluster first (the service checks it before the search part)."""
     top = _fields(request, _TOP_FIELDS, "request")
     cluster = None if top.get("cluster") is None else _cluster(top["cluster"])
-    search_request = top.get("search", {})
+    search_request, model = _model(top.get("search", {}))
     try:
         args = search_oracle.parse_request(search_request)
     except search_oracle.RequestError as exc:
@@ -309,7 +327,17 @@ def parse(request):
         _frac(g.get("offload_param_frac", 0.0), "gemini.offload_param_frac"),
         None if g.get("device_memory_bytes") is None else _uint(
             g["device_memory_bytes"], "gemini.device_memory_bytes",
-            UINT64_MAX))
+            UINT64_MAX),
+        _uint(g.get("max_prefetch", 0), "gemini.max_prefetch", UINT32_MAX))
+    # GeminiPlugin's mesh (zero, extra_dp, tp): the chunks spread over the
+    # zero group (the dp degrees), and every rank of a node holds its own
+    # shards, so a node holds min(gpus_per_node, zero x extra_dp x tp)
+    # ranks' host bytes (0 means 1 on the wire).
+    if cluster is not None:
+        cluster["mesh_ranks"] = (
+            max(1, _uint(g.get("tp_size", 0), "gemini.tp_size", UINT32_MAX)) *
+            max(1, _uint(g.get("extra_dp_size", 0), "gemini.extra_dp_size",
+                         UINT32_MAX)))
     error = placement_oracle.check(settings._asdict())
     if error is not None:
         raise LayoutError(error)
@@ -318,7 +346,76 @@ def parse(request):
     # candidate is laid out and placed (_layout_values: the most loaded
     # rank under the worst chunk order, plus the gathered buffer).
     return Parsed(search_request, args, configs, frozen, settings, objective,
-                  cluster)
+                  cluster, model)
+
+
+_MODEL_FIELDS = {"hf_config_json": "hf_config_json",
+                 "hfConfigJson": "hf_config_json",
+                 "architecture": "architecture", "lora": "lora",
+                 "freeze": "freeze", "train": "train",
+                 # Describe's own; Layout and Plan take gemini.tp_size.
+                 "tp_size": "tp_size", "tpSize": "tp_size",
+                 "enable_sequence_parallelism": "enable_sequence_parallelism",
+                 "enableSequenceParallelism": "enable_sequence_parallelism"}
+MODEL_DEFAULT_INTERVAL = 1024  # GeminiPlugin's without a hidden_dim
+
+
+def describe_model(search, raw_model, error=LayoutError):
+    """Puts the numels the models oracle describes for search.model (and
+    interval 1024 for 0) in the dict `search`; returns (config dict,
+    Description). Errors (`error`) name search.model."""
+    f = _fields(raw_model, _MODEL_FIELDS, "search.model")
+    text = f.get("hf_config_json", "")
+    if not isinstance(text, str):
+        raise error("search.model.hf_config_json: expected a string")
+    architecture = f.get("architecture", "")
+    if not isinstance(architecture, str):
+        raise error("search.model.architecture: expected a string")
+    # LoRA adapters and trainable patterns are the LoRA oracle's
+    # (tests/oracle/lora_oracle_test.py), not this one's: only unset.
+    for key in ("lora", "freeze", "train"):
+        if f.get(key):
+            raise error(f"search.model.{key}: not modelled by this oracle")
+    if search.get("numels"):
+        raise error("search: exactly one of numels and model may be set")
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise error(f"search.model.hf_config_json: not JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise error("search.model.hf_config_json: not a JSON object")
+    try:
+        description = models.describe(config, architecture or None)
+    except (ValueError, TypeError) as exc:
+        raise error(f"search.model: {exc}") from None
+    search.pop("numels", None)
+    search["numels"] = description.numels
+    key = "searchInterval" if "searchInterval" in search else "search_interval"
+    if _uint(search.get(key, 0), "search.search_interval", UINT64_MAX) == 0:
+        search[key] = MODEL_DEFAULT_INTERVAL
+    return config, description
+
+
+def _model(search):
+    """(the search part with search.model's numels in place of the model,
+    (model_type, its operations or None)), or (search, None) without a
+    model: the models oracle describes it, gathered_oracle gives its
+    operations."""
+    if not isinstance(search, dict) or search.get("model") is None:
+        return search, None
+    raw_model = search["model"]
+    search = {k: v for k, v in search.items() if k != "model"}
+    _, description = describe_model(search, raw_model)
+    return search, (description.model_type,
+                    gathered_oracle.operations(description))
+
+
+def unsequenced_note(model_type):
+    """The note of an answer whose model's family has no operation
+    sequence (the one-chunk count stands)."""
+    return (f"gathered_chunk_bytes counts one chunk, the largest: model_type "
+            f"{model_type} has no operation sequence yet (docs/plan.md, "
+            '"Gathered chunks")')
 
 
 # ---------------------------------------------------------------------------
@@ -541,7 +638,7 @@ def _rank_bytes(shard_elems, gathered_elems, gathered_used, real,
 
 Layout = collections.namedtuple(
     "Layout", "groups layout_padding most least gathered_chunk_bytes "
-    "most_least placement")
+    "most_least placement gathered_chunks")
 
 
 def _group_params(numels, degrees, frozen, degree):
@@ -555,7 +652,8 @@ def _frozen_numel(numels, frozen):
     return sum(n for i, n in enumerate(numels) if frozen and frozen[i])
 
 
-def _layout(numels, degrees, frozen, configs, settings, outcome=True):
+def _layout(numels, degrees, frozen, configs, settings, outcome=True,
+            model=None):
     """The layout of every group (in the order of configs) and the most and
     least loaded ranks. Frozen parameters are never placed. outcome=False:
     where the settings move nothing, the placement's outcome and extremes
@@ -584,13 +682,27 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True):
                 assert all(theirs[k] == v for k, v in mine.items()), (mine,
                                                                       theirs)
         most, least = p_most, p_least
-    # The transient buffer: the largest non-gathered chunk gathered whole in
-    # the 2-byte dtype (chunk.py __gather allocates cuda_global_chunk of
-    # chunk_size elements); 0 when every group is kept gathered.
-    largest = max([c.size for g in groups if not g.config.keep_gathered
-                   for c in g.chunks], default=0)
+    # The gathered buffers. With the model's operations (model: (model_type,
+    # operations)), gathered_oracle's replay of an iteration; else the
+    # largest non-gathered chunk gathered whole in the 2-byte dtype
+    # (chunk.py __gather allocates cuda_global_chunk of chunk_size
+    # elements): one buffer, none when every group is kept gathered.
+    operations = None if model is None else model[1]
+    if operations is not None:
+        placed_params = [
+            [i for i, _ in _group_params(numels, degrees, frozen,
+                                         g.config.dp_degree)]
+            for g in groups]
+        elements, buffers = gathered_oracle.replay(
+            groups, placed_params, operations, settings)
+    else:
+        sizes = [c.size for g in groups if not g.config.keep_gathered
+                 for c in g.chunks]
+        elements, buffers = max(sizes, default=0), min(len(sizes), 1)
+        if model is not None and placed is not None:
+            placed["notes"].append(unsequenced_note(model[0]))
     return Layout(groups, sum(g.padding for g in groups), most, least,
-                  HALF_BYTES * largest, most_least, placed)
+                  HALF_BYTES * elements, most_least, placed, buffers)
 
 
 def _moves(settings):
@@ -725,10 +837,10 @@ class _Request:
         else:
             self.grid = _grid(self.parsed.args)
 
-    def layout_at(self, configs, outcome=True):
+    def layout_at(self, configs, outcome=True, model=None):
         numels, degrees = self.parsed.args[0], self.parsed.args[1]
         return _layout(numels, degrees, self.parsed.frozen, configs,
-                       self.parsed.settings, outcome)
+                       self.parsed.settings, outcome, model)
 
     def values(self, chunk):
         """(seed_waste at C, layout_padding at C', peak at C')."""
@@ -875,7 +987,7 @@ def objective_values(request, chunk):
 
 
 def _layout_answer(req, configs, search):
-    layout = req.layout_at(configs)
+    layout = req.layout_at(configs, model=req.parsed.model)
     answer = collections.OrderedDict()
     if search is not None:
         answer["search"] = search
@@ -892,6 +1004,7 @@ def _layout_answer(req, configs, search):
     answer["most_loaded_rank"] = layout.most
     answer["least_loaded_rank"] = layout.least
     answer["gathered_chunk_bytes"] = layout.gathered_chunk_bytes
+    answer["gathered_chunks"] = layout.gathered_chunks
     answer["placement"] = layout.placement
     answer["most_loaded_rank_least"] = layout.most_least
     body = {k: v for k, v in answer.items() if k != "search"}
@@ -911,7 +1024,8 @@ def _verdict(cluster, layout):
             cluster["reserve_bytes"])
     if need > UINT64_MAX:
         raise LayoutError(f"device_need_bytes: {need} exceeds 2^64-1")
-    world = max([g.config.dp_degree for g in layout.groups], default=0)
+    world = max([g.config.dp_degree for g in layout.groups],
+                default=0) * cluster.get("mesh_ranks", 1)
     host = min(cluster["gpus_per_node"], world) * max(
         layout.most["host_bytes"], layout.most_least["host_bytes"])
     if host > UINT64_MAX:

@@ -95,9 +95,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import activation_oracle  # noqa: E402
+import gathered_oracle  # noqa: E402
+import decoder_traits  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
+import tp_oracle  # noqa: E402
 import verdict_oracle  # noqa: E402
 from models.hf_config import HfConfig  # noqa: E402
 
@@ -107,7 +110,6 @@ DEFAULT_MAX_OPTIONS = 10
 MAX_WORLD_SIZES = 64
 WIDE_RANGE_M = 1024
 WIDE_INTERVAL = 128
-MODEL_DEFAULT_INTERVAL = 1024
 
 SOURCES = ("colossalai_search", "peak_rank_bytes", "peak_rank_bytes_wide")
 OBJECTIVE_NAMES = {lo.OBJECTIVE_SEED_WASTE: "OBJECTIVE_SEED_WASTE",
@@ -118,7 +120,16 @@ NOTHING_MOVED, PARTIAL_OPTIMIZER, FULL_OPTIMIZER, OPTIMIZER_AND_PARAMS, AUTO = (
 OPTIMIZER_NOTE = ("the optimizer must run where its states live: HybridAdam "
                   "(CPUAdam on the host states); a GPU-only fused Adam fails "
                   "at the first step")
-ESTIMATE_NOTE = "activation_bytes is an estimate (docs/plan.md)"
+ESTIMATE_NOTE = ("activation_bytes and transient_bytes are estimates "
+                 "(docs/plan.md)")
+# With tp_size > 1 the estimate is still the t = 1 one
+# (docs/tensor-parallelism.md).
+NOT_SPLIT_NOTE = ("activations not yet split by tp: activation_bytes is the "
+                  "estimate without tensor or sequence parallelism (tp_size "
+                  "1)")
+# search_tp's degrees, and the most entries a mesh list may have.
+SEARCHED_TP_SIZES = (1, 2, 4, 8)
+MAX_MESH_SIZES = 8
 
 # Grids of at most this many candidates x numels are laid out candidate by
 # candidate; larger ones jump between layouts (_peak_best).
@@ -147,7 +158,11 @@ class PlanError(ValueError):
 
 _TOP_FIELDS = {"search": "search", "frozen": "frozen", "gemini": "gemini",
                "cluster": "cluster", "max_options": "max_options",
-               "maxOptions": "max_options", "workload": "workload"}
+               "maxOptions": "max_options", "workload": "workload",
+               "search_tp": "search_tp", "searchTp": "search_tp",
+               "tp_sizes": "tp_sizes", "tpSizes": "tp_sizes",
+               "extra_dp_sizes": "extra_dp_sizes",
+               "extraDpSizes": "extra_dp_sizes"}
 # The Cluster message's fields, as the layout oracle reads Layout's.
 _CLUSTER_FIELDS = lo._CLUSTER_FIELDS
 _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
@@ -156,10 +171,12 @@ _WORKLOAD_FIELDS = {"micro_batch": "micro_batch", "microBatch": "micro_batch",
                     "activation_checkpointing": "activation_checkpointing",
                     "activationCheckpointing": "activation_checkpointing",
                     "flash_attention": "flash_attention",
-                    "flashAttention": "flash_attention"}
-_MODEL_FIELDS = {"hf_config_json": "hf_config_json",
-                 "hfConfigJson": "hf_config_json",
-                 "architecture": "architecture"}
+                    "flashAttention": "flash_attention",
+                    "attention": "attention"}
+# Workload.attention's values: the enum's names and numbers.
+_ATTENTION = ("ATTENTION_DEFAULT", "ATTENTION_EAGER", "ATTENTION_SDPA",
+              "ATTENTION_FLASH_ATTENTION_2")
+_ATTENTION_IMPLEMENTATION = ("default", "eager", "sdpa", "flash_attention_2")
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
@@ -168,11 +185,13 @@ _NOT_DECODER_ONLY = ("bert",)
 
 Cluster = collections.namedtuple(
     "Cluster", "device_memory_bytes host_memory_bytes gpus_per_node "
-    "world_sizes reserve_bytes margin")
+    "world_sizes reserve_bytes margin whole_nodes max_nodes")
 # margin: a float, or None where unset (the verdict oracle's 0.05)
 Parsed = collections.namedtuple(
-    "Parsed", "search frozen gemini cluster max_options workload model")
-# model: (config dict, Description) or None
+    "Parsed", "search frozen gemini cluster max_options workload model "
+    "meshes extra_dp_sizes sequence_parallelism")
+# model: (config dict, Description) or None; meshes: [(tp, numels)] in the
+# order tried; extra_dp_sizes: the extra_dp degrees, in order
 
 
 def _cluster(raw):
@@ -189,7 +208,9 @@ def _cluster(raw):
          for i, v in enumerate(sizes)],
         lo._uint(f.get("reserve_bytes", 0), "cluster.reserve_bytes",
                  UINT64_MAX),
-        lo._frac(f.get("margin"), "cluster.margin"))
+        lo._frac(f.get("margin"), "cluster.margin"),
+        lo._bool(f.get("whole_nodes", False), "cluster.whole_nodes"),
+        lo._uint(f.get("max_nodes", 0), "cluster.max_nodes", UINT32_MAX))
 
 
 def _workload(raw):
@@ -205,7 +226,32 @@ def _workload(raw):
             f.get("activation_checkpointing", False),
             "workload.activation_checkpointing"),
         "flash_attention": lo._bool(f.get("flash_attention", False),
-                                    "workload.flash_attention")}
+                                    "workload.flash_attention"),
+        "attention": _attention(f.get("attention", 0))}
+
+
+def _attention(value):
+    """Workload.attention's index (a name or a number, as protobuf's JSON
+    takes it)."""
+    if isinstance(value, str) and value in _ATTENTION:
+        return _ATTENTION.index(value)
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            0 <= value < len(_ATTENTION):
+        return value
+    raise PlanError(f"workload.attention: {value!r} is not an Attention")
+
+
+def _attention_of(workload):
+    """The attention the estimate takes; flash_attention true is
+    flash_attention_2, and refuses another attention."""
+    kind = workload["attention"]
+    if workload["flash_attention"]:
+        if kind not in (0, 3):
+            raise PlanError(
+                "workload.flash_attention: true means attention "
+                f"ATTENTION_FLASH_ATTENTION_2; attention is {_ATTENTION[kind]}")
+        kind = 3
+    return _ATTENTION_IMPLEMENTATION[kind]
 
 
 def _gemini(raw):
@@ -224,7 +270,59 @@ def _gemini(raw):
         ("pin_memory", lo._bool(g.get("pin_memory", True),
                                 "gemini.pin_memory")),
         ("optimizer", _OPTIMIZER_NAMES[lo._enum(
-            g.get("optimizer", 0), lo._OPTIMIZERS, "gemini.optimizer")])])
+            g.get("optimizer", 0), lo._OPTIMIZERS, "gemini.optimizer")]),
+        ("max_prefetch", lo._uint(g.get("max_prefetch", 0),
+                                  "gemini.max_prefetch", UINT32_MAX))])
+
+
+def _mesh_list(raw, field):
+    sizes = [lo._uint(v, f"{field}[{i}]", UINT32_MAX)
+             for i, v in enumerate(lo._list(raw, field))]
+    if len(sizes) > MAX_MESH_SIZES:
+        raise PlanError(f"{field}: {len(sizes)} entries; at most "
+                        f"{MAX_MESH_SIZES}")
+    for i, v in enumerate(sizes):
+        if v == 0:
+            raise PlanError(f"{field}[{i}]: must be at least 1")
+        if v in sizes[:i]:
+            raise PlanError(f"{field}[{i}]: {v} repeats "
+                            f"{field}[{sizes.index(v)}]")
+    return sizes
+
+
+def _meshes(top, raw_gemini, search, model, sequence_parallelism):
+    """[(tp, numels)]: each tp degree tried with tp rank 0's numels
+    (tp_oracle over the model's description; numels given: taken as the
+    rank's own). search_tp skips the degrees the policy refuses."""
+    g = raw_gemini if isinstance(raw_gemini, dict) else {}
+    searching = lo._bool(top.get("search_tp", False), "search_tp")
+    listed = _mesh_list(top.get("tp_sizes", []), "tp_sizes")
+    if searching:
+        if listed:
+            raise PlanError("tp_sizes: leave it empty with search_tp")
+        sizes = list(SEARCHED_TP_SIZES)
+    elif listed:
+        sizes = listed
+    else:
+        sizes = [max(1, lo._uint(g.get("tp_size", g.get("tpSize", 0)),
+                                 "gemini.tp_size", UINT32_MAX))]
+    if model is None:
+        if searching or len(sizes) > 1:
+            raise PlanError("search_tp: trying several tp degrees needs "
+                            "search.model")
+        return [(sizes[0], list(search.get("numels", [])))]
+    config, description = model
+    out = []
+    for tp in sizes:
+        try:
+            shards = tp_oracle.shard(description, config, tp,
+                                     sequence_parallelism)
+        except tp_oracle.TpRefused as exc:
+            if searching and tp > 1:
+                continue
+            raise PlanError(f"search.model: gemini.tp_size: {exc}") from None
+        out.append((tp, shards.numels))
+    return out
 
 
 def _split_search(raw):
@@ -241,33 +339,7 @@ def _split_search(raw):
 def _describe(search, raw_model):
     """Puts the described numels (and interval 1024 for 0) in `search`;
     returns (config dict, Description). Errors name search.model."""
-    f = lo._fields(raw_model, _MODEL_FIELDS, "search.model")
-    text = f.get("hf_config_json", "")
-    if not isinstance(text, str):
-        raise PlanError("search.model.hf_config_json: expected a string")
-    architecture = f.get("architecture", "")
-    if not isinstance(architecture, str):
-        raise PlanError("search.model.architecture: expected a string")
-    if search.get("numels"):
-        raise PlanError("search: exactly one of numels and model may be set")
-    try:
-        config = json.loads(text)
-    except ValueError as exc:
-        raise PlanError(
-            f"search.model.hf_config_json: not JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise PlanError("search.model.hf_config_json: not a JSON object")
-    try:
-        description = models.describe(config, architecture or None)
-    except (ValueError, TypeError) as exc:
-        raise PlanError(f"search.model: {exc}") from None
-    search.pop("numels", None)
-    search["numels"] = description.numels
-    key = "searchInterval" if "searchInterval" in search else "search_interval"
-    if lo._uint(search.get(key, 0), "search.search_interval",
-                UINT64_MAX) == 0:
-        search[key] = MODEL_DEFAULT_INTERVAL
-    return config, description
+    return lo.describe_model(search, raw_model, PlanError)
 
 
 def _check_cluster(c):
@@ -276,6 +348,21 @@ def _check_cluster(c):
                         "required")
     if c.gpus_per_node == 0:
         raise PlanError("cluster.gpus_per_node: 0; at least 1")
+    if c.whole_nodes:
+        if c.world_sizes:
+            raise PlanError("cluster.world_sizes: must be empty with "
+                            "whole_nodes")
+        if not 1 <= c.max_nodes <= MAX_WORLD_SIZES:
+            raise PlanError(f"cluster.max_nodes: {c.max_nodes}; 1 to "
+                            f"{MAX_WORLD_SIZES} with whole_nodes")
+        if c.max_nodes * c.gpus_per_node > UINT32_MAX:
+            raise PlanError(f"cluster.max_nodes: {c.max_nodes} nodes of "
+                            f"{c.gpus_per_node} GPUs: a world size past "
+                            "2^32-1")
+        _check_margin(c)
+        return
+    if c.max_nodes:
+        raise PlanError("cluster.max_nodes: only with whole_nodes")
     if not c.world_sizes:
         raise PlanError("cluster.world_sizes: empty; at least one world size")
     if len(c.world_sizes) > MAX_WORLD_SIZES:
@@ -290,20 +377,38 @@ def _check_cluster(c):
             raise PlanError(f"cluster.world_sizes[{i}]: {w} repeats "
                             f"cluster.world_sizes[{first[w]}]")
         first[w] = i
+    _check_margin(c)
+
+
+def _check_margin(c):
     try:
         verdict_oracle.check_margin(c.margin)
     except verdict_oracle.VerdictError as exc:
         raise PlanError(str(exc)) from None
 
 
-def _shape(config):
-    """The activation shape of a described decoder-only config."""
+def world_sizes(c):
+    """The world sizes a checked cluster asks for: the listed ones, or with
+    whole_nodes every whole number of nodes, 1 to max_nodes, smallest
+    first."""
+    if not c.whole_nodes:
+        return list(c.world_sizes)
+    return [nodes * c.gpus_per_node for nodes in range(1, c.max_nodes + 1)]
+
+
+def nodes_of(world_size, gpus_per_node):
+    """The nodes `world_size` ranks occupy, gpus_per_node to a node."""
+    return -(-world_size // gpus_per_node)
+
+
+def _shape(config, description):
+    """The activation oracle's shape and layer traits of a described
+    decoder-only config (decoder_traits)."""
     model_type = config.get("model_type")
     keys = _SHAPE_KEYS.get(model_type, _DEFAULT_SHAPE_KEYS)
     # The family's config-class defaults for keys the file leaves out.
     cfg = HfConfig(config, models._BY_MODEL_TYPE[model_type].defaults)
-    return dict(zip(activation_oracle.SHAPE_FIELDS,
-                    (cfg.size(k) for k in keys)))
+    return decoder_traits.traits(config, description, cfg.size(keys[2]))
 
 
 def parse(request):
@@ -319,10 +424,21 @@ def parse(request):
     workload = _workload(top.get("workload"))
     _check_cluster(cluster)
     if workload is not None:
-        for name in activation_oracle.WORKLOAD_FIELDS:
+        for name in ("micro_batch", "sequence_length"):
             if workload[name] == 0:
                 raise PlanError(f"workload.{name} must be at least 1")
     model = None if raw_model is None else _describe(search, raw_model)
+    raw_gemini = top.get("gemini") or {}
+    sp = lo._bool(raw_gemini.get("enable_sequence_parallelism",
+                                 raw_gemini.get("enableSequenceParallelism",
+                                                False)),
+                  "gemini.enable_sequence_parallelism")
+    meshes = _meshes(top, raw_gemini, search, model, sp)
+    extra_dp = _mesh_list(top.get("extra_dp_sizes", []), "extra_dp_sizes")
+    if not extra_dp:
+        extra_dp = [max(1, lo._uint(raw_gemini.get(
+            "extra_dp_size", raw_gemini.get("extraDpSize", 0)),
+            "gemini.extra_dp_size", UINT32_MAX))]
     if workload is not None:
         if model is None:
             raise PlanError("workload: the activation estimate needs "
@@ -331,8 +447,10 @@ def parse(request):
             raise PlanError(f"workload: search.model is "
                             f"{model[1].model_type!r}, not a decoder-only "
                             "family")
+        _attention_of(workload)
     return Parsed(search, frozen, gemini, cluster,
-                  max_options or DEFAULT_MAX_OPTIONS, workload, model)
+                  max_options or DEFAULT_MAX_OPTIONS, workload, model,
+                  meshes, extra_dp, sp)
 
 
 # ---------------------------------------------------------------------------
@@ -416,7 +534,7 @@ World = collections.namedtuple("World", "size parsed grid seed_configs")
 # search's configs at W.
 
 
-def _worlds(parsed):
+def _worlds(parsed, numels, degrees):
     """A World per world size, in the request's order. The search part is
     checked once by the search oracle, at degree 1, and frozen by the
     layout oracle at every W: with one degree for every parameter, neither
@@ -425,6 +543,7 @@ def _worlds(parsed):
     the pick at W is the pick at degree 1 rounded up to W."""
     def request(w):
         search = dict(parsed.search)
+        search["numels"] = numels
         search["dp_degrees"] = [w]
         return {"search": search, "frozen": parsed.frozen,
                 "gemini": dict(parsed.gemini)}
@@ -433,7 +552,7 @@ def _worlds(parsed):
     picks = [int(c["chunk_size"]) for c in at_one.search_answer["configs"]
              if not c["keep_gathered"]]
     worlds = []
-    for w in parsed.cluster.world_sizes:
+    for w in degrees:
         world = lo.parse(request(w))
         lo._check_frozen(world)
         grid = lo._grid(world.args)
@@ -490,8 +609,16 @@ class _Evaluator:
         self.layout = _layout(numels, degrees, frozen, configs, self.settings)
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
-        self.fixed = (self.layout.gathered_chunk_bytes +
-                      parsed.cluster.reserve_bytes + activation)
+        self.fixed = parsed.cluster.reserve_bytes + sum(activation)
+        # The gathered chunks: gathered_oracle's replay of the model's
+        # operations under each placement (what it changes: which shards
+        # stay on the device), else the layout's largest chunk.
+        self.operations = (None if parsed.model is None else
+                           gathered_oracle.operations(parsed.model[1]))
+        self.placed = [
+            [i for i, _ in lo._group_params(numels, degrees, frozen,
+                                            g.config.dp_degree)]
+            for g in self.layout.groups]
         self.flat = [(c, g.config.dp_degree, g.config.keep_gathered)
                      for g in self.layout.groups for c in g.chunks]
         # setup_grads_device's inflated total: each chunk's fp16 bytes once
@@ -520,16 +647,29 @@ class _Evaluator:
             self.cache[key] = (most, most_least, outcome)
         return self.cache[key]
 
-    def passes(self, device_bytes):
-        """The device check: the need leaves the margin free."""
+    def gathered(self, placement, optim=0.0, param=0.0):
+        """(gathered_chunk_bytes, gathered_chunks) under the placement."""
+        if self.operations is None:
+            return (self.layout.gathered_chunk_bytes,
+                    self.layout.gathered_chunks)
+        elements, buffers = gathered_oracle.replay(
+            self.layout.groups, self.placed, self.operations,
+            lo.Settings(**self.settings_for(placement, optim, param)))
+        return lo.HALF_BYTES * elements, buffers
+
+    def passes(self, device_bytes, optim=0.5, param=0.0):
+        """The device check under static placement with these fractions
+        (0.5: the partial optimizer search's, whose fractions the gathered
+        chunks do not tell apart): the need leaves the margin free."""
         c = self.parsed.cluster
         budget = c.device_memory_bytes - verdict_oracle.margin_bytes(
             verdict_oracle.margin_of(c.margin), c.device_memory_bytes)
-        return device_bytes + self.fixed <= budget
+        gathered = self.gathered(po.PLACEMENT_STATIC, optim, param)[0]
+        return device_bytes + gathered + self.fixed <= budget
 
     def static_passes(self, optim, param=0.0):
         return self.passes(self.place(po.PLACEMENT_STATIC, optim,
-                                      param)[0]["device_bytes"])
+                                      param)[0]["device_bytes"], optim, param)
 
 
 def _smallest_f_above(s, total_float):
@@ -721,7 +861,7 @@ def _python_bool(b):
     return "True" if b else "False"
 
 
-def _colossalai(gemini, configs, placement, optim, param):
+def _colossalai(gemini, configs, placement, optim, param, mesh, sp):
     parts = []
     if placement == po.PLACEMENT_AUTO:
         parts.append('placement_policy="auto"')
@@ -735,6 +875,14 @@ def _colossalai(gemini, configs, placement, optim, param):
               "enable_gradient_accumulation="
               f"{_python_bool(gemini['gradient_accumulation'])}",
               f"pin_memory={_python_bool(gemini['pin_memory'])}"]
+    if gemini["max_prefetch"]:
+        parts.append(f"max_prefetch={gemini['max_prefetch']}")
+    if mesh.tp > 1:
+        parts.append(f"tp_size={mesh.tp}")
+        if sp:
+            parts.append("enable_sequence_parallelism=True")
+    if mesh.extra_dp > 1:
+        parts.append(f"extra_dp_size={mesh.extra_dp}")
     entries = ", ".join(
         f'{c.dp_degree}: {{"chunk_size": {c.chunk_size}, "keep_gathered": '
         f'{_python_bool(c.keep_gathered)}}}' for c in configs)
@@ -742,14 +890,20 @@ def _colossalai(gemini, configs, placement, optim, param):
     return ", ".join(parts)
 
 
-def _option(parsed, world_size, source, configs, ev, rank, placement,
+Mesh = collections.namedtuple("Mesh", "world zero tp extra_dp")
+# GeminiPlugin's (zero, extra_dp, tp) of a whole world.
+
+
+def _option(parsed, mesh, source, configs, ev, rank, placement,
             optim, param, activation):
+    world_size = mesh.world
     most, most_least, outcome = ev.place(placement, optim, param)
     cluster = parsed.cluster
     where = (f"options (world size {world_size}, {SOURCES[source]}, "
              f"placement rank {rank})")
-    need = (most["device_bytes"] + ev.layout.gathered_chunk_bytes +
-            cluster.reserve_bytes + activation)
+    gathered, buffers = ev.gathered(placement, optim, param)
+    need = (most["device_bytes"] + gathered + cluster.reserve_bytes +
+            sum(activation))
     if need > UINT64_MAX:
         raise PlanError(f"{where}: device_need_bytes {need} exceeds 2^64-1")
     host = min(cluster.gpus_per_node, world_size) * max(
@@ -765,7 +919,15 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
         notes.append(OPTIMIZER_NOTE)
     if parsed.workload is not None:
         notes.append(ESTIMATE_NOTE)
+        if mesh.tp > 1:
+            notes.append(NOT_SPLIT_NOTE)
+    if parsed.model is not None and ev.operations is None:
+        notes.append(lo.unsequenced_note(parsed.model[1].model_type))
     gemini = collections.OrderedDict(parsed.gemini)
+    # The mesh as the wire prints it: 0 for none (1), every field present.
+    gemini["tp_size"] = mesh.tp if mesh.tp > 1 else 0
+    gemini["extra_dp_size"] = mesh.extra_dp if mesh.extra_dp > 1 else 0
+    gemini["enable_sequence_parallelism"] = parsed.sequence_parallelism
     gemini["placement"] = _PLACEMENT_NAMES[placement]
     gemini["offload_optim_frac"] = optim
     gemini["offload_param_frac"] = param
@@ -781,18 +943,23 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
                                       else lo.OBJECTIVE_PEAK_RANK_BYTES]),
         ("most_loaded_rank", collections.OrderedDict(
             (k, str(v)) for k, v in most.items())),
-        ("gathered_chunk_bytes", str(ev.layout.gathered_chunk_bytes)),
+        ("gathered_chunk_bytes", str(gathered)),
         ("host_bytes_per_node", str(host)),
         ("layout_padding", str(ev.layout.layout_padding)),
         ("fits", verdict["fits"]),
         ("why_not", verdict["why_not"]),
         ("colossalai", _colossalai(parsed.gemini, configs, placement, optim,
-                                   param)),
-        ("activation_bytes", str(activation)),
+                                   param, mesh,
+                                   parsed.sequence_parallelism)),
+        ("activation_bytes", str(activation[0])),
         ("chunk_size_from", SOURCES[source]),
         ("notes", notes),
         ("device_need_bytes", str(need)),
         ("verdict", verdict),
+        ("zero_size", mesh.zero),
+        ("gathered_chunks", str(buffers)),
+        ("nodes", nodes_of(world_size, cluster.gpus_per_node)),
+        ("transient_bytes", str(activation[1])),
     ])
     # Those that fit, then the tight ones, each by world size, placement
     # rank, need and source; then the rest by device excess, host excess,
@@ -803,7 +970,7 @@ def _option(parsed, world_size, source, configs, ev, rank, placement,
     return key, option
 
 
-def _options_of(parsed, world_size, source, configs, ev, activation):
+def _options_of(parsed, mesh, source, configs, ev, activation):
     """Every present placement of one chunk size, as (key, option)."""
     static = po.PLACEMENT_STATIC
     chosen = [(NOTHING_MOVED, static, 0.0, 0.0)]
@@ -817,33 +984,49 @@ def _options_of(parsed, world_size, source, configs, ev, activation):
         if g is not None:
             chosen.append((OPTIMIZER_AND_PARAMS, static, 1.0, g))
     chosen.append((AUTO, po.PLACEMENT_AUTO, 0.0, 0.0))
-    return [_option(parsed, world_size, source, configs, ev, rank, placement,
+    return [_option(parsed, mesh, source, configs, ev, rank, placement,
                     optim, param, activation)
             for rank, placement, optim, param in chosen]
 
 
 def _activation(parsed):
+    """(activation_bytes, transient_bytes) of the workload, (0, 0)
+    without one."""
     if parsed.workload is None:
-        return 0
+        return 0, 0
+    work = dict(parsed.workload, attention=_attention_of(parsed.workload))
     try:
-        parts = activation_oracle.estimate(_shape(parsed.model[0]),
-                                           parsed.workload)
+        parts = activation_oracle.estimate(
+            _shape(parsed.model[0], parsed.model[1]), work)
     except activation_oracle.ActivationError as exc:
         raise PlanError(str(exc)) from None
-    return parts["total_bytes"]
+    return parts["total_bytes"], parts["transient_bytes"]
 
 
 def plan(request):
     """The PlanResponse dict for a PlanRequest dict, or {"error": ...}."""
     try:
         parsed = parse(request)
-        worlds = _worlds(parsed)
+        # Every mesh's layouts first (their refusals come before the
+        # activation estimate's), in the order tp, world, extra_dp.
+        plans = []
+        for tp, numels in parsed.meshes:
+            if tp > parsed.cluster.gpus_per_node:
+                continue  # tp stays within a node
+            pairs = [(w, e) for w in world_sizes(parsed.cluster)
+                     for e in parsed.extra_dp_sizes if w % (tp * e) == 0]
+            if not pairs:
+                continue
+            worlds = _worlds(parsed, numels,
+                             [w // (tp * e) for w, e in pairs])
+            plans += [(Mesh(w, w // (tp * e), tp, e), world)
+                      for (w, e), world in zip(pairs, worlds)]
         activation = _activation(parsed)
         keyed = []
-        for world in worlds:
+        for mesh, world in plans:
             for source, configs in _chunk_sizes(world):
                 ev = _Evaluator(parsed, world, configs, activation)
-                keyed += _options_of(parsed, world.size, source, configs, ev,
+                keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:
         return {"error": str(exc)}

@@ -152,7 +152,7 @@ class Fractions(unittest.TestCase):
                            "pin_memory": rng.random() < 0.5}
             world = oracle._worlds(oracle.parse(r))[0]
             for _, configs in oracle._chunk_sizes(world):
-                ev = oracle._Evaluator(oracle.parse(r), world, configs, 0)
+                ev = oracle._Evaluator(oracle.parse(r), world, configs, (0, 0))
                 nothing = ev.place(po.PLACEMENT_STATIC)[0]["device_bytes"]
                 full = ev.place(po.PLACEMENT_STATIC, 1.0)[0]["device_bytes"]
                 # Rank 0's worst-order bytes from the count vectors are the
@@ -457,9 +457,13 @@ class Workload(unittest.TestCase):
              "vocab_size": 16}
 
     def test_activation_counts_in_the_verdict(self):
-        # L = 2, h = 8, a = 2, v = 16, s = 4, b = 1: sbh = 32; a layer
-        # 34 * 32 + 5 * 2 * 16 * 1 = 1248; outside 5 * 32 + 4 * 4 * 16 =
-        # 416; 2 * 1248 + 416 = 2912.
+        # L = 2, h = 8, a = 2 (d = 4), intermediate 16, v = 16, s = 4,
+        # b = 1, SDPA, worked tensor by tensor (N = bsh = 32): a layer's
+        # norms 2 x (4N + 4bs + 2N + 2N) = 544, SDPA q, k, v, out 4 x 64 +
+        # logsumexp 32, the MLP 4 x 2bsI = 512: 1344, twice; input_ids 32,
+        # cos and sin 64, the final norm 272; the loss 4bsv + 8(s + 1) + 4
+        # = 300; the 16-bit logits 128: 3484 held. The largest transient:
+        # the loss's two fp32 (b, s, v) gradients, 512.
         model = {"hf_config_json": json.dumps(self.LLAMA)}
         r = {"search": {"model": model, "search_range_m": 0,
                         "min_chunk_size_m": 0},
@@ -468,24 +472,99 @@ class Workload(unittest.TestCase):
              "workload": {"micro_batch": 1, "sequenceLength": 4}}
         a = answer(r)
         for o in a["options"]:
-            self.assertEqual(o["activation_bytes"], "2912")
+            self.assertEqual(o["activation_bytes"], "3484")
+            self.assertEqual(o["transient_bytes"], "512")
             self.assertEqual(o["notes"][-1], oracle.ESTIMATE_NOTE)
             self.assertEqual(
                 int(o["device_need_bytes"]),
                 int(o["most_loaded_rank"]["device_bytes"]) +
-                int(o["gathered_chunk_bytes"]) + 2912)
+                int(o["gathered_chunk_bytes"]) + 3484 + 512)
         # Without the workload the same request counts no activations, and
         # it answers as the numels of the model's description (interval 0
-        # with a model means 1024).
+        # with a model means 1024) but for the gathered chunks' count: the
+        # numels have no operations (one chunk); the model's hold two at
+        # once. On one rank a chunk's shard is all of it, so the bytes are
+        # the largest chunk's either way.
         del r["workload"]
         numels = dict(r, search={
             "numels": oracle.models.describe(self.LLAMA).numels,
             "search_range_m": 0, "min_chunk_size_m": 0,
             "search_interval": 1024})
         plain = answer(r)
-        self.assertEqual(plain, answer(numels))
+        by_numels = answer(numels)
+        self.assertEqual({o.pop("gathered_chunks") for o in plain["options"]},
+                         {"2"})
+        self.assertEqual(
+            {o.pop("gathered_chunks") for o in by_numels["options"]}, {"1"})
+        self.assertEqual(plain, by_numels)
         self.assertEqual({o["activation_bytes"] for o in plain["options"]},
                          {"0"})
+
+
+class WholeNodes(unittest.TestCase):
+    """An answer in nodes: each option's nodes are ceil(W / gpus_per_node),
+    and whole_nodes asks for W = gpus_per_node x 1 .. max_nodes."""
+
+    def whole(self, gpus, max_nodes, device):
+        r = request([], device, gpus=gpus)
+        r["cluster"].update(whole_nodes=True, max_nodes=max_nodes)
+        return r
+
+    def test_nodes_round_up(self):
+        # 3 GPUs a node: W = 1, 3 -> one node; 4 -> two; 7 -> three.
+        a = answer(request([7, 4, 3, 1], 10**9, gpus=3))
+        got = {(o["world_size"], o["nodes"]) for o in a["options"]}
+        self.assertEqual(got, {(1, 1), (3, 1), (4, 2), (7, 3)})
+
+    def test_whole_nodes_are_the_listed_multiples(self):
+        # 2 GPUs a node, up to 3 nodes: the plan of W = 2, 4, 6.
+        listed = answer(request([6, 2, 4], 4400, gpus=2))
+        whole = answer(self.whole(2, 3, 4400))
+        self.assertEqual(whole, listed)
+        self.assertEqual(sorted({o["world_size"] for o in whole["options"]}),
+                         [2, 4, 6])
+
+    def test_the_first_fit_is_the_fewest_nodes(self):
+        # Class Order's case on one GPU a node, up to 4 nodes: W = 1 fits
+        # with f* (4352 of 4400), so the first option is one node; every
+        # option that fits after it is on as many nodes or more.
+        a = answer(self.whole(1, 4, 4400))
+        first = a["options"][0]
+        self.assertEqual((first["world_size"], first["nodes"],
+                          first["device_need_bytes"], first["fits"]),
+                         (1, 1, "4352", True))
+        fitting = [o["nodes"] for o in a["options"] if o["fits"]]
+        self.assertEqual(fitting, sorted(fitting))
+        self.assertEqual(sorted({o["nodes"] for o in a["options"]}),
+                         [1, 2, 3, 4])
+
+    def test_refusals(self):
+        cases = [
+            (self.whole(2, 3, 4400), {"world_sizes": [2]},
+             "cluster.world_sizes:"),
+            (self.whole(2, 3, 4400), {"max_nodes": 0}, "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"max_nodes": 65}, "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"gpus_per_node": 2**31, "max_nodes": 2},
+             "cluster.max_nodes:"),
+            (self.whole(2, 3, 4400), {"margin": 1.0}, "cluster.margin:"),
+            (self.whole(2, 3, 4400), {"gpus_per_node": 0},
+             "cluster.gpus_per_node:"),
+            (request([1], 4400), {"max_nodes": 2}, "cluster.max_nodes:"),
+        ]
+        for r, fields, prefix in cases:
+            r["cluster"].update(fields)
+            error = oracle.plan(r).get("error", "")
+            self.assertTrue(error.startswith(prefix), (fields, error))
+        # Layout takes neither.
+        for fields in ({"whole_nodes": True}, {"max_nodes": 2}):
+            layout = {"search": {"numels": TINY, "dp_degrees": [1],
+                                 "search_range_m": 0, "search_interval": 128,
+                                 "min_chunk_size_m": 0},
+                      "cluster": dict({"device_memory_bytes": 4400},
+                                      **fields)}
+            error = lo.layout(layout).get("error", "")
+            self.assertTrue(error.startswith("cluster." + next(iter(fields))),
+                            error)
 
 
 class Errors(unittest.TestCase):

@@ -116,6 +116,7 @@ def layout_json(layout):
     answer["most_loaded_rank"] = _rank_json(layout.most_loaded_rank)
     answer["least_loaded_rank"] = _rank_json(layout.least_loaded_rank)
     answer["gathered_chunk_bytes"] = _count(layout.gathered_chunk_bytes)
+    answer["gathered_chunks"] = _count(layout.gathered_chunks)
     p = layout.placement
     assert type(p.effective_offload_optim_frac) is float
     answer["placement"] = {

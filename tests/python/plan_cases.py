@@ -86,7 +86,9 @@ def plan_option(world_size, configs, placement="static", fractions=(0.0, 0.0),
         colossalai=colossalai_text(placement, fractions, precision, True,
                                    False, True, configs),
         activation_bytes=activation, chunk_size_from=source,
-        notes=list(notes), device_need_bytes=need)
+        notes=list(notes), device_need_bytes=need,
+        # The nodes W ranks occupy (docs/plan.md): ceil(W / GPUs a node).
+        nodes=-(-world_size // cluster.gpus_per_node))
 
 
 GIB = 2**30

@@ -31,3 +31,15 @@ def test_defaults_are_geminiplugins_and_the_dict_a_copy_in_order():
     assert list(kwargs["chunk_config_dict"]) == [4, 2]
     kwargs["chunk_config_dict"][4]["chunk_size"] = 1
     assert CONFIG_DICT[4]["chunk_size"] == 1000
+
+
+def test_the_mesh_is_named_where_it_is_more_than_one_group():
+    """GeminiPlugin's tp_size (with enable_sequence_parallelism) and
+    extra_dp_size appear where above 1, as GeminiPlugin takes them."""
+    kwargs = gemini_plugin_kwargs(CONFIG_DICT, pb.GeminiSettings(
+        tp_size=2, extra_dp_size=2, enable_sequence_parallelism=True))
+    assert kwargs["tp_size"] == 2 and kwargs["extra_dp_size"] == 2
+    assert kwargs["enable_sequence_parallelism"] is True
+    plain = gemini_plugin_kwargs(CONFIG_DICT, pb.GeminiSettings(tp_size=1))
+    assert not {"tp_size", "extra_dp_size",
+                "enable_sequence_parallelism"} & set(plain)

@@ -84,9 +84,11 @@ def test_plan_carries_every_option_field():
     assert len(plan.options) == 4 and plan.best is plan.options[0]
     for got, want in zip(plan.options, response.options):
         assert got.world_size == want.world_size
+        assert got.nodes == want.nodes
         assert got.device_need_bytes == want.device_need_bytes
         assert got.host_bytes_per_node == want.host_bytes_per_node
         assert got.gathered_chunk_bytes == want.gathered_chunk_bytes
+        assert got.gathered_chunks == want.gathered_chunks
         assert got.most_loaded_rank.device_bytes == (
             want.most_loaded_rank.device_bytes)
         assert (got.fits, got.why_not) == (want.fits, want.why_not)
@@ -162,7 +164,9 @@ def test_table_has_one_row_per_option_with_its_own_figures(fake):
     for i, (row, option) in enumerate(zip(rows, options), 1):
         typed = chunkplan.PlanOption.from_response(option)
         cells = row.split()
-        assert cells[:2] == [str(i), str(option.world_size)], row
+        assert cells[:3] == [str(i), str(option.world_size),
+                             str(option.nodes)], row
+        assert typed.nodes == option.nodes
         assert typed.placement_text in row
         sizes = ", ".join("%d%s" % (c.chunk_size, " kept" if
                                     c.keep_gathered else "")
@@ -261,3 +265,55 @@ def test_client_values_that_do_not_fit_the_wire_are_refused_here():
             client.plan([10, 20], device_memory_bytes=GIB, **kwargs)
         assert error.value.message.startswith(where), error.value.message
     client.close()
+
+
+def test_the_mesh_reaches_the_request(fake):
+    """tp_size "search", lists and one degree: the PlanRequest's fields
+    (docs/tensor-parallelism.md); the server searches."""
+    ask(fake, tp_size="search", extra_dp_size=[1, 2])
+    request = fake.requests[-1]
+    assert request.search_tp and not request.tp_sizes
+    assert list(request.extra_dp_sizes) == [1, 2]
+    ask(fake, tp_size=[2, 4], sequence_parallelism=True)
+    request = fake.requests[-1]
+    assert not request.search_tp and list(request.tp_sizes) == [2, 4]
+    assert request.gemini.enable_sequence_parallelism
+    ask(fake, tp_size=2, extra_dp_size=2)
+    request = fake.requests[-1]
+    assert request.gemini.tp_size == 2 and request.gemini.extra_dp_size == 2
+    assert not request.tp_sizes and not request.extra_dp_sizes
+
+
+def test_whole_nodes_reach_the_request(fake):
+    """whole_nodes and max_nodes go as they are; the server lists the world
+    sizes and each option's nodes, which the table renders."""
+    with chunkplan.Client(fake.target) as client:
+        plan = client.plan(
+            chunkplan.models.model_config(LLAMA_13B),
+            device_memory_bytes=CLUSTER.device_memory_bytes,
+            whole_nodes=True, max_nodes=4, gpus_per_node=8,
+            timeout=TIMEOUT_S)
+    cluster = fake.requests[-1].cluster
+    assert (cluster.whole_nodes, cluster.max_nodes) == (True, 4)
+    assert not cluster.world_sizes
+    assert "world sizes whole nodes, up to 4" in plan.table()
+    # W 8 and 16 on 8 GPUs a node: 1 and 2 nodes, as the server said.
+    assert [o.nodes for o in plan.options] == [
+        o.nodes for o in four_options(CLUSTER).options]
+    assert {(o.world_size, o.nodes) for o in plan.options} == {(8, 1), (16, 2)}
+
+
+def test_the_target_defaults_to_chunkplan_target(fake, monkeypatch):
+    """The sidecar's manifest sets CHUNKPLAN_TARGET for the trainer: a
+    Client (and search_chunk_configuration) given no target asks there."""
+    monkeypatch.setenv("CHUNKPLAN_TARGET", fake.target)
+    with chunkplan.Client() as client:
+        assert client.target == fake.target
+        client.plan([10, 20], device_memory_bytes=GIB, world_sizes=[8],
+                    timeout=TIMEOUT_S)
+    assert len(fake.requests) == 1
+    monkeypatch.setenv("CHUNKPLAN_TARGET", "")
+    assert chunkplan.Client().target == "localhost:50051"
+    monkeypatch.delenv("CHUNKPLAN_TARGET")
+    assert chunkplan.Client().target == "localhost:50051"
+    assert chunkplan.default_target() == "localhost:50051"

@@ -118,7 +118,8 @@ def test_every_option_follows_the_rules(plan):
         rank = option.most_loaded_rank
         assert option.device_need_bytes == (
             rank.device_bytes + option.gathered_chunk_bytes +
-            CLUSTER["reserve_bytes"] + option.activation_bytes)
+            CLUSTER["reserve_bytes"] + option.activation_bytes +
+            option.transient_bytes)
         assert option.activation_bytes > 0  # a workload was given
         want = verdict_oracle.judge(
             option.device_need_bytes, option.host_bytes_per_node, DEVICE,
@@ -179,9 +180,12 @@ def test_the_table_has_a_row_per_option(server, plan):
         capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines()
-            if re.match(r"^\s+\d+\s+(static|auto)", line)]
-    assert [int(row.split()[0]) for row in rows] == [
-        o.world_size for o in plan.options]
+            if re.match(r"^\s+\d+\s+\d+\s+(static|auto)", line)]
+    assert [(int(row.split()[0]), int(row.split()[1])) for row in rows] == [
+        (o.world_size, o.nodes) for o in plan.options]
+    # 2 GPUs a node: world sizes 1 and 2 on one node, 4 on two.
+    assert {(o.world_size, o.nodes) for o in plan.options} <= {
+        (1, 1), (2, 1), (4, 2)}
     assert [row.endswith("fits") for row in rows] == [
         o.fits for o in plan.options]
     assert ("option 1  GeminiPlugin(%s)" % plan.options[0].colossalai

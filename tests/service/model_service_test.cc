@@ -197,10 +197,17 @@ TEST_F(ModelServiceTest, LayoutAndFrontierWithModelEqualTheirNumels) {
   EXPECT_THAT(status.error_message(), HasSubstr("frozen"));
 }
 
-// A workload on Layout: the estimate, worked by hand from docs/plan.md's
-// formula for the GPT-2 test model (L 2, h 128, a 4, v 50258) at b 1, s 8:
-// sbh = 1024; a layer 34sbh + 5as^2b = 34816 + 1280 = 36096; outside the
-// layers 5sbh + 4sbv = 5120 + 1608256; 2 x 36096 + 1613376 = 1685568.
+// A workload on Layout: the estimate, worked by hand tensor by tensor
+// (docs/plan.md, "Activations") for the GPT-2 test model (L 2, h 128, a 4,
+// v 50258, dropout 0.1, tied) at b 1, s 8 under SDPA, N = bsh = 1024: a
+// layer's two LayerNorms 2 x (2N + 8bs + 2N) = 8320, SDPA's q, k, v, out
+// 4 x 2N + logsumexp 4bsa = 8320, two residual masks 2N, the MLP 5 x 2bsI
+// = 40960: 59648, twice; input_ids 64, position_ids 64, the embedding mask
+// N, ln_f 4160; the loss 4bsv + 8(s + 1) + 4 = 1608332; the 16-bit logits
+// 2bsv = 804128: 2537068. The transient: the embedding's backward with a
+// tied lm_head (the held gradient, the embedding's and their sum, 6vh, and
+// its output's 2N) over what is left then (input_ids, position_ids, the
+// logits): above the logits' gradients (8bsv = 3216512) for this small h.
 // The layout is the one without it; a zero size is refused at admission,
 // and Frontier refuses a workload.
 TEST_F(ModelServiceTest, LayoutCountsAWorkloadAndFrontierRefusesIt) {
@@ -213,8 +220,11 @@ TEST_F(ModelServiceTest, LayoutCountsAWorkloadAndFrontierRefusesIt) {
   request.mutable_workload()->set_sequence_length(8);
   grpc::Status status = Layout(request, &with);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(with.activation_bytes(), 1'685'568u);
+  EXPECT_EQ(with.activation_bytes(), 2'537'068u);
+  EXPECT_EQ(with.transient_bytes(),
+            2048u + 6u * 50258 * 128 - (2'537'068u - (64 + 64 + 804'128)));
   with.set_activation_bytes(0);
+  with.set_transient_bytes(0);
   EXPECT_EQ(Stable(with), Stable(without));
 
   v1::FrontierResponse frontier;

@@ -43,7 +43,18 @@ void ExpectLlamaWorkload(const planner::PlanWorkload& got, bool checkpointing,
   EXPECT_EQ(got.workload.micro_batch, 2u);
   EXPECT_EQ(got.workload.sequence_length, 512u);
   EXPECT_EQ(got.workload.activation_checkpointing, checkpointing);
-  EXPECT_EQ(got.workload.flash_attention, flash);
+  EXPECT_EQ(got.workload.attention, flash ? planner::Attention::kFlashAttention2
+                                          : planner::Attention::kDefault);
+  // The LLaMA layer's traits (server/models/decoder.h, ModelLlamaLayer).
+  EXPECT_EQ(got.shape.num_key_value_heads, 2u);
+  EXPECT_EQ(got.shape.head_dim, 16u);
+  EXPECT_EQ(got.shape.intermediate_size, 128u);
+  EXPECT_EQ(got.shape.norm, planner::NormKind::kRmsNorm);
+  EXPECT_TRUE(got.shape.gated_mlp);
+  EXPECT_TRUE(got.shape.rotary);
+  EXPECT_TRUE(got.shape.fp32_softmax);
+  EXPECT_FALSE(got.shape.attention_dropout);
+  EXPECT_EQ(got.shape.not_estimated, "");
 }
 
 v1::PlanRequest FullPlanRequest() {
@@ -109,6 +120,18 @@ TEST(PlanConvert, RequestCarriesEveryFieldAndIgnoresThePlansOwn) {
   EXPECT_EQ(got->cluster.margin, 0.125);
   EXPECT_EQ(got->max_options, 4u);
   EXPECT_FALSE(got->workload.has_value());
+  EXPECT_FALSE(got->cluster.whole_nodes);
+  EXPECT_EQ(got->cluster.max_nodes, 0u);
+  // Whole nodes travel as they are (the planner lists the world sizes).
+  v1::PlanRequest whole = FullPlanRequest();
+  whole.mutable_cluster()->clear_world_sizes();
+  whole.mutable_cluster()->set_whole_nodes(true);
+  whole.mutable_cluster()->set_max_nodes(6);
+  const absl::StatusOr<planner::PlanRequest> nodes = FromProto(whole);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_TRUE(nodes->cluster.whole_nodes);
+  EXPECT_EQ(nodes->cluster.max_nodes, 6u);
+  EXPECT_TRUE(nodes->cluster.world_sizes.empty());
 }
 
 TEST(PlanConvert, UnsetFieldsTakeTheContractsDefaults) {
@@ -142,6 +165,28 @@ TEST(PlanConvert, AModelsShapeFillsTheWorkload) {
   ASSERT_TRUE(got->workload.has_value());
   ExpectLlamaWorkload(*got->workload, /*checkpointing=*/false,
                       /*flash=*/true);
+}
+
+TEST(PlanConvert, FlashAttentionTrueMeansFlashAttention2) {
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
+  r.mutable_workload()->set_micro_batch(2);
+  r.mutable_workload()->set_sequence_length(512);
+  r.mutable_workload()->set_attention(v1::ATTENTION_EAGER);
+  absl::StatusOr<planner::PlanRequest> got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->workload->workload.attention, planner::Attention::kEager);
+  r.mutable_workload()->set_flash_attention(true);
+  got = FromProto(r);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(got.status().message(),
+            "workload.flash_attention: true means attention "
+            "ATTENTION_FLASH_ATTENTION_2; attention is ATTENTION_EAGER");
+  r.mutable_workload()->set_attention(v1::ATTENTION_FLASH_ATTENTION_2);
+  got = FromProto(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->workload->workload.attention,
+            planner::Attention::kFlashAttention2);
 }
 
 TEST(PlanConvert, AWorkloadNeedsADecoderOnlyModel) {
@@ -192,6 +237,7 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   planner::PlanResult result;
   planner::PlanOption o;
   o.world_size = 16;
+  o.nodes = 2;
   o.gemini.placement = planner::Placement::kStatic;
   o.gemini.offload_optim_frac = 0.25;
   o.gemini.offload_param_frac = 0.5;
@@ -226,6 +272,7 @@ TEST(PlanConvert, ResponseCarriesEveryField) {
   ASSERT_EQ(got.options_size(), 1);
   const v1::PlanOption& p = got.options(0);
   EXPECT_EQ(p.world_size(), 16u);
+  EXPECT_EQ(p.nodes(), 2u);
   EXPECT_EQ(p.gemini().precision(), v1::PRECISION_BF16);
   EXPECT_EQ(p.gemini().placement(), v1::PLACEMENT_STATIC);
   EXPECT_EQ(p.gemini().offload_optim_frac(), 0.25);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,71 @@ TEST(PlanWeight, ParamsOncePerSearchThreePerWorldSize) {
   EXPECT_EQ(service::PlanWeight(1000, 1000), 192000u);
   EXPECT_EQ(service::PlanWeight(0, 8), 0u);
   EXPECT_EQ(service::PlanWeight(UINT64_MAX / 2, 2), UINT64_MAX);
+}
+
+// Whole nodes weigh their max_nodes world sizes; listed ones their count.
+TEST(PlanWeight, WholeNodesCountMaxNodes) {
+  v1::Cluster c;
+  c.add_world_sizes(8);
+  c.add_world_sizes(16);
+  EXPECT_EQ(service::PlanWorldSizeCount(c), 2u);
+  c.clear_world_sizes();
+  c.set_whole_nodes(true);
+  c.set_max_nodes(5);
+  EXPECT_EQ(service::PlanWorldSizeCount(c), 5u);
+}
+
+// 4,000 elements on 80 GiB GPUs, 8 a node: everything fits. Whole nodes up
+// to 3: world sizes 8, 16, 24 on 1, 2, 3 nodes; the first option on 1.
+TEST_F(PlanServiceTest, WholeNodesAnswerInNodes) {
+  v1::PlanRequest request = NumelsPlan(4, {});
+  request.mutable_cluster()->set_whole_nodes(true);
+  request.mutable_cluster()->set_max_nodes(3);
+  request.set_max_options(100);
+  v1::PlanResponse response;
+  const grpc::Status status = Plan(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_GT(response.options_size(), 0);
+  EXPECT_EQ(response.options(0).nodes(), 1u);
+  EXPECT_TRUE(response.options(0).verdict().fits());
+  std::set<uint32_t> sizes;
+  for (const v1::PlanOption& o : response.options()) {
+    sizes.insert(o.world_size());
+    EXPECT_EQ(o.nodes() * 8, o.world_size());
+  }
+  EXPECT_EQ(sizes, (std::set<uint32_t>{8, 16, 24}));
+
+  // Listed world sizes that are not whole nodes: 4 on 1 node, 12 on 2.
+  response.Clear();
+  ASSERT_TRUE(Plan(NumelsPlan(4, {12, 4}), &response).ok());
+  for (const v1::PlanOption& o : response.options()) {
+    EXPECT_EQ(o.nodes(), o.world_size() == 12 ? 2u : 1u);
+  }
+
+  // With world sizes listed too, or without a bound: refused, named.
+  request.mutable_cluster()->add_world_sizes(8);
+  grpc::Status refused = Plan(request);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("cluster.world_sizes: "));
+  request.mutable_cluster()->clear_world_sizes();
+  request.mutable_cluster()->set_max_nodes(0);
+  refused = Plan(request);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("cluster.max_nodes: 0"));
+
+  // Layout's cluster takes neither.
+  v1::LayoutRequest layout;
+  layout.mutable_search()->add_numels(1000);
+  layout.mutable_search()->set_search_interval(128);
+  layout.mutable_cluster()->set_device_memory_bytes(uint64_t{80} << 30);
+  layout.mutable_cluster()->set_whole_nodes(true);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kPatience);
+  v1::LayoutResponse ignored;
+  refused = stub_->Layout(&context, layout, &ignored);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("cluster.whole_nodes: "));
+  ExpectServing();
 }
 
 TEST_F(PlanServiceTest, AWorkloadWithoutAModelIsRefusedNamingIt) {
@@ -232,6 +298,18 @@ TEST_F(PlanAdmissionTest, APlanWeighsItsParamsOncePerSearch) {
   status = Plan(NumelsPlan(33, {8}));
   EXPECT_THAT(status.error_message(),
               ::testing::Not(HasSubstr("--max_params_in_flight")));
+  Release(std::move(held));
+}
+
+TEST_F(PlanAdmissionTest, WholeNodesWeighMaxNodesWorldSizes) {
+  std::unique_ptr<PendingCall> held = HoldSearch();
+  // 17 numels over 2 nodes' world sizes weigh 17 * 3 * 2 = 102 (> 100).
+  v1::PlanRequest request = NumelsPlan(17, {});
+  request.mutable_cluster()->set_whole_nodes(true);
+  request.mutable_cluster()->set_max_nodes(2);
+  const grpc::Status status = Plan(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("this one has 102"));
   Release(std::move(held));
 }
 

@@ -72,6 +72,14 @@ func (c *Client) Describe(ctx context.Context, configJSON, architecture string) 
 	return c.raw.Describe(ctx, &pb.ModelConfig{HfConfigJson: configJSON, Architecture: architecture})
 }
 
+// DescribeShards is Describe under GeminiPlugin's tp_size: tp rank 0's
+// shards as the family's ShardFormer policy leaves them (every rank holds
+// the same shapes); a family without a policy, or ColossalAI's asserts, is
+// INVALID_ARGUMENT naming gemini.tp_size.
+func (c *Client) DescribeShards(ctx context.Context, configJSON, architecture string, tpSize uint32) (*pb.ModelDescription, error) {
+	return c.raw.Describe(ctx, &pb.ModelConfig{HfConfigJson: configJSON, Architecture: architecture, TpSize: tpSize})
+}
+
 // LayoutOptions is a LayoutRequest but its model: every field as the
 // proto's LayoutRequest says (docs/plan.md).
 type LayoutOptions struct {
@@ -104,11 +112,19 @@ type PlanOptions struct {
 	// The fixed choices (precision, master weights, gradient accumulation,
 	// pin memory, optimizer); nil: GeminiPlugin's defaults.
 	Gemini *pb.GeminiSettings
-	// Required: device memory, host memory, gpus per node, world sizes,
-	// reserve and margin.
+	// Required: device memory, host memory, gpus per node, the world sizes
+	// (listed, or WholeNodes with MaxNodes: gpus per node x 1 to MaxNodes,
+	// the first option that fits then on the fewest nodes; every option's
+	// Nodes is the server's), reserve and margin.
 	Cluster    *pb.Cluster
 	Workload   *pb.Workload // nil: no activation estimate
 	MaxOptions uint32       // 0: the server's 10
+	// The mesh to try (docs/tensor-parallelism.md): SearchTp tries tp 1,
+	// 2, 4, 8; else TpSizes (empty: Gemini.TpSize); ExtraDpSizes (empty:
+	// Gemini.ExtraDpSize).
+	SearchTp     bool
+	TpSizes      []uint32
+	ExtraDpSizes []uint32
 }
 
 // modelSearch is search (nil: GeminiPlugin's) asked of the model of
@@ -169,12 +185,15 @@ func (c *Client) FitModel(ctx context.Context, configJSON string, worldSize uint
 // gRPC status errors.
 func (c *Client) PlanModel(ctx context.Context, configJSON string, opts PlanOptions) (*pb.PlanResponse, error) {
 	plan, err := c.raw.Plan(ctx, &pb.PlanRequest{
-		Search:     modelSearch(configJSON, opts.Search),
-		Frozen:     opts.Frozen,
-		Gemini:     opts.Gemini,
-		Cluster:    opts.Cluster,
-		Workload:   opts.Workload,
-		MaxOptions: opts.MaxOptions,
+		Search:       modelSearch(configJSON, opts.Search),
+		Frozen:       opts.Frozen,
+		Gemini:       opts.Gemini,
+		Cluster:      opts.Cluster,
+		Workload:     opts.Workload,
+		MaxOptions:   opts.MaxOptions,
+		SearchTp:     opts.SearchTp,
+		TpSizes:      opts.TpSizes,
+		ExtraDpSizes: opts.ExtraDpSizes,
 	})
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ except ImportError as _error:  # the source tree, before the build
         "install the package assembled there") from _error
 
 from chunkplan import models
-from chunkplan.client import (DEFAULT_TARGET, Client,
+from chunkplan.client import (DEFAULT_TARGET, Client, default_target,
                               search_chunk_configuration)
 from chunkplan.errors import (AbortedError, AlreadyExistsError,
                               CancelledError, ChunkplanError, DataLossError,
@@ -54,7 +54,8 @@ from chunkplan.verdict_result import Verdict
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_TARGET", "Client", "LocalClient", "SearchResult",
+    "DEFAULT_TARGET", "default_target", "Client", "LocalClient",
+    "SearchResult",
     "search_chunk_configuration",
     "Layout", "GroupLayout", "Chunk", "RankMemory", "Frontier",
     "FrontierPoint", "Plan", "PlanOption", "Verdict",

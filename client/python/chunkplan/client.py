@@ -13,12 +13,14 @@ Client.frontier how padding and memory move with the chunk size, and
 Client.plan which configurations fit a cluster.
 """
 
-import json
 import os
 
 import grpc
 
 from chunkplan import request as _request
+# Re-exported: docs/deploy.md names chunkplan.client.DEFAULT_OPTIONS.
+from chunkplan.channel_options import (  # noqa: F401
+    DEFAULT_OPTIONS, MAX_MESSAGE_BYTES, SERVICE_CONFIG)
 from chunkplan.errors import from_rpc_error
 from chunkplan.frontier_result import Frontier
 from chunkplan.layout_request import build_layout_request
@@ -30,36 +32,15 @@ from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2, chunk_search_pb2_grpc
 
 DEFAULT_TARGET = "localhost:50051"
+# The environment variable that names the server where no target is given
+# (the trainer sidecar's manifest sets it: deploy/kubernetes/examples).
+TARGET_ENV = "CHUNKPLAN_TARGET"
 
-# docs/deploy.md, "Client configuration": round_robin over every address the
-# target resolves to that reports SERVING for chunkplan.v1.ChunkSearch (a
-# draining replica says NOT_SERVING first), and a ChunkSearch call that
-# meets UNAVAILABLE (a replica gone) tried again, up to 5 attempts in all.
-SERVICE_CONFIG = json.dumps({
-    "loadBalancingConfig": [{"round_robin": {}}],
-    "healthCheckConfig": {"serviceName": "chunkplan.v1.ChunkSearch"},
-    "methodConfig": [{
-        "name": [{"service": "chunkplan.v1.ChunkSearch"}],
-        "retryPolicy": {
-            "maxAttempts": 5,
-            "initialBackoff": "0.1s",
-            "maxBackoff": "1s",
-            "backoffMultiplier": 2,
-            "retryableStatusCodes": ["UNAVAILABLE"],
-        },
-    }],
-})
-# The largest answer the server sends by default (--max_send_message_size)
-# and the largest request it takes: a call within them is retried whole.
-MAX_MESSAGE_BYTES = 64 << 20
-# The channel arguments every Client starts from; `options` override them.
-DEFAULT_OPTIONS = (
-    ("grpc.service_config", SERVICE_CONFIG),
-    ("grpc.enable_retries", 1),
-    ("grpc.per_rpc_retry_buffer_size", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-)
+
+def default_target():
+    """The target a Client takes when given none: $CHUNKPLAN_TARGET where it
+    is set and not empty, else DEFAULT_TARGET. Read at each call."""
+    return os.environ.get(TARGET_ENV) or DEFAULT_TARGET
 
 
 def _pem(value, name):
@@ -78,7 +59,8 @@ def _pem(value, name):
 class Client:
     """One channel to a chunkplan server, for many calls; thread-safe.
 
-    target: "host:port", "unix:/path" or any gRPC target string.
+    target: "host:port", "unix:/path" or any gRPC target string; None (the
+    default): $CHUNKPLAN_TARGET, else localhost:50051 (default_target()).
     Plaintext unless TLS is asked for: tls=True (the system's roots), or any
     of root_certificates (the CA to trust), private_key and
     certificate_chain (the client's own, for mutual TLS) — each PEM bytes or
@@ -92,10 +74,12 @@ class Client:
     Use as a context manager, or call close().
     """
 
-    def __init__(self, target=DEFAULT_TARGET, *, tls=False,
+    def __init__(self, target=None, *, tls=False,
                  root_certificates=None, private_key=None,
                  certificate_chain=None, tls_server_name=None,
                  credentials=None, options=None):
+        if target is None:
+            target = default_target()
         self.target = target
         channel_options = list(DEFAULT_OPTIONS) + list(options or [])
         if tls_server_name is not None:
@@ -305,13 +289,15 @@ class Client:
                                          wait_for_ready=wait_for_ready)
         return Frontier.from_response(response, request)
 
-    def plan(self, model_or_params, *, device_memory_bytes, world_sizes,
-             gpus_per_node=1, host_memory_bytes=0, reserve_bytes=0,
-             margin=None, search_range_m=32, search_interval=1024, min_chunk_size_m=32,
+    def plan(self, model_or_params, *, device_memory_bytes, world_sizes=(),
+             whole_nodes=False, max_nodes=0, gpus_per_node=1,
+             host_memory_bytes=0, reserve_bytes=0, margin=None,
+             search_range_m=32, search_interval=1024, min_chunk_size_m=32,
              filter_exlarge_params=True, frozen=None, precision="fp16",
              master_weights=True, gradient_accumulation=False,
              pin_memory=True, optimizer="adam", workload=None, max_options=0,
-             engine="auto", timeout=None, wait_for_ready=False):
+             engine="auto", timeout=None, wait_for_ready=False, tp_size=1,
+             extra_dp_size=1, sequence_parallelism=False):
         """The Gemini configurations that fit a cluster, ranked: a Plan
         (docs/plan.md; its options[0] is the one to take when it fits).
 
@@ -319,7 +305,10 @@ class Client:
         chunkplan.models.model_config("config.json"): the server describes
         it; needed for `workload`), a torch.nn.Module or a list of numels.
         The cluster: device_memory_bytes per device, world_sizes (the
-        data-parallel degrees the job may use), gpus_per_node (ranks per
+        data-parallel degrees the job may use) or whole_nodes=True with
+        max_nodes (the world sizes gpus_per_node x 1 to max_nodes: the
+        first option that fits is then the fewest nodes; every option
+        names its `nodes`, the server's), gpus_per_node (ranks per
         node), host_memory_bytes per node (0: not checked), reserve_bytes
         kept free per device, margin the share of device memory an option
         must leave free to fit (None: the server's 5%; 0: none). Every
@@ -333,12 +322,18 @@ class Client:
         search_interval when the trainer does. frozen and the fixed Gemini
         choices (precision, master_weights, gradient_accumulation,
         pin_memory, optimizer) as layout(); Plan chooses the placement.
+        tp_size: GeminiPlugin's tp_size, a list to try, or "search" (1, 2,
+        4, 8 within a node where the model's policy allows);
+        extra_dp_size: one degree or a list; sequence_parallelism:
+        enable_sequence_parallelism. Each option names its mesh
+        (PlanOption.gemini.tp_size, extra_dp_size, zero_size).
         Raises InvalidArgumentError for arguments that cannot be sent, and
         the ChunkplanError subclass of the call's status.
         """
         request = build_plan_request(
             model_or_params, device_memory_bytes=device_memory_bytes,
-            world_sizes=world_sizes, gpus_per_node=gpus_per_node,
+            world_sizes=world_sizes, whole_nodes=whole_nodes,
+            max_nodes=max_nodes, gpus_per_node=gpus_per_node,
             host_memory_bytes=host_memory_bytes, reserve_bytes=reserve_bytes,
             margin=margin, search_range_m=search_range_m, search_interval=search_interval,
             min_chunk_size_m=min_chunk_size_m,
@@ -346,7 +341,9 @@ class Client:
             precision=precision, master_weights=master_weights,
             gradient_accumulation=gradient_accumulation,
             pin_memory=pin_memory, optimizer=optimizer, workload=workload,
-            max_options=max_options, engine=engine)
+            max_options=max_options, engine=engine, tp_size=tp_size,
+            extra_dp_size=extra_dp_size,
+            sequence_parallelism=sequence_parallelism)
         response = self.plan_request(request, timeout=timeout,
                                      wait_for_ready=wait_for_ready)
         return Plan.from_response(response, request)
@@ -368,10 +365,11 @@ class Client:
 def search_chunk_configuration(model_or_params, search_range_m,
                                search_interval, min_chunk_size_m=32,
                                filter_exlarge_params=True, *,
-                               target=DEFAULT_TARGET, timeout=None,
+                               target=None, timeout=None,
                                dp_degree=1):
     """ColossalAI's search_chunk_configuration, answered by the chunkplan
-    server at `target` (plaintext; use a Client for TLS or many calls).
+    server at `target` (plaintext; use a Client for TLS or many calls;
+    None: default_target(), $CHUNKPLAN_TARGET or localhost:50051).
 
     Returns (config_dict, total_param_size, min_chunk_waste), exactly the
     seed's: config_dict is {dp_degree: {"chunk_size": int,

@@ -14,12 +14,14 @@ CLUSTER_KEYS = ("device_memory_bytes", "gpus_per_node", "host_memory_bytes",
 
 
 def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
-            host_memory_bytes=0, reserve_bytes=0, margin=None):
+            host_memory_bytes=0, reserve_bytes=0, margin=None, *,
+            whole_nodes=False, max_nodes=0):
     """The Cluster message: bytes per device, world sizes (an iterable of
     ints), ranks per node, host bytes per node (0: not checked), bytes
     kept free per device, and the margin, the share of device memory a
     configuration must leave free (None: unset, the server's 5%; the
-    server judges its range). Raises InvalidArgumentError naming the field
+    server judges its range); Plan's whole_nodes and max_nodes as the wire
+    has them (world sizes gpus_per_node x 1 to max_nodes). Raises InvalidArgumentError naming the field
     for what does not fit the wire."""
     if isinstance(world_sizes, (str, bytes, int)):
         raise invalid_argument("cluster.world_sizes: expected a list of "
@@ -32,7 +34,9 @@ def cluster(device_memory_bytes, world_sizes, gpus_per_node=1,
         gpus_per_node=unsigned(gpus_per_node, UINT32_MAX,
                                "cluster.gpus_per_node"),
         reserve_bytes=unsigned(reserve_bytes, UINT64_MAX,
-                               "cluster.reserve_bytes"))
+                               "cluster.reserve_bytes"),
+        whole_nodes=bool(whole_nodes),
+        max_nodes=unsigned(max_nodes, UINT32_MAX, "cluster.max_nodes"))
     message.world_sizes.extend(
         unsigned(w, UINT32_MAX, f"cluster.world_sizes[{i}]")
         for i, w in enumerate(world_sizes))

@@ -14,10 +14,19 @@ def gemini_plugin_kwargs(config_dict, gemini):
     `gemini` (a chunkplan.v1 GeminiSettings): {"chunk_config_dict": a copy
     of config_dict, "precision": "fp16" or "bf16", "master_weights",
     "enable_gradient_accumulation", "pin_memory"} (the optimizer is not a
-    GeminiPlugin argument)."""
+    GeminiPlugin argument), and the mesh's "tp_size" (with
+    "enable_sequence_parallelism") and "extra_dp_size" where above 1."""
     precision = chunk_search_pb2.Precision.Name(gemini.precision)
-    return {"chunk_config_dict": {d: dict(c) for d, c in config_dict.items()},
-            "precision": precision.removeprefix("PRECISION_").lower(),
-            "master_weights": gemini.master_weights,
-            "enable_gradient_accumulation": gemini.gradient_accumulation,
-            "pin_memory": gemini.pin_memory}
+    kwargs = {"chunk_config_dict": {d: dict(c)
+                                    for d, c in config_dict.items()},
+              "precision": precision.removeprefix("PRECISION_").lower(),
+              "master_weights": gemini.master_weights,
+              "enable_gradient_accumulation": gemini.gradient_accumulation,
+              "pin_memory": gemini.pin_memory}
+    if gemini.tp_size > 1:
+        kwargs["tp_size"] = gemini.tp_size
+        if gemini.enable_sequence_parallelism:
+            kwargs["enable_sequence_parallelism"] = True
+    if gemini.extra_dp_size > 1:
+        kwargs["extra_dp_size"] = gemini.extra_dp_size
+    return kwargs

@@ -10,6 +10,10 @@ degrees): they are Layout's layout_padding and most_loaded_rank.device_bytes
 not kept gathered at C' (docs/layout.md, tests/oracle/layout_oracle.py
 objective_values). The kept-gathered groups are the search's own (Search's
 configs), so nothing of the grid's rules is restated here.
+For a request that names its model, Layout's gathered_chunk_bytes follows
+the model's operations (docs/plan.md, "Gathered chunks") while the
+frontier's points keep the objective's largest chunk: the sampled columns
+then sit at or above the points' curve.
 
 The grid's start is not in the answer: candidate i is start + i * interval
 with start a multiple of the interval, and each point (i, C') bounds it.

@@ -170,7 +170,8 @@ def gemini_settings(precision="fp16", master_weights=True,
                     gradient_accumulation=False, pin_memory=True,
                     optimizer="adam", placement="static",
                     shard_param_frac=None, offload_optim_frac=0.0,
-                    offload_param_frac=0.0, device_memory_bytes=None):
+                    offload_param_frac=0.0, device_memory_bytes=None,
+                    tp_size=1, extra_dp_size=1, sequence_parallelism=False):
     """The GeminiSettings message. precision: "fp16" or "bf16" (any case,
     "PRECISION_" optional) or a Precision number; optimizer: "adam" or
     "none" likewise; placement: "static" or "auto" likewise
@@ -178,10 +179,14 @@ def gemini_settings(precision="fp16", master_weights=True,
     master_weights, enable_gradient_accumulation, pin_memory); the
     fractions are GeminiPlugin's (shard_param_frac None: unset, 1.0);
     device_memory_bytes (auto) None or an int. The server judges the
-    fractions' range and which policy they belong to. Raises
-    InvalidArgumentError naming the field."""
+    fractions' range and which policy they belong to. tp_size,
+    extra_dp_size, sequence_parallelism: GeminiPlugin's mesh and
+    enable_sequence_parallelism (docs/tensor-parallelism.md; the server
+    shards a described model and judges them). Raises InvalidArgumentError
+    naming the field."""
     message = gemini_base(precision, master_weights, gradient_accumulation,
-                          pin_memory, optimizer)
+                          pin_memory, optimizer, tp_size, extra_dp_size,
+                          sequence_parallelism)
     message.placement = enum_value(chunk_search_pb2.Placement, "PLACEMENT_",
                                    placement, "placement")
     if shard_param_frac is not None:
@@ -198,10 +203,15 @@ def gemini_settings(precision="fp16", master_weights=True,
 
 
 def gemini_base(precision, master_weights, gradient_accumulation,
-                pin_memory, optimizer):
+                pin_memory, optimizer, tp_size=1, extra_dp_size=1,
+                sequence_parallelism=False):
     """The GeminiSettings of the fixed choices alone (no placement field
     set), as gemini_settings judges them."""
     return chunk_search_pb2.GeminiSettings(
+        tp_size=unsigned(tp_size, UINT32_MAX, "tp_size"),
+        extra_dp_size=unsigned(extra_dp_size, UINT32_MAX, "extra_dp_size"),
+        enable_sequence_parallelism=_flag(sequence_parallelism,
+                                          "sequence_parallelism"),
         precision=enum_value(chunk_search_pb2.Precision,
                                       "PRECISION_", precision, "precision"),
         master_weights=_flag(master_weights, "master_weights"),

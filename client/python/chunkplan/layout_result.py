@@ -97,8 +97,9 @@ class PlacementOutcome:
 class Layout:
     """What Gemini allocates: the groups in config order, their padding
     summed (layout_padding), the most loaded rank (rank 0 of every group)
-    and the least loaded (rank P - 1), and the bytes of the largest
-    non-gathered chunk gathered whole (0 when all are kept gathered).
+    and the least loaded (rank P - 1), and the bytes the chunks gathered
+    while the model computes add at their peak, and how many chunk buffers
+    (docs/plan.md, "Gathered chunks"; 0 when all are kept gathered).
     `search` is the search's answer when the search ran, None with given
     configs."""
     groups: Tuple[GroupLayout, ...]
@@ -123,6 +124,8 @@ class Layout:
     # The server's verdict on the layout against the request's cluster
     # (Client.layout(cluster=...)); None without one.
     verdict: Optional[Verdict] = None
+    # The chunk buffers held at gathered_chunk_bytes' peak.
+    gathered_chunks: int = 0
     # The server's ModelReport (the total, the model's warnings).
     model_report: Optional[_model_report.ModelReport] = None
 
@@ -181,9 +184,9 @@ class Layout:
                 name, gib_text(getattr(self.most_loaded_rank, part)),
                 gib_text(getattr(best, part)),
                 gib_text(getattr(self.least_loaded_rank, part))))
-        lines += ["", "gathered chunk  %s GiB (the largest chunk not kept "
-                  "gathered, gathered whole while it computes)" %
-                  gib_text(self.gathered_chunk_bytes)]
+        lines += ["", "gathered chunks %s GiB, %d chunks at the peak "
+                  "(docs/plan.md, \"Gathered chunks\")" %
+                  (gib_text(self.gathered_chunk_bytes), self.gathered_chunks)]
         if self.activation_bytes:
             lines.append("activations     %s GiB per rank, an ESTIMATE "
                          "(docs/plan.md)" % gib_text(self.activation_bytes))
@@ -231,6 +234,7 @@ class Layout:
                 response.most_loaded_rank_least),
             placement=_placement(response.placement),
             activation_bytes=int(response.activation_bytes),
+            gathered_chunks=int(response.gathered_chunks),
             verdict=(Verdict.from_response(response.verdict)
                      if response.HasField("verdict") else None),
             model_report=_model_report.of(response))

@@ -42,7 +42,8 @@ def _placement(gemini):
 
 @dataclasses.dataclass(frozen=True)
 class PlanOption:
-    """One configuration Plan weighed: a world size, its chunk configs
+    """One configuration Plan weighed: a world size on `nodes` nodes (the
+    server's ceil(world size / GPUs per node)), its chunk configs
     (config_dict, chosen by `objective` over the grid `chunk_size_from`:
     "colossalai_search", "peak_rank_bytes" or "peak_rank_bytes_wide") and a
     placement ("static" with its three fractions, or "auto"); the most
@@ -54,6 +55,7 @@ class PlanOption:
     own; `colossalai`, GeminiPlugin's keyword arguments as Python text;
     `notes` in words."""
     world_size: int
+    nodes: int
     placement: str
     shard_param_frac: float
     offload_optim_frac: float
@@ -74,6 +76,11 @@ class PlanOption:
     verdict: Verdict
     response: chunk_search_pb2.PlanOption = dataclasses.field(
         repr=False, compare=False)
+    # The chunk buffers held at gathered_chunk_bytes' peak.
+    gathered_chunks: int = 0
+    # The ESTIMATE of backward's largest transient above activation_bytes
+    # (0 without a workload), counted in device_need_bytes.
+    transient_bytes: int = 0
 
     @property
     def tight(self):
@@ -111,7 +118,8 @@ class PlanOption:
         gemini = option.gemini
         verdict = _verdict(option)
         return cls(
-            world_size=int(option.world_size), placement=_placement(gemini),
+            world_size=int(option.world_size), nodes=int(option.nodes),
+            placement=_placement(gemini),
             shard_param_frac=(gemini.shard_param_frac
                               if gemini.HasField("shard_param_frac")
                               else 1.0),
@@ -127,12 +135,14 @@ class PlanOption:
             most_loaded_rank=rank_memory(option.most_loaded_rank),
             gathered_chunk_bytes=int(option.gathered_chunk_bytes),
             activation_bytes=int(option.activation_bytes),
+            transient_bytes=int(option.transient_bytes),
             device_need_bytes=int(option.device_need_bytes),
             host_bytes_per_node=int(option.host_bytes_per_node),
             layout_padding=int(option.layout_padding),
             fits=verdict.fits, why_not=verdict.why_not,
             colossalai=option.colossalai, notes=tuple(option.notes),
-            verdict=verdict, response=option)
+            verdict=verdict, response=option,
+            gathered_chunks=int(option.gathered_chunks))
 
 
 def _verdict(option):
@@ -152,13 +162,14 @@ def _verdict(option):
 _COLUMNS = (
     ("option", lambda i, o: "%d" % i),
     ("world size", lambda i, o: "%d" % o.world_size),
+    ("nodes", lambda i, o: "%d" % o.nodes),
     ("placement", lambda i, o: o.placement_text),
     ("chunk size (elements)", lambda i, o: ", ".join(
         "%d%s" % (c["chunk_size"], " kept" if c["keep_gathered"] else "")
         for c in o.config_dict.values())),
     ("chunk size from", lambda i, o: o.chunk_size_from),
 )
-_LEFT = (2, 4)
+_LEFT = (3, 5)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,24 +278,29 @@ def _cluster_lines(request):
                  gib_text(cluster.reserve_bytes), cluster.gpus_per_node,
                  ("%s GiB per node" % gib_text(cluster.host_memory_bytes)
                   if cluster.host_memory_bytes else "not checked"),
-                 ", ".join(str(w) for w in cluster.world_sizes)),
+                 ("whole nodes, up to %d" % cluster.max_nodes
+                  if cluster.whole_nodes else
+                  ", ".join(str(w) for w in cluster.world_sizes))),
              "device need     " + PLAN_DEVICE_NEED]
     if request.HasField("workload"):
         w = request.workload
         lines.append(
             "activations     ESTIMATE (docs/plan.md): micro batch %d, "
-            "sequence length %d, activation checkpointing %s, flash "
-            "attention %s; activation bytes are an estimate, not a count" % (
+            "sequence length %d, activation checkpointing %s, attention "
+            "%s; activation and transient bytes are estimates, not "
+            "counts" % (
                 w.micro_batch, w.sequence_length,
                 "on" if w.activation_checkpointing else "off",
-                "on" if w.flash_attention else "off"))
+                "flash_attention_2" if w.flash_attention else
+                chunk_search_pb2.Attention.Name(w.attention).removeprefix(
+                    "ATTENTION_").lower()))
     return lines
 
 
 # What Plan counts in an option's device_need_bytes (docs/plan.md).
 PLAN_DEVICE_NEED = ("the most loaded rank's device total, worst chunk order, "
                     "+ the gathered chunk + the reserve + the activation "
-                    "estimate")
+                    "estimate + the backward transient estimate")
 
 
 def _note_lines(options):
@@ -302,4 +318,8 @@ def _note_lines(options):
         lines.append("activations     %s GiB per rank (an ESTIMATE, counted "
                      "in the device need)" % ", ".join(
                          gib_text(e) for e in estimates))
+        transients = sorted({o.transient_bytes for o in options})
+        lines.append("transient       %s GiB per rank in backward (an "
+                     "ESTIMATE, counted in the device need)" % ", ".join(
+                         gib_text(e) for e in transients))
     return [""] + lines if lines else []

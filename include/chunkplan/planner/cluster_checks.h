@@ -17,17 +17,20 @@ namespace chunkplan::planner {
 inline constexpr size_t kMaxWorldSizes = 64;
 
 // INVALID_ARGUMENT naming the first bad field, in this order:
-// cluster.device_memory_bytes 0, cluster.gpus_per_node 0,
-// cluster.world_sizes empty or longer than kMaxWorldSizes,
-// cluster.world_sizes[i] 0, cluster.world_sizes[j] repeating an earlier one,
-// cluster.margin outside [0, 1).
+// cluster.device_memory_bytes 0, cluster.gpus_per_node 0; with whole_nodes,
+// cluster.world_sizes not empty, cluster.max_nodes 0, above kMaxWorldSizes
+// or with gpus_per_node x max_nodes past 2^32-1; without, cluster.max_nodes
+// set, cluster.world_sizes empty or longer than kMaxWorldSizes,
+// cluster.world_sizes[i] 0, cluster.world_sizes[j] repeating an earlier one;
+// then cluster.margin outside [0, 1).
 absl::Status CheckCluster(const Cluster& cluster);
 
 // A Layout's cluster (LayoutRequest.cluster): INVALID_ARGUMENT naming the
 // first bad field, in this order: cluster.device_memory_bytes 0,
 // cluster.gpus_per_node 0 with a host_memory_bytes to check,
 // cluster.world_sizes not empty (Layout's world size is its largest dp
-// degree), cluster.margin outside [0, 1).
+// degree), cluster.whole_nodes or cluster.max_nodes set (Plan's), then
+// cluster.margin outside [0, 1).
 absl::Status CheckLayoutCluster(const Cluster& cluster);
 
 }  // namespace chunkplan::planner

@@ -46,6 +46,28 @@ struct GeminiSettings {
   double offload_param_frac = 0.0;
   // Auto only: the device's memory, to say whether warm-up moves chunks.
   std::optional<uint64_t> device_memory_bytes;
+  // GeminiPlugin's mesh beside the zero group (docs/tensor-parallelism.md):
+  // the world is zero x extra_dp_size x tp_size ranks. The numels are
+  // already tp rank 0's shards; the chunks spread over the zero group (the
+  // dp degree), so these change only the ranks a node holds and the
+  // colossalai text.
+  uint32_t tp_size = 1;
+  uint32_t extra_dp_size = 1;
+  bool sequence_parallelism = false;  // enable_sequence_parallelism
+  // Chunks fetched ahead of the operation that needs them, from the second
+  // iteration on (layout/gathered_chunks.h).
+  uint32_t max_prefetch = 0;
+};
+
+// The model's operations, for the gathered-chunk rule
+// (layout/gathered_chunks.h): what the service's model description gives.
+struct ModelOperations {
+  // Each operation of one forward pass, in order: the parameters it takes
+  // (indices into numels). Empty: none known.
+  std::vector<std::vector<uint64_t>> forward;
+  // The described model's model_type when its family has no operation
+  // sequence (the answer then says it counted one chunk); empty otherwise.
+  std::string unsequenced_model_type;
 };
 
 struct LayoutRequest {
@@ -66,6 +88,8 @@ struct LayoutRequest {
   // Set: LayoutResult.verdict judges the layout against it (Layout only;
   // Frontier refuses it).
   std::optional<Cluster> cluster;
+  // The described model's operations (Layout only).
+  ModelOperations operations;
 };
 
 // One candidate of the frontier, with every measure whatever the objective.
@@ -153,11 +177,16 @@ struct LayoutResult {
   // Rank P - 1 of every group under the order that loads its device least.
   RankMemory least_loaded_rank;
   PlacementOutcome placement;
-  // The largest non-gathered chunk's size in bytes (0 when none).
+  // The peak of the chunks gathered while the model computes, in bytes
+  // beyond most_loaded_rank's, and how many chunk buffers are held there
+  // (layout/gathered_chunks.h).
   uint64_t gathered_chunk_bytes = 0;
+  uint64_t gathered_chunks = 0;
   // The activation ESTIMATE for the request's workload per rank (0 without
   // one); not counted in most_loaded_rank.
   uint64_t activation_bytes = 0;
+  // Backward's largest transient above it (ESTIMATE; 0 without one).
+  uint64_t transient_bytes = 0;
   // With the request's cluster: the verdict on the most loaded rank (world
   // size: the largest dp degree).
   std::optional<Verdict> verdict;

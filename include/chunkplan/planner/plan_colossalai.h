@@ -21,8 +21,10 @@ std::string PythonFloatRepr(double value);
 // GeminiPlugin's keyword arguments on one line: placement_policy, the three
 // fractions (static only: shard_param_frac as 1.0 when unset), precision
 // (`precision`, "fp16" or "bf16"), master_weights,
-// enable_gradient_accumulation, pin_memory and chunk_config_dict in
-// `configs`' order.
+// enable_gradient_accumulation, pin_memory, max_prefetch (where not 0),
+// tp_size (with enable_sequence_parallelism) where above 1, extra_dp_size
+// where above 1, and chunk_config_dict in `configs`' order (keyed by the
+// zero degree).
 std::string ColossalaiKwargs(const GeminiSettings& settings,
                              const std::string& precision,
                              std::span<const ChunkConfig> configs);

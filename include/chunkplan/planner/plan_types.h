@@ -18,9 +18,22 @@
 
 namespace chunkplan::planner {
 
+// One tensor-parallel degree Plan may try: tp rank 0's numels under the
+// family's ShardFormer policy (the service describes the model at each).
+struct TpShards {
+  uint32_t tp_size = 1;
+  std::vector<uint64_t> numels;
+};
+
 struct PlanRequest {
   // numels and the search settings; dp_degrees is ignored.
   SearchRequest search;
+  // The tp degrees to try, each with its numels (search.numels is then not
+  // read); empty: tp 1 with search.numels. A degree above
+  // cluster.gpus_per_node or not dividing a world size is skipped there.
+  std::vector<TpShards> tp_shards;
+  // The extra_dp degrees to try; empty: 1.
+  std::vector<uint32_t> extra_dp_sizes;
   std::vector<bool> frozen;  // as LayoutRequest.frozen
   // Fixed choices; the placement fields are ignored.
   GeminiSettings gemini;
@@ -29,6 +42,8 @@ struct PlanRequest {
   Cluster cluster;
   uint32_t max_options = 0;  // 0: 10
   std::optional<PlanWorkload> workload;
+  // The described model's operations (the gathered-chunk rule).
+  ModelOperations operations;
 };
 
 // Where an option's chunk size came from (docs/plan.md), in rank order.
@@ -49,16 +64,20 @@ enum class PlanPlacement : int {
 
 // One configuration: a world size, a chunk size and a placement.
 struct PlanOption {
-  uint32_t world_size = 0;
-  GeminiSettings gemini;  // with the placement and fractions chosen
+  uint32_t world_size = 0;  // zero x extra_dp x tp (gemini's sizes)
+  uint32_t zero_size = 0;   // the degree the chunks spread over
+  uint32_t nodes = 0;       // ceil(world_size / cluster.gpus_per_node)
+  GeminiSettings gemini;    // with the placement and fractions chosen
   PlanPlacement placement = PlanPlacement::kNothingMoved;
   std::vector<ChunkConfig> configs;
   Objective objective = Objective::kSeedWaste;
   ChunkSizeFrom chunk_size_from = ChunkSizeFrom::kColossalaiSearch;
-  RankMemory most_loaded_rank;  // worst case over the chunk order
-  uint64_t gathered_chunk_bytes = 0;
+  RankMemory most_loaded_rank;        // worst case over the chunk order
+  uint64_t gathered_chunk_bytes = 0;  // as LayoutResult's
+  uint64_t gathered_chunks = 0;
   uint64_t layout_padding = 0;
   uint64_t activation_bytes = 0;
+  uint64_t transient_bytes = 0;
   // The device need, host bytes per node, margin, fits, tight and why_not
   // (plan_search/verdict.h).
   Verdict verdict;

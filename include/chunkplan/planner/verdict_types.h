@@ -27,6 +27,10 @@ struct Cluster {
   // The share of device memory a configuration must leave free, in [0, 1);
   // unset: kDefaultMargin.
   std::optional<double> margin;
+  // Plan: world sizes gpus_per_node x 1 to max_nodes instead of world_sizes
+  // (PlanWorldSizes, plan_search/plan_nodes.h). Layout refuses both.
+  bool whole_nodes = false;
+  uint32_t max_nodes = 0;
 };
 
 // One configuration judged against a cluster (chunkplan.v1.Verdict).

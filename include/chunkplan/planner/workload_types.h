@@ -2,12 +2,29 @@
 #define CHUNKPLAN_PLANNER_WORKLOAD_TYPES_H_
 
 // The activation estimate's inputs as plain values, shared by the Layout and
-// Plan requests (chunkplan.v1.Workload plus the described model's shape).
+// Plan requests (chunkplan.v1.Workload plus the described model's traits).
 // The estimate itself: activation_estimate.h; its rules: docs/plan.md.
 
 #include <cstdint>
+#include <string>
 
 namespace chunkplan::planner {
+
+// How a family's decoder layer normalizes (transformers 4.51.3).
+enum class NormKind : uint8_t {
+  kRmsNorm,       // LlamaRMSNorm: fp32 upcast, weight * x.to(dtype)
+  kGemmaRmsNorm,  // GemmaRMSNorm: fp32 throughout, x * (1 + weight)
+  kLayerNorm,     // nn.LayerNorm (fp32 mean and rstd kept)
+};
+
+// What the MLP's activation saves: one op that keeps its input (silu,
+// gelu, gelu_pytorch_tanh), or GPT-2's gelu_new written as tanh arithmetic
+// (its input, tanh's result, 0.5x and 1 + tanh).
+enum class MlpActivation : uint8_t { kSingleOp, kGeluNew };
+
+// The attention implementation a trainer runs (transformers'
+// attn_implementation); kDefault is transformers 4.51.3's default, sdpa.
+enum class Attention : uint8_t { kDefault, kEager, kSdpa, kFlashAttention2 };
 
 // The LoRA adapters' facts the estimate reads (docs/lora.md): each adapted
 // module stores its r-wide intermediate (lora_B's input) and, with dropout,
@@ -22,24 +39,44 @@ struct AdapterShape {
   uint64_t other_in_features = 0;  // their in_features, summed
 };
 
-// The shape facts the formula reads; nothing else of the model enters it.
+// The traits of a decoder-only family that decide what its training
+// forward saves for backward: one parameterized layer, set by the family
+// from its config (server/models).
 struct TransformerShape {
   uint64_t num_layers = 0;           // L
   uint64_t hidden_size = 0;          // h
   uint64_t num_attention_heads = 0;  // a (query heads)
-  uint64_t vocab_size = 0;           // v: the fp32 logits of the loss
-  AdapterShape adapters;             // none by default
+  uint64_t vocab_size = 0;           // v: the logits of the loss
+  uint64_t num_key_value_heads = 0;  // kv (0: a)
+  uint64_t head_dim = 0;             // d (0: h / a)
+  uint64_t intermediate_size = 0;    // the MLP's width (0: 4h)
+  bool tied_embeddings = false;      // lm_head shares the embedding's weight
+  bool fused_qkv = false;            // one q/k/v projection (GPT-2's c_attn)
+  NormKind norm = NormKind::kRmsNorm;
+  bool gated_mlp = true;  // down(act(gate(x)) * up(x)); else fc, act, proj
+  MlpActivation activation = MlpActivation::kSingleOp;
+  bool rotary = true;            // RoPE (cos, sin); else learned positions
+  bool qk_norm = false;          // RMS norms over q and k per head (Qwen3)
+  bool fp32_softmax = true;      // softmax(dtype=float32) then back to 16 bits
+  bool scale_by_tensor = false;  // scores divided by a 0-dim tensor (GPT-2)
+  bool embed_scale = false;      // embeddings times a 0-dim normalizer
+  // Dropout with a non-zero probability in the config (a 1-byte mask).
+  bool attention_dropout = false, hidden_dropout = false,
+       embedding_dropout = false;
+  // Non-empty: the family's layer is not modelled; the reason.
+  std::string not_estimated;
+  AdapterShape adapters;  // LoRA; none by default
 };
 
 // One micro-batch's work (the request's Workload).
 struct ActivationWorkload {
   uint32_t micro_batch = 0;               // b
   uint32_t sequence_length = 0;           // s
-  bool activation_checkpointing = false;  // full recomputation of each layer
-  bool flash_attention = false;           // no s x s attention scores stored
+  bool activation_checkpointing = false;  // each layer re-run in backward
+  Attention attention = Attention::kDefault;
 };
 
-// The activation estimate's inputs: the model's shape (from the service's
+// The activation estimate's inputs: the model's traits (from the service's
 // model description) and the request's workload.
 struct PlanWorkload {
   TransformerShape shape;

@@ -128,20 +128,4 @@ unsigned __int128 RankDeviceBytes(std::span<const GroupLayout> groups,
   return PartsOf(groups, frozen_elements, bytes, rank, marks).device();
 }
 
-absl::StatusOr<uint64_t> GatheredChunkBytes(std::span<const GroupLayout> groups,
-                                            const ByteModel& bytes) {
-  uint64_t largest = 0;
-  for (const GroupLayout& g : groups) {
-    if (g.config.keep_gathered) continue;
-    for (const ChunkLayout& c : g.chunks) largest = std::max(largest, c.size);
-  }
-  uint64_t gathered = 0;
-  if (absl::Status s = Narrow(Wide{bytes.gathered} * largest,
-                              "gathered_chunk_bytes", &gathered);
-      !s.ok()) {
-    return s;
-  }
-  return gathered;
-}
-
 }  // namespace chunkplan::planner

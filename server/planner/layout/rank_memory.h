@@ -73,12 +73,6 @@ unsigned __int128 RankDeviceBytes(std::span<const GroupLayout> groups,
 uint64_t RealElementsOnRank(const ChunkLayout& chunk, uint64_t degree,
                             RankOfGroup rank);
 
-// The largest non-gathered chunk's size in bytes (bytes.gathered per
-// element): what a rank gathers while that chunk computes; 0 when every
-// group is gathered. Errors: INVALID_ARGUMENT beyond 2^64-1 bytes.
-absl::StatusOr<uint64_t> GatheredChunkBytes(std::span<const GroupLayout> groups,
-                                            const ByteModel& bytes);
-
 }  // namespace chunkplan::planner
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_LAYOUT_RANK_MEMORY_H_

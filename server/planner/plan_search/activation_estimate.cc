@@ -1,5 +1,7 @@
 #include "chunkplan/planner/activation_estimate.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 
@@ -13,21 +15,35 @@ using Wide = unsigned __int128;
 // An exact count, or nullopt once it has passed 2^128-1.
 using Checked = std::optional<Wide>;
 
-Checked Mul(Checked x, Wide y) {
-  Wide product;
-  if (!x.has_value() || __builtin_mul_overflow(*x, y, &product)) {
-    return std::nullopt;
+Checked Mul(std::initializer_list<Checked> factors) {
+  Checked out = Wide{1};
+  for (const Checked& f : factors) {
+    Wide product;
+    if (!out.has_value() || !f.has_value() ||
+        __builtin_mul_overflow(*out, *f, &product)) {
+      return std::nullopt;
+    }
+    out = product;
   }
-  return product;
+  return out;
 }
 
-Checked Add(Checked x, Checked y) {
-  Wide sum;
-  if (!x.has_value() || !y.has_value() ||
-      __builtin_add_overflow(*x, *y, &sum)) {
-    return std::nullopt;
+Checked Sum(std::initializer_list<Checked> terms) {
+  Checked out = Wide{0};
+  for (const Checked& t : terms) {
+    Wide sum;
+    if (!out.has_value() || !t.has_value() ||
+        __builtin_add_overflow(*out, *t, &sum)) {
+      return std::nullopt;
+    }
+    out = sum;
   }
-  return sum;
+  return out;
+}
+
+Checked Max(Checked x, Checked y) {
+  if (!x.has_value() || !y.has_value()) return std::nullopt;
+  return std::max(*x, *y);
 }
 
 // `value` as a uint64 in *out, or INVALID_ARGUMENT naming `part`.
@@ -40,14 +56,31 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
   return absl::OkStatus();
 }
 
-// INVALID_ARGUMENT naming the first field that is 0.
-absl::Status CheckPositive(const TransformerShape& shape,
-                           const ActivationWorkload& workload) {
+// The sizes the terms read: tokens, widths, heads.
+struct Dims {
+  Wide b, s, bs, h, a, kv, d, inter, v;
+};
+
+// INVALID_ARGUMENT naming the first size that is 0 or does not divide
+// (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
+// else the dimensions (head_dim, kv heads and the MLP width defaulted).
+absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
+                            const ActivationWorkload& workload) {
   for (const auto& [value, field] :
        {std::tuple{uint64_t{workload.micro_batch}, "workload.micro_batch"},
         std::tuple{uint64_t{workload.sequence_length},
-                   "workload.sequence_length"},
-        std::tuple{shape.num_layers, "shape.num_layers"},
+                   "workload.sequence_length"}}) {
+    if (value == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " must be at least 1"));
+    }
+  }
+  if (!shape.not_estimated.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "activations: not estimated for this family: ", shape.not_estimated));
+  }
+  for (const auto& [value, field] :
+       {std::tuple{shape.num_layers, "shape.num_layers"},
         std::tuple{shape.hidden_size, "shape.hidden_size"},
         std::tuple{shape.num_attention_heads, "shape.num_attention_heads"},
         std::tuple{shape.vocab_size, "shape.vocab_size"}}) {
@@ -56,25 +89,237 @@ absl::Status CheckPositive(const TransformerShape& shape,
           absl::StrCat(field, " must be at least 1"));
     }
   }
-  return absl::OkStatus();
+  Dims d;
+  d.b = workload.micro_batch;
+  d.s = workload.sequence_length;
+  d.bs = d.b * d.s;
+  d.h = shape.hidden_size;
+  d.a = shape.num_attention_heads;
+  d.v = shape.vocab_size;
+  d.kv = shape.num_key_value_heads == 0 ? d.a : shape.num_key_value_heads;
+  if (d.a % d.kv != 0) {
+    return absl::InvalidArgumentError(
+        "shape.num_key_value_heads must divide shape.num_attention_heads");
+  }
+  if (shape.head_dim == 0 && d.h % d.a != 0) {
+    return absl::InvalidArgumentError(
+        "shape.hidden_size / shape.num_attention_heads must divide when "
+        "shape.head_dim is unset");
+  }
+  d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
+  d.inter =
+      shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
+  return d;
 }
 
-// One layer's stored bytes: Table 2's sbh(34 + 5as/h) written as
-// 34sbh + 5as^2b, without the score terms under flash attention, and its
-// 2sbh (the layer's input) under full recomputation.
-Checked PerLayer(Wide s, Wide b, Wide h, Wide a,
-                 const ActivationWorkload& workload) {
-  const Checked sbh = Mul(Mul(s, b), h);
-  if (workload.activation_checkpointing) return Mul(sbh, 2);
-  if (workload.flash_attention) return Mul(sbh, 34);
-  return Add(Mul(sbh, 34), Mul(Mul(Mul(Mul(a, 5), s), s), b));
+// One norm over `rows` x `width` elements: what its own ops save (its
+// output, kept by the next projection, is counted by the caller).
+Checked NormSaved(NormKind kind, Checked rows, Wide width) {
+  switch (kind) {
+    case NormKind::kRmsNorm:  // fp32 x (pow, mul), fp32 rsqrt, 16-bit x/rms
+      return Sum(
+          {Mul({rows, width, 4}), Mul({rows, 4}), Mul({rows, width, 2})});
+    case NormKind::kGemmaRmsNorm:  // fp32 x, rsqrt, x/rms, (1 + w) in fp32
+      return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
+    case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
+      return Sum({Mul({rows, width, 2}), Mul({rows, 8})});
+  }
+  return std::nullopt;
+}
+
+Attention Resolved(Attention attention) {
+  return attention == Attention::kDefault ? Attention::kSdpa : attention;
+}
+
+// K (or V) as eager attention's matmul keeps it: repeat_kv's expand +
+// reshape is a view when kv = 1, and so is matmul's reshape to bmm's batch
+// when b = 1 (size-1 dimensions take any stride): then the kv-wide tensor
+// itself; else a copy as wide as q.
+Checked EagerKv(const Dims& d) {
+  if (d.kv == 1 && d.b == 1) return Mul({d.s, d.d, 2});
+  return Mul({d.bs, d.a, d.d, 2});
+}
+
+// The loss's targets (int64): labels padded by one, then [..., 1:]
+// .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
+// padded storage of s + 1.
+Checked Targets(const Dims& d) {
+  return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
+}
+
+// Qwen3's q_norm and k_norm: RMS norms over (b s a, d) and (b s kv, d).
+Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
+  if (!t.qk_norm) return Wide{0};
+  return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
+              NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
+}
+
+// What one layer's attention saves, its input (the norm's output) aside.
+Checked AttentionSaved(const TransformerShape& t, const Dims& d,
+                       Attention attention) {
+  const Checked q = Mul({d.bs, d.a, d.d, 2});    // 16 bits, a heads
+  const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
+  const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
+  const Checked out = QkNormSaved(t, d);
+  switch (Resolved(attention)) {
+    case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
+                                       // rng_state (2 x int64)
+      return Sum({out, q, kv, kv, q, lse, Wide{16}});
+    case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
+      return Sum({out, q, q, q, q, lse});
+    default:
+      break;
+  }
+  const Checked p = Mul({d.b, d.a, d.s, d.s});  // the s x s scores
+  // softmax keeps its result (fp32 when upcast); PV's left factor is the
+  // 16-bit copy, or with dropout its 1-byte mask and output (the softmax
+  // result itself when neither).
+  const Checked softmax = Mul({p, t.fp32_softmax ? Wide{4} : Wide{2}});
+  const Checked for_pv = t.attention_dropout ? Mul({p, 3})
+                         : t.fp32_softmax    ? Mul({p, 2})
+                                             : Checked{Wide{0}};
+  const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
+  // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
+  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerKv(d), q});
+}
+
+// What one layer's MLP saves, its input aside.
+Checked MlpSaved(const TransformerShape& t, const Dims& d) {
+  const Checked i = Mul({d.bs, d.inter, 2});
+  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4}) : i;
+  if (t.gated_mlp) {  // act's saves, act(gate), up, the product
+    return Sum({act, i, i, i});
+  }
+  return Sum({act, i});  // act's saves, down's input
+}
+
+// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
+Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
+
+// One decoder layer's saves without checkpointing.
+Checked LayerSaved(const TransformerShape& t, const Dims& d,
+                   Attention attention) {
+  const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  // Two residual dropouts (after attention, after the MLP), 1-byte masks.
+  const Checked residual_masks =
+      t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  return Sum({norm, AttentionSaved(t, d, attention), norm, MlpSaved(t, d),
+              residual_masks});
+}
+
+// Saves outside the layers but the loss.
+Checked OutsideSaved(const TransformerShape& t, const Dims& d,
+                     const ActivationWorkload& w) {
+  const bool ckpt = w.activation_checkpointing;
+  const bool eager = Resolved(w.attention) == Attention::kEager;
+  const Checked indices = Mul({d.bs, 8});  // input_ids (int64)
+  // position_ids: the learned embedding keeps them; under checkpointing
+  // they are an argument of every layer (cache_position's storage).
+  const Checked positions =
+      (!t.rotary || ckpt) ? Mul({d.s, 8}) : Checked{Wide{0}};
+  // cos and sin, (1, s, d) 16-bit, kept by RoPE's multiplications.
+  const Checked rotary =
+      (t.rotary && !ckpt) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}};
+  // The eager mask the checkpoint keeps as an argument: the causal
+  // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
+  Checked mask = Wide{0};
+  if (ckpt && eager) mask = t.rotary ? Mul({d.b, d.s, d.s, 2}) : Mul({d.bs, 2});
+  const Checked embed_mask =
+      t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
+  const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
+  const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  return Sum(
+      {indices, positions, rotary, mask, embed_mask, normalizer, final_norm});
+}
+
+// x - y, 0 where y is larger.
+Checked Less(Checked x, Checked y) {
+  if (!x.has_value() || !y.has_value()) return std::nullopt;
+  return *x > *y ? *x - *y : 0;
+}
+
+// Bytes a norm's backward holds above its saves per element of its input,
+// besides the input's gradient: measured with torch.profiler on the
+// oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
+// Gemma's 16, LayerNorm's fused kernel 3.
+Checked NormBackward(NormKind kind, const Dims& d) {
+  const Wide per_element = kind == NormKind::kRmsNorm        ? 18
+                           : kind == NormKind::kGemmaRmsNorm ? 16
+                                                             : 3;
+  return Mul({d.bs, d.h, per_element});
+}
+
+// The gradients one layer's backward holds above its saves (docs/plan.md,
+// "Transients"): the residual stream's gradient plus its largest step, in
+// the order backward runs them: the MLP's (an op's input gradient with its
+// weight's, freed once Gemini takes it, or the last product's three
+// gradients once down_proj's input is released) over all the layer's
+// saves; the second norm's once the MLP and the residual masks are
+// released; the attention's (eager softmax's gradients in and out, fp32
+// when upcast; a kernel's dq, dk, dv, d(out); o_proj's input and weight
+// gradients) once the second norm, o_proj's input and PV's operands are
+// released too; q, k and v's projections (their gradients, the largest
+// projection weight's, all three fused, and the input's) and the first
+// norm's once all but the first norm's saves and output is released.
+Checked LayerBackward(const TransformerShape& t, const Dims& d,
+                      Attention attention) {
+  const Wide ad = d.a * d.d;
+  const Wide kvd = d.kv * d.d;
+  const Checked i = Mul({d.bs, d.inter, 2});
+  const Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  const Checked q = Mul({d.bs, ad, 2});
+  const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
+  Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
+  Checked after_attention = Sum({mlp_and_masks, norm, Hidden(d, 2), q});
+  if (Resolved(attention) == Attention::kEager) {
+    const Checked p = Mul({d.b, d.a, d.s, d.s});
+    attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
+    const Checked for_pv = t.attention_dropout ? Mul({p, 3})
+                           : t.fp32_softmax    ? Mul({p, 2})
+                                               : Checked{Wide{0}};
+    after_attention = Sum({after_attention, EagerKv(d), for_pv});
+  }
+  // All of the layer's saves but the first norm's and its output.
+  const Checked beyond_first_norm =
+      Less(LayerSaved(t, d, attention), Sum({norm, Hidden(d, 2)}));
+  const Checked qkv_step =
+      Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
+                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
+           beyond_first_norm);
+  const Checked norm_step = NormBackward(t.norm, d);
+  Checked step = Max(mlp_step, Less(attn_work, after_attention));
+  step = Max(step, qkv_step);
+  step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  step = Max(step, Less(norm_step, beyond_first_norm));
+  return Sum({Hidden(d, 2), step});
+}
+
+// Re-running an eager layer under checkpointing, its softmax holds the
+// 16-bit scores, their fp32 copy and the result at once (GPT-2: the scores
+// and the result), over the saves made before it (v repeated among them),
+// the tensors the attention's locals still hold (q, k and v before their
+// copies) and the incoming gradient. 0 for another attention.
+Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
+                       Attention attention) {
+  if (Resolved(attention) != Attention::kEager) return Wide{0};
+  const Checked q = Mul({d.bs, d.a, d.d, 2});
+  const Checked p = Mul({d.b, d.a, d.s, d.s});
+  const Checked before = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
+                              QkNormSaved(t, d), q, EagerKv(d), EagerKv(d),
+                              t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
+  const Checked kv_locals =
+      (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
+  return Sum({Hidden(d, 2), before, q, kv_locals,
+              Mul({p, t.fp32_softmax ? Wide{10} : Wide{4}})});
 }
 
 // The adapters' stored bytes: per module 2sbr, and 3sb x in_features with
 // dropout (a 1-byte mask and the 2-byte output lora_A reads); the modules
 // inside the layers only without checkpointing (a recomputed layer keeps
 // only its input).
-Checked Adapters(Wide s, Wide b, const AdapterShape& adapters,
+Checked Adapters(const Dims& d, const AdapterShape& adapters,
                  bool checkpointing) {
   Checked out = Wide{0};
   for (const auto& [modules, in_features, stored] :
@@ -82,50 +327,106 @@ Checked Adapters(Wide s, Wide b, const AdapterShape& adapters,
                    !checkpointing},
         std::tuple{adapters.other_modules, adapters.other_in_features, true}}) {
     if (!stored) continue;
-    out = Add(out, Mul(Mul(Mul(Mul(s, b), adapters.rank), 2), modules));
-    if (adapters.dropout) {
-      out = Add(out, Mul(Mul(Mul(s, b), in_features), 3));
-    }
+    out = Sum({out, Mul({d.bs, adapters.rank, 2, modules})});
+    if (adapters.dropout) out = Sum({out, Mul({d.bs, in_features, 3})});
   }
   return out;
+}
+
+// What the loss's and the final norm's backward release before the layers
+// run theirs.
+Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
+                             Checked loss) {
+  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+}
+
+// lm_head's backward: the 16-bit logits' gradient, its input's and its
+// weight's, once the loss's saves are gone.
+Checked HeadBackward(const Dims& d, Checked loss) {
+  return Less(Sum({Mul({d.bs, d.v, 2}), Hidden(d, 2), Mul({d.v, d.h, 2})}),
+              loss);
+}
+
+// The embedding's backward, last: its output's gradient and its weight's
+// (with a tied lm_head, the held gradient and their sum, out of place),
+// once all but its indices and the 16-bit logits (the output) is released.
+Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
+                          Checked total) {
+  const Checked kept =
+      Sum({Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}),
+           Mul({d.bs, d.v, 2})});
+  return Less(Sum({Hidden(d, 2),
+                   Mul({d.v, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+              Less(total, kept));
 }
 
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     const TransformerShape& shape, const ActivationWorkload& workload) {
-  if (absl::Status s = CheckPositive(shape, workload); !s.ok()) return s;
-  const Wide s = workload.sequence_length;
-  const Wide b = workload.micro_batch;
-  const Wide h = shape.hidden_size;
-  const Checked sbh = Mul(Mul(s, b), h);
+  const absl::StatusOr<Dims> dims = DimsOf(shape, workload);
+  if (!dims.ok()) return dims.status();
+  const Dims& d = *dims;
+  const Attention attention = workload.attention;
+  const bool ckpt = workload.activation_checkpointing;
+  const Checked layer = LayerSaved(shape, d, attention);
+  const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
+  const Checked logits32 = Mul({d.bs, d.v, 4});
+  const Checked loss = Sum({logits32, Targets(d), Wide{4}});
+  const Checked held =
+      Sum({Mul({d.bs, d.v, 2}),
+           (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
+  const Checked recompute = ckpt ? layer : Checked{Wide{0}};
+  const Checked layer_backward = LayerBackward(shape, d, attention);
+
   ActivationBytes out;
-  if (absl::Status st =
-          Narrow(PerLayer(s, b, h, shape.num_attention_heads, workload),
-                 "per_layer_bytes", &out.per_layer_bytes);
-      !st.ok()) {
-    return st;
-  }
-  for (const auto& [value, part, field] :
-       {std::tuple{Mul(out.per_layer_bytes, shape.num_layers), "layers_bytes",
-                   &out.layers_bytes},
-        std::tuple{sbh, "embedding_dropout_bytes",
-                   &out.embedding_dropout_bytes},
-        std::tuple{Mul(sbh, 2), "final_norm_bytes", &out.final_norm_bytes},
-        std::tuple{Mul(sbh, 2), "output_input_bytes", &out.output_input_bytes},
-        std::tuple{Mul(Mul(Mul(s, b), shape.vocab_size), 4), "logits_bytes",
-                   &out.logits_bytes},
-        std::tuple{
-            Adapters(s, b, shape.adapters, workload.activation_checkpointing),
-            "adapter_bytes", &out.adapter_bytes}}) {
+  const Checked layers = Mul({per_layer, shape.num_layers});
+  const Checked outside = OutsideSaved(shape, d, workload);
+  const Checked adapters = Adapters(d, shape.adapters, ckpt);
+  const Checked saved = Sum({layers, outside, loss, adapters});
+  const Checked total = Sum({saved, held});
+  const Checked loss_backward = Mul({logits32, 2});
+  const Checked head_backward = HeadBackward(d, loss);
+  // A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
+  // input buffer for the embedding's share: held through the layers, which
+  // run on what the loss and the final norm left.
+  const Checked tied =
+      shape.tied_embeddings ? Mul({d.v, d.h, 2}) : Checked{Wide{0}};
+  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
+                                   ForwardSoftmax(shape, d, attention))
+                             : Sum({recompute, layer_backward});
+  const Checked inside =
+      Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
+  const Checked embedding_backward = EmbeddingBackward(shape, d, total);
+  // The final norm's backward, once the loss and lm_head released theirs.
+  const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
+  Checked transient = Max(loss_backward, head_backward);
+  transient = Max(transient, final_norm_backward);
+  transient = Max(transient, Max(inside, embedding_backward));
+  for (const auto& [value, part, field] : {
+           std::tuple{per_layer, "per_layer_bytes", &out.per_layer_bytes},
+           std::tuple{layers, "layers_bytes", &out.layers_bytes},
+           std::tuple{outside, "outside_layers_bytes",
+                      &out.outside_layers_bytes},
+           std::tuple{loss, "loss_bytes", &out.loss_bytes},
+           std::tuple{adapters, "adapter_bytes", &out.adapter_bytes},
+           std::tuple{saved, "saved_bytes", &out.saved_bytes},
+           std::tuple{held, "held_bytes", &out.held_bytes},
+           std::tuple{total, "total_bytes", &out.total_bytes},
+           std::tuple{loss_backward, "loss_backward_bytes",
+                      &out.loss_backward_bytes},
+           std::tuple{head_backward, "head_backward_bytes",
+                      &out.head_backward_bytes},
+           std::tuple{final_norm_backward, "final_norm_backward_bytes",
+                      &out.final_norm_backward_bytes},
+           std::tuple{recompute, "recompute_bytes", &out.recompute_bytes},
+           std::tuple{layer_backward, "layer_backward_bytes",
+                      &out.layer_backward_bytes},
+           std::tuple{embedding_backward, "embedding_backward_bytes",
+                      &out.embedding_backward_bytes},
+           std::tuple{transient, "transient_bytes", &out.transient_bytes},
+       }) {
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
-  }
-  const Wide total = Wide{out.layers_bytes} + out.embedding_dropout_bytes +
-                     out.final_norm_bytes + out.output_input_bytes +
-                     out.logits_bytes + out.adapter_bytes;
-  if (absl::Status st = Narrow(total, "total_bytes", &out.total_bytes);
-      !st.ok()) {
-    return st;
   }
   return out;
 }

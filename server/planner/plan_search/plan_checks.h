@@ -16,11 +16,17 @@
 
 namespace chunkplan::planner {
 
-// The activation estimate of a Plan option or a Layout: 0 without a
-// workload, else EstimateActivationBytes(...).total_bytes. Errors: the
+// What a workload adds to a rank's device need (both 0 without one).
+struct ActivationNeed {
+  uint64_t activation_bytes = 0;  // EstimateActivationBytes' total_bytes
+  uint64_t transient_bytes = 0;   // its transient_bytes
+};
+
+// The activation estimate of a Plan option or a Layout. Errors: the
 // estimate's (INVALID_ARGUMENT naming workload.<field>, shape.<field> or
-// activations.<part>).
-absl::StatusOr<uint64_t> PlanActivationBytes(
+// activations.<part>; UNIMPLEMENTED for a family whose layer is not
+// modelled).
+absl::StatusOr<ActivationNeed> PlanActivationNeed(
     const std::optional<PlanWorkload>& workload);
 
 }  // namespace chunkplan::planner

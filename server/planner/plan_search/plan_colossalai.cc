@@ -70,7 +70,20 @@ std::string ColossalaiKwargs(const GeminiSettings& settings,
       &text, ", precision=\"", precision,
       "\", master_weights=", PyBool(settings.master_weights),
       ", enable_gradient_accumulation=", PyBool(settings.gradient_accumulation),
-      ", pin_memory=", PyBool(settings.pin_memory), ", chunk_config_dict={");
+      ", pin_memory=", PyBool(settings.pin_memory));
+  if (settings.max_prefetch != 0) {
+    absl::StrAppend(&text, ", max_prefetch=", settings.max_prefetch);
+  }
+  if (settings.tp_size > 1) {
+    absl::StrAppend(&text, ", tp_size=", settings.tp_size);
+    if (settings.sequence_parallelism) {
+      absl::StrAppend(&text, ", enable_sequence_parallelism=True");
+    }
+  }
+  if (settings.extra_dp_size > 1) {
+    absl::StrAppend(&text, ", extra_dp_size=", settings.extra_dp_size);
+  }
+  absl::StrAppend(&text, ", chunk_config_dict={");
   for (size_t i = 0; i < configs.size(); ++i) {
     absl::StrAppend(&text, i > 0 ? ", " : "", configs[i].dp_degree,
                     ": {\"chunk_size\": ", configs[i].chunk_size,

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/layout_types.h"
 #include "chunkplan/planner/plan_types.h"
+#include "server/planner/layout/gathered_chunks.h"
 
 namespace chunkplan::planner {
 
@@ -19,18 +20,27 @@ namespace chunkplan::planner {
 struct PlanContext {
   const Cluster* cluster = nullptr;
   const std::string* precision = nullptr;  // "fp16" or "bf16"
-  uint64_t frozen_elements = 0;
-  uint64_t activation_bytes = 0;  // 0 without a workload
+  uint64_t activation_bytes = 0;           // 0 without a workload
+  uint64_t transient_bytes = 0;            // 0 without a workload
   bool has_workload = false;
+  // The parameters' count and frozen flags, and the model's operations
+  // (null: none frozen, no operations).
+  size_t num_params = 0;
+  const std::vector<bool>* frozen = nullptr;
+  const ModelOperations* operations = nullptr;
 };
 
-// One chunk size at one world size, laid out once.
+// One chunk size at one mesh, laid out once over the zero group.
 struct PlanChunks {
-  uint32_t world_size = 0;
+  uint32_t world_size = 0;  // the zero degree (the configs' dp_degree)
   ChunkSizeFrom from = ChunkSizeFrom::kColossalaiSearch;
   std::vector<ChunkConfig> configs;
   std::vector<GroupLayout> groups;
   uint64_t layout_padding = 0;
+  // The rest of the mesh: the whole world is world_size x tp x extra_dp.
+  uint32_t tp_size = 1;
+  uint32_t extra_dp_size = 1;
+  uint64_t frozen_elements = 0;  // of this tp degree's shards
 };
 
 // The settings of `placement`: the fixed choices of `fixed` (precision,
@@ -40,6 +50,13 @@ struct PlanChunks {
 GeminiSettings PlacementSettings(const GeminiSettings& fixed,
                                  PlanPlacement placement, double fraction,
                                  uint64_t device_memory_bytes);
+
+// The gathered-chunk peak of `chunks` under `settings`
+// (layout/gathered_chunks.h; no operations where context has none).
+// Errors: GatheredChunkPeak's.
+absl::StatusOr<GatheredPeak> GatheredOf(const PlanContext& context,
+                                        const PlanChunks& chunks,
+                                        const GeminiSettings& settings);
 
 // device_need_bytes of `chunks` under `settings`. Errors: PlaceOnDevices';
 // INVALID_ARGUMENT naming device_need_bytes when the sum exceeds 2^64-1.

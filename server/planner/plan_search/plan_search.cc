@@ -1,6 +1,7 @@
 #include "server/planner/plan_search/plan_search.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "common/status_macros.h"
@@ -8,6 +9,7 @@
 #include "server/planner/layout/placement.h"
 #include "server/planner/plan_search/plan_checks.h"
 #include "server/planner/plan_search/plan_fractions.h"
+#include "server/planner/plan_search/plan_nodes.h"
 #include "server/planner/plan_search/plan_option.h"
 #include "server/planner/plan_search/plan_order.h"
 #include "server/planner/plan_search/verdict.h"
@@ -164,18 +166,48 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.cluster = &request.cluster;
   context.precision = &request.precision;
   context.has_workload = request.workload.has_value();
-  CHUNKPLAN_ASSIGN_OR_RETURN(context.activation_bytes,
-                             PlanActivationBytes(request.workload));
+  context.num_params = request.search.numels.size();
+  context.frozen = &request.frozen;
+  context.operations = &request.operations;
+  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
+                             PlanActivationNeed(request.workload));
+  context.activation_bytes = activations.activation_bytes;
+  context.transient_bytes = activations.transient_bytes;
+  // The mesh (docs/tensor-parallelism.md): each tp degree with its shards,
+  // each extra_dp degree; the chunks spread over zero = world / (tp x
+  // extra_dp), tp within a node.
+  std::vector<TpShards> tp_shards = request.tp_shards;
+  if (tp_shards.empty()) tp_shards.push_back({1, request.search.numels});
+  std::vector<uint32_t> extra_dp_sizes = request.extra_dp_sizes;
+  if (extra_dp_sizes.empty()) extra_dp_sizes.push_back(1);
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;
-  for (const uint32_t w : request.cluster.world_sizes) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
-                               ChunkSizesAt(request, w, layout));
-    for (PlanChunks& chunks : at) sizes.push_back(std::move(chunks));
+  for (const TpShards& tp : tp_shards) {
+    if (tp.tp_size > request.cluster.gpus_per_node) continue;
+    PlanRequest shards = request;
+    shards.search.numels = tp.numels;
+    shards.gemini.tp_size = tp.tp_size;
+    std::optional<uint64_t> frozen;  // once a Layout has checked frozen
+    for (const uint32_t w : PlanWorldSizes(request.cluster)) {
+      for (const uint32_t extra_dp : extra_dp_sizes) {
+        const uint64_t rest = uint64_t{tp.tp_size} * extra_dp;
+        if (rest == 0 || w % rest != 0) continue;
+        const uint32_t zero = static_cast<uint32_t>(w / rest);
+        CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
+                                   ChunkSizesAt(shards, zero, layout));
+        if (!frozen.has_value()) {
+          frozen = FrozenElements(shards.search, request.frozen);
+        }
+        for (PlanChunks& chunks : at) {
+          chunks.tp_size = tp.tp_size;
+          chunks.extra_dp_size = extra_dp;
+          chunks.frozen_elements = *frozen;
+          sizes.push_back(std::move(chunks));
+        }
+      }
+    }
   }
-  // Layout has checked frozen against the numels.
-  context.frozen_elements = FrozenElements(request.search, request.frozen);
   std::vector<PlanOption> options;
   for (const PlanChunks& chunks : sizes) {
     CHUNKPLAN_RETURN_IF_ERROR(

@@ -60,21 +60,23 @@ uint64_t DeviceBudgetBytes(const Cluster& cluster) {
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
                                      uint64_t reserve_bytes,
-                                     uint64_t activation_bytes) {
+                                     uint64_t activation_bytes,
+                                     uint64_t transient_bytes) {
   uint64_t need = device_bytes;
   if (!CheckedAdd(need, gathered_chunk_bytes, &need) ||
       !CheckedAdd(need, reserve_bytes, &need) ||
-      !CheckedAdd(need, activation_bytes, &need)) {
+      !CheckedAdd(need, activation_bytes, &need) ||
+      !CheckedAdd(need, transient_bytes, &need)) {
     return std::nullopt;
   }
   return need;
 }
 
 std::optional<uint64_t> HostBytesPerNode(uint32_t gpus_per_node,
-                                         uint32_t world_size,
+                                         uint64_t world_size,
                                          const RankMemory& most,
                                          const RankMemory& most_least) {
-  const uint64_t ranks = std::min(gpus_per_node, world_size);
+  const uint64_t ranks = std::min<uint64_t>(gpus_per_node, world_size);
   uint64_t out = 0;
   if (!CheckedMul(ranks, std::max(most.host_bytes, most_least.host_bytes),
                   &out)) {
@@ -113,23 +115,28 @@ Verdict Judge(const Cluster& cluster, uint64_t device_need_bytes,
 }
 
 absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
-                                    const LayoutResult& layout) {
+                                    const LayoutResult& layout,
+                                    const GeminiSettings& mesh) {
   const std::optional<uint64_t> need = DeviceNeedOf(
       layout.most_loaded_rank.device_bytes, layout.gathered_chunk_bytes,
-      cluster.reserve_bytes, layout.activation_bytes);
+      cluster.reserve_bytes, layout.activation_bytes, layout.transient_bytes);
   if (!need.has_value()) {
     return absl::InvalidArgumentError(
         "device_need_bytes: most_loaded_rank.device_bytes + "
-        "gathered_chunk_bytes + cluster.reserve_bytes + activation_bytes "
-        "exceeds 2^64-1");
+        "gathered_chunk_bytes + cluster.reserve_bytes + activation_bytes + "
+        "transient_bytes exceeds 2^64-1");
   }
+  // The zero degree times the rest of the mesh: every rank of a node holds
+  // its own shards, whatever its tp or extra_dp coordinate.
   uint32_t world_size = 0;
   for (const GroupLayout& g : layout.groups) {
     world_size = std::max(world_size, g.config.dp_degree);
   }
+  const uint64_t world =
+      MeshWorld(world_size, mesh.tp_size, mesh.extra_dp_size);
   const std::optional<uint64_t> host =
-      HostBytesPerNode(cluster.gpus_per_node, world_size,
-                       layout.most_loaded_rank, layout.most_loaded_rank_least);
+      HostBytesPerNode(cluster.gpus_per_node, world, layout.most_loaded_rank,
+                       layout.most_loaded_rank_least);
   if (!host.has_value()) {
     return absl::InvalidArgumentError(
         "host_bytes_per_node: cluster.gpus_per_node x the most loaded rank's "

@@ -30,18 +30,33 @@ uint64_t MarginBytes(double margin, uint64_t memory);
 // memory less MarginBytes. Requires CheckMargin to have passed.
 uint64_t DeviceBudgetBytes(const Cluster& cluster);
 
-// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes,
-// or nullopt when the sum exceeds 2^64-1.
+// device_bytes + gathered_chunk_bytes + reserve_bytes + activation_bytes +
+// transient_bytes (backward's largest extra above the activations), or
+// nullopt when the sum exceeds 2^64-1.
 std::optional<uint64_t> DeviceNeedOf(uint64_t device_bytes,
                                      uint64_t gathered_chunk_bytes,
                                      uint64_t reserve_bytes,
-                                     uint64_t activation_bytes);
+                                     uint64_t activation_bytes,
+                                     uint64_t transient_bytes);
+
+// The whole world of GeminiPlugin's mesh (zero, extra_dp, tp): the ranks
+// a cluster runs; 2^64-1 where the product passes it (more ranks than any
+// node holds).
+inline uint64_t MeshWorld(uint32_t zero, uint32_t tp_size,
+                          uint32_t extra_dp_size) {
+  uint64_t world = uint64_t{zero} * tp_size;  // < 2^64
+  if (__builtin_mul_overflow(world, uint64_t{extra_dp_size}, &world)) {
+    return UINT64_MAX;
+  }
+  return world;
+}
 
 // min(gpus_per_node, world_size) x the larger host bytes of `most` and
 // `most_least` (rank 0 under the two extreme chunk orders), or nullopt
-// when the product exceeds 2^64-1.
+// when the product exceeds 2^64-1. Every rank of a node counts, whatever
+// its tp or extra_dp coordinate: each holds its own shards.
 std::optional<uint64_t> HostBytesPerNode(uint32_t gpus_per_node,
-                                         uint32_t world_size,
+                                         uint64_t world_size,
                                          const RankMemory& most,
                                          const RankMemory& most_least);
 
@@ -53,11 +68,13 @@ Verdict Judge(const Cluster& cluster, uint64_t device_need_bytes,
 
 // The verdict on a Layout's result against `cluster` (its most loaded rank,
 // the gathered chunk, the reserve and the activation estimate; the world
-// size for the host bytes per node is the largest dp degree of its groups).
+// size for the host bytes per node is the largest dp degree of its groups,
+// the zero degree, times the mesh's tp_size and extra_dp_size).
 // Requires CheckLayoutCluster to have passed. Errors: INVALID_ARGUMENT
 // naming device_need_bytes or host_bytes_per_node past 2^64-1.
 absl::StatusOr<Verdict> JudgeLayout(const Cluster& cluster,
-                                    const LayoutResult& layout);
+                                    const LayoutResult& layout,
+                                    const GeminiSettings& mesh);
 
 }  // namespace chunkplan::planner
 

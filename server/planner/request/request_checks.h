@@ -25,6 +25,15 @@
 //   INVALID_ARGUMENT    sums, lcms, the start size,    planner/request/
 //                       the last candidate or padding  search_plan
 //                       sums beyond 64 bits            (BuildSearchPlan)
+//   INVALID_ARGUMENT    gemini.tp_size > 1 for a       models/describe_model
+//                       family without a ShardFormer   (ChooseTpPolicy),
+//                       policy or one that refuses;    models/tp_shard
+//                       heads, kv heads or features    (CheckTpHeads,
+//                       not divisible by tp            TpLocalDims)
+//   INVALID_ARGUMENT    Plan: tp_sizes or              service/plan_convert
+//                       extra_dp_sizes with a 0, a     (CheckMeshSizes,
+//                       repeat or over 8 entries;      PlanSearch)
+//                       search_tp without a model
 //   INVALID_ARGUMENT    Layout: frozen of the wrong    planner/layout/
 //                       length; given configs for an   layout_checks
 //                       absent degree, a degree with   (CheckFrozen,

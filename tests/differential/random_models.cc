@@ -1,0 +1,68 @@
+#include "tests/differential/random_models.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace chunkplan::testing {
+namespace {
+
+uint64_t Uniform(std::mt19937_64& rng, uint64_t low, uint64_t high) {
+  return std::uniform_int_distribution<uint64_t>(low, high)(rng);
+}
+
+bool Chance(std::mt19937_64& rng, double p) {
+  return std::bernoulli_distribution(p)(rng);
+}
+
+const char* Bool(bool value) { return value ? "true" : "false"; }
+
+}  // namespace
+
+std::string RandomModelConfig(std::mt19937_64& rng) {
+  static const char* const kFamilies[] = {"gpt2",  "llama", "mistral",
+                                          "qwen2", "qwen3", "mixtral"};
+  const std::string family = kFamilies[Uniform(rng, 0, 5)];
+  const bool tied = Chance(rng, 0.5);
+  if (family == "gpt2") {
+    const uint64_t heads = Uniform(rng, 1, 4);
+    return absl::StrCat(
+        R"({"model_type": "gpt2", "n_head": )", heads, R"(, "n_embd": )",
+        heads * Uniform(rng, 1, 8), R"(, "n_layer": )", Uniform(rng, 1, 3),
+        R"(, "n_positions": )", Uniform(rng, 1, 64), R"(, "vocab_size": )",
+        Uniform(rng, 1, 300), R"(, "tie_word_embeddings": )", Bool(tied),
+        R"(, "architectures": [")",
+        Chance(rng, 0.8) ? "GPT2LMHeadModel" : "GPT2Model", R"("]})");
+  }
+  const uint64_t kv_heads = Uniform(rng, 1, 2);
+  const uint64_t heads = kv_heads * Uniform(rng, 1, 2);
+  const uint64_t head_dim = Uniform(rng, 1, 8);
+  const std::string arch =
+      absl::StrCat(family == "qwen2"     ? "Qwen2"
+                   : family == "qwen3"   ? "Qwen3"
+                   : family == "mistral" ? "Mistral"
+                   : family == "mixtral" ? "Mixtral"
+                                         : "Llama",
+                   Chance(rng, 0.8) ? "ForCausalLM" : "Model");
+  std::string config = absl::StrCat(
+      R"({"model_type": ")", family, R"(", "num_attention_heads": )", heads,
+      R"(, "num_key_value_heads": )", kv_heads, R"(, "hidden_size": )",
+      heads * head_dim, R"(, "head_dim": )", head_dim,
+      R"(, "intermediate_size": )", Uniform(rng, 1, 40),
+      R"(, "num_hidden_layers": )", Uniform(rng, 1, 3), R"(, "vocab_size": )",
+      Uniform(rng, 1, 300), R"(, "tie_word_embeddings": )", Bool(tied),
+      R"(, "architectures": [")", arch, R"("])");
+  if (family == "llama") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+                    R"(, "mlp_bias": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "qwen3") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "mixtral") {
+    absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));
+  }
+  return config + "}";
+}
+
+}  // namespace chunkplan::testing

@@ -1,0 +1,19 @@
+#ifndef CHUNKPLAN_TESTS_DIFFERENTIAL_RANDOM_MODELS_H_
+#define CHUNKPLAN_TESTS_DIFFERENTIAL_RANDOM_MODELS_H_
+
+// Small random Hugging Face configs for the differential tests of requests
+// that name their model.
+
+#include <random>
+#include <string>
+
+namespace chunkplan::testing {
+
+// A small random config.json (its text) of one family: those with an
+// operation sequence (gpt2, llama, mistral, qwen2, qwen3; every class, tied
+// or not, biases at random) and mixtral (none).
+std::string RandomModelConfig(std::mt19937_64& rng);
+
+}  // namespace chunkplan::testing
+
+#endif  // CHUNKPLAN_TESTS_DIFFERENTIAL_RANDOM_MODELS_H_

@@ -1,0 +1,127 @@
+"""The activation oracle's traits of a described decoder-only config, from
+transformers 4.51.3's modeling code and config classes (not from the C++
+families): which norm, MLP, positions, softmax and dropout the family's
+training forward runs.
+
+traits(config, description) -> the activation oracle's shape dict, with
+"not_estimated" set (the message chunkplan answers) for a family whose
+layer is not modelled.
+"""
+
+import json
+import re
+
+# model_type: (the config key of the MLP's activation, its default).
+_LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
+               "qwen3": "silu", "gemma": "gelu_pytorch_tanh"}
+_SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
+_NOT_MODELLED = "the family's layer is not modelled"
+# A decoder layer's parameter name: (prefix.)layers.<i>. or (prefix.)h.<i>.
+_LAYER = re.compile(r"(.*\.)?(?:layers|h)\.(\d+)\.")
+
+
+def _probability(config, key, default):
+    value = config.get(key, default)
+    if value is None:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value <= 1:
+        raise ValueError(f"config {key}: expected a probability in [0, 1], "
+                         f"got {json.dumps(value)}")
+    return value != 0
+
+
+def _numel(description, suffix):
+    """The numel of the first parameter whose name ends in `suffix`."""
+    for name, n in zip(description.names, description.numels):
+        if name.endswith(suffix):
+            return n
+    return 0
+
+
+def _sizes(description, heads):
+    """The sizes, read off the parameter list: layers by index, widths by
+    the projections' numels over the hidden size."""
+    d = description
+    h = d.hidden_size
+    layers = {m.group(2) for m in map(_LAYER.match, d.names) if m}
+    q = _numel(d, "q_proj.weight") // h or h
+    head_dim = q // heads
+    kv = (_numel(d, "k_proj.weight") // h // head_dim
+          if _numel(d, "k_proj.weight") else heads)
+    inter = (_numel(d, "gate_proj.weight") or _numel(d, "c_fc.weight")) // h
+    vocab = (_numel(d, "embed_tokens.weight") or _numel(d, "wte.weight")) // h
+    return {"num_layers": len(layers), "hidden_size": h,
+            "num_attention_heads": heads, "vocab_size": vocab,
+            "num_key_value_heads": kv, "head_dim": head_dim,
+            "intermediate_size": inter}
+
+
+def _llama_like(config, model_type, description, heads):
+    t = _sizes(description, heads)
+    t.update(tied_embeddings=bool(config.get(
+                 "tie_word_embeddings", model_type == "gemma")),
+             norm="gemma_rms" if model_type == "gemma" else "rms",
+             gated_mlp=True, activation="single_op", rotary=True,
+             qk_norm=model_type == "qwen3", fp32_softmax=True,
+             scale_by_tensor=False, embed_scale=model_type == "gemma",
+             hidden_dropout=False, embedding_dropout=False,
+             not_estimated="")
+    act = config.get("hidden_act")
+    act = _LLAMA_LIKE[model_type] if act is None else act
+    try:
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if act not in _SINGLE_OP:
+        t["not_estimated"] = (f'hidden_act "{act}" is not modelled (silu, '
+                              'swish, gelu, gelu_pytorch_tanh are)')
+    return t
+
+
+def _gpt2(config, description, heads):
+    t = _sizes(description, heads)
+    act = config.get("activation_function") or "gelu_new"
+    t.update(tied_embeddings=config.get("tie_word_embeddings", True),
+             fused_qkv=True, norm="layer_norm", gated_mlp=False,
+             activation="gelu_new" if act == "gelu_new" else "single_op",
+             rotary=False, qk_norm=False, fp32_softmax=False,
+             scale_by_tensor=config.get("scale_attn_weights", True),
+             embed_scale=False,
+             not_estimated="")
+    try:
+        for trait, key in (("attention_dropout", "attn_pdrop"),
+                           ("hidden_dropout", "resid_pdrop"),
+                           ("embedding_dropout", "embd_pdrop")):
+            t[trait] = _probability(config, key, 0.1)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if config.get("reorder_and_upcast_attn", False):
+        t["not_estimated"] = "reorder_and_upcast_attn is not modelled"
+    elif act not in ("gelu_new", "gelu", "gelu_pytorch_tanh"):
+        t["not_estimated"] = (f'activation_function "{act}" is not modelled '
+                              '(gelu_new, gelu, gelu_pytorch_tanh are)')
+    return t
+
+
+def traits(config, description, heads):
+    """The shape dict of a described decoder-only config with `heads`
+    query heads."""
+    model_type = description.model_type
+    if model_type == "gpt2":
+        t = _gpt2(config, description, heads)
+    elif model_type in _LLAMA_LIKE:
+        t = _llama_like(config, model_type, description, heads)
+    else:
+        reason = _NOT_MODELLED
+        if model_type in ("gemma2", "gemma3_text"):
+            generation = 2 if model_type == "gemma2" else 3
+            reason = (f"Gemma-{generation}'s layer (soft-capped scores, four "
+                      "norms) is not modelled")
+        t = {"not_estimated": reason}
+    if t["not_estimated"]:
+        t["not_estimated"] = (f'{description.architecture} (model_type '
+                              f'"{model_type}"): {t["not_estimated"]}')
+    return t

@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""The gathered-chunk oracle: which chunks a rank holds gathered while the
+model computes, replayed as ColossalAI's GeminiDDP runs one training
+iteration.
+
+Independent of chunkplan's C++. Two parts:
+
+1. Each family's operations, transcribed here from transformers 4.51.3's
+   modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
+   modeling_qwen2.py, modeling_qwen3.py): the torch functions that take
+   parameters, in the order forward calls them, each with the parameters it
+   passes (named as the models oracle names them). Backward runs them in
+   reverse (autograd's order on these sequential graphs).
+
+2. The replay, written as the state machine of ColossalAI's text in
+   /work/shared/reference/colossalai/ (cited as gemini_hook.py, chunk.py,
+   manager.py, gemini_ddp.py, placement_policy.py):
+   - gemini_hook.py GeminiZeROHook.pre_op: the op's params turn COMPUTE;
+     adjust_layout releases every accessed chunk that can_release (every
+     tensor HOLD or HOLD_AFTER_BWD, chunk.py) and is neither the op's nor
+     being prefetched (manager.py get_cuda_movable_chunks, sorted by
+     count_id; placement_policy.py StaticPlacementPolicy.evict_tensors with
+     keep_gathered_chunk_mem 0 at shard_param_frac 1); then the op's chunks
+     are accessed (gathered); then, from the second iteration,
+     get_prefetch_chunks fetches up to max_prefetch - len(async_works)
+     chunks of the later ops that are not accessed.
+   - post_op: HOLD in forward, HOLD_AFTER_BWD in backward.
+   - gemini_ddp.py grad_handle (a tensor hook: it fires once the gradient
+     of every use is summed, after the op's post_backward): with the
+     gradients in the fp16 chunk (reuse_fp16_chunk: master weights, no
+     accumulation) the tensor turns READY_FOR_REDUCE and the chunk is
+     reduced (reduce_chunk: chunk.reduce scatters it, manager drops it from
+     accessed) once all are; otherwise the gradient goes to the chunk's own
+     gradient chunk (init_grad_chunk: accessed, gathered), the fp16 tensor
+     turns HOLD, and once the gradient chunk is complete it is reduced and
+     the fp16 chunk released.
+   Bytes: a gathered buffer adds its size less the shard the rank keeps on
+   the device (chunk.py __gather frees cuda_shard once cuda_global_chunk is
+   filled; a shard on the host adds nothing to free: the fp16 shards where
+   offload_param_frac is in force, the gradient shards where any optimizer
+   side is offloaded, grads_device being the host); gathering, reducing and
+   releasing each allocate one shard beside the whole chunk (__gather,
+   reduce's cuda_shard, __scatter). The events of one kind in one step are
+   taken together: counted at their sum after the gathers (before the
+   releases and reductions) plus their largest shard.
+
+  operations(description) -> list of ops (lists of parameter indices), or
+      None where the family has no transcription
+  layers(description) -> the decoder layer of each op (None outside one)
+  replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
+      at the peak. groups: layout_oracle Group tuples; placed: per group
+      the parameter indices its chunks take in order; settings:
+      layout_oracle Settings. With `layers` (one per op), gradient
+      checkpointing as transformers runs it (torch.utils.checkpoint, one
+      segment per decoder layer): before a layer's backward its forward
+      ops run again, in the backward phase (post_op: HOLD_AFTER_BWD), with
+      no gradients. The planner does not model this yet (docs/plan.md,
+      "Gathered chunks", Left); the oracle has it to measure what is left.
+
+  gathered_oracle.py --checkpointing N [--seed S]   on N random small
+      models of the transcribed families (random chunk sizes, degrees and
+      max_prefetch), how many peaks checkpointing's recomputation raises,
+      and by how much at most
+"""
+
+import re
+
+TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+
+HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
+
+
+# ---------------------------------------------------------------------------
+# 1. The operations.
+
+def _present(names, *params):
+    return [p for p in params if p in names]
+
+
+def _gpt2_ops(names, architecture):
+    """GPT2LMHeadModel.forward -> GPT2Model.forward: self.wte(input_ids),
+    self.wpe(position_ids), each GPT2Block (ln_1: F.layer_norm(weight,
+    bias); attn.c_attn and attn.c_proj: Conv1D.forward = torch.addmm(bias,
+    x, weight); ln_2; mlp.c_fc, mlp.c_proj), self.ln_f; then self.lm_head,
+    whose weight is transformer.wte.weight when tied."""
+    top = "transformer." if architecture == "GPT2LMHeadModel" else ""
+    ops = [[top + "wte.weight"], [top + "wpe.weight"]]
+    i = 0
+    while f"{top}h.{i}.ln_1.weight" in names:
+        h = f"{top}h.{i}."
+        ops.append([h + "ln_1.weight", h + "ln_1.bias"])
+        for conv in ("attn.c_attn", "attn.c_proj"):
+            ops.append([h + conv + ".bias", h + conv + ".weight"])
+        ops.append([h + "ln_2.weight", h + "ln_2.bias"])
+        for conv in ("mlp.c_fc", "mlp.c_proj"):
+            ops.append([h + conv + ".bias", h + conv + ".weight"])
+        i += 1
+    ops.append([top + "ln_f.weight", top + "ln_f.bias"])
+    if architecture == "GPT2LMHeadModel":
+        ops.append(_present(names, "lm_head.weight") or [top + "wte.weight"])
+    return ops
+
+
+def _llama_ops(names, architecture, qk_norm):
+    """LlamaForCausalLM.forward (and Mistral's, Qwen2's, Qwen3's copies):
+    model.embed_tokens(input_ids); each decoder layer: input_layernorm (the
+    RMS norm's `self.weight * hidden_states`), self_attn (q_proj, k_proj,
+    v_proj each F.linear(x, weight, bias); Qwen3: q_norm right after q_proj
+    and k_norm right after k_proj; then o_proj), post_attention_layernorm,
+    mlp (down_proj(act_fn(gate_proj(x)) * up_proj(x))); model.norm; then
+    lm_head on the last hidden states (embed_tokens' weight when tied)."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        ops.append([layer + "input_layernorm.weight"])
+        attn = layer + "self_attn."
+        for proj in ("q", "k", "v"):
+            ops.append(_present(names, f"{attn}{proj}_proj.weight",
+                                f"{attn}{proj}_proj.bias"))
+            if qk_norm and proj in ("q", "k"):
+                ops.append([f"{attn}{proj}_norm.weight"])
+        ops.append(_present(names, attn + "o_proj.weight",
+                            attn + "o_proj.bias"))
+        ops.append([layer + "post_attention_layernorm.weight"])
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            ops.append(_present(names, f"{layer}mlp.{proj}.weight",
+                                f"{layer}mlp.{proj}.bias"))
+        i += 1
+    ops.append([top + "norm.weight"])
+    if architecture.endswith("ForCausalLM"):
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "embed_tokens.weight"])
+    return ops
+
+
+def layers(description):
+    """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
+    operations(description), None for the embeddings, final norm and head."""
+    out = []
+    for op in operations(description) or []:
+        m = re.search(r"(?:^|\.)(?:h|layers)\.(\d+)\.",
+                      description.names[op[0]])
+        out.append(int(m.group(1)) if m else None)
+    return out
+
+
+def operations(description):
+    """The ops of a models.Description as lists of parameter indices, or
+    None for a family not transcribed."""
+    names = set(description.names)
+    model_type = description.model_type
+    if model_type == "gpt2":
+        ops = _gpt2_ops(names, description.architecture)
+    elif model_type in ("llama", "mistral", "qwen2", "qwen3"):
+        ops = _llama_ops(names, description.architecture,
+                         qk_norm=model_type == "qwen3")
+    else:
+        return None
+    index = {name: i for i, name in enumerate(description.names)}
+    return [[index[name] for name in op] for op in ops]
+
+
+# ---------------------------------------------------------------------------
+# 2. The replay.
+
+class _Chunk:
+    def __init__(self, cid, size, degree, tensors):
+        self.id = cid
+        self.size = size
+        self.shard = size // degree
+        self.tensors = tensors       # parameter indices
+        self.accessed = False        # fp16 chunk gathered
+        self.grad_accessed = False   # its gradient chunk gathered
+        self.grad_ready = set()      # tensors READY_FOR_REDUCE there
+
+
+class _Replay:
+    def __init__(self, chunks, chunk_of, settings):
+        self.chunks = chunks
+        self.chunk_of = chunk_of
+        self.state = {p: HOLD for c in chunks for p in c.tensors}
+        self.reuse = (settings.master_weights
+                      and not settings.gradient_accumulation)
+        static = settings.placement == 0
+        shard = (settings.shard_param_frac
+                 if settings.shard_param_frac is not None else 1.0)
+        # placement_policy.py: offload_param_frac is ignored unless
+        # shard_param_frac == 1 and offload_optim_frac == 1; the oracle takes
+        # every fp16 shard to the host when it is in force.
+        self.fp16_on_device = not (static and settings.offload_param_frac > 0
+                                   and shard == 1.0
+                                   and settings.offload_optim_frac == 1.0)
+        # setup_grads_device: an optimizer-offloaded chunk's gradients live
+        # on the host (auto: every chunk's).
+        self.grad_on_device = static and settings.offload_optim_frac == 0
+        self.max_prefetch = settings.max_prefetch
+        self.async_works = []
+        self.above = 0
+        self.peak = (0, 0)
+
+    def _buffers(self):
+        return sum(c.accessed + c.grad_accessed for c in self.chunks)
+
+    def _cost(self, chunk, grad):
+        kept = self.grad_on_device if grad else self.fp16_on_device
+        return chunk.size - (chunk.shard if kept else 0)
+
+    def _note(self, transient=0):
+        self.peak = max(self.peak, (self.above + transient, self._buffers()))
+
+    def _gather(self, chunks):
+        for c in chunks:
+            c.accessed = True
+            self.above += self._cost(c, False)
+        if chunks:
+            self._note(max(c.shard for c in chunks))
+
+    def _drop(self, chunks, grad):
+        if not chunks:
+            return
+        self._note(max(c.shard for c in chunks))
+        for c in chunks:
+            if grad:
+                c.grad_accessed = False
+                c.grad_ready = set()
+            else:
+                c.accessed = False
+            self.above -= self._cost(c, grad)
+
+    def _can_release(self, c):
+        return all(self.state[p] in (HOLD, HOLD_AFTER_BWD) for p in c.tensors)
+
+    def pre_op(self, params, index, compute_list):
+        mine = []
+        for p in params:
+            c = self.chunk_of.get(p)
+            if c is not None and c not in mine:
+                mine.append(c)
+        self.async_works = [c for c in self.async_works if c not in mine]
+        for p in params:
+            if p in self.state:
+                self.state[p] = COMPUTE
+        evict = [c for c in self.chunks if c.accessed and c not in mine
+                 and c not in self.async_works and self._can_release(c)]
+        self._drop(evict, grad=False)
+        self._gather([c for c in mine if not c.accessed])
+        prefetch = []
+        can_prefetch = self.max_prefetch - len(self.async_works)
+        for later in compute_list[index + 1:]:
+            if len(prefetch) >= can_prefetch:
+                break
+            for c in later:
+                if len(prefetch) >= can_prefetch:
+                    break
+                if c not in prefetch and not c.accessed:
+                    prefetch.append(c)
+        self._gather(prefetch)
+        self.async_works += prefetch
+        self._note()
+
+    def post_op(self, params, backward):
+        for p in params:
+            if p in self.state:
+                self.state[p] = HOLD_AFTER_BWD if backward else HOLD
+
+    def grads(self, params):
+        """grad_handle for each of `params` (their gradients complete)."""
+        placed = [p for p in params if p in self.state]
+        touched = []
+        for p in placed:
+            c = self.chunk_of[p]
+            if c not in touched:
+                touched.append(c)
+        if self.reuse:
+            for p in placed:
+                self.state[p] = READY_FOR_REDUCE
+            ready = [c for c in touched if all(
+                self.state[p] == READY_FOR_REDUCE for p in c.tensors)]
+            for c in ready:
+                for p in c.tensors:
+                    self.state[p] = HOLD
+            self._drop(ready, grad=False)
+            return
+        fresh = [c for c in touched if not c.grad_accessed]
+        for c in fresh:
+            c.grad_accessed = True
+            self.above += self._cost(c, True)
+        if fresh:
+            self._note()
+        for p in placed:
+            self.chunk_of[p].grad_ready.add(p)
+            self.state[p] = HOLD
+        ready = [c for c in touched if len(c.grad_ready) == len(c.tensors)]
+        self._drop(ready, grad=True)
+        self._drop([c for c in ready if c.accessed
+                    and self._can_release(c)], grad=False)
+
+
+def _backward_steps(ops, layers):
+    """(op, whether it is a backward op) in backward's order: reversed ops;
+    with `layers`, each layer's forward ops again before its backward."""
+    steps = []
+    k = len(ops) - 1
+    while k >= 0:
+        layer = None if layers is None else layers[k]
+        if layer is None:
+            steps.append((ops[k], True))
+            k -= 1
+            continue
+        first = k
+        while first > 0 and layers[first - 1] == layer:
+            first -= 1
+        steps += [(op, False) for op in ops[first:k + 1]]
+        steps += [(op, True) for op in reversed(ops[first:k + 1])]
+        k = first - 1
+    return steps
+
+
+def replay(groups, placed, ops, settings, layers=None):
+    """(elements above the steady state, buffers) at the peak of the second
+    iteration; see the module docstring."""
+    chunks, chunk_of = [], {}
+    for group, params in zip(groups, placed):
+        if group.config.keep_gathered:
+            continue
+        taken = 0
+        for c in group.chunks:
+            tensors = params[taken:taken + c.num_params]
+            taken += c.num_params
+            chunk = _Chunk(len(chunks), c.size, group.config.dp_degree,
+                           tensors)
+            chunks.append(chunk)
+            for p in tensors:
+                chunk_of[p] = chunk
+    r = _Replay(chunks, chunk_of, settings)
+    backward = _backward_steps(ops, layers)
+    compute_list = []
+    for op in ops + [op for op, _ in backward]:
+        mine = []
+        for p in op:
+            if p in chunk_of and chunk_of[p] not in mine:
+                mine.append(chunk_of[p])
+        compute_list.append(mine)
+    for k, op in enumerate(ops):
+        r.pre_op(op, k, compute_list)
+        r.post_op(op, backward=False)
+    uses = {}
+    for op, grads in backward:
+        for p in set(op) if grads else ():
+            uses[p] = uses.get(p, 0) + 1
+    for j, (op, grads) in enumerate(backward):
+        r.pre_op(op, len(ops) + j, compute_list)
+        r.post_op(op, backward=True)
+        if not grads:
+            continue
+        done = []
+        for p in dict.fromkeys(op):
+            uses[p] -= 1
+            if uses[p] == 0:
+                done.append(p)
+        r.grads(done)
+    return r.peak
+
+
+def _checkpointing_sweep(count, seed):
+    """(models whose peak the recomputation raises, models, largest ratio)."""
+    import random
+    import layout_oracle as lo
+    import models
+    rng = random.Random(seed)
+    raised = total = 0
+    worst = 1.0
+    for _ in range(count):
+        config = models.random_config(rng.choice(TRANSCRIBED), rng)
+        try:
+            d = models.describe(config)
+        except ValueError:
+            continue
+        dp = rng.randint(1, 4)
+        chunk = dp * rng.randint(1, sum(d.numels) // dp + 2)
+        settings = lo.Settings(0, True, False, True, 0, 0, None, 0.0, 0.0,
+                               None, rng.choice([0, 0, 1, 2]))
+        groups = [lo.Group(lo.Config(dp, chunk, False), lo._place(
+            list(enumerate(d.numels)), chunk, dp), 0)]
+        placed = [list(range(len(d.numels)))]
+        ops = operations(d)
+        plain = replay(groups, placed, ops, settings)[0]
+        recomputed = replay(groups, placed, ops, settings, layers(d))[0]
+        total += 1
+        raised += recomputed > plain
+        worst = max(worst, recomputed / plain)
+    return raised, total, worst
+
+
+if __name__ == "__main__":
+    import argparse
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpointing", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    raised, total, worst = _checkpointing_sweep(args.checkpointing, args.seed)
+    print(f"{raised} of {total} peaks raised by the recomputation; "
+          f"at most x{worst:.3f}")

@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""The gathered-chunk oracle (gathered_oracle.py) on cases worked by hand,
+and on the issue's named layouts found by sweeping chunk sizes."""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gathered_oracle  # noqa: E402
+import layout_oracle as lo  # noqa: E402
+import models  # noqa: E402
+
+
+def settings(**changes):
+    base = dict(precision=0, master_weights=True, gradient_accumulation=False,
+                pin_memory=True, optimizer=0, placement=0,
+                shard_param_frac=None, offload_optim_frac=0.0,
+                offload_param_frac=0.0, device_memory_bytes=None,
+                max_prefetch=0)
+    base.update(changes)
+    return lo.Settings(**base)
+
+
+def group(chunks, degree=2):
+    """A Group of chunks given as (size, params held)."""
+    config = lo.Config(degree, max(s for s, _ in chunks), False)
+    out, first = [], 0
+    for size, count in chunks:
+        out.append(lo.Chunk(size, size, first, count))
+        first += count
+    return lo.Group(config, out, 0)
+
+
+class ByHand(unittest.TestCase):
+    """Chunks of 4 elements over 2 ranks: a shard is 2 elements, so a
+    gathered chunk adds 2 beyond the steady state, and a gather, reduction
+    or release 2 more while it runs."""
+
+    def replay(self, chunks, ops, **s):
+        g = group(chunks)
+        return gathered_oracle.replay([g], [list(range(sum(
+            n for _, n in chunks)))], ops, settings(**s))
+
+    def test_one_chunk_at_a_time_is_the_whole_chunk(self):
+        # Three chunks of one tensor each, used in turn: one chunk (2) and
+        # its gather's shard (2).
+        self.assertEqual(self.replay([(4, 1)] * 3, [[0], [1], [2]]), (4, 1))
+
+    def test_a_chunk_waiting_for_a_gradient_stays_gathered(self):
+        # a in chunk 0; b and n in chunk 1; forward uses n, a, b (a norm
+        # registered last, used first). Backward: b (chunk 1 has one of two
+        # gradients), a (chunk 0 gathered beside it: 2 + 2 + a shard),
+        # n (chunk 1 complete).
+        self.assertEqual(
+            self.replay([(4, 1), (4, 2)], [[2], [0], [1]]), (6, 2))
+
+    def test_separate_gradient_chunks_are_buffers_of_their_own(self):
+        # Without master weights the gradients have chunks of their own: at
+        # a's backward its fp16 chunk 0, chunk 1's gradient chunk (waiting
+        # for n) and chunk 0's new gradient chunk are gathered (3 x 2), and
+        # reducing chunk 0's adds a shard.
+        self.assertEqual(
+            self.replay([(4, 1), (4, 2)], [[2], [0], [1]],
+                        master_weights=False), (8, 3))
+
+    def test_prefetch_adds_the_next_chunk(self):
+        # max_prefetch 1: while chunk 0 computes, chunk 1 is fetched.
+        self.assertEqual(
+            self.replay([(4, 1)] * 3, [[0], [1], [2]], max_prefetch=1),
+            (6, 2))
+
+    def test_a_tied_weight_is_reduced_after_its_last_use(self):
+        # w (chunk 0) used first and last, x in chunk 1: backward of the
+        # last op leaves w without its gradient (its hook waits for both
+        # uses), so chunk 0 is released, not stuck; one chunk at a time.
+        self.assertEqual(self.replay([(4, 1), (4, 1)], [[0], [1], [0]]),
+                         (4, 1))
+
+    def test_checkpointing_recomputes_a_layer_beside_a_waiting_chunk(self):
+        # a (layer 0) fills chunk 0; z (layer 0) and w (layer 1) share chunk
+        # 1; v (layer 1) fills chunk 2. Without checkpointing one chunk at a
+        # time. With it, layer 0's forward runs again after layer 1's
+        # backward, while chunk 1 waits for z's gradient: a's chunk 0 and
+        # chunk 1 at once (2 + 2 + a shard).
+        chunks, ops = [(4, 1), (4, 2), (4, 1)], [[0], [1], [2], [3]]
+        self.assertEqual(self.replay(chunks, ops), (4, 1))
+        g = group(chunks)
+        self.assertEqual(gathered_oracle.replay(
+            [g], [[0, 1, 2, 3]], ops, settings(), layers=[0, 0, 1, 1]),
+            (6, 2))
+
+    def test_shards_on_the_host_free_nothing(self):
+        # offload_param_frac in force: the fp16 shards are on the host, so a
+        # gathered chunk adds all 4 elements (and its shard while it moves).
+        self.assertEqual(
+            self.replay([(4, 1)] * 3, [[0], [1], [2]], offload_optim_frac=1.0,
+                        offload_param_frac=0.5), (6, 1))
+
+
+def layout(config, chunk_size, degree=2):
+    request = {"search": {"model": {"hf_config_json": json.dumps(config)},
+                          "dp_degrees": [degree], "search_range_m": 0,
+                          "search_interval": 1},
+               "configs": [{"dp_degree": degree, "chunk_size": chunk_size}]}
+    answer = lo.layout(request)
+    assert "error" not in answer, answer
+    return answer
+
+
+def straddles(config, answer):
+    """The operations whose parameters lie in more than one chunk."""
+    description = models.describe(config)
+    chunk_of = {}
+    for k, c in enumerate(answer["groups"][0]["chunks"]):
+        first = int(c["first_param"])
+        for p in range(first, first + int(c["num_params"])):
+            chunk_of[p] = k
+    return [op for op in gathered_oracle.operations(description)
+            if len({chunk_of[p] for p in op}) > 1]
+
+
+GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2,
+        "n_positions": 64, "vocab_size": 256}
+LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+         "num_hidden_layers": 2, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "vocab_size": 256}
+QWEN2 = dict(LLAMA, model_type="qwen2")
+SIZES = range(4096, 40000, 256)
+
+
+class Named(unittest.TestCase):
+    def test_gpt2_holds_two_exactly_where_an_operation_straddles(self):
+        # GPT-2 registers each layer in the order it runs: a step holds one
+        # chunk, two where a Conv1D's or LayerNorm's bias opens the chunk
+        # after its weight's.
+        seen = set()
+        for size in SIZES:
+            answer = layout(GPT2, size)
+            split = straddles(GPT2, answer)
+            self.assertEqual(answer["gathered_chunks"],
+                             "2" if split else "1", size)
+            seen.add(bool(split))
+        self.assertEqual(seen, {True, False})
+        # The size the C++ test names: c_attn's bias opens a chunk.
+        self.assertTrue(straddles(GPT2, layout(GPT2, 28928)))
+        self.assertEqual(layout(GPT2, 28928)["gathered_chunks"], "2")
+
+    def test_llama_holds_two_without_any_straddle(self):
+        # No LLaMA operation takes two tensors here, yet the chunk holding
+        # a layer's norms (registered after the MLP, used first) waits for
+        # input_layernorm's gradient through the layer's backward.
+        counts = {layout(LLAMA, size)["gathered_chunks"] for size in SIZES}
+        self.assertIn("2", counts)
+        self.assertEqual(layout(LLAMA, 11008)["gathered_chunks"], "2")
+
+    def test_qwen2_holds_three_with_a_qkv_straddle(self):
+        answer = layout(QWEN2, 20480)
+        split = straddles(QWEN2, answer)
+        names = models.describe(QWEN2).names
+        self.assertTrue(any(names[p].endswith("q_proj.bias")
+                            for op in split for p in op))
+        self.assertEqual(answer["gathered_chunks"], "3")
+
+
+if __name__ == "__main__":
+    unittest.main()
