@@ -227,7 +227,6 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
-  out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
@@ -237,6 +236,8 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
       FrozenMask(request.frozen(), described);
   if (!frozen.ok()) return frozen.status();
   out.frozen = *std::move(frozen);
+  // Last: it takes the description (FrozenMask reads its frozen mask).
+  out.operations = OperationsOf(std::move(described));
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   out.cluster = std::move(cluster);

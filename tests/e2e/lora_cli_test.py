@@ -39,6 +39,7 @@ import models as oracle_models  # noqa: E402  (tests/oracle, on the path)
 from models.layers import LinearWeight  # noqa: E402
 from models.lora import PEFT_PUBLISHED, adapt, trainable_mask  # noqa: E402
 import activation_oracle  # noqa: E402
+import decoder_traits  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "oracle", "models", "data")
 QWEN_7B = os.path.join(DATA, "qwen2.5-7b.json")
@@ -248,10 +249,8 @@ class ActivationTest(unittest.TestCase):
         hf = oracle_models.describe(QWEN_7B)
         with open(QWEN_7B) as f:
             cfg = json.load(f)
-        shape = {"num_layers": cfg["num_hidden_layers"],
-                 "hidden_size": cfg["hidden_size"],
-                 "num_attention_heads": cfg["num_attention_heads"],
-                 "vocab_size": cfg["vocab_size"]}
+        # The oracle's shape and layer traits of the base model.
+        shape = decoder_traits.traits(cfg, hf, cfg["num_attention_heads"])
         a = adapt(hf, 16, ["q_proj", "v_proj", "lm_head"])
         for dropout, checkpointing in ((0, False), (0.05, False),
                                        (0.05, True)):

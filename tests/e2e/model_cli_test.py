@@ -39,6 +39,7 @@ from cli_test import (FAILED, GPT2_CONFIG, LLAMA_CONFIG, USAGE,  # noqa: E402
                       CliTestCase, run)
 from cli_test import oracle, layout_oracle, oracle_models  # noqa: E402
 import activation_oracle  # noqa: E402  (tests/oracle, on the path)
+import decoder_traits  # noqa: E402
 
 # Small sweeps (at most 513 candidates), for the Python oracles.
 SWEEP = ("--search-range-m", "0.25", "--search-interval", "512",
@@ -269,11 +270,10 @@ class GeminiFlagsTest(ModelCase):
                 "activation_checkpointing": False, "flash_attention": True}
         with open(LLAMA_CONFIG) as f:
             hf = json.load(f)
-        estimate = activation_oracle.estimate(
-            {"num_layers": hf["num_hidden_layers"],
-             "hidden_size": hf["hidden_size"],
-             "num_attention_heads": hf["num_attention_heads"],
-             "vocab_size": hf["vocab_size"]}, work)["total_bytes"]
+        # The oracle's shape and layer traits of the config.
+        shape = decoder_traits.traits(hf, oracle_models.describe(hf),
+                                      hf["num_attention_heads"])
+        estimate = activation_oracle.estimate(shape, work)["total_bytes"]
         flags = ("--hf-config", LLAMA_CONFIG, *SWEEP, "--micro-batch", "1",
                  "--sequence-length", "2048", "--flash-attention")
         got = json.loads(self.local("layout", "--dp", "8", *flags))

@@ -54,30 +54,6 @@ def run_tool(requests):
     return answers
 
 
-class _Recording(dict):
-    """A config that remembers the keys looked up with get()."""
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.looked_up = set()
-
-    def get(self, key, default=None):
-        self.looked_up.add(key)
-        return super().get(key, default)
-
-
-def keys_read(config, d):
-    """The config's keys the description reads: the families' oracle's,
-    and those the activation oracle's traits of its layer look up
-    (decoder_traits; none for a family whose layer it does not model).
-    tie_word_embeddings is the families' oracle's to judge: the traits look
-    it up even for a class without a head, where it ties nothing."""
-    recording = _Recording(config)
-    decoder_traits.traits(recording, d, 1)
-    looked_up = recording.looked_up - {"tie_word_embeddings"}
-    return sorted(set(d.keys_read) | {k for k in looked_up if k in config})
-
-
 def oracle(config, architecture):
     """The oracle's description as the tool's dict, or None where it
     refuses the config."""
@@ -87,7 +63,8 @@ def oracle(config, architecture):
         return None
     return {"model_type": d.model_type, "architecture": d.architecture,
             "hidden_size": d.hidden_size, "names": d.names,
-            "numels": d.numels, "keys_read": keys_read(config, d),
+            "numels": d.numels,
+            "keys_read": decoder_traits.keys_read(config, d),
             "config_keys": sorted(config),
             "operations": gathered_oracle.operations(d) or []}
 
