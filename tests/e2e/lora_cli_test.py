@@ -260,7 +260,7 @@ class ActivationTest(unittest.TestCase):
                 for name, i, _ in a.modules]}
             work = {"micro_batch": 1, "sequence_length": 512,
                     "activation_checkpointing": checkpointing,
-                    "flash_attention": True}
+                    "attention": "flash_attention_2"}  # --flash-attention
             want = activation_oracle.estimate(shape, work, adapters)
             flags = ["--micro-batch", "1", "--sequence-length", "512",
                      "--flash-attention"] + (

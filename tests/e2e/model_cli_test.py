@@ -267,13 +267,15 @@ class GeminiFlagsTest(ModelCase):
 
     def test_a_workload_adds_the_activation_estimate(self):
         work = {"micro_batch": 1, "sequence_length": 2048,
-                "activation_checkpointing": False, "flash_attention": True}
+                "activation_checkpointing": False,
+                "attention": "flash_attention_2"}  # --flash-attention
         with open(LLAMA_CONFIG) as f:
             hf = json.load(f)
         # The oracle's shape and layer traits of the config.
         shape = decoder_traits.traits(hf, oracle_models.describe(hf),
                                       hf["num_attention_heads"])
-        estimate = activation_oracle.estimate(shape, work)["total_bytes"]
+        parts = activation_oracle.estimate(shape, work)
+        estimate = parts["total_bytes"]
         flags = ("--hf-config", LLAMA_CONFIG, *SWEEP, "--micro-batch", "1",
                  "--sequence-length", "2048", "--flash-attention")
         got = json.loads(self.local("layout", "--dp", "8", *flags))
@@ -284,8 +286,10 @@ class GeminiFlagsTest(ModelCase):
         table = self.local("layout", "--dp", "8,4", *flags, "--format",
                            "table")
         self.assertIn("activations GiB (ESTIMATE)", table)
-        self.assertTrue(all(row.split()[-1] == gib(estimate)
-                            for row in rows(table)), table)
+        # The last two columns: the activations, then the transient.
+        self.assertTrue(all(row.split()[-2:] == [
+            gib(estimate), gib(parts["transient_bytes"])]
+            for row in rows(table)), table)
 
 
 class FrontierTest(ModelCase):
