@@ -219,7 +219,7 @@ def test_a_workload_says_the_activations_are_an_estimate():
     response = four_options(CLUSTER, activation=activation)
     with FakeServer(answer_with(response)) as server:
         out = ask(server, workload=WORKLOAD).table()
-    assert "activation bytes are an estimate" in out
+    assert "activation and transient bytes are estimates" in out
     assert ("activations     %s GiB per rank (an ESTIMATE, counted in the "
             "device need)" % gib(activation)) in out
     rows = table_rows(out)
