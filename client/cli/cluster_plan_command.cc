@@ -1,10 +1,12 @@
 #include "client/cli/cluster_plan_command.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/model_report_text.h"
 #include "client/cli/plan_table.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
@@ -20,8 +22,10 @@ absl::StatusOr<v1::PlanRequest> ReadPlanRequest(
     const ClusterPlanOptions& options) {
   v1::PlanRequest request;
   if (options.model.has_value()) {
+    std::vector<bool> frozen;
     CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
-                               ModelSearchRequest(*options.model));
+                               ModelSearchRequest(*options.model, &frozen));
+    request.mutable_frozen()->Add(frozen.begin(), frozen.end());
     request.mutable_search()->clear_dp_degrees();
     return request;
   }
@@ -59,11 +63,16 @@ void ApplyFlags(const ClusterPlanOptions& options, v1::PlanRequest* request) {
 
 // The answer of a server with default limits, computed here.
 absl::StatusOr<v1::PlanResponse> PlanLocally(const v1::PlanRequest& request) {
+  service::ModelNotes notes;
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::PlanRequest plain,
-                             service::FromProto(request));
+                             service::FromProto(request, {}, &notes));
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::PlanResult result,
                              planner::Planner().Plan(plain));
-  return service::ToProto(result, request.gemini().precision());
+  v1::PlanResponse response =
+      service::ToProto(result, request.gemini().precision());
+  service::SetModelReport(notes, plain.search.numels,
+                          response.mutable_model_report());
+  return response;
 }
 
 absl::StatusOr<v1::PlanResponse> PlanRemotely(const RemoteTarget& target,
@@ -89,6 +98,7 @@ absl::StatusOr<CommandOutput> RunClusterPlan(
                                  : PlanLocally(request));
   CommandOutput out;
   out.does_not_fit = NothingFits(response);
+  out.warnings = WarningLines(response.model_report().warnings());
   if (options.emit_colossalai) {
     if (out.does_not_fit.has_value()) return out;  // nothing to paste
     CHUNKPLAN_ASSIGN_OR_RETURN(out.text, EmitColossalai(response));
@@ -98,10 +108,12 @@ absl::StatusOr<CommandOutput> RunClusterPlan(
     out.text = absl::StrCat(common::MessageToJson(response), "\n");
     return out;
   }
-  out.text = FormatPlanTable(request, response);
-  if (options.model.has_value()) {
-    out.text = absl::StrCat(IntervalNote(*options.model), "\n", out.text);
-  }
+  // The table opens with the total and holds the warnings itself.
+  out.warnings.clear();
+  out.text = absl::StrCat(
+      HeaderOf(response),
+      options.model.has_value() ? IntervalNote(*options.model) : "", "\n",
+      FormatPlanTable(request, response));
   return out;
 }
 

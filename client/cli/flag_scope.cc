@@ -28,6 +28,8 @@ constexpr char kPlanSizes[] = "plan takes --world-sizes, not --dp";
 constexpr FlagScope kScopes[] = {
     {"request", kRequests, ""},
     {"hf_config", kRequests | kDescribe, ""},
+    {"params", kRequests, ""},
+    {"shape_from", kLayout | kPlan, ""},
     {"architecture", kRequests | kDescribe, ""},
     {"dp", kSearch | kLayout | kFrontier, kPlanSizes},
     {"hidden_dim", kRequests, ""},

@@ -72,6 +72,15 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, hf_config, "",
           "describe, and search, layout, frontier in place of --request: a "
           "Hugging Face config.json; '-' reads stdin");
+ABSL_FLAG(std::string, params, "",
+          "search, layout, frontier, plan in place of --request or "
+          "--hf-config: any model by its parameter list, a JSON list of "
+          "{\"name\", \"numel\"} or [name, shape] in named_parameters() "
+          "order (Python: chunkplan.params.write_params(module, FILE)); '-' "
+          "reads stdin");
+ABSL_FLAG(std::string, shape_from, "",
+          "layout, plan with --params and a workload: a served family's "
+          "config.json whose shape the activation estimate uses");
 ABSL_FLAG(std::string, architecture, "",
           "with --hf-config: the class to describe, e.g. LlamaForCausalLM "
           "(default: the config's architectures[0])");
@@ -262,6 +271,11 @@ Commands:
                    (--local | --server HOST:PORT) [--format json|table]
       the same questions for a model named by its Hugging Face config.json;
       layout takes several degrees (--dp 4,8,16): one row each
+  chunkplan search|layout|frontier|plan --params FILE [--dp N] [...]
+                   [--shape-from CONFIG]
+      the same for any model by its parameter list (named_parameters()
+      order: chunkplan.params.write_params writes it from an nn.Module);
+      the activation estimate takes its shape from --shape-from
   chunkplan describe --hf-config FILE [--architecture NAME]
                    [--tp-size N [--sequence-parallelism]]
                    (--local | --server HOST:PORT) [--format json|table]
@@ -479,6 +493,33 @@ absl::StatusOr<std::optional<v1::Workload>> WorkloadFromFlags() {
   return w;
 }
 
+// --shape-from into `workload` (the estimate's shape for a parameter
+// list); for a parameter list with a workload and no --shape-from, the
+// workload dropped and `model` marked (IntervalNote says why). Usage errors:
+// --shape-from without --params or without a workload; its file's errors.
+absl::Status ShapeFromFlags(std::optional<ModelFlags>& model,
+                            std::optional<v1::Workload>& workload) {
+  const std::string path = absl::GetFlag(FLAGS_shape_from);
+  const bool params = model.has_value() && !model->params_path.empty();
+  if (!path.empty()) {
+    if (!params || !workload.has_value()) {
+      return absl::InvalidArgumentError(
+          "--shape-from applies to --params with --micro-batch and "
+          "--sequence-length");
+    }
+    ModelFlags shape;
+    shape.config_path = path;
+    CHUNKPLAN_ASSIGN_OR_RETURN(*workload->mutable_shape_from(),
+                               ReadModelConfig(shape));
+    return absl::OkStatus();
+  }
+  if (params && workload.has_value()) {
+    workload.reset();
+    model->workload_without_shape = true;
+  }
+  return absl::OkStatus();
+}
+
 // --emit: false when not given, true for colossalai; a usage error for
 // another format.
 absl::StatusOr<bool> EmitFromFlags() {
@@ -542,21 +583,31 @@ absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
     bool several = false, std::vector<uint32_t>* degrees = nullptr) {
   ModelFlags model;
   model.config_path = absl::GetFlag(FLAGS_hf_config);
+  model.params_path = absl::GetFlag(FLAGS_params);
+  if (!model.config_path.empty() && !model.params_path.empty()) {
+    return absl::InvalidArgumentError("give one of --hf-config and --params");
+  }
   model.architecture = absl::GetFlag(FLAGS_architecture);
+  if (!model.params_path.empty() && !model.architecture.empty()) {
+    return absl::InvalidArgumentError("--architecture applies to --hf-config");
+  }
   if (const uint64_t hidden = absl::GetFlag(FLAGS_hidden_dim); hidden != 0) {
     model.hidden_dim = hidden;
   }
   CHUNKPLAN_RETURN_IF_ERROR(SearchFromFlags(model));
   CHUNKPLAN_RETURN_IF_ERROR(TrainingFromFlags(model));
   const std::string dp = absl::GetFlag(FLAGS_dp);
-  if (model.config_path.empty()) {
-    if (model.lora_rank != 0 || !model.lora_targets.empty() ||
-        model.lora_dropout.has_value() || !model.freeze.empty() ||
-        !model.train.empty()) {
-      return absl::InvalidArgumentError(
-          "--lora-rank, --lora-targets, --lora-dropout, --freeze and --train "
-          "apply to --hf-config only");
-    }
+  if (model.config_path.empty() &&
+      (model.lora_rank != 0 || !model.lora_targets.empty() ||
+       model.lora_dropout.has_value() || !model.freeze.empty() ||
+       !model.train.empty())) {
+    // A parameter list's names stay here: the server matches names only
+    // where it describes the model (server/models/trainable.h).
+    return absl::InvalidArgumentError(
+        "--lora-rank, --lora-targets, --lora-dropout, --freeze and --train "
+        "apply to --hf-config only");
+  }
+  if (model.config_path.empty() && model.params_path.empty()) {
     if (!model.architecture.empty() || !dp.empty() ||
         model.hidden_dim.has_value() || model.search_range_m.has_value() ||
         model.search_interval.has_value() ||
@@ -564,7 +615,7 @@ absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
       return absl::InvalidArgumentError(
           "--architecture, --dp, --hidden-dim and the search settings "
           "(--search-range-m, --search-interval, --min-chunk-size-m, "
-          "--no-filter) apply to --hf-config only");
+          "--no-filter) apply to --hf-config and --params only");
     }
     return std::nullopt;
   }
@@ -654,8 +705,8 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
   if (options.request_path.empty() == !options.model.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat(command,
-                     " needs exactly one of --request FILE (or -) and "
-                     "--hf-config FILE"));
+                     " needs exactly one of --request FILE (or -), "
+                     "--hf-config FILE and --params FILE"));
   }
   CHUNKPLAN_RETURN_IF_ERROR(TargetFromFlags(command, options));
   if (const std::string engine = absl::GetFlag(FLAGS_engine); !engine.empty()) {
@@ -667,6 +718,7 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
     CHUNKPLAN_ASSIGN_OR_RETURN(options.objective, ParseObjective(o));
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
+  CHUNKPLAN_RETURN_IF_ERROR(ShapeFromFlags(options.model, options.workload));
   CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
   if (command == "layout") {
     // The device is the verdict's (and auto placement's: LayoutRequestOf).
@@ -694,6 +746,7 @@ absl::StatusOr<PlanOptions> PlanOptionsFromFlags(absl::string_view command) {
 // Prints `output` (the text on stdout; why it does not fit on stderr) and
 // returns the exit status: 0, or kExitDoesNotFit.
 int Finish(const CommandOutput& output) {
+  std::cerr << output.warnings << std::flush;
   std::cout << output.text << std::flush;
   if (!output.does_not_fit.has_value()) return 0;
   std::cerr << *output.does_not_fit << std::endl;
@@ -737,11 +790,10 @@ int Describe() {
     (*model)->tp_size = tp;
   }
   (*model)->sequence_parallelism = absl::GetFlag(FLAGS_sequence_parallelism);
-  const absl::StatusOr<std::string> output = RunDescribe(
+  const absl::StatusOr<CommandOutput> output = RunDescribe(
       **model, options.server, options.format == OutputFormat::kTable);
   if (!output.ok()) return Fail(output.status(), kExitFailed);
-  std::cout << *output << std::flush;
-  return 0;
+  return Finish(*output);
 }
 
 // `chunkplan plan`'s options from the flags, or a usage error.
@@ -752,8 +804,8 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
   CHUNKPLAN_ASSIGN_OR_RETURN(options.model, ModelFromFlags());
   if (options.request_path.empty() == !options.model.has_value()) {
     return absl::InvalidArgumentError(
-        "plan needs exactly one of --request FILE (or -) and --hf-config "
-        "FILE");
+        "plan needs exactly one of --request FILE (or -), --hf-config "
+        "FILE and --params FILE");
   }
   PlanOptions target;
   CHUNKPLAN_RETURN_IF_ERROR(TargetFromFlags("plan", target));
@@ -768,6 +820,7 @@ absl::StatusOr<ClusterPlanOptions> ClusterPlanFromFlags() {
     options.max_options = n;
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(options.workload, WorkloadFromFlags());
+  CHUNKPLAN_RETURN_IF_ERROR(ShapeFromFlags(options.model, options.workload));
   CHUNKPLAN_ASSIGN_OR_RETURN(options.gemini, GeminiFromFlags(false));
   CHUNKPLAN_ASSIGN_OR_RETURN(options.emit_colossalai, EmitFromFlags());
   return options;

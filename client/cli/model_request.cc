@@ -4,7 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
+#include "client/cli/model_report_text.h"
+#include "client/cli/param_list.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
@@ -34,6 +37,18 @@ absl::StatusOr<v1::ModelDescription> Describe(
   return description;
 }
 
+// The config's keys as the family accounted for them, and the warnings.
+std::string KeysTable(const v1::ModelDescription& d) {
+  const auto list = [](const auto& keys) {
+    return keys.empty() ? std::string("-") : absl::StrJoin(keys, ", ");
+  };
+  return absl::StrCat("keys read     ", list(d.config_keys_read()),
+                      "\nkeys ignored  ", list(d.config_keys_ignored()),
+                      "\n  (harmless) ", list(d.config_keys_harmless()), "\n",
+                      WarningLines(d.warnings()));
+}
+
+// The summary, the keys (KeysTable), then one row per parameter.
 std::string DescriptionTable(const v1::ModelDescription& d) {
   // A trainable column (and count) only where some parameter is frozen.
   const bool marked = d.frozen_size() > 0;
@@ -62,8 +77,8 @@ std::string DescriptionTable(const v1::ModelDescription& d) {
   if (marked) {
     absl::StrAppendFormat(&out, "trainable     %u elements\n", d.trainable());
   }
-  absl::StrAppendFormat(&out, "\n%9s  %15s  %s%s\n", "index", "numel",
-                        marked ? "trainable  " : "", "name");
+  absl::StrAppendFormat(&out, "%s\n%9s  %15s  %s%s\n", KeysTable(d), "index",
+                        "numel", marked ? "trainable  " : "", "name");
   for (int i = 0; i < d.numels_size(); ++i) {
     const std::string column =
         !marked ? "" : absl::StrFormat("%9s  ", d.frozen(i) ? "no" : "yes");
@@ -96,9 +111,17 @@ absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
 }
 
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
-    const ModelFlags& flags) {
+    const ModelFlags& flags, std::vector<bool>* frozen) {
   v1::ChunkSearchRequest request;
-  CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(), ReadModelConfig(flags));
+  if (!flags.params_path.empty()) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(const ParamList list,
+                               ReadParamList(flags.params_path));
+    request.mutable_numels()->Add(list.numels.begin(), list.numels.end());
+    if (frozen != nullptr) *frozen = list.frozen;
+  } else {
+    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(),
+                               ReadModelConfig(flags));
+  }
   request.add_dp_degrees(flags.dp);
   request.set_search_range_m(
       flags.search_range_m.value_or(kGeminiSearchRangeM));
@@ -112,6 +135,17 @@ absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
 }
 
 std::string IntervalNote(const ModelFlags& flags) {
+  if (flags.workload_without_shape) {
+    return absl::StrCat(
+        SearchIntervalNote(flags),
+        "activation estimate: none (a parameter list carries no shape: give "
+        "--shape-from CONFIG, the config.json of a served family with the "
+        "same layers, hidden size, heads and vocabulary)\n");
+  }
+  return SearchIntervalNote(flags);
+}
+
+std::string SearchIntervalNote(const ModelFlags& flags) {
   if (flags.search_interval.has_value()) {
     return absl::StrCat("search interval ", *flags.search_interval,
                         " (--search-interval)\n");
@@ -125,7 +159,7 @@ std::string IntervalNote(const ModelFlags& flags) {
                       "--hidden-dim when the trainer passes one)\n");
 }
 
-absl::StatusOr<std::string> RunDescribe(
+absl::StatusOr<CommandOutput> RunDescribe(
     const ModelFlags& flags, const std::optional<RemoteTarget>& server,
     bool table) {
   CHUNKPLAN_ASSIGN_OR_RETURN(v1::ModelConfig config, ReadModelConfig(flags));
@@ -133,8 +167,14 @@ absl::StatusOr<std::string> RunDescribe(
   config.set_enable_sequence_parallelism(flags.sequence_parallelism);
   CHUNKPLAN_ASSIGN_OR_RETURN(const v1::ModelDescription description,
                              Describe(config, server));
-  if (table) return DescriptionTable(description);
-  return absl::StrCat(common::MessageToJson(description), "\n");
+  CommandOutput out;
+  if (table) {
+    out.text = DescriptionTable(description);
+  } else {
+    out.text = absl::StrCat(common::MessageToJson(description), "\n");
+    out.warnings = WarningLines(description.warnings());
+  }
+  return out;
 }
 
 }  // namespace chunkplan::cli

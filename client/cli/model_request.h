@@ -13,13 +13,20 @@
 
 #include "absl/status/statusor.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "client/cli/command_output.h"
 #include "client/cli/remote_call.h"
 
 namespace chunkplan::cli {
 
 // The model flags.
 struct ModelFlags {
-  std::string config_path;   // the config.json, or "-" for stdin
+  std::string config_path;  // the config.json, or "-" for stdin
+  // --params: a parameter list (param_list.h) in place of config_path;
+  // "-" for stdin. The search is then of its numels, with no model.
+  std::string params_path;
+  // With params_path: a workload was asked for without --shape-from, so the
+  // request goes without it (IntervalNote says why the estimate is absent).
+  bool workload_without_shape = false;
   std::string architecture;  // empty: the config's architectures[0]
   uint32_t dp = 1;           // the data-parallel degree of every parameter
   // GeminiPlugin's hidden_dim, when the trainer passes one.
@@ -52,24 +59,34 @@ inline constexpr double kGeminiSearchRangeM = 32;
 // Errors: the file's (NOT_FOUND etc. naming the path).
 absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags);
 
-// The search GeminiPlugin runs for the model: `model`, dp_degrees {dp},
+// The search GeminiPlugin runs for the model: `model` (with params_path:
+// the list's numels, ReadParamList), dp_degrees {dp},
 // search_range_m 32, search_interval = hidden_dim if given, else 1024
 // (GeminiPlugin's default without hidden_dim); the search settings of
-// `flags` replace these where given. Errors: ReadModelConfig's.
+// `flags` replace these where given. Errors: ReadModelConfig's or
+// ReadParamList's. `frozen` (when given) gets the list's frozen flags
+// (ParamList::frozen; empty for a config).
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
-    const ModelFlags& flags);
+    const ModelFlags& flags, std::vector<bool>* frozen = nullptr);
 
 // Which interval the search uses and why, one line ending in '\n', e.g.
 // "search interval 1024 (GeminiPlugin's default: no hidden_dim; set it
-// with --hidden-dim)" or "search interval 128 (--search-interval)".
+// with --hidden-dim)" or "search interval 128 (--search-interval)"; with
+// workload_without_shape, a second line saying why the activation estimate
+// is absent.
 std::string IntervalNote(const ModelFlags& flags);
 
+// IntervalNote's first line alone.
+std::string SearchIntervalNote(const ModelFlags& flags);
+
 // `chunkplan describe`: the model's parameters, answered by `server` or,
-// without one, in this process. `table`: a summary and one row per
-// parameter; else the ModelDescription as one line of protobuf JSON.
+// without one, in this process. `table`: the config's keys (read, ignored,
+// harmless) and warnings, a summary and one row per parameter; else the
+// ModelDescription as one line of protobuf JSON, its warnings in
+// `warnings` (for stderr).
 // Errors: ReadModelConfig's, then Describe's (INVALID_ARGUMENT for a bad
 // config, ...) and the call's.
-absl::StatusOr<std::string> RunDescribe(
+absl::StatusOr<CommandOutput> RunDescribe(
     const ModelFlags& flags, const std::optional<RemoteTarget>& server,
     bool table);
 

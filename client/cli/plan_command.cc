@@ -11,6 +11,7 @@
 #include "chunkplan/planner/planner.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/layout_output.h"
+#include "client/cli/model_report_text.h"
 #include "client/cli/padding_warning.h"
 #include "client/cli/table_format.h"
 #include "client/cli/verdict_text.h"
@@ -62,8 +63,10 @@ absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
   if (options.model.has_value()) {
     ModelFlags model = *options.model;
     model.dp = dp;
+    std::vector<bool> frozen;
     CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
-                               ModelSearchRequest(model));
+                               ModelSearchRequest(model, &frozen));
+    request.mutable_frozen()->Add(frozen.begin(), frozen.end());
   } else {
     CHUNKPLAN_ASSIGN_OR_RETURN(
         request, ReadRequest<v1::LayoutRequest>(options.request_path));
@@ -87,10 +90,14 @@ absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
   return request;
 }
 
-// `table`, opened with the interval note where the request is a model's.
-std::string Table(const PlanOptions& options, std::string table) {
-  if (!options.model.has_value()) return table;
-  return absl::StrCat(IntervalNote(*options.model), "\n", table);
+// `table`, opened with the parameter total and the model's warnings
+// (`header`: HeaderOf the response) and, where the request is a model's,
+// the interval note.
+std::string Table(const PlanOptions& options, const std::string& header,
+                  std::string table) {
+  return absl::StrCat(
+      header, options.model.has_value() ? IntervalNote(*options.model) : "",
+      "\n", table);
 }
 
 // The response a server with default planner options would send for
@@ -98,29 +105,41 @@ std::string Table(const PlanOptions& options, std::string table) {
 // conversions.
 absl::StatusOr<v1::ChunkSearchResponse> AnswerLocally(
     const v1::ChunkSearchRequest& request) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchRequest plain,
-                             service::FromProto(request));
+  service::ModelNotes notes;
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      const planner::SearchRequest plain,
+      service::FromProto(request, {}, /*described=*/nullptr, &notes));
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::SearchResult result,
                              planner::Planner().Search(plain));
-  return service::ToProto(result);
+  v1::ChunkSearchResponse response = service::ToProto(result);
+  service::SetModelReport(notes, plain.numels, response.mutable_model_report());
+  return response;
 }
 
 absl::StatusOr<v1::LayoutResponse> AnswerLocally(
     const v1::LayoutRequest& request) {
+  service::ModelNotes notes;
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutRequest plain,
-                             service::FromProto(request));
+                             service::FromProto(request, {}, &notes));
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutResult result,
                              planner::Planner().Layout(plain));
-  return service::ToProto(result);
+  v1::LayoutResponse response = service::ToProto(result);
+  service::SetModelReport(notes, plain.search.numels,
+                          response.mutable_model_report());
+  return response;
 }
 
 absl::StatusOr<v1::FrontierResponse> AnswerFrontierLocally(
     const v1::LayoutRequest& request) {
+  service::ModelNotes notes;
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::LayoutRequest plain,
-                             service::FromProto(request));
+                             service::FromProto(request, {}, &notes));
   CHUNKPLAN_ASSIGN_OR_RETURN(const planner::FrontierResult result,
                              planner::Planner().Frontier(plain));
-  return service::ToProto(result);
+  v1::FrontierResponse response = service::ToProto(result);
+  service::SetModelReport(notes, plain.search.numels,
+                          response.mutable_model_report());
+  return response;
 }
 
 // The server's answer to `call` (a ChunkSearch stub method) for `request`.
@@ -178,13 +197,17 @@ std::string JsonLine(const google::protobuf::Message& message) {
   return absl::StrCat(common::MessageToJson(message), "\n");
 }
 
-// `response` as `options` asks: `table()` (opened with the interval note)
-// or JsonLine.
-std::string Output(const PlanOptions& options,
-                   const google::protobuf::Message& response,
-                   absl::FunctionRef<std::string()> table) {
-  if (options.format == OutputFormat::kTable) return Table(options, table());
-  return JsonLine(response);
+// `response` as `options` asks into `out`: `table()` (opened as Table
+// opens it), or JsonLine with its model's warnings for stderr.
+template <typename Response>
+void Output(const PlanOptions& options, const Response& response,
+            absl::FunctionRef<std::string()> table, CommandOutput* out) {
+  if (options.format == OutputFormat::kTable) {
+    out->text = Table(options, HeaderOf(response), table());
+    return;
+  }
+  out->text = JsonLine(response);
+  out->warnings = WarningLines(response.model_report().warnings());
 }
 
 // --offload-sweep: per layout, FormatOffloadSweep of its configs laid out
@@ -236,7 +259,8 @@ absl::StatusOr<CommandOutput> RunSearch(const PlanOptions& options) {
       const v1::ChunkSearchResponse response,
       Answer(options, request, &v1::ChunkSearch::Stub::Search, AnswerLocally));
   CommandOutput out;
-  out.text = Output(options, response, [&] { return FormatTable(response); });
+  Output(
+      options, response, [&] { return FormatTable(response); }, &out);
   return out;
 }
 
@@ -254,20 +278,23 @@ absl::StatusOr<CommandOutput> RunLayout(const PlanOptions& options) {
   }
   CommandOutput out;
   out.does_not_fit = LayoutsDoNotFit(layouts);
+  // Every degree lays out the same parameters: one report says it.
+  const v1::LayoutResponse& first = layouts[0].response;
   if (options.offload_sweep) {
     CHUNKPLAN_ASSIGN_OR_RETURN(std::string sweep,
                                OffloadSweep(options, layouts));
-    out.text = Table(options, std::move(sweep));
+    out.text = Table(options, HeaderOf(first), std::move(sweep));
     return out;
   }
   if (options.format == OutputFormat::kTable && !options.emit_colossalai) {
-    out.text = Table(options,
+    out.text = Table(options, HeaderOf(first),
                      layouts.size() > 1
                          ? FormatLayoutRows(layouts)
                          : absl::StrCat(FormatLayoutTable(layouts[0].response),
                                         PaddingWarning(layouts[0].response)));
     return out;
   }
+  out.warnings = WarningLines(first.model_report().warnings());
   // Nothing to paste where a layout does not fit.
   if (options.emit_colossalai && out.does_not_fit.has_value()) return out;
   for (const DegreeLayout& layout : layouts) {
@@ -292,15 +319,16 @@ absl::StatusOr<CommandOutput> RunFrontier(const PlanOptions& options) {
     CHUNKPLAN_ASSIGN_OR_RETURN(const v1::LayoutResponse layout,
                                AnswerLayout(options, request));
     CHUNKPLAN_ASSIGN_OR_RETURN(out.text, EmitLayoutColossalai(request, layout));
+    out.warnings = WarningLines(layout.model_report().warnings());
     return out;
   }
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const v1::FrontierResponse response,
       Answer(options, request, &v1::ChunkSearch::Stub::Frontier,
              AnswerFrontierLocally));
-  out.text = Output(options, response, [&] {
-    return FormatFrontierTable(response, request.objective());
-  });
+  Output(
+      options, response,
+      [&] { return FormatFrontierTable(response, request.objective()); }, &out);
   return out;
 }
 

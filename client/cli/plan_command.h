@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "client/cli/cluster_flags.h"
+#include "client/cli/command_output.h"
 #include "client/cli/model_request.h"
 #include "client/cli/remote_call.h"
 #include "client/cli/request_flags.h"
@@ -62,13 +63,6 @@ struct PlanOptions {
   bool emit_colossalai = false;
   // layout: one row per SweepFractions() on each configuration laid out.
   bool offload_sweep = false;
-};
-
-// What a command prints, and the verdict's say on its exit status.
-struct CommandOutput {
-  std::string text;  // for stdout, ending in '\n'; may be empty
-  // The server's verdict says it does not fit (exit 3): why, for stderr.
-  std::optional<std::string> does_not_fit;
 };
 
 // `chunkplan search`: reads a ChunkSearchRequest, runs the search and

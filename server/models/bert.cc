@@ -59,7 +59,8 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                              cfg.Size("max_position_embeddings"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t types, cfg.Size("type_vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t layers, cfg.Size("num_hidden_layers"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      bool tied, OutputTied(cfg, architecture == "BertForMaskedLM"));
   d.hidden_size = h;
   d.num_layers = layers;
   d.num_attention_heads = d.num_key_value_heads = heads;

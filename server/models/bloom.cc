@@ -40,7 +40,8 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                              Product({4, h}, "4 * hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t vocab, cfg.Size("vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t layers, cfg.Size("n_layer"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      bool tied, OutputTied(cfg, architecture == "BloomForCausalLM"));
   d.hidden_size = h;
   d.decoder_only = true;
   d.num_layers = layers;

@@ -17,7 +17,7 @@ namespace {
 // input_layernorm. CohereLayerNorm's weight has RmsNorm's shape.
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool qk_norm, cfg.Flag("use_qk_norm"));
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);

@@ -54,12 +54,14 @@ void Norms(ParamBuilder& b, uint64_t hidden,
   for (absl::string_view name : names) RmsNorm(b, name, hidden);
 }
 
-absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg) {
+absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg,
+                                              absl::string_view architecture) {
   DecoderShape shape;
   CHUNKPLAN_ASSIGN_OR_RETURN(shape.hidden, cfg.Size("hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(shape.vocab, cfg.Size("vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(shape.layers, cfg.Size("num_hidden_layers"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(shape.tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      shape.tied, OutputTied(cfg, absl::EndsWith(architecture, "ForCausalLM")));
   return shape;
 }
 
@@ -120,9 +122,11 @@ void CausalLm(ParamBuilder& b, absl::string_view architecture,
   }
 }
 
-absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg) {
+absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg,
+                                    absl::string_view architecture) {
   Decoder decoder;
-  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape,
+                             ReadDecoderShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
                              ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.inter, cfg.Size("intermediate_size"));
@@ -156,7 +160,7 @@ absl::Status BuildGatedDecoder(const HfConfig& cfg,
                                absl::string_view architecture,
                                const LayerStyle& style, bool mlp_bias,
                                ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg, architecture));
   BuildDecoder(
       b, architecture, decoder, style,
       [&](uint64_t) {

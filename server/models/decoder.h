@@ -47,12 +47,14 @@ void Norms(ParamBuilder& b, uint64_t hidden,
            std::initializer_list<absl::string_view> names);
 
 // What the decoder stack reads: hidden_size, vocab_size, num_hidden_layers,
-// tie_word_embeddings.
+// and, for an `architecture` with a head (ending in ForCausalLM),
+// tie_word_embeddings (OutputTied).
 struct DecoderShape {
   uint64_t hidden = 0, vocab = 0, layers = 0;
   bool tied = false;
 };
-absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg);
+absl::StatusOr<DecoderShape> ReadDecoderShape(const HfConfig& cfg,
+                                              absl::string_view architecture);
 
 // Sets `d`'s hidden size and shape facts (decoder-only) from the stack, the
 // heads and the MLP's intermediate size.
@@ -82,7 +84,8 @@ struct Decoder {
   HeadDims dims;
   uint64_t inter = 0;
 };
-absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg);
+absl::StatusOr<Decoder> ReadDecoder(const HfConfig& cfg,
+                                    absl::string_view architecture);
 
 // How a layer is laid out around its feed-forward part.
 struct LayerStyle {

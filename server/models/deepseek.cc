@@ -169,7 +169,8 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
 // post_attention_layernorm.
 absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
                            bool v2, ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(DecoderShape shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(DecoderShape shape,
+                             ReadDecoderShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(Latent latent, ReadLatent(cfg));
   CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe, ReadMoe(cfg, shape.layers, v2));
   uint64_t inter = moe.expert_inter;

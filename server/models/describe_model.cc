@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "server/models/config_keys.h"
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
@@ -194,6 +195,13 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
         PaddedVocab(description.vocab_size, tp.tp_size);
   }
   description.trainable = description.total;
+  std::set<std::string, std::less<>> read = cfg.keys_read();
+  // Read here, before the family: the type, the class, the refused options.
+  for (const char* key :
+       {"model_type", "architectures", "pruned_heads", "torchscript"}) {
+    read.emplace(key);
+  }
+  description.config_keys = AccountForKeys(config, read, *defaults);
   return description;
 }
 

@@ -47,7 +47,8 @@ absl::StatusOr<uint64_t> QkvWidth(const HfConfig& cfg, const Shape& s,
   return Product({3, s.h}, "3 * hidden_size");
 }
 
-absl::StatusOr<Shape> ReadShape(const HfConfig& cfg) {
+absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
+                                absl::string_view architecture) {
   // FalconConfig takes a legacy n_embed over hidden_size, but derives the
   // default ffn_hidden_size from hidden_size: not modelled.
   if (cfg.Has("n_embed")) {
@@ -77,7 +78,8 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg) {
   CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> norms,
                              cfg.OptionalSize("num_ln_in_parallel_attn"));
   s.two_norms = norms.value_or(new_arch ? 2 : 1) == 2;
-  CHUNKPLAN_ASSIGN_OR_RETURN(s.tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      s.tied, OutputTied(cfg, architecture == "FalconForCausalLM"));
   return s;
 }
 
@@ -107,7 +109,7 @@ void Layer(ParamBuilder& b, const Shape& s) {
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Shape s, ReadShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Shape s, ReadShape(cfg, architecture));
   d.hidden_size = s.h;
   d.decoder_only = true;
   d.num_layers = s.layers;

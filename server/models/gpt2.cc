@@ -82,7 +82,8 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t vocab, cfg.Size("vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t positions, cfg.Size("n_positions"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t layers, cfg.Size("n_layer"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      bool tied, OutputTied(cfg, architecture == "GPT2LMHeadModel"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t qkv, Product({3, dim}, "3 * n_embd"));
   uint64_t inner = n_inner.value_or(0);
   if (!n_inner) {

@@ -20,7 +20,8 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t vocab, cfg.Size("vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t layers, cfg.Size("num_hidden_layers"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      bool tied, OutputTied(cfg, architecture == "GPTNeoXForCausalLM"));
   d.hidden_size = h;
   d.decoder_only = true;
   d.num_layers = layers;

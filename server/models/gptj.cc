@@ -35,7 +35,8 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                              cfg.OptionalSize("n_inner"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t vocab, cfg.Size("vocab_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t layers, cfg.Size("n_layer"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      bool tied, OutputTied(cfg, architecture == "GPTJForCausalLM"));
   uint64_t inner = n_inner.value_or(0);
   if (!n_inner) {
     CHUNKPLAN_ASSIGN_OR_RETURN(inner, Product({4, dim}, "4 * n_embd"));

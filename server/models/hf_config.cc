@@ -191,8 +191,14 @@ absl::StatusOr<uint64_t> Divide(uint64_t numerator, uint64_t denominator,
   return numerator / denominator;
 }
 
+absl::StatusOr<bool> OutputTied(const HfConfig& cfg, bool has_head) {
+  if (!has_head) return true;
+  return cfg.Flag("tie_word_embeddings");
+}
+
 const json* HfConfig::Find(absl::string_view key) const {
   const std::string_view name(key.data(), key.size());
+  if (keys_read_.find(name) == keys_read_.end()) keys_read_.emplace(name);
   if (auto it = config_.find(name); it != config_.end()) return &*it;
   if (auto it = defaults_.find(name); it != defaults_.end()) return &*it;
   return nullptr;

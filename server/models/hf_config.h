@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,12 @@ class HfConfig {
   // INVALID_ARGUMENT "config <key>: <what>, got <the key's value>".
   absl::Status Refuse(absl::string_view key, absl::string_view what) const;
 
+  // Every key asked for through this view so far (whether the config has
+  // it or not): what the family read.
+  const std::set<std::string, std::less<>>& keys_read() const {
+    return keys_read_;
+  }
+
  private:
   // The config's value of `key` if it has the key, else the default's;
   // nullptr when neither has it. Null values are returned as they are.
@@ -72,7 +79,13 @@ class HfConfig {
 
   const nlohmann::json& config_;
   const nlohmann::json& defaults_;
+  mutable std::set<std::string, std::less<>> keys_read_;
 };
+
+// tie_word_embeddings for a class with an output head (`has_head`); a
+// class without one (a base model) has nothing to tie and never reads the
+// key, which is then ignored: true. Errors: HfConfig::Flag's.
+absl::StatusOr<bool> OutputTied(const HfConfig& cfg, bool has_head);
 
 // INVALID_ARGUMENT "config <key>: <what>, got <value>", the value shown
 // short (a hostile string may be long).

@@ -85,7 +85,8 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
   Decoder decoder;
-  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape,
+                             ReadDecoderShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
                              ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));

@@ -28,7 +28,7 @@ absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
 // each expert's w1, w2, w3), input_layernorm, post_attention_layernorm.
 absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t experts, cfg.Size("num_local_experts"));
   const uint64_t h = decoder.shape.hidden, inter = decoder.inter;
   auto moe = [&](uint64_t) {

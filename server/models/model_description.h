@@ -53,6 +53,19 @@ struct AdapterFacts {
   uint64_t other_in_features = 0;  // their in_features, summed
 };
 
+// The config's top-level keys, each in exactly one of the first three
+// lists (each sorted), and the warnings (config_keys.h has the rule).
+struct ConfigKeys {
+  std::vector<std::string> read;      // read by the family
+  std::vector<std::string> ignored;   // not read, not known harmless
+  std::vector<std::string> harmless;  // not read; no parameter depends on
+                                      // them (token ids, dtype, ...)
+  // One per ignored key that looks like a key the family knows, naming
+  // both, e.g. "config key \"num_hidden_layer\" was ignored; did you mean
+  // \"num_hidden_layers\"? (\"num_hidden_layers\" took its default, 32)".
+  std::vector<std::string> warnings;
+};
+
 // One model class built from a config: its parameters, a tied weight once
 // (under the name of its first registration), and the shape facts that an
 // activation estimate needs.
@@ -85,6 +98,8 @@ struct ModelDescription {
   std::vector<bool> frozen;
   uint64_t trainable = 0;  // the trainable parameters' numels, summed
   AdapterFacts adapters;   // the LoRA adapters added (lora.h)
+  // Which of the config's keys the family read and which it ignored.
+  ConfigKeys config_keys;
   // Tensor parallelism (GeminiPlugin's tp_size): numels, names and total
   // are then tp rank 0's local shards as the family's ShardFormer policy
   // leaves them; every tp rank holds the same shapes (tp_shard.h), so rank

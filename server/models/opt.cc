@@ -16,7 +16,8 @@ struct Shape {
   bool bias = true, affine = true, final_norm = true, tied = true;
 };
 
-absl::StatusOr<Shape> ReadShape(const HfConfig& cfg) {
+absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
+                                absl::string_view architecture) {
   Shape s;
   CHUNKPLAN_ASSIGN_OR_RETURN(s.h, cfg.Size("hidden_size"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t heads, cfg.Size("num_attention_heads"));
@@ -37,10 +38,14 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg) {
   CHUNKPLAN_ASSIGN_OR_RETURN(s.affine,
                              cfg.Flag("layer_norm_elementwise_affine"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool before, cfg.Flag("do_layer_norm_before"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(bool removed,
-                             cfg.Flag("_remove_final_layer_norm"));
+  // Read only where the first holds, as OPTDecoder's `and` reads it.
+  bool removed = false;
+  if (before) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(removed, cfg.Flag("_remove_final_layer_norm"));
+  }
   s.final_norm = before && !removed;
-  CHUNKPLAN_ASSIGN_OR_RETURN(s.tied, cfg.Flag("tie_word_embeddings"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(s.tied,
+                             OutputTied(cfg, architecture == "OPTForCausalLM"));
   return s;
 }
 
@@ -60,7 +65,7 @@ void Layer(ParamBuilder& b, const Shape& s) {
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Shape s, ReadShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Shape s, ReadShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(d.num_attention_heads,
                              cfg.Size("num_attention_heads"));
   d.hidden_size = s.h;

@@ -14,7 +14,7 @@ namespace {
 // down_proj), input_layernorm, post_attention_layernorm.
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                    ParamBuilder& b, ModelDescription& d) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg, architecture));
   const HeadDims& dims = decoder.dims;
   // kv_width <= q_width: 3 * q_width bounds the fused width.
   CHUNKPLAN_RETURN_IF_ERROR(

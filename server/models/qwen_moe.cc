@@ -84,7 +84,8 @@ absl::Status BuildMoe(const HfConfig& cfg, absl::string_view architecture,
                       const LayerStyle& style, bool shared, ParamBuilder& b,
                       ModelDescription& d) {
   Decoder decoder;
-  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape, ReadDecoderShape(cfg));
+  CHUNKPLAN_ASSIGN_OR_RETURN(decoder.shape,
+                             ReadDecoderShape(cfg, architecture));
   CHUNKPLAN_ASSIGN_OR_RETURN(decoder.dims,
                              ReadHeadDims(cfg, decoder.shape.hidden));
   CHUNKPLAN_ASSIGN_OR_RETURN(Moe moe,

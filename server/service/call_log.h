@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "chunkplan/planner/search_types.h"
+#include "server/service/model_notes.h"
 #include "spdlog/common.h"
 
 namespace chunkplan::service {
@@ -41,6 +42,8 @@ struct CallRecord {
   // failed mid-search); empty when it did not.
   std::string fallback_reason;
   absl::Status status;  // what the client is answered
+  // The request's model, once described (its warnings go to the answer).
+  ModelNotes model;
 };
 
 // The level of `record`'s line: info for a call that failed or whose

@@ -74,7 +74,10 @@ grpc::ServerUnaryReactor* ChunkSearchService::Search(
     record.candidates = result->candidates;
     record.engine = result->engine;
     record.fallback_reason = std::move(result->fallback_reason);
-    return SerializeResponse(ToProto(*result), bytes);
+    v1::ChunkSearchResponse response = ToProto(*result);
+    SetModelReport(record.model, request.numels,
+                   response.mutable_model_report());
+    return SerializeResponse(response, bytes);
   };
   return scheduler_.Serve(
       context, prepared,
@@ -147,7 +150,10 @@ grpc::ServerUnaryReactor* ChunkSearchService::Frontier(
         if (!result.ok()) return result.status();
         record.candidates = result->candidates;
         record.engine = result->engine;
-        return SerializeResponse(ToProto(*result), bytes);
+        v1::FrontierResponse response = ToProto(*result);
+        SetModelReport(record.model, layout.search.numels,
+                       response.mutable_model_report());
+        return SerializeResponse(response, bytes);
       }));
 }
 
@@ -167,7 +173,10 @@ grpc::ServerUnaryReactor* ChunkSearchService::Layout(
           record.engine = result->search->engine;
           record.fallback_reason = std::move(result->search->fallback_reason);
         }
-        return SerializeResponse(ToProto(*result), bytes);
+        v1::LayoutResponse response = ToProto(*result);
+        SetModelReport(record.model, layout.search.numels,
+                       response.mutable_model_report());
+        return SerializeResponse(response, bytes);
       }));
 }
 
@@ -218,7 +227,8 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
                                          const planner::StopCheck& stop,
                                          CallRecord& record,
                                          grpc::ByteBuffer* bytes) {
-  absl::StatusOr<planner::PlanRequest> plan = ConvertPlan(request, options_);
+  absl::StatusOr<planner::PlanRequest> plan =
+      ConvertPlan(request, options_, &record.model);
   if (!plan.ok()) return plan.status();
   if (request.search().has_model()) {
     record.params = plan->search.numels.size();
@@ -234,8 +244,10 @@ absl::Status ChunkSearchService::RunPlan(const v1::PlanRequest& request,
   }
   absl::StatusOr<planner::PlanResult> result = planner_.Plan(*plan, stop);
   if (!result.ok()) return result.status();
-  return SerializeResponse(ToProto(*result, request.gemini().precision()),
-                           bytes);
+  v1::PlanResponse response = ToProto(*result, request.gemini().precision());
+  SetModelReport(record.model, plan->search.numels,
+                 response.mutable_model_report());
+  return SerializeResponse(response, bytes);
 }
 
 void ApplyServerOptions(const ServiceOptions& options,

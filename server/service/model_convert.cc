@@ -92,6 +92,13 @@ v1::ModelDescription ToProto(const models::ModelDescription& description) {
   out.mutable_frozen()->Add(description.frozen.begin(),
                             description.frozen.end());
   out.set_trainable(description.trainable);
+  const models::ConfigKeys& keys = description.config_keys;
+  for (const std::string& key : keys.read) out.add_config_keys_read(key);
+  for (const std::string& key : keys.ignored) out.add_config_keys_ignored(key);
+  for (const std::string& key : keys.harmless) {
+    out.add_config_keys_harmless(key);
+  }
+  for (const std::string& warning : keys.warnings) out.add_warnings(warning);
   return out;
 }
 
@@ -108,6 +115,21 @@ absl::StatusOr<std::vector<bool>> FrozenMask(
         "them"));
   }
   return described->frozen;
+}
+
+ModelNotes NotesOf(const models::ModelDescription& description) {
+  return {description.model_type, description.architecture,
+          description.config_keys.warnings};
+}
+
+void SetModelReport(const ModelNotes& notes,
+                    const std::vector<uint64_t>& numels, v1::ModelReport* out) {
+  uint64_t total = 0;
+  for (uint64_t numel : numels) total += numel;
+  out->set_total_param_size(total);
+  out->set_model_type(notes.model_type);
+  out->set_architecture(notes.architecture);
+  for (const std::string& warning : notes.warnings) out->add_warnings(warning);
 }
 
 absl::StatusOr<models::ModelDescription> DescribeRequestModel(

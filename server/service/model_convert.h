@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/layout_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
+#include "server/service/model_notes.h"
 
 namespace chunkplan::service {
 
@@ -23,6 +25,14 @@ struct ModelLimits {
   // Most bytes of hf_config_json (the server's --max_config_bytes).
   uint64_t max_config_bytes = uint64_t{1} << 20;
 };
+
+// The notes of `description`.
+ModelNotes NotesOf(const models::ModelDescription& description);
+
+// Sets `out`: `notes`, and the total of the planned `numels` (the planner
+// has refused a request whose total passes 64 bits).
+void SetModelReport(const ModelNotes& notes,
+                    const std::vector<uint64_t>& numels, v1::ModelReport* out);
 
 // The search interval of a request with `model` and search_interval 0:
 // GeminiPlugin's own when the trainer passes no hidden_dim.

@@ -134,13 +134,14 @@ void SetOption(const planner::PlanOption& o, v1::Precision precision,
 // The checks after the cluster's, in the oracle's order: a present
 // workload's sizes, then FromProto.
 absl::StatusOr<planner::PlanRequest> SizesThenFromProto(
-    const v1::PlanRequest& request, const ModelLimits& limits) {
+    const v1::PlanRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
   if (request.has_workload()) {
     if (absl::Status s = CheckWorkloadSizes(request.workload()); !s.ok()) {
       return s;
     }
   }
-  return FromProto(request, limits);
+  return FromProto(request, limits, notes);
 }
 
 }  // namespace
@@ -150,7 +151,8 @@ std::string PrecisionName(v1::Precision precision) {
 }
 
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
-                                               const ModelLimits& limits) {
+                                               const ModelLimits& limits,
+                                               ModelNotes* notes) {
   // The placement fields are the plan's to choose: ignored, not checked.
   v1::GeminiSettings fixed = request.gemini();
   fixed.clear_placement();
@@ -165,6 +167,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   absl::StatusOr<planner::SearchRequest> search =
       PlanSearch(request, limits, &described, &out.tp_shards);
   if (!search.ok()) return search.status();
+  if (notes != nullptr && described.has_value()) *notes = NotesOf(*described);
   out.search = *std::move(search);
   if (absl::Status s =
           CheckMeshSizes(request.extra_dp_sizes(), "extra_dp_sizes");
@@ -187,7 +190,7 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
   out.max_options = request.max_options();
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =
-        PlanWorkloadOf(request.workload(), described);
+        PlanWorkloadOf(request.workload(), described, limits);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
@@ -196,9 +199,10 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
 }
 
 absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
-    const v1::PlanRequest& request, const ModelLimits& limits) {
+    const v1::PlanRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
   absl::StatusOr<planner::PlanRequest> out =
-      SizesThenFromProto(request, limits);
+      SizesThenFromProto(request, limits, notes);
   if (out.ok()) return out;
   if (absl::Status s =
           planner::CheckCluster(ClusterFromProto(request.cluster()));

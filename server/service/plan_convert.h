@@ -24,8 +24,10 @@ namespace chunkplan::service {
 // outside chunkplan.v1 (search.engine, gemini.precision, gemini.optimizer),
 // and "workload: ..." for a workload without a search.model of a
 // decoder-only family; the description's errors ("search.model: ...").
+// `notes` (when given) gets the model's notes (NotesOf).
 absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
-                                               const ModelLimits& limits = {});
+                                               const ModelLimits& limits = {},
+                                               ModelNotes* notes = nullptr);
 
 // FromProto, refused in the oracle's order (docs/plan.md): the cluster's
 // fields (planner::CheckCluster), then a present workload's micro_batch and
@@ -34,8 +36,10 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
 // Planner::Plan checks the cluster of a request that converts, so each
 // request has it checked once (one whose only fault is its cluster has its
 // model described before Planner::Plan refuses it).
+// `notes` as FromProto's.
 absl::StatusOr<planner::PlanRequest> FromProtoInOrder(
-    const v1::PlanRequest& request, const ModelLimits& limits = {});
+    const v1::PlanRequest& request, const ModelLimits& limits = {},
+    ModelNotes* notes = nullptr);
 
 // The wire form of a Plan result; every option's gemini.precision is
 // `precision` (the request's: the planner's settings do not carry it).

@@ -96,15 +96,18 @@ absl::StatusOr<planner::SearchRequest> SearchSettingsFromProto(
 
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits,
-    std::optional<models::ModelDescription>* described,
+    std::optional<models::ModelDescription>* described, ModelNotes* notes,
     const models::TpOptions& tp) {
   absl::StatusOr<planner::SearchRequest> out = SearchSettingsFromProto(request);
   if (!out.ok()) return out.status();
   if (request.has_model()) {
+    std::optional<models::ModelDescription> local;
+    if (described == nullptr) described = &local;
     absl::StatusOr<std::vector<uint64_t>> numels =
         ModelNumels(request, limits, described, tp);
     if (!numels.ok()) return numels.status();
     out->numels = *std::move(numels);
+    if (notes != nullptr) *notes = NotesOf(**described);
   } else {
     out->numels.assign(request.numels().begin(), request.numels().end());
   }
@@ -189,7 +192,8 @@ void SetGemini(const planner::GeminiSettings& g, v1::Precision precision,
 }
 
 absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request, const ModelLimits& limits) {
+    const v1::LayoutRequest& request, const ModelLimits& limits,
+    ModelNotes* notes) {
   absl::StatusOr<planner::GeminiSettings> gemini = FromProto(request.gemini());
   if (!gemini.ok()) return gemini.status();
   if (!v1::Objective_IsValid(request.objective())) {
@@ -212,27 +216,28 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
     }
   }
   std::optional<models::ModelDescription> described;
-  absl::StatusOr<planner::SearchRequest> search = FromProto(
-      request.search(), limits, &described, TpOptionsOf(request.gemini()));
+  absl::StatusOr<planner::SearchRequest> search =
+      FromProto(request.search(), limits, &described, notes,
+                TpOptionsOf(request.gemini()));
   if (!search.ok()) return Prefixed("search.", search.status());
   planner::LayoutRequest out;
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =
-        PlanWorkloadOf(request.workload(), described);
+        PlanWorkloadOf(request.workload(), described, limits);
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
-  // The mask reads `described` (lora, freeze, train): before it is moved.
-  absl::StatusOr<std::vector<bool>> frozen =
-      FrozenMask(request.frozen(), described);
-  if (!frozen.ok()) return frozen.status();
-  out.frozen = *std::move(frozen);
-  out.operations = OperationsOf(std::move(described));
   out.search = *std::move(search);
   out.configs.reserve(request.configs_size());
   for (const v1::ChunkConfig& c : request.configs()) {
     out.configs.push_back({c.dp_degree(), c.chunk_size(), c.keep_gathered()});
   }
+  absl::StatusOr<std::vector<bool>> frozen =
+      FrozenMask(request.frozen(), described);
+  if (!frozen.ok()) return frozen.status();
+  out.frozen = *std::move(frozen);
+  // Last: it takes the description (FrozenMask reads its frozen mask).
+  out.operations = OperationsOf(std::move(described));
   out.gemini = *std::move(gemini);
   out.objective = static_cast<planner::Objective>(request.objective());
   out.cluster = std::move(cluster);

@@ -21,13 +21,14 @@ namespace chunkplan::service {
 // (min_chunk_size_m 32, filter_exlarge_params true when unset). With
 // `model`: the described numels (ModelNumels, within `limits`; the rest of
 // the description in `described` when given), and search_interval 0 taken
-// as kGeminiDefaultSearchInterval.
+// as kGeminiDefaultSearchInterval; `notes` (when given) gets the model's
+// notes (NotesOf).
 // Errors: INVALID_ARGUMENT for an engine value outside chunkplan.v1.Engine;
 // ModelNumels'. Every other check is the planner's.
 absl::StatusOr<planner::SearchRequest> FromProto(
     const v1::ChunkSearchRequest& request, const ModelLimits& limits = {},
     std::optional<models::ModelDescription>* described = nullptr,
-    const models::TpOptions& tp = {});
+    ModelNotes* notes = nullptr, const models::TpOptions& tp = {});
 
 // FromProto's search settings of `request`, without its parameters (numels,
 // model, dp_degrees): the engine checked, the defaults applied, and with
@@ -47,9 +48,10 @@ v1::ChunkSearchResponse ToProto(const planner::SearchResult& result);
 // "search."; with a workload, CheckWorkloadSizes' (before the model is
 // described) and PlanWorkloadOf's (workload_convert.h); with a cluster,
 // planner::CheckLayoutCluster's (before the model is described). Every
-// other check is the planner's.
+// other check is the planner's. `notes` as the search's FromProto.
 absl::StatusOr<planner::LayoutRequest> FromProto(
-    const v1::LayoutRequest& request, const ModelLimits& limits = {});
+    const v1::LayoutRequest& request, const ModelLimits& limits = {},
+    ModelNotes* notes = nullptr);
 
 // The planner's Gemini settings for `gemini`, with GeminiPlugin's defaults
 // (master weights and pinned memory on) where unset. Errors:

@@ -166,17 +166,19 @@ absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
 }
 
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
-    const v1::ChunkSearchRequest& request, const ServiceOptions& options) {
+    const v1::ChunkSearchRequest& request, const ServiceOptions& options,
+    ModelNotes* notes) {
   if (absl::Status s = CheckSearchCounts(
           request.numels_size(), request.dp_degrees_size(), options.max_params);
       !s.ok()) {
     return s;
   }
-  return FromProto(request, ModelLimitsOf(options));
+  return FromProto(request, ModelLimitsOf(options), nullptr, notes);
 }
 
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
-    const v1::LayoutRequest& request, const ServiceOptions& options) {
+    const v1::LayoutRequest& request, const ServiceOptions& options,
+    ModelNotes* notes) {
   if (absl::Status s = CheckCounts(
           {{"search.numels", request.search().numels_size()},
            {"search.dp_degrees", request.search().dp_degrees_size()},
@@ -186,7 +188,7 @@ absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
       !s.ok()) {
     return s;
   }
-  return FromProto(request, ModelLimitsOf(options));
+  return FromProto(request, ModelLimitsOf(options), notes);
 }
 
 bool RunsInline(const planner::SearchRequest& request,
@@ -209,7 +211,9 @@ absl::StatusOr<planner::SearchRequest> ParseAndCheck(
   if (!request.ok()) return request.status();
   Record(static_cast<uint64_t>(request->numels_size()),
          static_cast<planner::Engine>(request->engine()), record);
-  return Counted(CheckAndConvert(*request, options), record);
+  return Counted(CheckAndConvert(*request, options,
+                                 record != nullptr ? &record->model : nullptr),
+                 record);
 }
 
 absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
@@ -233,8 +237,8 @@ absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
 absl::StatusOr<planner::LayoutRequest> ConvertLayout(
     const v1::LayoutRequest& request, const ServiceOptions& options,
     CallRecord* record) {
-  absl::StatusOr<planner::LayoutRequest> converted =
-      CheckAndConvert(request, options);
+  absl::StatusOr<planner::LayoutRequest> converted = CheckAndConvert(
+      request, options, record != nullptr ? &record->model : nullptr);
   if (converted.ok() && record != nullptr) {
     record->params = converted->search.numels.size();
   }
@@ -253,9 +257,10 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
   return request;
 }
 
-absl::StatusOr<planner::PlanRequest> ConvertPlan(
-    const v1::PlanRequest& request, const ServiceOptions& options) {
-  return FromProtoInOrder(request, ModelLimitsOf(options));
+absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
+                                                 const ServiceOptions& options,
+                                                 ModelNotes* notes) {
+  return FromProtoInOrder(request, ModelLimitsOf(options), notes);
 }
 
 uint64_t PlanWeight(uint64_t params, uint64_t world_sizes) {

@@ -37,8 +37,10 @@ absl::StatusOr<v1::ChunkSearchRequest> ParseRequest(
 // FromProto's (an engine outside chunkplan.v1.Engine; with model, the
 // description's errors within max_params and max_config_bytes).
 // Every other check of the values is the planner's.
+// `notes` as FromProto's.
 absl::StatusOr<planner::SearchRequest> CheckAndConvert(
-    const v1::ChunkSearchRequest& request, const ServiceOptions& options);
+    const v1::ChunkSearchRequest& request, const ServiceOptions& options,
+    ModelNotes* notes = nullptr);
 
 // The planner's request for the request body `bytes`: refused by size
 // before it is decoded (CheckSearchRequestCounts, wire_counts.h:
@@ -47,7 +49,8 @@ absl::StatusOr<planner::SearchRequest> CheckAndConvert(
 // it stops being one; CANCELLED for no body at all, a stream that its client
 // reset before the request arrived). `record` (if given) gets the decoded
 // request's params (numels entries; with model, the described parameters once
-// described) and engine, also for a request that CheckAndConvert refuses.
+// described) and engine, also for a request that CheckAndConvert refuses,
+// and the model's notes.
 absl::StatusOr<planner::SearchRequest> ParseAndCheck(
     const grpc::ByteBuffer& bytes, const ServiceOptions& options,
     CallRecord* record = nullptr);
@@ -65,7 +68,8 @@ bool RunsInline(const planner::SearchRequest& request,
 // frozen has more than options.max_params entries, naming the field; the
 // errors of FromProto.
 absl::StatusOr<planner::LayoutRequest> CheckAndConvert(
-    const v1::LayoutRequest& request, const ServiceOptions& options);
+    const v1::LayoutRequest& request, const ServiceOptions& options,
+    ModelNotes* notes = nullptr);
 
 // A Layout or Frontier request as intake leaves it: converted, or, when it
 // names its model (search.model), only parsed, so that the model is
@@ -84,8 +88,8 @@ absl::StatusOr<LayoutIntake> ParseAndCheckLayout(const grpc::ByteBuffer& bytes,
 
 // The planner's request for an intake that names its model: CheckAndConvert
 // (the model described within `options`' limits), its described parameters
-// then in record->params (if given; record->held_params is left as it is:
-// the caller weighs the call again).
+// then in record->params and its notes in record->model (if given;
+// record->held_params is left as it is: the caller weighs the call again).
 absl::StatusOr<planner::LayoutRequest> ConvertLayout(
     const v1::LayoutRequest& request, const ServiceOptions& options,
     CallRecord* record = nullptr);
@@ -104,8 +108,10 @@ absl::StatusOr<v1::PlanRequest> ParseAndCheckPlan(const grpc::ByteBuffer& bytes,
 // (FromProtoInOrder, plan_convert.h: with search.model, the model described
 // within max_params and max_config_bytes; the cluster checked here only
 // when something else is refused, else by Planner::Plan).
+// `notes` as FromProto's.
 absl::StatusOr<planner::PlanRequest> ConvertPlan(const v1::PlanRequest& request,
-                                                 const ServiceOptions& options);
+                                                 const ServiceOptions& options,
+                                                 ModelNotes* notes = nullptr);
 
 // The searches a Plan runs per world size at most (docs/plan.md: ColossalAI's
 // search, the peak objective on the request's grid and on the wide grid),

@@ -1,7 +1,10 @@
 #include "server/service/workload_convert.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/service/proto_convert.h"
 
 namespace chunkplan::service {
 
@@ -80,11 +83,25 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
 
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
-    const std::optional<models::ModelDescription>& model) {
+    const std::optional<models::ModelDescription>& described,
+    const ModelLimits& limits) {
+  if (described.has_value() && workload.has_shape_from()) {
+    return absl::InvalidArgumentError(
+        "workload.shape_from: set with search.model, whose shape the "
+        "estimate takes; send one of them");
+  }
+  std::optional<models::ModelDescription> model = described;
+  if (!model.has_value() && workload.has_shape_from()) {
+    absl::StatusOr<models::ModelDescription> shape =
+        DescribeConfig(workload.shape_from(), limits);
+    if (!shape.ok()) return Prefixed("workload.shape_from: ", shape.status());
+    model = *std::move(shape);
+  }
   if (!model.has_value()) {
     return absl::InvalidArgumentError(
         "workload: the activation estimate needs the model's shape: send "
-        "search.model (a decoder-only family), not numels");
+        "search.model (a decoder-only family) or, with numels, "
+        "workload.shape_from");
   }
   if (!model->decoder_only) {
     return absl::InvalidArgumentError(absl::StrCat(

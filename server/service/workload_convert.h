@@ -11,6 +11,7 @@
 #include "chunkplan/planner/workload_types.h"
 #include "chunkplan/v1/chunk_search.pb.h"
 #include "server/models/model_description.h"
+#include "server/service/model_convert.h"
 
 namespace chunkplan::service {
 
@@ -19,16 +20,19 @@ namespace chunkplan::service {
 // workload.sequence_length, when it is 0.
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
-// The activation estimate's inputs: the described model's shape and layer
-// traits, and `workload`'s fields (flash_attention true is attention
-// ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT "workload: ..." without a
-// described model (numels were sent), for a model that is not
-// decoder-only, or for flash_attention true beside another attention. A
-// family whose layer is not modelled passes with shape.not_estimated set
-// (the estimate answers UNIMPLEMENTED with it).
+// The activation estimate's inputs: the shape and layer traits of the
+// described model, or, where numels were sent, of workload.shape_from
+// (described within `limits`), and `workload`'s fields (flash_attention
+// true is attention ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT
+// "workload: ..." without either (the message says how to give a shape),
+// with both, for a model that is not decoder-only, or for flash_attention
+// true beside another attention; shape_from's description errors prefixed
+// "workload.shape_from: ". A family whose layer is not modelled passes with
+// shape.not_estimated set (the estimate answers UNIMPLEMENTED with it).
 absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
-    const std::optional<models::ModelDescription>& model);
+    const std::optional<models::ModelDescription>& model,
+    const ModelLimits& limits);
 
 }  // namespace chunkplan::service
 

@@ -156,10 +156,12 @@ def layout_requests(seed):
 
 def layout_answer(response):
     """A LayoutResponse without what the oracle does not give: the search's
-    engine, candidates and time, and activation_bytes where it is "0" (the
-    oracle's requests carry no workload; any other figure stays, to
-    differ)."""
-    for key in ("engine", "candidates", "search_nanos"):
+    engine, candidates and time, the model reports (their totals are held
+    to the request's numels by config_keys_cli_test.py), and
+    activation_bytes where it is "0" (the oracle's requests carry no
+    workload; any other figure stays, to differ)."""
+    response.pop("model_report", None)
+    for key in ("engine", "candidates", "search_nanos", "model_report"):
         response.get("search", {}).pop(key, None)
     for key in ("activation_bytes", "transient_bytes"):
         if response.get(key) == "0":
@@ -232,9 +234,13 @@ class LocalSearchTest(CliTestCase):
                     self.assertEqual(
                         set(response),
                         {"configs", "total_param_size", "min_chunk_waste",
-                         "engine", "candidates", "search_nanos"})
+                         "engine", "candidates", "search_nanos",
+                         "model_report"})
                     self.assertEqual(answer_part(response),
                                      answer_part(expected))
+                    self.assertEqual(
+                        int(response["model_report"]["total_param_size"]),
+                        sum(int(n) for n in request["numels"]))
 
     def test_request_engine_is_kept_without_flag(self):
         request = dict(load(GPT2[1]), engine="ENGINE_CPU_SWEEP")
@@ -257,7 +263,9 @@ class LocalSearchTest(CliTestCase):
                      "--format", "table")
         self.assertOk(result)
         lines = result.stdout.splitlines()
-        self.assertIn("MiB", lines[0])
+        total = sum(load(GPT2[1])["numels"])
+        self.assertEqual(lines[0], "parameters    " + format(total, ","))
+        self.assertIn("MiB", lines[2])
         # 527872 / 2**20 = 0.5034 MiB
         self.assertRegex(result.stdout, r"(?m)^\s*1\s+527872\s+0\.50\s+no$")
         self.assertRegex(result.stdout,
@@ -450,7 +458,8 @@ class LocalLayoutTest(CliTestCase):
                          "--local and --server")
         self.assertFails(run("layout", "--local"), USAGE,
                          "INVALID_ARGUMENT: layout needs exactly one of "
-                         "--request FILE (or -) and --hf-config FILE")
+                         "--request FILE (or -), --hf-config FILE and "
+                         "--params FILE")
 
 
 def frontier_requests(seed):
@@ -467,8 +476,9 @@ def frontier_requests(seed):
 
 
 def frontier_answer(response):
-    """A FrontierResponse without the server's own fields."""
-    for key in ("engine", "search_nanos"):
+    """A FrontierResponse without the server's own fields (the model
+    report's total is held to the numels by config_keys_cli_test.py)."""
+    for key in ("engine", "search_nanos", "model_report"):
         response.pop(key, None)
     return response
 
@@ -561,8 +571,10 @@ class LocalModelTest(CliTestCase):
         result = self.run_model("search", "--hf-config", GPT2_CONFIG,
                                 "--hidden-dim", "128", "--format", "table")
         self.assertTrue(result.stdout.startswith(
+            "parameters    %s (gpt2, GPT2LMHeadModel)\n"
             "search interval 128 (--hidden-dim: GeminiPlugin's "
-            "hidden_dim)\n"), result.stdout)
+            "hidden_dim)\n" % format(oracle_models.describe(
+                GPT2_CONFIG).total, ",")), result.stdout)
         want = oracle.search(dict(model_search(GPT2_CONFIG, 1, 128),
                                   min_chunk_size_m=32,
                                   filter_exlarge_params=True))
@@ -617,9 +629,12 @@ class LocalModelTest(CliTestCase):
 
 
 def scrub(stdout):
-    """A response without its timing, for comparing two answers."""
+    """A response without its timing and its report's model (a model's
+    answer names it, its numels' does not), for comparing two answers."""
     response = json.loads(stdout)
     response.pop("search_nanos", None)
+    for key in ("model_type", "architecture"):
+        response.get("model_report", {}).pop(key, None)
     if isinstance(response.get("search"), dict):
         response["search"].pop("search_nanos", None)
     return response

@@ -40,6 +40,7 @@ import models as oracle_models  # noqa: E402  (tests/oracle, on the path)
 from models.layers import LinearWeight  # noqa: E402
 from models.lora import PEFT_PUBLISHED, adapt, trainable_mask  # noqa: E402
 import activation_oracle  # noqa: E402
+import decoder_traits  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "oracle", "models", "data")
 QWEN_7B = os.path.join(DATA, "qwen2.5-7b.json")
@@ -249,8 +250,7 @@ class ActivationTest(unittest.TestCase):
         hf = oracle_models.describe(QWEN_7B)
         with open(QWEN_7B) as f:
             cfg = json.load(f)
-        # The oracle's own reading of the layer (decoder_traits: GQA widths,
-        # the MLP's width, the norms), as the plan oracle passes it.
+        # The oracle's shape and layer traits of the base model.
         shape = decoder_traits.traits(cfg, hf, cfg["num_attention_heads"])
         a = adapt(hf, 16, ["q_proj", "v_proj", "lm_head"])
         for dropout, checkpointing in ((0, False), (0.05, False),
@@ -261,9 +261,7 @@ class ActivationTest(unittest.TestCase):
                 for name, i, _ in a.modules]}
             work = {"micro_batch": 1, "sequence_length": 512,
                     "activation_checkpointing": checkpointing,
-                    "flash_attention": True,
-                    # the oracle's name for --flash-attention's attention
-                    "attention": "flash_attention_2"}
+                    "attention": "flash_attention_2"}  # --flash-attention
             want = activation_oracle.estimate(shape, work, adapters)
             flags = ["--micro-batch", "1", "--sequence-length", "512",
                      "--flash-attention"] + (

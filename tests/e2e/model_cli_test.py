@@ -39,7 +39,7 @@ from cli_test import (FAILED, GPT2_CONFIG, LLAMA_CONFIG, USAGE,  # noqa: E402
                       CliTestCase, run)
 from cli_test import oracle, layout_oracle, oracle_models  # noqa: E402
 import activation_oracle  # noqa: E402  (tests/oracle, on the path)
-import decoder_traits  # noqa: E402  (tests/oracle, on the path)
+import decoder_traits  # noqa: E402
 
 # Small sweeps (at most 513 candidates), for the Python oracles.
 SWEEP = ("--search-range-m", "0.25", "--search-interval", "512",
@@ -47,6 +47,9 @@ SWEEP = ("--search-range-m", "0.25", "--search-interval", "512",
 SEARCH = {"search_range_m": 0.25, "search_interval": 512,
           "min_chunk_size_m": 0}
 SWEEP_NOTE = "search interval 512 (--search-interval)\n"
+# The first line of a table of the GPT-2 test model: the oracle's total.
+GPT2_HEADER = "parameters    %s (gpt2, GPT2LMHeadModel)\n" % format(
+    oracle_models.describe(GPT2_CONFIG).total, ",")
 GIB = 2**30
 
 
@@ -108,7 +111,7 @@ class SearchSettingsTest(ModelCase):
                          "--search-range-m", "1", "--search-interval", "128",
                          "--min-chunk-size-m", "0", "--format", "table")
         self.assertTrue(out.startswith(
-            "search interval 128 (--search-interval)\n"), out)
+            GPT2_HEADER + "search interval 128 (--search-interval)\n"), out)
         self.assertRegex(out, r"(?m)^\s+1\s+527872\s")
 
     def test_each_setting_reaches_the_request(self):
@@ -152,7 +155,7 @@ class LayoutDegreesTest(ModelCase):
 
     def test_a_row_per_degree_of_the_oracles_figures(self):
         out = self.layout("--format", "table")
-        self.assertTrue(out.startswith(SWEEP_NOTE), out)
+        self.assertTrue(out.startswith(GPT2_HEADER + SWEEP_NOTE), out)
         self.assertEqual(len(rows(out)), len(self.DEGREES), out)
         for dp, row in zip(self.DEGREES, rows(out)):
             answer = oracle_layout(model_layout(dp))
@@ -266,13 +269,15 @@ class GeminiFlagsTest(ModelCase):
         # The oracle's own reading of the layer (decoder_traits) and its
         # name for --flash-attention's attention.
         work = {"micro_batch": 1, "sequence_length": 2048,
-                "activation_checkpointing": False, "flash_attention": True,
-                "attention": "flash_attention_2"}
+                "activation_checkpointing": False,
+                "attention": "flash_attention_2"}  # --flash-attention
         with open(LLAMA_CONFIG) as f:
             hf = json.load(f)
+        # The oracle's shape and layer traits of the config.
         shape = decoder_traits.traits(hf, oracle_models.describe(hf),
                                       hf["num_attention_heads"])
-        estimate = activation_oracle.estimate(shape, work)["total_bytes"]
+        parts = activation_oracle.estimate(shape, work)
+        estimate = parts["total_bytes"]
         flags = ("--hf-config", LLAMA_CONFIG, *SWEEP, "--micro-batch", "1",
                  "--sequence-length", "2048", "--flash-attention")
         got = json.loads(self.local("layout", "--dp", "8", *flags))
@@ -283,9 +288,10 @@ class GeminiFlagsTest(ModelCase):
         table = self.local("layout", "--dp", "8,4", *flags, "--format",
                            "table")
         self.assertIn("activations GiB (ESTIMATE)", table)
-        # The activations column, then the transients'.
-        self.assertTrue(all(row.split()[-2] == gib(estimate)
-                            for row in rows(table)), table)
+        # The last two columns: the activations, then the transient.
+        self.assertTrue(all(row.split()[-2:] == [
+            gib(estimate), gib(parts["transient_bytes"])]
+            for row in rows(table)), table)
 
 
 class FrontierTest(ModelCase):

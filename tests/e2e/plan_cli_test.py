@@ -462,6 +462,10 @@ class PlanServerTest(CliTestCase):
         answers = [json.loads(r.stdout) for r in (remote, local)]
         for answer in answers:
             answer.pop("plan_nanos", None)
+            # The total the oracle does not give: the request's numels'.
+            self.assertEqual(
+                int(answer.pop("model_report")["total_param_size"]),
+                sum(int(n) for n in request["search"]["numels"]))
         expected = json.loads(json.dumps(expected))
         expected.pop("plan_nanos", None)
         self.assertEqual(answers[0], expected)
@@ -484,6 +488,9 @@ class PlanServerTest(CliTestCase):
         self.assertEqual(result.returncode, code, result.stderr)
         answer = json.loads(result.stdout)
         answer.pop("plan_nanos", None)
+        # The total the oracle does not give: the request's numels'.
+        self.assertEqual(int(answer.pop("model_report")["total_param_size"]),
+                         sum(int(n) for n in request["search"]["numels"]))
         self.assertEqual(answer, json.loads(json.dumps(expected)))
         self.assertEqual({o["world_size"] for o in answer["options"]} -
                          {2, 4, 6}, set())

@@ -246,7 +246,8 @@ class HelpAndWordsTest(unittest.TestCase):
                               "--format", "table",
                               stdin=self.layout_request(objective))
             self.assertEqual(result.returncode, 0, result.stderr)
-            header = result.stdout.splitlines()[0]
+            # The first line states the parameter total; then a blank one.
+            header = result.stdout.splitlines()[2]
             self.assertIn(f"value ({unit})", header)
             self.assertNotRegex(header, r"\bvalue  ")
 

@@ -10,8 +10,9 @@
 //       {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
-// total, the shape facts and the operations, under model_description.h's
-// field names.
+// total, the shape facts, the tp facts, the operations and the config's
+// keys (config_keys_read, config_keys_ignored, config_keys_harmless,
+// warnings), under model_description.h's field names.
 
 #include <cstdint>
 #include <cstdlib>
@@ -53,7 +54,11 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"tp_policy", d.tp_policy},
           {"padded_vocab_size", d.padded_vocab_size},
           {"tp_notes", d.tp_notes},
-          {"operations", d.operations}};
+          {"operations", d.operations},
+          {"config_keys_read", d.config_keys.read},
+          {"config_keys_ignored", d.config_keys.ignored},
+          {"config_keys_harmless", d.config_keys.harmless},
+          {"warnings", d.config_keys.warnings}};
 }
 
 // One batch request: its config (an object, sent as its text, or a string

@@ -19,12 +19,23 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "oracle"))
+import decoder_traits  # noqa: E402
 import gathered_oracle  # noqa: E402
+import models  # noqa: E402
 from models import FAMILIES, MODEL_TYPES, PUBLISHED, describe, \
     random_config  # noqa: E402
 
 TOOL = None  # set from argv in main
 RANDOM_CONFIGS_PER_FAMILY = 50
+# The families of issue 43, whose every key gets the hostile values.
+NEW_FAMILIES = ("qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+                "llama4_text", "gemma3_text", "cohere", "falcon", "gptj",
+                "bloom")
+# Values a config.json may hold where a size, a count, a flag, a list or a
+# name belongs: wrong types, out of range, null, empty. (2**64 and past:
+# models_hostile_test.cc; the oracle would build 2**64 layers.)
+HOSTILE_VALUES = (-1, 0, 1, 2, 1.5, 4.0, "8", True, False, None, [], [0, -1],
+                  {}, "", -2**63)
 # Enough to tell a config apart without flooding the log.
 MAX_REPORTED = 5
 
@@ -53,6 +64,8 @@ def oracle(config, architecture):
     return {"model_type": d.model_type, "architecture": d.architecture,
             "hidden_size": d.hidden_size, "names": d.names,
             "numels": d.numels,
+            "keys_read": decoder_traits.keys_read(config, d),
+            "config_keys": sorted(config),
             "operations": gathered_oracle.operations(d) or []}
 
 
@@ -83,6 +96,15 @@ def first_difference(want, got):
                 f"{len(got['operations'])}")
     if got["total"] != sum(got["numels"]):
         return f"C++ total {got['total']} is not the sum of its numels"
+    # Every key accounted for: read as the oracle's family reads it, the
+    # rest ignored (known harmless or not), each key in one list.
+    if got["config_keys_read"] != want["keys_read"]:
+        return f"keys read: oracle {want['keys_read']}, " \
+               f"C++ {got['config_keys_read']}"
+    ignored = sorted(got["config_keys_ignored"] + got["config_keys_harmless"])
+    unread = [k for k in want["config_keys"] if k not in want["keys_read"]]
+    if ignored != unread:
+        return f"keys ignored: oracle {unread}, C++ {ignored}"
     return None
 
 
@@ -192,6 +214,40 @@ class DifferentialCase(unittest.TestCase):
         # Both outcomes are exercised.
         refused = sum("error" in a for a in answers)
         self.assertTrue(0 < refused < len(answers), refused)
+
+    def test_hostile_values_of_every_key_of_the_new_families(self):
+        """Every key a new family knows (its config class's defaults and
+        every key the oracle reads from a random config of it), set to each
+        of HOSTILE_VALUES in fresh random configs: the C++ refuses exactly
+        what the oracle refuses, and answers the rest alike (the keys read
+        included). A new seed each run, printed."""
+        seed = int(os.environ.get("CHUNKPLAN_SEED",
+                                  random.SystemRandom().randrange(2**32)))
+        print(f"hostile keys: seed {seed} (CHUNKPLAN_SEED={seed} repeats "
+              "it)", flush=True)
+        rng = random.Random(seed)
+        for family in NEW_FAMILIES:
+            with self.subTest(family=family, seed=seed):
+                base = random_config(family, rng)
+                model_type = base["model_type"]
+                keys = set(models.family_defaults(model_type))
+                for arch in MODEL_TYPES[model_type]:
+                    try:
+                        keys |= set(describe(base, arch).keys_read)
+                    except ValueError:
+                        pass
+                # Not the families' own: checked by test_edge_configs.
+                keys -= {"model_type", "architectures"}
+                cases = []
+                for key in sorted(keys):
+                    for value in HOSTILE_VALUES:
+                        config = dict(random_config(family, rng))
+                        config[key] = value
+                        cases.append((f"{family} {key}={value!r}", config,
+                                      None))
+                answers = self.compare(cases)
+                refused = sum("error" in a for a in answers)
+                self.assertTrue(0 < refused < len(answers), refused)
 
     def test_random_configs_of_every_family(self):
         seed = int(os.environ.get("CHUNKPLAN_SEED",

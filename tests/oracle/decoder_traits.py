@@ -6,6 +6,8 @@ training forward runs.
 traits(config, description) -> the activation oracle's shape dict, with
 "not_estimated" set (the message chunkplan answers) for a family whose
 layer is not modelled.
+keys_read(config, description) -> the config's keys describing it reads:
+the families oracle's (description.keys_read) and those traits looks up.
 """
 
 import json
@@ -125,3 +127,28 @@ def traits(config, description, heads):
         t["not_estimated"] = (f'{description.architecture} (model_type '
                               f'"{model_type}"): {t["not_estimated"]}')
     return t
+
+
+class _Recording(dict):
+    """A config that remembers the keys looked up with get()."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.looked_up = set()
+
+    def get(self, key, default=None):
+        self.looked_up.add(key)
+        return super().get(key, default)
+
+
+def keys_read(config, description):
+    """The config's keys that describing it reads, sorted: the families
+    oracle's (description.keys_read) and those traits looks up (none for a
+    family whose layer it does not model). tie_word_embeddings is the
+    families oracle's to judge: traits looks it up even for a class without
+    a head, where it ties nothing."""
+    recording = _Recording(config)
+    traits(recording, description, 1)
+    looked_up = recording.looked_up - {"tie_word_embeddings"}
+    return sorted(set(description.keys_read) |
+                  {k for k in looked_up if k in config})

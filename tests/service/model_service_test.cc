@@ -88,9 +88,12 @@ v1::ChunkSearchRequest AsNumels(v1::ChunkSearchRequest request,
   return request;
 }
 
-// Drops the fields that vary from call to call (time).
+// Drops the fields that vary from call to call (time), and the model its
+// report names (a model's answer names it, its numels' do not).
 template <typename Message>
 std::string Stable(Message message) {
+  message.mutable_model_report()->clear_model_type();
+  message.mutable_model_report()->clear_architecture();
   if constexpr (std::is_same_v<Message, v1::ChunkSearchResponse>) {
     message.set_search_nanos(0);
   } else if constexpr (std::is_same_v<Message, v1::LayoutResponse>) {
@@ -140,6 +143,12 @@ TEST_F(ModelServiceTest, SearchWithModelEqualsItsNumelsAtInterval1024) {
   status = Search(AsNumels(model, Llama2_70bNumels(), 1024), &by_numels);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(Stable(by_model), Stable(by_numels));
+  // The report names the model and its published total (as Describe's).
+  EXPECT_EQ(by_model.model_report().model_type(), "llama");
+  EXPECT_EQ(by_model.model_report().architecture(), "LlamaForCausalLM");
+  EXPECT_EQ(by_model.model_report().total_param_size(), 68'976'648'192u);
+  EXPECT_EQ(by_numels.model_report().total_param_size(), 68'976'648'192u);
+  EXPECT_THAT(by_model.model_report().warnings(), ::testing::IsEmpty());
   // At the model's hidden size instead the search differs (another grid):
   // 0 is not the hidden size.
   v1::ChunkSearchResponse at_hidden;

@@ -6,6 +6,7 @@ Frontier.plot() draws them.
 import dataclasses
 from typing import Optional, Tuple
 
+from chunkplan import model_report as _model_report
 from chunkplan.layout_result import gib_text
 from chunkplan.search_result import engine_name
 from chunkplan.v1 import chunk_search_pb2
@@ -45,6 +46,8 @@ class Frontier:
     # The LayoutRequest answered, where the Client kept it (for plot()).
     request: Optional[chunk_search_pb2.LayoutRequest] = dataclasses.field(
         default=None, repr=False, compare=False)
+    # The server's ModelReport (the total, the model's warnings).
+    model_report: Optional[_model_report.ModelReport] = None
 
     @property
     def best(self):
@@ -101,7 +104,9 @@ class Frontier:
         if client is not None:
             curve = frontier_curve.sample(
                 client, self, samples or frontier_curve.DEFAULT_SAMPLES)
-        if total_params is None:
+        if total_params is None and self.model_report is not None:
+            total_params = self.model_report.total_param_size
+        if total_params is None:  # a server older than model_report
             if self.request is None or not self.request.search.numels:
                 raise ValueError("total_params: needed for a Frontier "
                                  "without its request's numels")
@@ -123,4 +128,5 @@ class Frontier:
             engine=engine_name(response.engine),
             candidates=int(response.candidates),
             search_nanos=int(response.search_nanos),
-            response=response, request=request)
+            response=response, request=request,
+            model_report=_model_report.of(response))

@@ -15,6 +15,14 @@ class HfModel:
     hidden_size: int
     numels: List[int]
     names: List[str] = dataclasses.field(default_factory=list)
+    # The config's keys as the server's family accounted for them: read,
+    # ignored, and ignored but known harmless (token ids, dtype, ...); and
+    # a warning for each ignored key that looks like a known one.
+    config_keys_read: List[str] = dataclasses.field(default_factory=list)
+    config_keys_ignored: List[str] = dataclasses.field(default_factory=list)
+    config_keys_harmless: List[str] = dataclasses.field(default_factory=list)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    total: int = 0  # the server's sum of the numels
 
     def summary(self):
         """One line for a table: "gpt2 (GPT2LMHeadModel), 28 parameters,
@@ -28,4 +36,10 @@ class HfModel:
         """The HfModel of a chunkplan.v1.ModelDescription."""
         return cls(description.model_type, description.architecture,
                    description.hidden_size, list(description.numels),
-                   list(description.names))
+                   list(description.names),
+                   config_keys_read=list(description.config_keys_read),
+                   config_keys_ignored=list(description.config_keys_ignored),
+                   config_keys_harmless=list(
+                       description.config_keys_harmless),
+                   warnings=list(description.warnings),
+                   total=int(description.total))

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from chunkplan import colossalai_export
+from chunkplan import model_report as _model_report
 from chunkplan.search_result import SearchResult
 from chunkplan.v1 import chunk_search_pb2
 from chunkplan.verdict_result import Verdict
@@ -125,6 +126,8 @@ class Layout:
     verdict: Optional[Verdict] = None
     # The chunk buffers held at gathered_chunk_bytes' peak.
     gathered_chunks: int = 0
+    # The server's ModelReport (the total, the model's warnings).
+    model_report: Optional[_model_report.ModelReport] = None
 
     @property
     def fits(self):
@@ -233,7 +236,8 @@ class Layout:
             activation_bytes=int(response.activation_bytes),
             gathered_chunks=int(response.gathered_chunks),
             verdict=(Verdict.from_response(response.verdict)
-                     if response.HasField("verdict") else None))
+                     if response.HasField("verdict") else None),
+            model_report=_model_report.of(response))
 
 
 def _placement(p):

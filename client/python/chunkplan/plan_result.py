@@ -12,6 +12,7 @@ import ast
 import dataclasses
 from typing import Optional, Tuple
 
+from chunkplan import model_report as _model_report
 from chunkplan.layout_result import RankMemory, gib_text, rank_memory
 from chunkplan.v1 import chunk_search_pb2
 from chunkplan.verdict_result import Verdict
@@ -184,6 +185,8 @@ class Plan:
         repr=False, compare=False)
     request: Optional[chunk_search_pb2.PlanRequest] = dataclasses.field(
         default=None, repr=False, compare=False)
+    # The server's ModelReport (the total, the model's warnings).
+    model_report: Optional[_model_report.ModelReport] = None
 
     @property
     def best(self):
@@ -260,7 +263,7 @@ class Plan:
                           for o in response.options),
             options_considered=int(response.options_considered),
             plan_nanos=int(response.plan_nanos), response=response,
-            request=request)
+            request=request, model_report=_model_report.of(response))
 
 
 def _cluster_lines(request):

@@ -58,13 +58,19 @@ def is_module(model_or_params):
                                                    (list, tuple))
 
 
-def module_parameters(module):
-    """The parameters the seed visits, in model.parameters() order: PyTorch
-    yields a tied weight once; parameters ColossalAI marks ignored
+def named_module_parameters(module):
+    """(name, parameter) of the parameters the seed visits, in
+    named_parameters() order (model.parameters()'s): PyTorch yields a tied
+    weight once, under its first name; parameters ColossalAI marks ignored
     (`_ddp_to_ignore`, what its is_ddp_ignored reads) are skipped as the
     seed skips them. A list; `module` is only read."""
-    return [p for p in module.parameters()
+    return [(name, p) for name, p in module.named_parameters()
             if not getattr(p, "_ddp_to_ignore", False)]
+
+
+def module_parameters(module):
+    """The parameters of named_module_parameters, without their names."""
+    return [p for _, p in named_module_parameters(module)]
 
 
 def numels_and_degrees(model_or_params, dp_degree=1):

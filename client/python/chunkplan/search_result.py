@@ -2,7 +2,9 @@
 ChunkSearchResponse (Search's answer, or the search part of Layout's)."""
 
 import dataclasses
+from typing import Optional
 
+from chunkplan import model_report as _model_report
 from chunkplan import request as _request
 from chunkplan.v1 import chunk_search_pb2
 
@@ -27,6 +29,9 @@ class SearchResult:
     search_nanos: int    # time in the server's planner, RPC excluded
     response: chunk_search_pb2.ChunkSearchResponse = dataclasses.field(
         repr=False, compare=False)
+    # The server's ModelReport (the total, the model's warnings); None
+    # where the response has none.
+    model_report: Optional[_model_report.ModelReport] = None
 
     def as_tuple(self):
         """(config_dict, total_param_size, min_chunk_waste), as the seed."""
@@ -44,4 +49,5 @@ class SearchResult:
                    engine=engine_name(response.engine),
                    candidates=int(response.candidates),
                    search_nanos=int(response.search_nanos),
-                   response=response)
+                   response=response,
+                   model_report=_model_report.of(response))

@@ -23,7 +23,7 @@ from .hf_config import HfConfig, load_config
 from .published import PUBLISHED
 
 __all__ = ["Description", "FAMILIES", "MODEL_TYPES", "PUBLISHED", "describe",
-           "random_config"]
+           "family_defaults", "random_config"]
 
 _BY_MODEL_TYPE = {f.model_type: f for f in (
     gpt2.FAMILY, bert.FAMILY, opt.FAMILY, llama.FAMILY, mistral.MISTRAL,
@@ -72,6 +72,10 @@ class Description:
     hidden_size: int
     names: List[str]
     numels: List[int]
+    # The config's keys that describing it read (model_type, architectures
+    # and the refused options included), sorted; the config's other keys
+    # were ignored.
+    keys_read: List[str] = dataclasses.field(default_factory=list)
 
     @property
     def total(self):
@@ -116,9 +120,18 @@ def describe(config, architecture=None):
     chosen = _architecture(family, raw, architecture)
     cfg = HfConfig(raw, family.defaults)
     params = family.params(cfg, chosen)
-    return Description(model_type, chosen, cfg.size(family.hidden_size_key),
+    hidden_size = cfg.size(family.hidden_size_key)
+    read = cfg.read | {"model_type", "architectures", *_UNMODELLED}
+    return Description(model_type, chosen, hidden_size,
                        [name for name, _ in params],
-                       [numel for _, numel in params])
+                       [numel for _, numel in params],
+                       sorted(k for k in raw if k in read))
+
+
+def family_defaults(model_type):
+    """The config class's defaults of `model_type` (a copy): the keys its
+    family knows."""
+    return dict(_BY_MODEL_TYPE[model_type].defaults)
 
 
 def random_config(family, rng):

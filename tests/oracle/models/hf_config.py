@@ -39,8 +39,10 @@ class HfConfig:
     def __init__(self, raw, defaults):
         self._raw = raw
         self._defaults = defaults
+        self.read = set()  # every key asked for, in the config or not
 
     def _value(self, key):
+        self.read.add(key)
         if key in self._raw:
             return self._raw[key]
         return self._defaults.get(key)
