@@ -29,8 +29,7 @@ struct Tally {
 static_assert(std::size(kSearchRequestCounted) <= 3 &&
               std::size(kLayoutRequestCounted) <= 3 &&
               std::size(kPlanRequestCounted) <= 3 &&
-              std::size(kClusterCounted) <= 3 &&
-              std::size(kLoraCounted) <= 3);
+              std::size(kClusterCounted) <= 3 && std::size(kLoraCounted) <= 3);
 
 // A nested message field whose occurrences are walked counting into
 // `tally` (a ChunkSearchRequest's search, a PlanRequest's cluster), with the
@@ -206,10 +205,17 @@ absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
   Tally model{"search.model.", {}};
   Tally lora{"search.model.lora.", kLoraCounted};
   Tally cluster{"cluster.", kClusterCounted};
+  Tally workload{"workload.", {}};
+  Tally shape_from{"workload.shape_from.", {}};
+  Tally shape_lora{"workload.shape_from.lora.", kLoraCounted};
   const Nested in_model[] = {{kModelLoraField, &lora}};
   const Nested in_search[] = {{kSearchModelField, &model, in_model}};
+  const Nested in_shape[] = {{kModelLoraField, &shape_lora}};
+  const Nested in_workload[] = {
+      {kWorkloadShapeFromField, &shape_from, in_shape}};
   const Nested nested[] = {{kLayoutSearchField, &search, in_search},
-                           {kLayoutClusterField, &cluster}};
+                           {kLayoutClusterField, &cluster},
+                           {kRequestWorkloadField, &workload, in_workload}};
   return WalkBody(bytes, top, max_params, nested);
 }
 
@@ -220,10 +226,17 @@ absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
   Tally model{"search.model.", {}};
   Tally lora{"search.model.lora.", kLoraCounted};
   Tally cluster{"cluster.", kClusterCounted};
+  Tally workload{"workload.", {}};
+  Tally shape_from{"workload.shape_from.", {}};
+  Tally shape_lora{"workload.shape_from.lora.", kLoraCounted};
   const Nested in_model[] = {{kModelLoraField, &lora}};
   const Nested in_search[] = {{kSearchModelField, &model, in_model}};
+  const Nested in_shape[] = {{kModelLoraField, &shape_lora}};
+  const Nested in_workload[] = {
+      {kWorkloadShapeFromField, &shape_from, in_shape}};
   const Nested nested[] = {{kPlanSearchField, &search, in_search},
-                           {kPlanClusterField, &cluster}};
+                           {kPlanClusterField, &cluster},
+                           {kRequestWorkloadField, &workload, in_workload}};
   return WalkBody(bytes, top, max_params, nested);
 }
 

@@ -62,6 +62,11 @@ inline constexpr CountedField kLoraCounted[] = {
     {2, "targets", CountedField::Kind::kMessage}};
 inline constexpr int kSearchModelField = 8;
 inline constexpr int kModelLoraField = 3;
+// A LayoutRequest's or PlanRequest's `workload` and the Workload's
+// `shape_from` (a ModelConfig: its lora's targets, under
+// "workload.shape_from.lora.").
+inline constexpr int kRequestWorkloadField = 6;
+inline constexpr int kWorkloadShapeFromField = 30;
 
 // OK when no repeated field of the ChunkSearchRequest (LayoutRequest,
 // PlanRequest) in

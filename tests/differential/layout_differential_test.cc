@@ -703,6 +703,7 @@ void CheckFrontiersAgainstOracle(const std::vector<v1::LayoutRequest>& requests,
         if (got.ok()) {
           got->clear_engine();
           got->clear_search_nanos();
+          SetAsideModelReport(*got);
         }
         if (got.ok() && google::protobuf::util::MessageDifferencer::Equals(
                             *got, expected)) {

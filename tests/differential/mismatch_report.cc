@@ -36,6 +36,7 @@ std::string LayoutDiff(absl::string_view who,
     return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
   }
   v1::LayoutResponse got = *actual;
+  SetAsideModelReport(got);
   if (got.has_search()) {
     got.mutable_search()->clear_engine();
     got.mutable_search()->clear_candidates();
@@ -48,6 +49,12 @@ std::string LayoutDiff(absl::string_view who,
                       Clip(common::MessageToJson(*expected), 4000),
                       "\n  actual            ",
                       Clip(common::MessageToJson(got), 4000), "\n");
+}
+
+void SetAsideModelReport(google::protobuf::Message& response) {
+  const google::protobuf::FieldDescriptor* field =
+      response.GetDescriptor()->FindFieldByName("model_report");
+  if (field != nullptr) response.GetReflection()->ClearField(&response, field);
 }
 
 std::string Clip(const std::string& text, size_t max_chars) {

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/v1/chunk_search.pb.h"
+#include "google/protobuf/message.h"
 #include "testing/oracle_runner.h"
 
 namespace chunkplan::testing {
@@ -22,6 +23,11 @@ uint64_t EnvOr(const char* name, uint64_t fallback);
 
 // A seed from std::random_device.
 uint64_t FreshSeed();
+
+// Clears `response`'s model_report (the parameter total and the config's
+// warnings, which every answer carries and the model tests hold to the
+// models oracle), so that it compares with an oracle that does not print it.
+void SetAsideModelReport(google::protobuf::Message& response);
 
 // `text`, cut after `max_chars` with a note of its full length.
 std::string Clip(const std::string& text, size_t max_chars = 16000);

@@ -105,10 +105,12 @@ std::string Diff(absl::string_view who,
   if (!actual.ok()) {
     return absl::StrCat(who, ": ", actual.status().ToString(), "\n");
   }
+  v1::PlanResponse got = *actual;
+  SetAsideModelReport(got);
   std::string report;
   google::protobuf::util::MessageDifferencer differ;
   differ.ReportDifferencesToString(&report);
-  if (differ.Compare(*expected, *actual)) return "";
+  if (differ.Compare(*expected, got)) return "";
   return absl::StrCat(who, " differs from the oracle (expected -> actual):\n",
                       Clip(report, 6000));
 }

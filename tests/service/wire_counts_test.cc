@@ -102,6 +102,7 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   std::set<std::string> want = Counted(kLayoutRequestCounted, "");
   want.merge(Counted(kSearchRequestCounted, "search."));
   want.merge(Counted(kLoraCounted, "search.model.lora."));
+  want.merge(Counted(kLoraCounted, "workload.shape_from.lora."));
   want.merge(Counted(kClusterCounted, "cluster."));
   EXPECT_EQ(layout, want);
   const FieldDescriptor* nested =
@@ -120,6 +121,7 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
   std::set<std::string> want_plan = Counted(kPlanRequestCounted, "");
   want_plan.merge(Counted(kSearchRequestCounted, "search."));
   want_plan.merge(Counted(kLoraCounted, "search.model.lora."));
+  want_plan.merge(Counted(kLoraCounted, "workload.shape_from.lora."));
   want_plan.merge(Counted(kClusterCounted, "cluster."));
   EXPECT_EQ(plan, want_plan);
   const auto* descriptor = v1::PlanRequest::descriptor();
@@ -135,6 +137,13 @@ TEST(WireCounts, CountsEveryRepeatedFieldOfTheRequests) {
                 ->FindFieldByNumber(kModelLoraField)
                 ->message_type(),
             v1::Lora::descriptor());
+  EXPECT_EQ(
+      descriptor->FindFieldByNumber(kRequestWorkloadField)->message_type(),
+      v1::Workload::descriptor());
+  EXPECT_EQ(v1::Workload::descriptor()
+                ->FindFieldByNumber(kWorkloadShapeFromField)
+                ->message_type(),
+            v1::ModelConfig::descriptor());
 }
 
 // A PlanRequest's fields, nested ones included, each counted as protobuf
