@@ -198,9 +198,16 @@ absl::Status CheckSearchRequestCounts(const grpc::ByteBuffer& bytes,
   return WalkBody(bytes, top, max_params, nested);
 }
 
-absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
-                                      uint64_t max_params) {
-  Tally top{"", kLayoutRequestCounted};
+namespace {
+
+// A LayoutRequest or PlanRequest: its own repeated fields (`counted`), its
+// search (field `search_field`, with the model's lora), its cluster
+// (`cluster_field`) and its workload's shape_from (with its lora).
+absl::Status CheckRequestWithSearchCounts(const grpc::ByteBuffer& bytes,
+                                          uint64_t max_params,
+                                          std::span<const CountedField> counted,
+                                          int search_field, int cluster_field) {
+  Tally top{"", counted};
   Tally search{"search.", kSearchRequestCounted};
   Tally model{"search.model.", {}};
   Tally lora{"search.model.lora.", kLoraCounted};
@@ -213,31 +220,24 @@ absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
   const Nested in_shape[] = {{kModelLoraField, &shape_lora}};
   const Nested in_workload[] = {
       {kWorkloadShapeFromField, &shape_from, in_shape}};
-  const Nested nested[] = {{kLayoutSearchField, &search, in_search},
-                           {kLayoutClusterField, &cluster},
+  const Nested nested[] = {{search_field, &search, in_search},
+                           {cluster_field, &cluster},
                            {kRequestWorkloadField, &workload, in_workload}};
   return WalkBody(bytes, top, max_params, nested);
 }
 
+}  // namespace
+
+absl::Status CheckLayoutRequestCounts(const grpc::ByteBuffer& bytes,
+                                      uint64_t max_params) {
+  return CheckRequestWithSearchCounts(bytes, max_params, kLayoutRequestCounted,
+                                      kLayoutSearchField, kLayoutClusterField);
+}
+
 absl::Status CheckPlanRequestCounts(const grpc::ByteBuffer& bytes,
                                     uint64_t max_params) {
-  Tally top{"", kPlanRequestCounted};
-  Tally search{"search.", kSearchRequestCounted};
-  Tally model{"search.model.", {}};
-  Tally lora{"search.model.lora.", kLoraCounted};
-  Tally cluster{"cluster.", kClusterCounted};
-  Tally workload{"workload.", {}};
-  Tally shape_from{"workload.shape_from.", {}};
-  Tally shape_lora{"workload.shape_from.lora.", kLoraCounted};
-  const Nested in_model[] = {{kModelLoraField, &lora}};
-  const Nested in_search[] = {{kSearchModelField, &model, in_model}};
-  const Nested in_shape[] = {{kModelLoraField, &shape_lora}};
-  const Nested in_workload[] = {
-      {kWorkloadShapeFromField, &shape_from, in_shape}};
-  const Nested nested[] = {{kPlanSearchField, &search, in_search},
-                           {kPlanClusterField, &cluster},
-                           {kRequestWorkloadField, &workload, in_workload}};
-  return WalkBody(bytes, top, max_params, nested);
+  return CheckRequestWithSearchCounts(bytes, max_params, kPlanRequestCounted,
+                                      kPlanSearchField, kPlanClusterField);
 }
 
 uint64_t LargestRequestBytes(uint64_t max_params) {
