@@ -29,6 +29,11 @@ struct DecoderTraits {
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.
   std::string not_estimated = "the family's layer is not modelled";
+  // MoE families (moe_layer.h): how many layers have the sparse block, and
+  // its sizes; 0: none.
+  uint64_t moe_layers = 0, num_experts = 0, experts_per_token = 0,
+           moe_intermediate_size = 0, shared_expert_intermediate_size = 0;
+  bool norm_topk_prob = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

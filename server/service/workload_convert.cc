@@ -72,6 +72,12 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.attention_dropout = t.attention_dropout;
   s.hidden_dropout = t.hidden_dropout;
   s.embedding_dropout = t.embedding_dropout;
+  s.moe_layers = t.moe_layers;
+  s.num_experts = t.num_experts;
+  s.experts_per_token = t.experts_per_token;
+  s.moe_intermediate_size = t.moe_intermediate_size;
+  s.shared_expert_intermediate_size = t.shared_expert_intermediate_size;
+  s.norm_topk_prob = t.norm_topk_prob;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

@@ -17,7 +17,8 @@
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
 // setting (default 4; the full run: 100, 200 per family),
-// CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle script (to check
+// CHUNKPLAN_DIFF_FAMILIES the families measured (comma-separated; default
+// all), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle script (to check
 // that a broken oracle fails this test).
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/planner/activation_estimate.h"
@@ -98,6 +100,22 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
+// MoE traits, on a third of the cases: sizes from 0 (refused) up, a shared
+// expert on half.
+void RandomMoe(std::mt19937_64& rng, TransformerShape* t) {
+  if (In(rng, 0, 2) != 0) return;
+  t->moe_layers = In(rng, 0, 9) == 0
+                      ? t->num_layers + 1
+                      : In(rng, 0, std::min<uint64_t>(t->num_layers, 256));
+  t->num_experts = In(rng, 0, 256);
+  t->experts_per_token =
+      In(rng, 0, 10) == 0 ? t->num_experts + 1 : In(rng, 0, t->num_experts);
+  t->moe_intermediate_size = In(rng, 0, 16384);
+  t->shared_expert_intermediate_size =
+      In(rng, 0, 1) == 1 ? 0 : In(rng, 0, 20480);
+  t->norm_topk_prob = In(rng, 0, 1) == 1;
+}
+
 Case RandomCase(std::mt19937_64& rng) {
   Case c;
   TransformerShape& t = c.shape;
@@ -124,6 +142,7 @@ Case RandomCase(std::mt19937_64& rng) {
     c.work.micro_batch = static_cast<uint32_t>(AnyWidth(rng, 32));
     c.work.sequence_length = static_cast<uint32_t>(AnyWidth(rng, 32));
   }
+  RandomMoe(rng, &t);
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
   c.work.attention = static_cast<Attention>(In(rng, 0, 3));
   return c;
@@ -146,7 +165,21 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   t.hidden_size = std::max<uint64_t>(8, q_width * In(rng, 75, 134) / 100);
   t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
   t.vocab_size = std::max<uint64_t>(8, t.hidden_size * In(rng, 2, 8));
-  if (family == "qwen3") t.qk_norm = true;
+  if (family == "qwen3" || family == "qwen3_moe") t.qk_norm = true;
+  if (family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe") {
+    // Sparse layers (some dense beside them in the Qwen MoE families), 2
+    // to 8 experts, any top-k, an expert 1 to 3 h wide; random router
+    // weights (the oracle's seed).
+    t.moe_layers =
+        family == "mixtral" ? t.num_layers : In(rng, 1, t.num_layers);
+    t.num_experts = In(rng, 2, 8);
+    t.experts_per_token = In(rng, 1, t.num_experts);
+    t.moe_intermediate_size = t.hidden_size * In(rng, 10, 30) / 10;
+    t.norm_topk_prob = family == "mixtral" || In(rng, 0, 1) == 1;
+    if (family == "qwen2_moe") {
+      t.shared_expert_intermediate_size = t.hidden_size * In(rng, 10, 40) / 10;
+    }
+  }
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
@@ -195,7 +228,12 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "attention_dropout": )", flag(t.attention_dropout),
       R"(, "hidden_dropout": )", flag(t.hidden_dropout),
       R"(, "embedding_dropout": )", flag(t.embedding_dropout),
-      R"(, "not_estimated": ")",
+      R"(, "moe_layers": ")", t.moe_layers, R"(", "num_experts": ")",
+      t.num_experts, R"(", "experts_per_token": ")", t.experts_per_token,
+      R"(", "moe_intermediate_size": ")", t.moe_intermediate_size,
+      R"(", "shared_expert_intermediate_size": ")",
+      t.shared_expert_intermediate_size, R"(", "norm_topk_prob": )",
+      flag(t.norm_topk_prob), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -296,6 +334,20 @@ std::string MeasuredDiff(const std::string& line,
                     ours->total_bytes, " + ", ours->transient_bytes, " (ratio ",
                     *ratio, ")\n");
   }
+  // An MoE model: the peak above is measured at the estimate's bound (every
+  // token routed to the expert whose backward runs first); under the random
+  // router's own routing the estimate is an upper bound (within the 5%).
+  if (fields.contains("measured_peak_bytes_random_routing")) {
+    const double random = std::stod(
+        fields.at("measured_peak_bytes_random_routing").string_value());
+    const double over =
+        static_cast<double>(ours->total_bytes + ours->transient_bytes) / random;
+    if (over < 0.95) {
+      absl::StrAppend(&diff, "  peak under random routing: measured ", random,
+                      ", ours ", ours->total_bytes + ours->transient_bytes,
+                      " (ratio ", over, ")\n");
+    }
+  }
   return diff;
 }
 
@@ -343,8 +395,13 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::mt19937_64 rng(seed);
   std::vector<Case> cases;
   std::vector<std::string> lines;
-  for (const char* family :
-       {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2"}) {
+  const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES");
+  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gemma",
+                             "gpt2", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+    if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
+                                              absl::StrCat(",", family, ","))) {
+      continue;
+    }
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {
         cases.push_back(SmallFamilyCase(rng, family, checkpointing));

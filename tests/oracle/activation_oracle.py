@@ -38,16 +38,23 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
-             "not_estimated": "..."},
+             "not_estimated": "...",
+             MoE families: "moe_layers", "num_experts", "experts_per_token",
+             "moe_intermediate_size", "shared_expert_intermediate_size",
+             "norm_topk_prob"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma or gpt2; its traits must be the shape's.)
+gemma, gpt2, mixtral, qwen2_moe or qwen3_moe; its traits must be the
+shape's.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
-"measured_peak_bytes" (backward's peak over the memory before forward), or
+"measured_peak_bytes" (backward's peak over the memory before forward; for
+an MoE model at the estimate's routing bound, every token sent to the last
+top-k experts, and "measured_peak_bytes_random_routing" under the random
+router's own), or
 {"error": "..."} (the refusal's message).
 """
 
@@ -103,6 +110,17 @@ def dims(shape, work):
     if not shape.get("head_dim") and h % a:
         raise ActivationError("shape.hidden_size / shape.num_attention_heads "
                               "must divide when shape.head_dim is unset")
+    if shape.get("moe_layers"):
+        for f in ("num_experts", "experts_per_token", "moe_intermediate_size"):
+            if not shape.get(f):
+                raise ActivationError(f"shape.{f} must be at least 1 when "
+                                      "shape.moe_layers is set")
+        if shape["experts_per_token"] > shape["num_experts"]:
+            raise ActivationError("shape.experts_per_token must be at most "
+                                  "shape.num_experts")
+        if shape["moe_layers"] > shape["num_layers"]:
+            raise ActivationError("shape.moe_layers must be at most "
+                                  "shape.num_layers")
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
@@ -152,8 +170,55 @@ def targets(b, s):
     return 8 * (s + 1) if b == 1 else 8 * b * s
 
 
-def layer_tensors(t, x, attention):
-    """What one decoder layer saves without checkpointing."""
+def moe_tensors(t, x):
+    """What a sparse MoE block saves (MixtralSparseMoeBlock,
+    Qwen2MoeSparseMoeBlock, Qwen3MoeSparseMoeBlock, 4.51.3), its input (the
+    norm's output, kept by the router and the index selects) aside. T = b s
+    tokens, E experts, k of them per token: T k token-expert pairs, each
+    expert taking n_e of them (the n_e sum to T k whatever the routing).
+    derivatives.yaml (torch >= 2.2): _softmax keeps its result; topk its
+    indices; div.Tensor self and other (div_ in place: self's value before,
+    a clone); index.Tensor its indices; mul.Tensor both factors; index_add
+    `source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim,
+    index).expand_as(source) : ..., alpha)`: the index and the source."""
+    T, h, E, k = x["b"] * x["s"], x["h"], t["num_experts"], \
+        t["experts_per_token"]
+    i, shared = t["moe_intermediate_size"], \
+        t["shared_expert_intermediate_size"]
+    pairs = T * k
+    out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
+           ("moe router: topk indices (int64)", 8 * pairs)]
+    if t["norm_topk_prob"]:
+        out += [("moe router: the top-k sum (fp32), the divisor", 4 * T),
+                ("moe router: top-k weights before div_ (fp32 clone)",
+                 4 * pairs)]
+    # Per expert, n_e pairs: torch.where's (n_e, 2) int64 nonzero (idx and
+    # top_x are its columns), kept by both index ops and index_add_.
+    out += [("moe experts: torch.where indices (nonzero, 16 a pair)",
+             16 * pairs),
+            ("moe experts: the tokens' states (index), kept by w1 and w3",
+             2 * pairs * h),
+            ("moe experts: w1 output, kept by act", 2 * pairs * i),
+            ("moe experts: act(w1), kept by the mul", 2 * pairs * i),
+            ("moe experts: w3 output, kept by the mul", 2 * pairs * i),
+            ("moe experts: act * w3, w2's input", 2 * pairs * i),
+            ("moe experts: expert output, kept by the weight mul",
+             2 * pairs * h),
+            ("moe experts: routing weight per pair (16-bit)", 2 * pairs),
+            ("moe experts: weighted output, index_add_'s source",
+             2 * pairs * h)]
+    if shared:
+        out += [("moe shared expert: act's input, act, up, the product",
+                 8 * T * shared),
+                ("moe shared expert: sigmoid(shared_expert_gate(x))", 2 * T),
+                ("moe shared expert: output, kept by the sigmoid mul",
+                 2 * T * h)]
+    return out
+
+
+def layer_tensors(t, x, attention, sparse=False):
+    """What one decoder layer saves without checkpointing (`sparse`: an MoE
+    layer, its MLP the sparse block)."""
     b, s, h, a, kv, d, i = (x[k] for k in ("b", "s", "h", "a", "kv", "d",
                                             "i"))
     bs, n = b * s, b * s * h
@@ -190,7 +255,9 @@ def layer_tensors(t, x, attention):
     out += norm_tensors(t["norm"], bs, h, "post-attention norm")
     out.append(("post-attention norm's output, kept by the MLP", 2 * n))
     bi = 2 * bs * i
-    if t["gated_mlp"]:
+    if sparse:
+        out += moe_tensors(t, x)
+    elif t["gated_mlp"]:
         act = ([("gate_proj output, kept by act", bi)]
                if t["activation"] == "single_op" else
                [("gelu_new: x, tanh, 0.5x, 1 + tanh", 4 * bi)])
@@ -250,45 +317,63 @@ def adapter_terms(s, b, adapters, checkpointing):
     return terms
 
 
-def estimate(shape, work, adapters=None):
-    """The parts (ints); raises ActivationError. `adapters`: the LoRA
-    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
-    (docs/lora.md)."""
-    x = dims(shape, work)
-    t = dict(DEFAULT_TRAITS, **shape)
-    ckpt = work["activation_checkpointing"]
-    attention = attention_of(work)
-    b, s, h, v = x["b"], x["s"], x["h"], x["v"]
-    layer = sum(n for _, n in layer_tensors(t, x, attention))
-    per_layer = 2 * b * s * h if ckpt else layer
-    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
-    outside = sum(n for _, n in outside_tensors(t, x, work))
-    held = 2 * b * s * v + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
-    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
-    # holds the 16-bit logits' gradient, its input's and its weight's, once
-    # the loss's saves are gone. A layer: the residual stream's gradient
-    # plus its largest step: first the MLP's (an op's input gradient with
-    # its weight's, freed once Gemini takes it, or the gated product's
-    # three gradients) over all the layer's saves; then the attention's
-    # (eager softmax's gradients in and out, fp32 when upcast; a kernel's
-    # dq, dk, dv, d(out); o_proj's input and weight gradients) once the
-    # MLP, the second norm, the residual masks, o_proj's input and PV's
-    # operands are released. The layers run on what the loss and the final
-    # norm left.
+def mlp_step(bs, h, i):
+    """A gated (or GPT-2) MLP's backward over bs tokens of width i, above
+    its saves: down_proj's input gradient with its weight's (freed once
+    Gemini takes it), or the last product's three gradients once down_proj's
+    input is released."""
+    return max(2 * bs * i + 2 * h * i, 4 * bs * i)
+
+
+def moe_backward(t, x):
+    """The sparse block's backward above its saves and the residual
+    stream's gradient, at the bound that every token reaches the expert
+    whose backward runs first (all the block's saves still held): the
+    gradient of the block's input, summed over the experts and the router
+    (2N), one expert's (or the shared expert's) MLP over all b s tokens,
+    and the index's scatter of its input gradient into a b s x h zero
+    tensor (index_backward)."""
+    bs, h = x["b"] * x["s"], x["h"]
+    widest = max(t["moe_intermediate_size"],
+                 t["shared_expert_intermediate_size"])
+    return max(mlp_step(bs, h, widest), 6 * bs * h)
+
+
+def moe_forward(t, x):
+    """Re-running a sparse block under checkpointing, at its last expert:
+    the one-hot expert mask (b s x k x E int64) and the output it
+    index_adds into (b s x h), over the layer's saves and the incoming
+    gradient."""
+    bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
+    shared = 4 * n if t["shared_expert_intermediate_size"] else 0
+    return (8 * bs * t["experts_per_token"] * t["num_experts"] +
+            4 * n + shared)
+
+
+def layer_terms(t, x, attention, ckpt, sparse):
+    """One decoder layer (`sparse`: an MoE layer): {"saved": its saves,
+    "backward": what its backward holds above them, "inside": the most
+    the layers' backward holds above what the loss and the final norm
+    left, recomputation included}. The backward: the residual stream's
+    gradient plus its largest step: first the MLP's (or the sparse
+    block's, moe_backward) over all the layer's saves; then the
+    attention's (eager softmax's gradients in and out, fp32 when upcast; a
+    kernel's dq, dk, dv, d(out); o_proj's input and weight gradients) once
+    the MLP, the second norm, the residual masks, o_proj's input and PV's
+    operands are released."""
+    b, s, h = x["b"], x["s"], x["h"]
+    tensors = layer_tensors(t, x, attention, sparse)
+    layer = sum(n for _, n in tensors)
     bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
     norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
-    released = loss + norm + 2 * n
-    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
-    # (the gated product's or gelu_new's last product's three gradients
-    # come once down_proj's input is released)
-    mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
+    mlp_names = ("act", "gate_proj", "up_proj", "c_fc", "gelu_new",
+                 "residual dropout", "moe")
+    step = moe_backward(t, x) if sparse else mlp_step(bs, h, i)
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
-    after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
-                           if name.startswith(("post-attention", "act",
-                                               "gate_proj", "up_proj",
-                                               "c_fc", "gelu_new",
-                                               "residual dropout")))
+    after_attention = (sum(m for name, m in tensors
+                           if name.startswith(("post-attention",) +
+                                              mlp_names))
                        + q)  # o_proj's input
     if attention == "eager":
         p = b * x["a"] * s * s
@@ -307,18 +392,13 @@ def estimate(shape, work, adapters=None):
     # bytes an element (after the MLP, for the second norm; last, for the
     # first).
     norm_step = NORM_BACKWARD[t["norm"]] * n
-    mlp_and_masks = sum(m for name, m in layer_tensors(t, x, attention)
-                        if name.startswith(("act", "gate_proj", "up_proj",
-                                            "c_fc", "gelu_new",
-                                            "residual dropout")))
-    layer_backward = 2 * n + max(mlp_step, attn_work - after_attention,
-                                 qkv_step,
-                                 norm_step - mlp_and_masks - 2 * n,
-                                 norm_step - (layer - norm - 2 * n))
+    mlp_and_masks = sum(m for name, m in tensors
+                        if name.startswith(mlp_names))
+    backward = 2 * n + max(step, attn_work - after_attention,
+                           qkv_step,
+                           norm_step - mlp_and_masks - 2 * n,
+                           norm_step - (layer - norm - 2 * n))
     recompute = layer if ckpt else 0
-    # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
-    # input buffer for the embedding's share: held through the layers.
-    tied = 2 * v * h if t["tied_embeddings"] else 0
     # Re-running an eager layer, its softmax holds the 16-bit scores, their
     # fp32 copy and the result at once (GPT-2: the scores and the result),
     # over the saves made before it (v repeated among them), the tensors
@@ -327,7 +407,7 @@ def estimate(shape, work, adapters=None):
     forward_softmax = 0
     if ckpt and attention == "eager":
         p = b * x["a"] * s * s
-        before = sum(m for name, m in layer_tensors(t, x, attention)
+        before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "q for QK^T", "k repeated",
                                          "v repeated", "the 0-dim scale")))
@@ -335,10 +415,54 @@ def estimate(shape, work, adapters=None):
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
                            (10 if t["fp32_softmax"] else 4) * p)
-    inside = max(recompute + layer_backward, forward_softmax) + tied
+    forward_moe = (recompute + 2 * n + moe_forward(t, x)
+                   if ckpt and sparse else 0)
+    return {"saved": layer, "backward": backward,
+            "inside": max(recompute + backward, forward_softmax,
+                          forward_moe)}
+
+
+def estimate(shape, work, adapters=None):
+    """The parts (ints); raises ActivationError. `adapters`: the LoRA
+    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
+    (docs/lora.md)."""
+    x = dims(shape, work)
+    t = dict(DEFAULT_TRAITS, **shape)
+    ckpt = work["activation_checkpointing"]
+    attention = attention_of(work)
+    b, s, h, v = x["b"], x["s"], x["h"], x["v"]
+    # The MoE families: moe_layers of the L layers are sparse (their MLP
+    # the sparse block), the others dense.
+    sparse_layers = t["moe_layers"]
+    kinds = [k for k, count in ((False, x["L"] - sparse_layers),
+                                (True, sparse_layers)) if count]
+    terms = {k: layer_terms(t, x, attention, ckpt, k) for k in kinds}
+    layer = max(terms[k]["saved"] for k in kinds)
+    per_layer = 2 * b * s * h if ckpt else layer
+    layers_bytes = (x["L"] * per_layer if ckpt else
+                    sum(terms[k]["saved"] * (sparse_layers if k else
+                                             x["L"] - sparse_layers)
+                        for k in kinds))
+    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
+    outside = sum(n for _, n in outside_tensors(t, x, work))
+    held = 2 * b * s * v + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
+    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
+    # holds the 16-bit logits' gradient, its input's and its weight's, once
+    # the loss's saves are gone. The layers (layer_terms) run on what the
+    # loss and the final norm left.
+    bs, n = b * s, b * s * h
+    norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
+    released = loss + norm + 2 * n
+    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
+    layer_backward = max(terms[k]["backward"] for k in kinds)
+    recompute = layer if ckpt else 0
+    # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
+    # input buffer for the embedding's share: held through the layers.
+    tied = 2 * v * h if t["tied_embeddings"] else 0
+    inside = max(terms[k]["inside"] for k in kinds) + tied
     parts = {
         "per_layer_bytes": per_layer,
-        "layers_bytes": x["L"] * per_layer,
+        "layers_bytes": layers_bytes,
         "outside_layers_bytes": outside,
         "loss_bytes": loss,
     }
@@ -371,22 +495,29 @@ def estimate(shape, work, adapters=None):
     return parts
 
 
+MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
+             "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
-               "hidden_dropout", "embedding_dropout")
+               "hidden_dropout", "embedding_dropout", "norm_topk_prob")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
                   "attention_dropout": False, "hidden_dropout": False,
-                  "embedding_dropout": False, "not_estimated": ""}
+                  "embedding_dropout": False, "not_estimated": "",
+                  # MoE families (0: none)
+                  "moe_layers": 0, "num_experts": 0,
+                  "experts_per_token": 0, "moe_intermediate_size": 0,
+                  "shared_expert_intermediate_size": 0,
+                  "norm_topk_prob": False}
 
 
 def read_request(request):
     shape = dict(DEFAULT_TRAITS)
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
-                            "intermediate_size"):
+                            "intermediate_size") + MOE_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

@@ -15,9 +15,33 @@ import re
 
 # model_type: (the config key of the MLP's activation, its default).
 _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
-               "qwen3": "silu", "gemma": "gelu_pytorch_tanh"}
+               "qwen3": "silu", "gemma": "gelu_pytorch_tanh",
+               "mixtral": "silu", "qwen2_moe": "silu", "qwen3_moe": "silu"}
+# The MoE families (the sparse block of modeling_mixtral.py,
+# modeling_qwen2_moe.py, modeling_qwen3_moe.py, 4.51.3): the config
+# classes' num_experts_per_tok default, and whether the block renormalizes
+# the top-k weights always (Mixtral) or where norm_topk_prob (default
+# False); Mixtral's router_jitter_noise (default 0) is read too.
+_MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
+        "qwen3_moe": (8, False)}
 _SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
 _NOT_MODELLED = "the family's layer is not modelled"
+# The MoE families whose layer the estimate refuses, and what it leaves out
+# (transformers 4.51.3's modeling_llama4.py, modeling_deepseek_v3.py;
+# DeepSeek-V2's remote modeling_deepseek.py).
+_DEEPSEEK = ("DeepSeek's layer is not modelled: multi-head latent attention "
+             "(low-rank q and kv projections with their norms, a decoupled "
+             "RoPE head) and DeepSeekMoE (group-limited top-k routing, shared "
+             "experts; V2's training-time auxiliary loss, V3's sigmoid scores "
+             "with a correction bias)")
+_NOT_MODELLED_MOE = {
+    "deepseek_v2": _DEEPSEEK, "deepseek_v3": _DEEPSEEK,
+    "llama4_text": ("Llama 4's layer is not modelled: its MoE (every expert "
+                    "on every token: the input repeated num_local_experts "
+                    "times, scaled by sigmoid router scores, one batched "
+                    "gate_up_proj and down_proj, beside the shared expert), "
+                    "chunked attention, the layers without RoPE and the q/k "
+                    "L2 norm")}
 # A decoder layer's parameter name: (prefix.)layers.<i>. or (prefix.)h.<i>.
 _LAYER = re.compile(r"(.*\.)?(?:layers|h)\.(\d+)\.")
 
@@ -61,11 +85,13 @@ def _sizes(description, heads):
 
 def _llama_like(config, model_type, description, heads):
     t = _sizes(description, heads)
+    if model_type in _MOE:
+        t.update(_moe_sizes(description))
     t.update(tied_embeddings=bool(config.get(
                  "tie_word_embeddings", model_type == "gemma")),
              norm="gemma_rms" if model_type == "gemma" else "rms",
              gated_mlp=True, activation="single_op", rotary=True,
-             qk_norm=model_type == "qwen3", fp32_softmax=True,
+             qk_norm=model_type in ("qwen3", "qwen3_moe"), fp32_softmax=True,
              scale_by_tensor=False, embed_scale=model_type == "gemma",
              hidden_dropout=False, embedding_dropout=False,
              not_estimated="")
@@ -79,7 +105,86 @@ def _llama_like(config, model_type, description, heads):
     if act not in _SINGLE_OP:
         t["not_estimated"] = (f'hidden_act "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
+    elif model_type in _MOE and t["moe_layers"]:
+        _moe_traits(config, model_type, t)
     return t
+
+
+def _moe_sizes(description):
+    """A MoE family's sizes off the parameter list: the sparse layers (those
+    with a router, `.gate.weight`), the experts (the router's rows), an
+    expert's width (Mixtral's w1, the Qwen experts' gate_proj), the shared
+    expert's; the MLP width is the dense layers' where there are some."""
+    d = description
+    h = d.hidden_size
+    gates = [(name, n) for name, n in zip(d.names, d.numels)
+             if name.endswith(".gate.weight")]
+    dense = _numel(d, ".mlp.gate_proj.weight") // h
+    expert = (_numel(d, ".experts.0.w1.weight") or
+              _numel(d, ".experts.0.gate_proj.weight")) // h
+    out = {"moe_layers": len(gates),
+           "num_experts": gates[0][1] // h if gates else 0,
+           "moe_intermediate_size": expert if gates else 0,
+           "shared_expert_intermediate_size":
+               _numel(d, ".shared_expert.gate_proj.weight") // h
+               if gates else 0,
+           "experts_per_token": 0, "norm_topk_prob": False}
+    if gates and not dense:
+        out["intermediate_size"] = expert
+    return out
+
+
+def _shown(value):
+    """A config value as chunkplan's messages show it (JSON)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _moe_traits(config, model_type, t):
+    """The sparse block's traits read from the config (after the layer's),
+    or t["not_estimated"] set to the reason: num_experts_per_tok a positive
+    integer no larger than the experts (torch.topk), norm_topk_prob and
+    output_router_logits true or false, the aux loss (output_router_logits)
+    and Mixtral's router jitter not modelled."""
+    top_k_default, always_norm = _MOE[model_type]
+    top_k = config.get("num_experts_per_tok", top_k_default)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or \
+            not 0 < top_k < 2**64:
+        t["not_estimated"] = ("config num_experts_per_tok: expected a "
+                              "positive integer below 2^64, got " +
+                              _shown(top_k))
+        return
+    if top_k > t["num_experts"]:
+        t["not_estimated"] = (f"num_experts_per_tok {top_k} exceeds the "
+                              f"experts ({t['num_experts']}): torch.topk "
+                              "refuses it")
+        return
+    norm = always_norm
+    keys = ([] if always_norm else ["norm_topk_prob"]) + \
+        ["output_router_logits"]
+    flags = {}
+    for key in keys:
+        value = config.get(key, False)
+        if not isinstance(value, bool):
+            t["not_estimated"] = (f"config {key}: expected true or false, "
+                                  f"got {_shown(value)}")
+            return
+        flags[key] = value
+    norm = norm or flags.get("norm_topk_prob", False)
+    if flags["output_router_logits"]:
+        t["not_estimated"] = ("output_router_logits: the router's auxiliary "
+                              "loss is not modelled")
+        return
+    if model_type == "mixtral":
+        try:
+            jitter = _probability(config, "router_jitter_noise", 0.0)
+        except ValueError as e:
+            t["not_estimated"] = str(e)
+            return
+        if jitter:
+            t["not_estimated"] = ("router_jitter_noise: the router's noise "
+                                  "is not modelled")
+            return
+    t.update(experts_per_token=top_k, norm_topk_prob=norm)
 
 
 def _gpt2(config, description, heads):
@@ -118,6 +223,8 @@ def traits(config, description, heads):
         t = _llama_like(config, model_type, description, heads)
     else:
         reason = _NOT_MODELLED
+        if model_type in _NOT_MODELLED_MOE:
+            reason = _NOT_MODELLED_MOE[model_type]
         if model_type in ("gemma2", "gemma3_text"):
             generation = 2 if model_type == "gemma2" else 3
             reason = (f"Gemma-{generation}'s layer (soft-capped scores, four "

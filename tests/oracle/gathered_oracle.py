@@ -7,7 +7,8 @@ Independent of chunkplan's C++. Two parts:
 
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
-   modeling_qwen2.py, modeling_qwen3.py): the torch functions that take
+   modeling_qwen2.py, modeling_qwen3.py, modeling_mixtral.py,
+   modeling_qwen2_moe.py, modeling_qwen3_moe.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -65,7 +66,8 @@ Independent of chunkplan's C++. Two parts:
 
 import re
 
-TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral",
+               "qwen2_moe", "qwen3_moe")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -124,14 +126,46 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append(_present(names, attn + "o_proj.weight",
                             attn + "o_proj.bias"))
         ops.append([layer + "post_attention_layernorm.weight"])
-        for proj in ("gate_proj", "up_proj", "down_proj"):
-            ops.append(_present(names, f"{layer}mlp.{proj}.weight",
-                                f"{layer}mlp.{proj}.bias"))
+        ops += _feed_forward_ops(names, layer)
         i += 1
     ops.append([top + "norm.weight"])
     if architecture.endswith("ForCausalLM"):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
+    return ops
+
+
+def _feed_forward_ops(names, layer):
+    """A layer's MLP: LlamaMLP's gate_proj, up_proj, down_proj; or the
+    sparse block (4.51.3): MixtralSparseMoeBlock.forward runs self.gate,
+    then `for expert_idx in range(self.num_experts)` every expert, one no
+    token chose on an empty batch (the skip of unchosen experts,
+    transformers PR #32429, came after 4.51), MixtralBlockSparseTop2MLP
+    as act_fn(w1(x)) * w3(x), then w2; Qwen2MoeSparseMoeBlock and
+    Qwen3MoeSparseMoeBlock the same with gate_proj, up_proj, down_proj
+    experts, then Qwen2-MoE's shared_expert (its MLP) and
+    shared_expert_gate."""
+    for block in ("block_sparse_moe.", "mlp."):
+        if layer + block + "gate.weight" in names:
+            break
+    else:
+        return [_present(names, f"{layer}mlp.{proj}.weight",
+                         f"{layer}mlp.{proj}.bias")
+                for proj in ("gate_proj", "up_proj", "down_proj")]
+    moe = layer + block
+    ops = [[moe + "gate.weight"]]
+    e = 0
+    while f"{moe}experts.{e}.w1.weight" in names:
+        ops += [[f"{moe}experts.{e}.{w}.weight"] for w in ("w1", "w3", "w2")]
+        e += 1
+    while f"{moe}experts.{e}.gate_proj.weight" in names:
+        ops += [[f"{moe}experts.{e}.{p}.weight"]
+                for p in ("gate_proj", "up_proj", "down_proj")]
+        e += 1
+    if moe + "shared_expert.gate_proj.weight" in names:
+        ops += [[f"{moe}shared_expert.{p}.weight"]
+                for p in ("gate_proj", "up_proj", "down_proj")]
+        ops.append([moe + "shared_expert_gate.weight"])
     return ops
 
 
@@ -153,9 +187,10 @@ def operations(description):
     model_type = description.model_type
     if model_type == "gpt2":
         ops = _gpt2_ops(names, description.architecture)
-    elif model_type in ("llama", "mistral", "qwen2", "qwen3"):
+    elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
+                        "qwen2_moe", "qwen3_moe"):
         ops = _llama_ops(names, description.architecture,
-                         qk_norm=model_type == "qwen3")
+                         qk_norm=model_type in ("qwen3", "qwen3_moe"))
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

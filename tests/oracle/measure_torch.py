@@ -21,7 +21,8 @@ def config(shape, work, family="llama"):
         "kv_heads": shape["num_key_value_heads"] or a,
         "head_dim": shape["head_dim"] or h // a,
         "intermediate": shape["intermediate_size"] or 4 * h,
-        "vocab": shape["vocab_size"], "qkv_bias": family == "qwen2", "o_bias": False,
+        "vocab": shape["vocab_size"],
+        "qkv_bias": family in ("qwen2", "qwen2_moe"), "o_bias": False,
         "mlp_bias": False, "qk_norm": shape["qk_norm"],
         "norm": {"rms": "rms", "gemma_rms": "gemma_rms",
                  "layer_norm": "ln"}[shape["norm"]],
@@ -34,6 +35,14 @@ def config(shape, work, family="llama"):
         "tied": shape["tied_embeddings"],
         "checkpointing": work["activation_checkpointing"],
         "n_positions": work["sequence_length"] + 3,
+        # MoE families: the sparse layers' block (decoder_torch.SparseMoeBlock)
+        "moe": ({"layers": shape["moe_layers"],
+                 "experts": shape["num_experts"],
+                 "top_k": shape["experts_per_token"],
+                 "inter": shape["moe_intermediate_size"],
+                 "shared_inter": shape["shared_expert_intermediate_size"],
+                 "norm_topk_prob": shape["norm_topk_prob"]}
+                if shape.get("moe_layers") else None),
     }
 
 
@@ -88,20 +97,30 @@ def measure(shape, work, family, seed):
     modern, raw, _ = saved_tensors.saved_bytes(model, loss.grad_fn, recorder)
     loss.backward()
     del loss
-    # The peak, with torch >= 2.2's mean.dim in the norms.
+    # The peak, with torch >= 2.2's mean.dim in the norms; for an MoE
+    # model at the estimate's bound (decoder_torch.ROUTE_ALL_TO_LAST), and
+    # with the random router's own routing beside it.
+    peaks = {}
+    runs = [("measured_peak_bytes", c.get("moe") is not None)]
+    if c.get("moe") is not None:
+        runs.append(("measured_peak_bytes_random_routing", False))
     decoder_torch.TORCH_2_MEAN = True
     decoder_torch.PRESERVE_RNG_STATE = False
     try:
-        with torch.profiler.profile(
-                activities=[torch.profiler.ProfilerActivity.CPU],
-                profile_memory=True) as prof:
-            loss, logits = model(ids, mask, ids)
-            with torch.profiler.record_function("oracle_backward"):
-                loss.backward()
+        for key, bound in runs:
+            decoder_torch.ROUTE_ALL_TO_LAST = bound
+            with torch.profiler.profile(
+                    activities=[torch.profiler.ProfilerActivity.CPU],
+                    profile_memory=True) as prof:
+                loss, logits = model(ids, mask, ids)
+                with torch.profiler.record_function("oracle_backward"):
+                    loss.backward()
+            del loss, logits
+            peaks[key] = backward_peak(prof, "oracle_backward")
     finally:
         decoder_torch.TORCH_2_MEAN = False
         decoder_torch.PRESERVE_RNG_STATE = True
-    del keep, loss, logits
-    return {"measured_saved_bytes": modern,
-            "measured_saved_bytes_torch_1_13": raw,
-            "measured_peak_bytes": backward_peak(prof, "oracle_backward")}
+        decoder_torch.ROUTE_ALL_TO_LAST = False
+    del keep
+    return dict({"measured_saved_bytes": modern,
+                 "measured_saved_bytes_torch_1_13": raw}, **peaks)

@@ -66,6 +66,18 @@ struct TransformerShape {
   // Non-empty: the family's layer is not modelled; the reason.
   std::string not_estimated;
   AdapterShape adapters;  // LoRA; none by default
+  // MoE families (Mixtral, Qwen2-MoE, Qwen3-MoE): moe_layers of the
+  // num_layers layers have the sparse block (a router over num_experts
+  // experts, experts_per_token of them per token, each a gated MLP of
+  // moe_intermediate_size; a shared expert of
+  // shared_expert_intermediate_size beside them where non-zero) in place
+  // of the dense MLP (intermediate_size). 0: no sparse layer.
+  uint64_t moe_layers = 0;
+  uint64_t num_experts = 0;
+  uint64_t experts_per_token = 0;
+  uint64_t moe_intermediate_size = 0;
+  uint64_t shared_expert_intermediate_size = 0;
+  bool norm_topk_prob = false;  // the top-k weights renormalized (div_)
 };
 
 // One micro-batch's work (the request's Workload).

@@ -61,6 +61,31 @@ struct Dims {
   Wide b, s, bs, h, a, kv, d, inter, v;
 };
 
+// The MoE block's sizes where some layer is sparse: INVALID_ARGUMENT
+// naming the first that is 0 or out of range.
+absl::Status CheckMoe(const TransformerShape& shape) {
+  if (shape.moe_layers == 0) return absl::OkStatus();
+  for (const auto& [value, field] :
+       {std::tuple{shape.num_experts, "shape.num_experts"},
+        std::tuple{shape.experts_per_token, "shape.experts_per_token"},
+        std::tuple{shape.moe_intermediate_size,
+                   "shape.moe_intermediate_size"}}) {
+    if (value == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, " must be at least 1 when shape.moe_layers is set"));
+    }
+  }
+  if (shape.experts_per_token > shape.num_experts) {
+    return absl::InvalidArgumentError(
+        "shape.experts_per_token must be at most shape.num_experts");
+  }
+  if (shape.moe_layers > shape.num_layers) {
+    return absl::InvalidArgumentError(
+        "shape.moe_layers must be at most shape.num_layers");
+  }
+  return absl::OkStatus();
+}
+
 // INVALID_ARGUMENT naming the first size that is 0 or does not divide
 // (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
 // else the dimensions (head_dim, kv heads and the MLP width defaulted).
@@ -106,6 +131,7 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
         "shape.hidden_size / shape.num_attention_heads must divide when "
         "shape.head_dim is unset");
   }
+  if (absl::Status moe = CheckMoe(shape); !moe.ok()) return moe;
   d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
   d.inter =
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
@@ -196,15 +222,71 @@ Checked MlpSaved(const TransformerShape& t, const Dims& d) {
 // Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
 Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 
-// One decoder layer's saves without checkpointing.
+// A gated MLP's backward over `tokens` of width `inter`, above its saves:
+// down_proj's input gradient with its weight's (freed once Gemini takes
+// it), or the last product's three gradients once down_proj's input is
+// released.
+Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
+  const Checked i = Mul({tokens, inter, 2});
+  return Max(Sum({i, Mul({d.h, inter, 2})}), Mul({i, 2}));
+}
+
+// MoE layers (docs/plan.md, "MoE layers"): what the sparse block saves,
+// its input (the norm's output) aside. The router: softmax's fp32 result,
+// topk's int64 indices and, with norm_topk_prob, div_'s divisor and the
+// weights' fp32 clone; per token-expert pair (b s k of them, however the
+// router splits them among the experts): torch.where's two int64 indices,
+// the token's state, the expert's gated MLP, its output, the 16-bit
+// routing weight and the weighted output index_add_ keeps; the shared
+// expert's MLP, sigmoid's result and its output.
+Checked MoeSaved(const TransformerShape& t, const Dims& d) {
+  const Checked pairs = Mul({d.bs, t.experts_per_token});
+  const Checked norm_topk = t.norm_topk_prob
+                                ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
+                                : Checked{Wide{0}};
+  const Checked router =
+      Sum({Mul({d.bs, t.num_experts, 4}), Mul({pairs, 8}), norm_topk});
+  const Checked per_pair =
+      Sum({Wide{18}, Mul({d.h, 6}), Mul({t.moe_intermediate_size, Wide{8}})});
+  const uint64_t shared = t.shared_expert_intermediate_size;
+  const Checked shared_expert =
+      shared == 0 ? Checked{Wide{0}}
+                  : Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
+  return Sum({router, Mul({pairs, per_pair}), shared_expert});
+}
+
+// The sparse block's backward above its saves and the residual stream's
+// gradient, at the bound that every token reaches the expert whose
+// backward runs first: that expert's (or the shared expert's, the wider)
+// MLP over all b s tokens, or the input gradients index_backward scatters
+// (6N).
+Checked MoeBackward(const TransformerShape& t, const Dims& d) {
+  const Wide widest =
+      std::max(t.moe_intermediate_size, t.shared_expert_intermediate_size);
+  return Max(MlpStep(d, d.bs, widest), Hidden(d, 6));
+}
+
+// Re-running a sparse block under checkpointing, past its experts: the
+// one-hot expert mask (b s k E int64), the residual and the output the
+// experts index_add into (and, with a shared expert, its scaled output and
+// the sum), above the layer's saves and the incoming gradient.
+Checked MoeForward(const TransformerShape& t, const Dims& d) {
+  const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
+  return Sum({mask, Hidden(d, 4),
+              t.shared_expert_intermediate_size == 0 ? Checked{Wide{0}}
+                                                     : Hidden(d, 4)});
+}
+
+// One decoder layer's saves without checkpointing (`sparse`: an MoE layer,
+// the sparse block in place of the MLP).
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
-                   Attention attention) {
+                   Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
   // Two residual dropouts (after attention, after the MLP), 1-byte masks.
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
-  return Sum({norm, AttentionSaved(t, d, attention), norm, MlpSaved(t, d),
-              residual_masks});
+  return Sum({norm, AttentionSaved(t, d, attention), norm,
+              sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks});
 }
 
 // Saves outside the layers but the loss.
@@ -262,15 +344,16 @@ Checked NormBackward(NormKind kind, const Dims& d) {
 // projection weight's, all three fused, and the input's) and the first
 // norm's once all but the first norm's saves and output is released.
 Checked LayerBackward(const TransformerShape& t, const Dims& d,
-                      Attention attention) {
+                      Attention attention, bool sparse) {
   const Wide ad = d.a * d.d;
   const Wide kvd = d.kv * d.d;
-  const Checked i = Mul({d.bs, d.inter, 2});
-  const Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  const Checked mlp_step =
+      sparse ? MoeBackward(t, d) : MlpStep(d, d.bs, d.inter);
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
-  const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
+  const Checked mlp_and_masks =
+      Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
   Checked after_attention = Sum({mlp_and_masks, norm, Hidden(d, 2), q});
   if (Resolved(attention) == Attention::kEager) {
@@ -283,7 +366,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   }
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
-      Less(LayerSaved(t, d, attention), Sum({norm, Hidden(d, 2)}));
+      Less(LayerSaved(t, d, attention, sparse), Sum({norm, Hidden(d, 2)}));
   const Checked qkv_step =
       Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
                 Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
@@ -360,6 +443,33 @@ Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
               Less(total, kept));
 }
 
+// One kind of decoder layer (dense, or sparse: an MoE layer): its saves,
+// what its backward holds above them, and the most the layers' backward
+// holds with it (checkpointing: its re-run saves plus that, or the re-run
+// forward's own peaks). All 0 where `count` (layers of the kind) is 0.
+struct LayerTerms {
+  Checked saved = Wide{0}, backward = Wide{0}, inside = Wide{0};
+};
+LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
+                     Attention attention, bool ckpt, bool sparse,
+                     uint64_t count) {
+  LayerTerms out;
+  if (count == 0) return out;
+  out.saved = LayerSaved(t, d, attention, sparse);
+  out.backward = LayerBackward(t, d, attention, sparse);
+  if (!ckpt) {
+    out.inside = out.backward;
+    return out;
+  }
+  out.inside =
+      Max(Sum({out.saved, out.backward}), ForwardSoftmax(t, d, attention));
+  if (sparse) {  // the block re-run, with the incoming gradient
+    out.inside =
+        Max(out.inside, Sum({out.saved, Hidden(d, 2), MoeForward(t, d)}));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
@@ -369,7 +479,14 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Dims& d = *dims;
   const Attention attention = workload.attention;
   const bool ckpt = workload.activation_checkpointing;
-  const Checked layer = LayerSaved(shape, d, attention);
+  // Dense layers and, in an MoE family, sparse ones.
+  const uint64_t sparse_layers = shape.moe_layers;
+  const uint64_t dense_layers = shape.num_layers - sparse_layers;
+  const LayerTerms dense =
+      KindTerms(shape, d, attention, ckpt, false, dense_layers);
+  const LayerTerms sparse =
+      KindTerms(shape, d, attention, ckpt, true, sparse_layers);
+  const Checked layer = Max(dense.saved, sparse.saved);
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
   const Checked loss = Sum({logits32, Targets(d), Wide{4}});
@@ -377,10 +494,12 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
       Sum({Mul({d.bs, d.v, 2}),
            (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
   const Checked recompute = ckpt ? layer : Checked{Wide{0}};
-  const Checked layer_backward = LayerBackward(shape, d, attention);
+  const Checked layer_backward = Max(dense.backward, sparse.backward);
 
   ActivationBytes out;
-  const Checked layers = Mul({per_layer, shape.num_layers});
+  const Checked layers = ckpt ? Mul({per_layer, shape.num_layers})
+                              : Sum({Mul({dense.saved, dense_layers}),
+                                     Mul({sparse.saved, sparse_layers})});
   const Checked outside = OutsideSaved(shape, d, workload);
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
@@ -392,9 +511,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // run on what the loss and the final norm left.
   const Checked tied =
       shape.tied_embeddings ? Mul({d.v, d.h, 2}) : Checked{Wide{0}};
-  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
-                                   ForwardSoftmax(shape, d, attention))
-                             : Sum({recompute, layer_backward});
+  const Checked rerun = Max(dense.inside, sparse.inside);
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward = EmbeddingBackward(shape, d, total);
