@@ -20,9 +20,10 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  static const char* const kFamilies[] = {"gpt2",  "llama", "mistral",
-                                          "qwen2", "qwen3", "mixtral"};
-  const std::string family = kFamilies[Uniform(rng, 0, 5)];
+  // llama4_text: a family with no operation sequence (the one-chunk note).
+  static const char* const kFamilies[] = {
+      "gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "llama4_text"};
+  const std::string family = kFamilies[Uniform(rng, 0, 6)];
   const bool tied = Chance(rng, 0.5);
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);
@@ -37,13 +38,15 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   const uint64_t kv_heads = Uniform(rng, 1, 2);
   const uint64_t heads = kv_heads * Uniform(rng, 1, 2);
   const uint64_t head_dim = Uniform(rng, 1, 8);
-  const std::string arch =
-      absl::StrCat(family == "qwen2"     ? "Qwen2"
-                   : family == "qwen3"   ? "Qwen3"
-                   : family == "mistral" ? "Mistral"
-                   : family == "mixtral" ? "Mixtral"
-                                         : "Llama",
-                   Chance(rng, 0.8) ? "ForCausalLM" : "Model");
+  const std::string arch = absl::StrCat(family == "qwen2"         ? "Qwen2"
+                                        : family == "qwen3"       ? "Qwen3"
+                                        : family == "mistral"     ? "Mistral"
+                                        : family == "mixtral"     ? "Mixtral"
+                                        : family == "llama4_text" ? "Llama4"
+                                                                  : "Llama",
+                                        Chance(rng, 0.8) ? "ForCausalLM"
+                                        : family == "llama4_text" ? "TextModel"
+                                                                  : "Model");
   std::string config = absl::StrCat(
       R"({"model_type": ")", family, R"(", "num_attention_heads": )", heads,
       R"(, "num_key_value_heads": )", kv_heads, R"(, "hidden_size": )",
@@ -58,6 +61,10 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   }
   if (family == "qwen3") {
     absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "llama4_text") {
+    absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),
+                    R"(, "intermediate_size_mlp": )", Uniform(rng, 1, 40));
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

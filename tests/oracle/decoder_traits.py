@@ -129,8 +129,8 @@ def _moe_sizes(description):
                _numel(d, ".shared_expert.gate_proj.weight") // h
                if gates else 0,
            "experts_per_token": 0, "norm_topk_prob": False}
-    if gates and not dense:
-        out["intermediate_size"] = expert
+    if gates:
+        out["intermediate_size"] = dense or expert
     return out
 
 

@@ -165,5 +165,54 @@ class Named(unittest.TestCase):
         self.assertEqual(answer["gathered_chunks"], "3")
 
 
+MIXTRAL = dict(LLAMA, model_type="mixtral", num_hidden_layers=1,
+               num_local_experts=2)
+QWEN2_MOE = dict(LLAMA, model_type="qwen2_moe", num_experts=2,
+                 moe_intermediate_size=32,
+                 shared_expert_intermediate_size=48, decoder_sparse_step=2)
+
+
+def op_names(config):
+    description = models.describe(config)
+    return [[description.names[p] for p in op]
+            for op in gathered_oracle.operations(description)]
+
+
+class MoeOperations(unittest.TestCase):
+    """The sparse block's operations, worked by hand from 4.51.3's
+    modeling code: the router, then every expert (range(num_experts), an
+    unchosen one on an empty batch), then Qwen2-MoE's shared expert and its
+    gate."""
+
+    def test_mixtral_runs_the_router_then_every_expert(self):
+        layer = "model.layers.0."
+        moe = layer + "block_sparse_moe."
+        want = [["model.embed_tokens.weight"],
+                [layer + "input_layernorm.weight"]]
+        want += [[f"{layer}self_attn.{p}_proj.weight"] for p in "qkvo"]
+        want += [[layer + "post_attention_layernorm.weight"],
+                 [moe + "gate.weight"]]
+        for e in range(2):
+            want += [[f"{moe}experts.{e}.{w}.weight"]
+                     for w in ("w1", "w3", "w2")]
+        want += [["model.norm.weight"], ["lm_head.weight"]]
+        self.assertEqual(op_names(MIXTRAL), want)
+
+    def test_qwen2_moe_mixes_dense_and_sparse_layers(self):
+        names = op_names(QWEN2_MOE)
+        mlp0, mlp1 = "model.layers.0.mlp.", "model.layers.1.mlp."
+        # decoder_sparse_step 2: layer 0 dense, layer 1 sparse.
+        self.assertIn([mlp0 + "down_proj.weight"], names)
+        tail = names[names.index([mlp1 + "gate.weight"]):-2]
+        want = [[mlp1 + "gate.weight"]]
+        for e in range(2):
+            want += [[f"{mlp1}experts.{e}.{p}_proj.weight"]
+                     for p in ("gate", "up", "down")]
+        want += [[f"{mlp1}shared_expert.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        want.append([mlp1 + "shared_expert_gate.weight"])
+        self.assertEqual(tail, want)
+
+
 if __name__ == "__main__":
     unittest.main()
