@@ -330,13 +330,20 @@ def moe_backward(t, x):
     stream's gradient, at the bound that every token reaches the expert
     whose backward runs first (all the block's saves still held): the
     gradient of the block's input, summed over the experts and the router
-    (2N), one expert's (or the shared expert's) MLP over all b s tokens,
+    (2N), one expert's MLP over all b s tokens (once the shared expert's
+    saves are released: its backward runs first), the shared expert's,
     and the index's scatter of its input gradient into a b s x h zero
     tensor (index_backward)."""
     bs, h = x["b"] * x["s"], x["h"]
-    widest = max(t["moe_intermediate_size"],
-                 t["shared_expert_intermediate_size"])
-    return max(mlp_step(bs, h, widest), 6 * bs * h)
+    shared = t["shared_expert_intermediate_size"]
+    # Qwen2-MoE's shared expert, last in forward, runs its backward first
+    # (all saves held); the routed experts' after its saves are released.
+    shared_saves = (sum(n for name, n in moe_tensors(t, x)
+                        if name.startswith("moe shared expert"))
+                    if shared else 0)
+    return max(mlp_step(bs, h, shared) if shared else 0,
+               mlp_step(bs, h, t["moe_intermediate_size"]) - shared_saves,
+               6 * bs * h)
 
 
 def moe_forward(t, x):

@@ -357,11 +357,15 @@ class LlamaForCausalLM(nn.Module):
         super().__init__()
         self.c = c
         self.embed_tokens = nn.Embedding(c["vocab"], c["hidden"], dtype=DTYPE)
-        # MoE families: the last moe["layers"] layers are sparse (which
-        # ones does not change what they save).
+        # MoE families: the last moe["layers"] layers are sparse, or with
+        # moe["dense_on_top"] the first (which ones does not change what
+        # they save; the peak measurement puts on top the kind whose
+        # backward the estimate finds larger, as its bound takes it).
         sparse = c["moe"]["layers"] if c.get("moe") else 0
+        top = c["moe"].get("dense_on_top") if c.get("moe") else False
         self.layers = nn.ModuleList(
-            [LlamaDecoderLayer(c, i >= c["layers"] - sparse)
+            [LlamaDecoderLayer(c, i < sparse if top else
+                               i >= c["layers"] - sparse)
              for i in range(c["layers"])])
         norm = GemmaRMSNorm if c["norm"] == "gemma_rms" else LlamaRMSNorm
         self.norm = norm(c["hidden"])

@@ -41,9 +41,26 @@ def config(shape, work, family="llama"):
                  "top_k": shape["experts_per_token"],
                  "inter": shape["moe_intermediate_size"],
                  "shared_inter": shape["shared_expert_intermediate_size"],
-                 "norm_topk_prob": shape["norm_topk_prob"]}
+                 "norm_topk_prob": shape["norm_topk_prob"],
+                 "dense_on_top": dense_on_top(shape, work)}
                 if shape.get("moe_layers") else None),
     }
+
+
+def dense_on_top(shape, work):
+    """Whether a dense layer's backward holds more than a sparse one's (the
+    activation oracle's itemized terms): the estimate bounds each kind as
+    if it were the last layer (its backward first, every layer's saves
+    held), so the peak is measured with that kind on top."""
+    import activation_oracle as ao
+    t = dict(ao.DEFAULT_TRAITS, **shape)
+    if t["moe_layers"] >= shape["num_layers"]:
+        return False
+    x = ao.dims(t, work)
+    terms = [ao.layer_terms(t, x, work["attention"],
+                            work["activation_checkpointing"], sparse)
+             for sparse in (False, True)]
+    return terms[0]["inside"] > terms[1]["inside"]
 
 
 def drop_parameter_grads(model):

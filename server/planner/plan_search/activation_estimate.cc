@@ -231,6 +231,14 @@ Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
   return Max(Sum({i, Mul({d.h, inter, 2})}), Mul({i, 2}));
 }
 
+// Qwen2-MoE's shared expert's saves: its gated MLP, sigmoid's result and
+// its output (0 without one).
+Checked SharedSaved(const TransformerShape& t, const Dims& d) {
+  const uint64_t shared = t.shared_expert_intermediate_size;
+  if (shared == 0) return Wide{0};
+  return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
+}
+
 // MoE layers (docs/plan.md, "MoE layers"): what the sparse block saves,
 // its input (the norm's output) aside. The router: softmax's fp32 result,
 // topk's int64 indices and, with norm_topk_prob, div_'s divisor and the
@@ -248,22 +256,25 @@ Checked MoeSaved(const TransformerShape& t, const Dims& d) {
       Sum({Mul({d.bs, t.num_experts, 4}), Mul({pairs, 8}), norm_topk});
   const Checked per_pair =
       Sum({Wide{18}, Mul({d.h, 6}), Mul({t.moe_intermediate_size, Wide{8}})});
-  const uint64_t shared = t.shared_expert_intermediate_size;
-  const Checked shared_expert =
-      shared == 0 ? Checked{Wide{0}}
-                  : Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
-  return Sum({router, Mul({pairs, per_pair}), shared_expert});
+  return Sum({router, Mul({pairs, per_pair}), SharedSaved(t, d)});
 }
+
+// x - y, 0 where y is larger.
+Checked Less(Checked x, Checked y);
 
 // The sparse block's backward above its saves and the residual stream's
 // gradient, at the bound that every token reaches the expert whose
-// backward runs first: that expert's (or the shared expert's, the wider)
-// MLP over all b s tokens, or the input gradients index_backward scatters
-// (6N).
+// backward runs first: the shared expert's MLP (its backward runs first,
+// all saves held), that expert's MLP over all b s tokens once the shared
+// expert's saves are released, or the input gradients index_backward
+// scatters (6N).
 Checked MoeBackward(const TransformerShape& t, const Dims& d) {
-  const Wide widest =
-      std::max(t.moe_intermediate_size, t.shared_expert_intermediate_size);
-  return Max(MlpStep(d, d.bs, widest), Hidden(d, 6));
+  const uint64_t shared = t.shared_expert_intermediate_size;
+  const Checked shared_step =
+      shared == 0 ? Checked{Wide{0}} : MlpStep(d, d.bs, shared);
+  const Checked routed =
+      Less(MlpStep(d, d.bs, t.moe_intermediate_size), SharedSaved(t, d));
+  return Max(Max(shared_step, routed), Hidden(d, 6));
 }
 
 // Re-running a sparse block under checkpointing, past its experts: the
