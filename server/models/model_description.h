@@ -70,6 +70,9 @@ struct ConfigKeys {
 // (under the name of its first registration), and the shape facts that an
 // activation estimate needs.
 struct ModelDescription {
+  // Described from a parameter list (param_list.h), not a config: no
+  // family, so model_type, architecture and the shape facts stay empty.
+  bool param_list = false;
   std::string model_type;    // the config's model_type, e.g. "llama"
   std::string architecture;  // e.g. "LlamaForCausalLM"
   uint64_t hidden_size = 0;
