@@ -73,8 +73,8 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
     sizes.push_back(std::max(1u, request.gemini().tp_size()));
   }
   // A parameter list has no policy to shard it (each tp rank's own).
-  const bool sharded = search.has_model() &&
-                       search.model().param_list_json().empty();
+  const bool sharded =
+      search.has_model() && search.model().param_list_json().empty();
   if (!sharded && (request.search_tp() || sizes.size() > 1)) {
     return absl::InvalidArgumentError(
         "search_tp / tp_sizes: trying several tp degrees needs "
