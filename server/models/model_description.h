@@ -97,7 +97,8 @@ struct ModelDescription {
   // The linear layers, in registration order (filled when storing).
   std::vector<LinearModule> linears;
   // Empty: every parameter trainable; else one per parameter, true where
-  // frozen (requires_grad=False). Set by lora.h / trainable.h.
+  // frozen (requires_grad=False). Set by lora.h / trainable.h, and by
+  // param_list.h from a list's requires_grad.
   std::vector<bool> frozen;
   uint64_t trainable = 0;  // the trainable parameters' numels, summed
   AdapterFacts adapters;   // the LoRA adapters added (lora.h)

@@ -168,8 +168,8 @@ absl::StatusOr<std::vector<bool>> FrozenMask(
   if (!frozen.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "frozen has ", frozen.size(),
-        " entries and search.model sets lora, freeze or train; send one of "
-        "them"));
+        " entries and search.model sets lora, freeze or train (or its "
+        "parameter list marks requires_grad false); send one of them"));
   }
   return described->frozen;
 }

@@ -84,8 +84,8 @@ absl::StatusOr<models::ModelDescription> DescribeRequestModel(
     const models::TpOptions& tp = {});
 
 // The frozen mask a Layout or Plan request uses: `frozen` as sent, or,
-// with a described model whose lora, freeze or train is set, the
-// description's. Errors: INVALID_ARGUMENT when both are set.
+// with a described model whose lora, freeze or train is set (or a
+// parameter list that marks requires_grad false), the description's. Errors: INVALID_ARGUMENT when both are set.
 absl::StatusOr<std::vector<bool>> FrozenMask(
     const google::protobuf::RepeatedField<bool>& frozen,
     const std::optional<models::ModelDescription>& described);

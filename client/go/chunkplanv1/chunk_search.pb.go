@@ -1260,8 +1260,9 @@ type LayoutRequest struct {
 	// Empty: none frozen; else one per numel (with search.model: per
 	// described parameter) (requires_grad=False). Frozen
 	// parameters count in the search but are never placed in a chunk. With
-	// a search.model whose lora, freeze or train is set, the description's
-	// mask is used and this must be empty (else INVALID_ARGUMENT).
+	// a search.model whose lora, freeze or train is set (or whose
+	// param_list_json marks requires_grad false), the description's mask is
+	// used and this must be empty (else INVALID_ARGUMENT).
 	Frozen []bool          `protobuf:"varint,3,rep,packed,name=frozen,proto3" json:"frozen,omitempty"`
 	Gemini *GeminiSettings `protobuf:"bytes,4,opt,name=gemini,proto3" json:"gemini,omitempty"`
 	// Which candidate the search picks; Layout then lays out the objective's
