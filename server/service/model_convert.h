@@ -85,7 +85,8 @@ absl::StatusOr<models::ModelDescription> DescribeRequestModel(
 
 // The frozen mask a Layout or Plan request uses: `frozen` as sent, or,
 // with a described model whose lora, freeze or train is set (or a
-// parameter list that marks requires_grad false), the description's. Errors: INVALID_ARGUMENT when both are set.
+// parameter list that marks requires_grad false), the description's. Errors:
+// INVALID_ARGUMENT when both are set.
 absl::StatusOr<std::vector<bool>> FrozenMask(
     const google::protobuf::RepeatedField<bool>& frozen,
     const std::optional<models::ModelDescription>& described);
