@@ -24,8 +24,9 @@ Expected values come from torch and the oracles, never from chunkplan.
 Skips, saying so, without torch (Debian: python3-torch), the Python package
 (PYTHONPATH=<build>/python) or the binaries.
 
-  CHUNKPLAN_CLI=build/bin/chunkplan CHUNKPLAN_SERVER=build/bin/chunkplan-server \\
-  PYTHONPATH=build/python /usr/bin/python3 tests/e2e/params_freeze_cli_test.py -v
+  CHUNKPLAN_CLI=build/bin/chunkplan \\
+  CHUNKPLAN_SERVER=build/bin/chunkplan-server PYTHONPATH=build/python \\
+      /usr/bin/python3 tests/e2e/params_freeze_cli_test.py -v
 """
 
 import json
@@ -251,34 +252,25 @@ class RefusalChecks:
         self.refused(self.COMMANDS, words, *args)
 
     def test_a_pattern_that_matches_no_name(self):
-        self.refused_everywhere(['freeze: "q_proj" matches no parameter of the '
-                      'parameter list'], "--freeze", "q_proj")
+        self.refused_everywhere(
+            ['freeze: "q_proj" matches no parameter of the parameter list'],
+            "--freeze", "q_proj")
         self.refused_everywhere(['train: "lm_head" matches no parameter'],
-                     "--train", "lm_head")
+                                "--train", "lm_head")
 
     def test_a_pattern_that_does_not_compile(self):
-        self.refused_everywhere(["freeze:", "not a valid RE2 pattern"], "--freeze", "(")
+        self.refused_everywhere(["freeze:", "not a valid RE2 pattern"],
+                                "--freeze", "(")
 
     def test_lora_on_a_list(self):
-        self.refused_everywhere(["lora: a parameter list does not say which parameters "
-                      "belong to nn.Linear modules"],
-                     "--lora-rank", "8", "--lora-targets", "linear1")
+        self.refused_everywhere(
+            ["lora: a parameter list does not say which parameters belong "
+             "to nn.Linear modules"],
+            "--lora-rank", "8", "--lora-targets", "linear1")
 
 
-class FreezeServerTest(FreezeChecks, ParamsCase):
-
-    @classmethod
-    def setUpClass(cls):
-        from server_test import Server  # needs CHUNKPLAN_SERVER
-        cls.server = Server("--threads=2")
-        cls.target = ("--server", cls.server.address, "--deadline", "120s")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
-
-class RefusalTest(RefusalChecks, ParamsCase):
+class ServerCase(ParamsCase):
+    """A real chunkplan-server for the class's tests."""
 
     @classmethod
     def setUpClass(cls):
@@ -289,6 +281,14 @@ class RefusalTest(RefusalChecks, ParamsCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.stop()
+
+
+class FreezeServerTest(FreezeChecks, ServerCase):
+    pass
+
+
+class RefusalTest(RefusalChecks, ServerCase):
+    pass
 
 
 class LocalTest(ParamsCase):
@@ -300,13 +300,14 @@ class LocalTest(ParamsCase):
         torch, _ = require()
         path = list_file(self.tmp)
         mask, numels = train_as_the_user_does(decoder(torch), *PATTERNS[3])
-        got = self.run_json("layout", "--params", path,
-                                    "--dp", "8", *SWEEP, *flags(*PATTERNS[3]))
+        got = self.run_json("layout", "--params", path, "--dp", "8", *SWEEP,
+                            *flags(*PATTERNS[3]))
         self.assertEqual(layout_answer(got),
                          self.oracle_layout(numels, mask, 8))
 
     def test_a_pattern_that_matches_no_name(self):
-        self.refused({"layout": ()}, ['freeze: "q_proj" matches no parameter'],
+        self.refused({"layout": ()},
+                     ['freeze: "q_proj" matches no parameter'],
                      "--freeze", "q_proj")
 
 
