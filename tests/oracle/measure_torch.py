@@ -98,6 +98,7 @@ def measure(shape, work, family, seed, tp=1):
     # The peak, with torch >= 2.2's mean.dim in the norms.
     decoder_torch.TORCH_2_MEAN = True
     decoder_torch.PRESERVE_RNG_STATE = False
+    tp_decoder_torch.CUDA_MUL = True
     try:
         with torch.profiler.profile(
                 activities=[torch.profiler.ProfilerActivity.CPU],
@@ -108,6 +109,7 @@ def measure(shape, work, family, seed, tp=1):
     finally:
         decoder_torch.TORCH_2_MEAN = False
         decoder_torch.PRESERVE_RNG_STATE = True
+        tp_decoder_torch.CUDA_MUL = False
     del keep, loss, logits
     return {"measured_saved_bytes": modern,
             "measured_saved_bytes_torch_1_13": raw,

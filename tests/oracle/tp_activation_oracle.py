@@ -93,19 +93,23 @@ def held_logits(x, tp):
 
 def backward_steps(x, tp, loss):
     """(loss_backward, head_backward): the loss's and the head's backward
-    over what forward left. DistCrossEntropy's backward works in place on
-    exp_logits; logits[..., :-1, :]'s backward allocates the logits'
-    gradient (b s x width, the logits' dtype) while exp_logits is still
-    held. Then, the loss's saves released: the upcast's backward (a 16-bit
-    copy beside the fp32 one), the padding slice's (b s x rows, 16 bits,
-    beside its input's), lm_head's (its input's and its weight's gradient,
-    beside the logits')."""
+    over what forward left, each less the loss's saves (released by then).
+    DistCrossEntropy's backward works in place on exp_logits and returns
+    it as the gradient of b (s - 1) rows, which autograd casts to the
+    logits' dtype where the loss's differs (Mistral); logits[..., :-1, :]'s
+    backward then allocates the logits' gradient (b s x width, the logits'
+    dtype) beside it. Then the upcast's backward (a 16-bit copy beside the
+    fp32 one), the padding slice's (b s x rows, 16 bits, beside its
+    input's), lm_head's (its input's and its weight's gradient, beside the
+    logits')."""
     b, s, h = x["b"], x["s"], x["h"]
     _, rows, width, sliced = sizes(x, tp)
-    g_logits = b * s * width * (4 if tp["logits_fp32"] else 2)
+    logit_bytes = 4 if tp["logits_fp32"] else 2
+    g_logits = b * s * width * logit_bytes
+    g_rows = b * (s - 1) * width * logit_bytes
     g16 = 2 * b * s * width
     grad = g_logits
-    steps = []
+    steps = [g_rows + g_logits]
     if tp["logits_fp32"]:
         steps.append(g_logits + g16)
         grad = g16
@@ -113,4 +117,4 @@ def backward_steps(x, tp, loss):
         steps.append(grad + 2 * b * s * rows)
         grad = 2 * b * s * rows
     steps.append(grad + 2 * b * s * h + 2 * rows * h)
-    return g_logits, max(0, max(steps) - loss)
+    return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)

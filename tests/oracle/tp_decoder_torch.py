@@ -59,6 +59,15 @@ from torch import nn
 import decoder_torch
 
 IGNORE_INDEX = -100
+
+# Set by the peak measurement. DistCrossEntropy's backward multiplies its
+# 16-bit exp_logits in place by a 1-element fp32 tensor: the common dtype
+# is fp32, and on CPU TensorIterator (aten/src/ATen/TensorIterator.cpp,
+# compute_types: "if (common_device == kCPU)" it casts inputs and outputs
+# through temporaries of the common dtype) allocates two fp32 copies of
+# exp_logits; on CUDA the kernel casts per element and allocates none. The
+# peak is measured with the factor cast first, as CUDA's memory goes.
+CUDA_MUL = False
 VOCAB_MULTIPLE = 64  # ShardConfig.make_vocab_size_divisible_by
 
 # model_type: (logits upcast to fp32 before the loss, the loss's dtype fp32)
@@ -176,7 +185,10 @@ class DistCrossEntropy(torch.autograd.Function):
         update = 1.0 - mask.view(-1).float().to(ctx.dtype)
         grad_logits_2d[torch.arange(0, grad_logits_2d.shape[0]),
                        masked_target_1d] -= update
-        grad_logits.mul_(grad_output.unsqueeze(dim=-1))
+        scale = grad_output.unsqueeze(dim=-1)
+        if CUDA_MUL:
+            scale = scale.to(grad_logits.dtype)
+        grad_logits.mul_(scale)
         return grad_logits, None, None, None, None
 
 
