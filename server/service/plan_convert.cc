@@ -80,7 +80,7 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
           "with numels give one tp degree and each rank's local numels");
     }
     out->numels.assign(search.numels().begin(), search.numels().end());
-    tp_shards->push_back({sizes.front(), out->numels});
+    tp_shards->push_back({sizes.front(), out->numels, {}});
     return out;
   }
   for (const uint32_t tp : sizes) {
@@ -97,7 +97,8 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
       }
       return Prefixed("search.", description.status());
     }
-    tp_shards->push_back({tp, std::move(description->numels)});
+    tp_shards->push_back(
+        {tp, std::move(description->numels), TpShapeOf(*description)});
     description->numels.clear();
     if (!described->has_value()) *described = *std::move(description);
   }

@@ -22,6 +22,20 @@ modelled.
 
 VOCAB_MULTIPLE = 64  # ShardConfig.make_vocab_size_divisible_by
 
+# The policies whose causal-LM forward under tp is modelled, by model_type:
+# lm_head's layer (policies/<family>.py), whether the forward upcasts the
+# logits and the loss's dtype (modeling/<family>.py's forward calling
+# dist_cross_entropy: LLaMA's llama_for_causal_lm_forward passes the
+# model's dtype; Mistral's get_lm_forward_with_dist_cross_entropy
+# logits.float() then the model's dtype; Qwen2's and Qwen3's
+# logits.float() then logits.dtype).
+FAMILIES = {
+    "llama": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    "mistral": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": False},
+    "qwen2": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": True},
+    "qwen3": {"lm_head": "column", "logits_fp32": True, "loss_fp32": True},
+}
+
 
 class TpError(ValueError):
     pass
@@ -51,14 +65,12 @@ def rank_dims(x, tp):
     (the residual stream and the norms are whole without sequence
     parallelism)."""
     t = tp["tp_size"]
-    if t < 1:
-        raise TpError("tp.tp_size must be at least 1")
     if x["a"] % t:
         raise TpError("shape.num_attention_heads must be divisible by "
-                      "tp.tp_size")
+                      "shape.tp.tp_size")
     if x["kv"] % t:
         raise TpError("shape.num_key_value_heads must be divisible by "
-                      "tp.tp_size")
+                      "shape.tp.tp_size")
     out = dict(x)
     out["a"], out["kv"], out["i"] = x["a"] // t, x["kv"] // t, split(x["i"], t)
     return out
