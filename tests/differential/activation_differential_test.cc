@@ -77,8 +77,8 @@ uint64_t Padded(uint64_t vocab, uint64_t tp) {
 // ShardFormer's causal-LM facts of a served family at `tp` (those of the
 // policies modelled: LLaMA's 16-bit logits and loss, Mistral's fp32 logits,
 // Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain lm_head).
-planner::TensorParallelShape FamilyTp(const std::string& family,
-                                      uint32_t tp, uint64_t vocab) {
+planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
+                                      uint64_t vocab) {
   planner::TensorParallelShape out;
   out.tp_size = tp;
   out.padded_vocab = Padded(vocab, tp);

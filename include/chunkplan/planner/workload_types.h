@@ -89,7 +89,7 @@ struct TransformerShape {
        embedding_dropout = false;
   // Non-empty: the family's layer is not modelled; the reason.
   std::string not_estimated;
-  AdapterShape adapters;  // LoRA; none by default
+  AdapterShape adapters;   // LoRA; none by default
   TensorParallelShape tp;  // one tp rank's split; none by default
 };
 

@@ -359,9 +359,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  const Checked held =
-      Sum({logits,
-           (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
+  const Checked held = Sum(
+      {logits, (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
   const Checked recompute = ckpt ? layer : Checked{Wide{0}};
   const Checked layer_backward = LayerBackward(shape, d, attention);
 
