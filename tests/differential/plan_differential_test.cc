@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -318,6 +320,57 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
   }
   EXPECT_TRUE(tp_option);
   EXPECT_FALSE(answers[1].ok());
+}
+
+// The same model with a workload, tp searched: each degree's options carry
+// tp rank 0's activation estimate (docs/tensor-parallelism.md,
+// "Activations"), equal to the oracle's (tests/oracle/
+// tp_activation_oracle.py), smaller as tp grows; with sequence parallelism
+// on, the whole model's estimate and the note saying it is not split.
+TEST(PlanDifferentialTest, TensorParallelWorkloadsMatchTheOracle) {
+  std::ifstream in(
+      absl::StrCat(CHUNKPLAN_WORKLOAD_DIR,
+                   "/../../tests/oracle/models/data/llama-2-70b.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(text.str());
+  r.mutable_search()->set_search_range_m(32);
+  r.set_search_tp(true);
+  r.set_max_options(200);
+  v1::Workload* w = r.mutable_workload();
+  w->set_micro_batch(1);
+  w->set_sequence_length(4096);
+  w->set_activation_checkpointing(true);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(80 * kGiB);
+  c->set_host_memory_bytes(1024 * kGiB);
+  c->set_gpus_per_node(8);
+  c->add_world_sizes(8);
+  v1::PlanRequest sp = r;
+  sp.mutable_gemini()->set_enable_sequence_parallelism(true);
+  const auto answers = CheckAgainstOracle({r, sp}, "tp workloads");
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status();
+  ASSERT_TRUE(answers[1].ok()) << answers[1].status();
+  std::map<uint32_t, uint64_t> activations;  // tp -> activation_bytes
+  for (const v1::PlanOption& o : answers[0]->options()) {
+    activations[std::max(1u, o.gemini().tp_size())] = o.activation_bytes();
+    for (const std::string& note : o.notes()) {
+      EXPECT_EQ(note.find("not split by tp"), std::string::npos) << note;
+    }
+  }
+  ASSERT_GT(activations.size(), 1u);
+  for (auto it = std::next(activations.begin()); it != activations.end();
+       ++it) {
+    EXPECT_LT(it->second, std::prev(it)->second) << "tp " << it->first;
+  }
+  bool noted = false;
+  for (const v1::PlanOption& o : answers[1]->options()) {
+    for (const std::string& note : o.notes()) {
+      noted = noted || note.find("sequence parallelism") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace
