@@ -357,7 +357,11 @@ def estimate(shape, work, adapters=None, tp=None):
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
                            (10 if t["fp32_softmax"] else 4) * p)
-    inside = max(recompute + layer_backward, forward_softmax) + tied
+    # (checkpoint's inner backward runs over the re-run layer's output,
+    # 2N, held meanwhile)
+    rerun_output = 2 * n if ckpt else 0
+    inside = (max(recompute + layer_backward + rerun_output, forward_softmax)
+              + tied)
     parts = {
         "per_layer_bytes": per_layer,
         "layers_bytes": x["L"] * per_layer,

@@ -376,9 +376,12 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // run on what the loss and the final norm left.
   const Checked tied =
       shape.tied_embeddings ? Mul({embedding_rows, d.h, 2}) : Checked{Wide{0}};
-  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
-                                   ForwardSoftmax(shape, d, attention))
-                             : Sum({recompute, layer_backward});
+  // A re-run layer's own output (2N) stays held while checkpoint's inner
+  // backward runs over it.
+  const Checked rerun =
+      ckpt ? Max(Sum({recompute, layer_backward, Hidden(d, 2)}),
+                 ForwardSoftmax(shape, d, attention))
+           : Sum({recompute, layer_backward});
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward =
