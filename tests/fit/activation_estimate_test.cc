@@ -67,8 +67,10 @@ TEST(ActivationEstimateTest, TinyLlamaCheckpointedRunsALayerAgain) {
   EXPECT_EQ(got->outside_layers_bytes, 32u + 32 + 272);
   EXPECT_EQ(got->total_bytes, 128u + 336 + 300 + 128 + 64);  // cos, sin held
   EXPECT_EQ(got->recompute_bytes, 1344u);
-  // 1344 + 448 - 572 = 1220 > 512.
-  EXPECT_EQ(got->transient_bytes, 1220u);
+  // The re-run's saves, its backward and its output 2N (held through
+  // checkpoint's inner backward), less what the loss and the final norm
+  // released: 1344 + 448 + 64 - 572 = 1284 > 512.
+  EXPECT_EQ(got->transient_bytes, 1284u);
 }
 
 TEST(ActivationEstimateTest, EagerKeepsTheScores) {
