@@ -27,7 +27,8 @@ absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m);
 
 // The activation estimate's inputs: the shape and layer traits of the
-// described model, or, where numels were sent, of workload.shape_from
+// described model, or, where numels or a parameter list
+// (ModelConfig.param_list_json) were sent, of workload.shape_from
 // (described within `limits`), and `workload`'s fields (flash_attention
 // true is attention ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT
 // "workload: ..." without either (the message says how to give a shape),
