@@ -29,6 +29,14 @@ struct DecoderTraits {
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.
   std::string not_estimated = "the family's layer is not modelled";
+  // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+  bool gelu_fast = false, relu = false;  // the MLP's act (else as above)
+  uint64_t rotary_dim = 0;               // RoPE's width (0: head_dim)
+  bool parallel_residual = false, value_view = false;
+  bool mask_positions = false, no_final_norm = false;
+  uint64_t embed_proj_dim = 0;  // 0: hidden_size
+  bool single_norm = false, gptj_rotary = false, fp32_logits = false,
+       no_sdpa = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

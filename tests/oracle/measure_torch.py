@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import layer_norm_torch
 import saved_tensors
 
 PROBABILITY = 0.1  # any non-zero dropout: only the masks' sizes count
@@ -15,6 +16,8 @@ def config(shape, work, family="llama"):
     """decoder_torch's config for the oracle's traits (`family` adds what
     does not change the saves: Qwen2's q/k/v biases)."""
     h, a = shape["hidden_size"], shape["num_attention_heads"]
+    if family in layer_norm_torch.FAMILIES:
+        return layer_norm_config(shape, work, family)
     return {
         "family": "llama" if shape["rotary"] else "gpt2",
         "layers": shape["num_layers"], "hidden": h, "heads": a,
@@ -34,6 +37,30 @@ def config(shape, work, family="llama"):
         "tied": shape["tied_embeddings"],
         "checkpointing": work["activation_checkpointing"],
         "n_positions": work["sequence_length"] + 3,
+    }
+
+
+def layer_norm_config(shape, work, family):
+    """layer_norm_torch's config for the oracle's traits."""
+    h, a = shape["hidden_size"], shape["num_attention_heads"]
+    return {
+        "family": family, "layers": shape["num_layers"], "hidden": h,
+        "heads": a, "intermediate": shape["intermediate_size"] or 4 * h,
+        "vocab": shape["vocab_size"], "qkv_bias": True,
+        "rotary_ndims": shape["rotary_dim"] or shape["head_dim"] or h // a,
+        "parallel_residual": shape["parallel_residual"],
+        "act": shape["activation"] if shape["activation"] in (
+            "gelu_new", "gelu_fast", "relu") else "gelu",
+        "attention_dropout": PROBABILITY * shape["attention_dropout"],
+        "resid_dropout": PROBABILITY * shape["hidden_dropout"],
+        "tied": shape["tied_embeddings"],
+        "checkpointing": work["activation_checkpointing"],
+        # OPT: word_embed_proj_dim, do_layer_norm_before, the final norm
+        "proj": shape["embed_proj_dim"] or h,
+        "norm_before": not shape["post_norm"],
+        "final_norm": not shape["post_norm"] and not shape["no_final_norm"],
+        "affine": True, "n_positions": work["sequence_length"] + 3,
+        "embedding_dropout": PROBABILITY * shape["embedding_dropout"],
     }
 
 
@@ -74,7 +101,8 @@ def measure(shape, work, family, seed):
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
     c = config(shape, work, family)
-    model = decoder_torch.build(c)
+    model = (layer_norm_torch.build(c) if family in layer_norm_torch.FAMILIES
+             else decoder_torch.build(c))
     model.train()
     keep = drop_parameter_grads(model)
     b, s = work["micro_batch"], work["sequence_length"]
