@@ -374,7 +374,8 @@ def describe_model(search, raw_model, error=LayoutError):
     if not isinstance(architecture, str):
         raise error("search.model.architecture: expected a string")
     # LoRA adapters and trainable patterns are the LoRA oracle's
-    # (tests/oracle/lora_oracle_test.py), not this one's: only unset.
+    # (tests/oracle/lora_oracle_test.py), a parameter list the params
+    # tests', not this one's: only unset.
     for key in ("lora", "freeze", "train", "param_list_json"):
         if f.get(key):
             raise error(f"search.model.{key}: not modelled by this oracle")

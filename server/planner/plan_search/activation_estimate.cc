@@ -7,50 +7,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
 namespace {
 
-using Wide = unsigned __int128;
-// An exact count, or nullopt once it has passed 2^128-1.
-using Checked = std::optional<Wide>;
-
-Checked Mul(std::initializer_list<Checked> factors) {
-  Checked out = Wide{1};
-  for (const Checked& f : factors) {
-    Wide product;
-    if (!out.has_value() || !f.has_value() ||
-        __builtin_mul_overflow(*out, *f, &product)) {
-      return std::nullopt;
-    }
-    out = product;
-  }
-  return out;
-}
-
-Checked Sum(std::initializer_list<Checked> terms) {
-  Checked out = Wide{0};
-  for (const Checked& t : terms) {
-    Wide sum;
-    if (!out.has_value() || !t.has_value() ||
-        __builtin_add_overflow(*out, *t, &sum)) {
-      return std::nullopt;
-    }
-    out = sum;
-  }
-  return out;
-}
-
-Checked Max(Checked x, Checked y) {
-  if (!x.has_value() || !y.has_value()) return std::nullopt;
-  return std::max(*x, *y);
-}
-
-// x - y, 0 where y is larger.
-Checked Less(Checked x, Checked y) {
-  if (!x.has_value() || !y.has_value()) return std::nullopt;
-  return *x > *y ? *x - *y : 0;
-}
+using activation::Checked;
+using activation::Dims;
+using activation::Less;
+using activation::Max;
+using activation::Mul;
+using activation::Sum;
+using activation::Wide;
 
 // `value` as a uint64 in *out, or INVALID_ARGUMENT naming `part`.
 absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
@@ -61,13 +30,6 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
   *out = static_cast<uint64_t>(*value);
   return absl::OkStatus();
 }
-
-// The sizes the terms read: tokens, widths, heads.
-struct Dims {
-  Wide b, s, bs, h, a, kv, d, inter, v;
-  Wide rotary;  // RoPE's width
-  Wide e;       // the embedding's and lm_head's width
-};
 
 // INVALID_ARGUMENT naming the first size that is 0 or does not divide
 // (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
@@ -445,16 +407,17 @@ Checked HeadBackward(const Dims& d, Checked loss) {
 }
 
 // The embedding's backward, last: its output's gradient and its weight's
-// (with a tied lm_head, the held gradient and their sum, out of place),
-// once all but its indices and the 16-bit logits (the output) is released.
+// (`rows` of them; with a tied lm_head, the held gradient and their sum,
+// out of place), once all but its indices and the logits (the output,
+// `logits` bytes) is released.
 Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
-                          Checked total) {
+                          Checked total, Wide rows, Checked logits) {
   const Checked positions = t.mask_positions ? Mul({d.bs, 8})
                             : t.rotary       ? Checked{Wide{0}}
                                              : Mul({d.s, 8});
-  const Checked kept = Sum({Mul({d.bs, 8}), positions, Logits(t, d)});
+  const Checked kept = Sum({Mul({d.bs, 8}), positions, logits});
   return Less(Sum({Mul({d.bs, d.e, 2}),
-                   Mul({d.v, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+                   Mul({rows, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
               Less(total, kept));
 }
 
@@ -462,8 +425,14 @@ Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     const TransformerShape& shape, const ActivationWorkload& workload) {
-  const absl::StatusOr<Dims> dims = DimsOf(shape, workload);
+  absl::StatusOr<Dims> dims = DimsOf(shape, workload);
   if (!dims.ok()) return dims.status();
+  const bool split = activation::SplitByTp(shape.tp);
+  if (split) {  // one tp rank's heads and MLP width (activation_tp.h)
+    if (absl::Status st = activation::ToTpRank(shape.tp, &*dims); !st.ok()) {
+      return st;
+    }
+  }
   const Dims& d = *dims;
   const absl::StatusOr<ActivationWorkload> run = AsRun(shape, workload);
   if (!run.ok()) return run.status();
@@ -472,11 +441,26 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked layer = LayerSaved(shape, d, attention);
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
-  const Checked loss = Sum({logits32, Targets(d), Wide{4}});
-  const Checked held =
-      Sum({Logits(shape, d), (ckpt && shape.rotary && !shape.gptj_rotary)
-                                 ? Mul({d.s, d.rotary, 4})
-                                 : Checked{Wide{0}}});
+  // The whole model's loss, logits, embedding and backward steps, or a tp
+  // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
+  Checked loss = Sum({logits32, Targets(d), Wide{4}});
+  Checked logits = Logits(shape, d);
+  Checked embedding_mask = Wide{0};
+  Wide embedding_rows = d.v;
+  Checked loss_backward = Mul({logits32, 2});
+  Checked head_backward = HeadBackward(d, loss);
+  if (split) {
+    const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
+    loss = tp.loss;
+    logits = tp.held_logits;
+    embedding_mask = tp.embedding_mask;
+    embedding_rows = tp.embedding_rows;
+    loss_backward = tp.loss_backward;
+    head_backward = tp.head_backward;
+  }
+  const Checked held = Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
+                                        ? Mul({d.s, d.rotary, 4})
+                                        : Checked{Wide{0}}});
   // Re-run under checkpointing, less a LayerNorm's saved input: the
   // layer's input, which the checkpoint keeps already.
   const Checked recompute =
@@ -488,23 +472,25 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
 
   ActivationBytes out;
   const Checked layers = Mul({per_layer, shape.num_layers});
-  const Checked outside = OutsideSaved(shape, d, *run);
+  const Checked outside = Sum({OutsideSaved(shape, d, *run), embedding_mask});
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
   const Checked total = Sum({saved, held});
-  const Checked loss_backward = Mul({logits32, 2});
-  const Checked head_backward = HeadBackward(d, loss);
   // A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
   // input buffer for the embedding's share: held through the layers, which
   // run on what the loss and the final norm left.
   const Checked tied =
-      shape.tied_embeddings ? Mul({d.v, d.e, 2}) : Checked{Wide{0}};
-  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
-                                   ForwardSoftmax(shape, d, attention))
-                             : Sum({recompute, layer_backward});
+      shape.tied_embeddings ? Mul({embedding_rows, d.e, 2}) : Checked{Wide{0}};
+  // A re-run layer's own output (2N) stays held while checkpoint's inner
+  // backward runs over it.
+  const Checked rerun =
+      ckpt ? Max(Sum({recompute, layer_backward, Hidden(d, 2)}),
+                 ForwardSoftmax(shape, d, attention))
+           : Sum({recompute, layer_backward});
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
-  const Checked embedding_backward = EmbeddingBackward(shape, d, total);
+  const Checked embedding_backward =
+      EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
   const Checked final_norm_backward =
       shape.no_final_norm ? Checked{Wide{0}}
