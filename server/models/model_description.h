@@ -35,6 +35,14 @@ struct DecoderTraits {
   uint64_t moe_layers = 0, num_experts = 0, experts_per_token = 0,
            moe_intermediate_size = 0, shared_expert_intermediate_size = 0;
   bool norm_topk_prob = false;
+  // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+  bool gelu_fast = false, relu = false;  // the MLP's act (else as above)
+  uint64_t rotary_dim = 0;               // RoPE's width (0: head_dim)
+  bool parallel_residual = false, value_view = false;
+  bool mask_positions = false, no_final_norm = false;
+  uint64_t embed_proj_dim = 0;  // 0: hidden_size
+  bool single_norm = false, gptj_rotary = false, fp32_logits = false,
+       no_sdpa = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -90,8 +90,20 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
            : t.norm == "layer_norm" ? planner::NormKind::kLayerNorm
                                     : planner::NormKind::kRmsNorm;
   s.gated_mlp = t.gated_mlp;
-  s.activation = t.gelu_new ? planner::MlpActivation::kGeluNew
-                            : planner::MlpActivation::kSingleOp;
+  s.activation = t.gelu_new    ? planner::MlpActivation::kGeluNew
+                 : t.gelu_fast ? planner::MlpActivation::kGeluFast
+                 : t.relu      ? planner::MlpActivation::kRelu
+                               : planner::MlpActivation::kSingleOp;
+  s.rotary_dim = t.rotary_dim;
+  s.parallel_residual = t.parallel_residual;
+  s.value_view = t.value_view;
+  s.mask_positions = t.mask_positions;
+  s.no_final_norm = t.no_final_norm;
+  s.embed_proj_dim = t.embed_proj_dim;
+  s.single_norm = t.single_norm;
+  s.gptj_rotary = t.gptj_rotary;
+  s.fp32_logits = t.fp32_logits;
+  s.no_sdpa = t.no_sdpa;
   s.rotary = t.rotary;
   s.qk_norm = t.qk_norm;
   s.fp32_softmax = t.fp32_softmax;

@@ -67,6 +67,8 @@ struct Case {
   std::string family;  // the torch model the oracle builds ("" none)
   TransformerShape shape;
   ActivationWorkload work;
+  bool post_norm = false;  // OPT's do_layer_norm_before false (the torch
+                           // model's; the same bytes)
 };
 
 // A vocabulary padded as VocabParallelEmbedding1D pads it: up to a multiple
@@ -110,7 +112,7 @@ uint64_t In(std::mt19937_64& rng, uint64_t lo, uint64_t hi) {
 void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
   t->norm = static_cast<NormKind>(In(rng, 0, 2));
-  t->activation = static_cast<MlpActivation>(In(rng, 0, 1));
+  t->activation = static_cast<MlpActivation>(In(rng, 0, 3));
   t->tied_embeddings = coin();
   t->fused_qkv = coin();
   t->gated_mlp = coin();
@@ -122,6 +124,16 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->attention_dropout = coin();
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
+  t->parallel_residual = coin();
+  t->value_view = coin();
+  t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
+  t->mask_positions = coin();
+  t->no_final_norm = coin();
+  t->embed_proj_dim = coin() ? 0 : AnyWidth(rng, 16);
+  t->single_norm = coin();
+  t->gptj_rotary = coin();
+  t->fp32_logits = coin();
+  t->no_sdpa = In(rng, 0, 3) == 0;
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -182,6 +194,53 @@ Case RandomCase(std::mt19937_64& rng) {
   return c;
 }
 
+bool IsRmsFamily(const std::string& family) {
+  return family == "llama" || family == "mistral" || family == "qwen2" ||
+         family == "qwen3";
+}
+
+// The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
+// shape: q as wide as h (h = a x d, at least 8), the options its config
+// takes drawn at random.
+void LayerNormFamilyTraits(std::mt19937_64& rng, const std::string& family,
+                           TransformerShape* t) {
+  auto coin = [&rng] { return In(rng, 0, 1) == 1; };
+  const uint64_t d = 2 * In(rng, 2, 4);
+  t->num_key_value_heads = 0;
+  t->num_attention_heads = std::max<uint64_t>(In(rng, 1, 4), (8 + d - 1) / d);
+  t->hidden_size = t->num_attention_heads * d;
+  t->head_dim = 0;
+  t->intermediate_size = t->hidden_size * In(rng, 20, 60) / 10;
+  t->vocab_size = t->hidden_size * In(rng, 2, 8);
+  t->norm = NormKind::kLayerNorm;
+  t->gated_mlp = false;
+  t->tied_embeddings = coin();
+  t->attention_dropout = coin();
+  t->hidden_dropout = coin();
+  if (family == "gpt_neox") {  // GPTNeoXConfig's options
+    t->fused_qkv = t->value_view = true;
+    t->rotary_dim = 2 * In(rng, 1, d / 2);
+    t->parallel_residual = coin();
+    t->activation =
+        coin() ? MlpActivation::kGeluFast : MlpActivation::kSingleOp;
+    t->embedding_dropout = t->hidden_dropout;
+  }
+}
+
+// OPT's options at random (OPTConfig): ReLU, dropout, do_layer_norm_before
+// (false: no final norm), _remove_final_layer_norm, and project_in /
+// project_out at OPT-350m's ratio (word_embed_proj_dim = h / 2).
+void OptTraits(std::mt19937_64& rng, Case* c) {
+  auto coin = [&rng] { return In(rng, 0, 1) == 1; };
+  TransformerShape* t = &c->shape;
+  t->rotary = false;
+  t->activation = MlpActivation::kRelu;
+  t->mask_positions = true;
+  c->post_norm = In(rng, 0, 3) == 0;
+  t->no_final_norm = c->post_norm || In(rng, 0, 4) == 0;
+  if (coin()) t->embed_proj_dim = t->hidden_size / 2;
+}
+
 // A small model of `family` (the traits its Family sets) for the torch run.
 // At `tp` > 1, tp rank 0 as ColossalAI's ShardFormer runs it (the heads, the
 // key/value heads, the MLP width and Qwen3's vocabulary divisible by tp, as
@@ -235,6 +294,17 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.hidden_dropout = In(rng, 0, 1) == 1;
     t.embedding_dropout = In(rng, 0, 1) == 1;
   }
+  if (family != "gpt2" && family != "gemma" && !IsRmsFamily(family)) {
+    LayerNormFamilyTraits(rng, family, &t);
+  }
+  if (family == "opt") OptTraits(rng, &c);
+  if (family == "gptj") {  // GPTJConfig: rotary_dim, dropout at random
+    t.rotary = t.single_norm = t.gptj_rotary = t.fp32_logits = true;
+    t.no_sdpa = true;
+    t.activation = MlpActivation::kGeluNew;
+    t.rotary_dim = 2 * In(rng, 1, t.hidden_size / t.num_attention_heads / 2);
+    t.embedding_dropout = In(rng, 0, 1) == 1;
+  }
   c.work.micro_batch = static_cast<uint32_t>(In(rng, 1, 3));
   c.work.sequence_length = static_cast<uint32_t>(In(rng, 2, 16));
   c.work.activation_checkpointing = checkpointing;
@@ -264,6 +334,8 @@ std::string RequestLine(const Case& c, uint64_t seed) {
   constexpr const char* kNorms[] = {"rms", "gemma_rms", "layer_norm"};
   constexpr const char* kAttention[] = {"default", "eager", "sdpa",
                                         "flash_attention_2"};
+  constexpr const char* kActivations[] = {"single_op", "gelu_new", "gelu_fast",
+                                          "relu"};
   return absl::StrCat(
       R"({"shape": {"num_layers": ")", t.num_layers, R"(", "hidden_size": ")",
       t.hidden_size, R"(", "num_attention_heads": ")", t.num_attention_heads,
@@ -274,13 +346,21 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "fused_qkv": )", flag(t.fused_qkv), R"(, "norm": ")",
       kNorms[static_cast<int>(t.norm)], R"(", "gated_mlp": )",
       flag(t.gated_mlp), R"(, "activation": ")",
-      t.activation == MlpActivation::kGeluNew ? "gelu_new" : "single_op",
-      R"(", "rotary": )", flag(t.rotary), R"(, "qk_norm": )", flag(t.qk_norm),
-      R"(, "fp32_softmax": )", flag(t.fp32_softmax), R"(, "scale_by_tensor": )",
-      flag(t.scale_by_tensor), R"(, "embed_scale": )", flag(t.embed_scale),
-      R"(, "attention_dropout": )", flag(t.attention_dropout),
-      R"(, "hidden_dropout": )", flag(t.hidden_dropout),
-      R"(, "embedding_dropout": )", flag(t.embedding_dropout),
+      kActivations[static_cast<int>(t.activation)], R"(", "rotary": )",
+      flag(t.rotary), R"(, "rotary_dim": ")", t.rotary_dim,
+      R"(", "parallel_residual": )", flag(t.parallel_residual),
+      R"(, "value_view": )", flag(t.value_view), R"(, "mask_positions": )",
+      flag(t.mask_positions), R"(, "no_final_norm": )", flag(t.no_final_norm),
+      R"(, "post_norm": )", flag(c.post_norm), R"(, "embed_proj_dim": ")",
+      t.embed_proj_dim, R"(", "single_norm": )", flag(t.single_norm),
+      R"(, "gptj_rotary": )", flag(t.gptj_rotary), R"(, "fp32_logits": )",
+      flag(t.fp32_logits), R"(, "no_sdpa": )", flag(t.no_sdpa),
+      R"(, "qk_norm": )", flag(t.qk_norm), R"(, "fp32_softmax": )",
+      flag(t.fp32_softmax), R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
+      R"(, "embed_scale": )", flag(t.embed_scale), R"(, "attention_dropout": )",
+      flag(t.attention_dropout), R"(, "hidden_dropout": )",
+      flag(t.hidden_dropout), R"(, "embedding_dropout": )",
+      flag(t.embedding_dropout),
       R"(, "moe_layers": ")", t.moe_layers, R"(", "num_experts": ")",
       t.num_experts, R"(", "experts_per_token": ")", t.experts_per_token,
       R"(", "moe_intermediate_size": ")", t.moe_intermediate_size,
@@ -449,8 +529,9 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::vector<Case> cases;
   std::vector<std::string> lines;
   const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES");
-  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gemma",
-                             "gpt2", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+  for (const char* family :
+       {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
+        "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe"}) {
     if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
                                               absl::StrCat(",", family, ","))) {
       continue;

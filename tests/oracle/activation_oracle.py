@@ -35,7 +35,12 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
   {"shape": {"num_layers", "hidden_size", "num_attention_heads",
              "vocab_size", "num_key_value_heads", "head_dim",
              "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
-             "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
+             "gated_mlp", "activation": "single_op"|"gelu_new"|"gelu_fast"|"relu",
+             "rotary", "rotary_dim", "parallel_residual", "value_view",
+             "mask_positions", "no_final_norm", "post_norm" (the same
+             bytes as the pre-norm layer: only the torch model reads it),
+             "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
+             "no_sdpa",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
              "not_estimated": "...",
@@ -128,9 +133,20 @@ def dims(shape, work):
                 v=shape["vocab_size"], L=shape["num_layers"])
 
 
-def attention_of(work):
+def attention_of(work, t=None):
+    """The attention run: transformers' default is sdpa, or eager for a
+    family without an sdpa path (GPT-J in 4.51.3: _supports_sdpa unset),
+    which refuses sdpa by name."""
     a = work.get("attention", "default")
+    if t is not None and t.get("no_sdpa"):
+        if a == "sdpa":
+            raise ActivationError(NO_SDPA)
+        return "eager" if a == "default" else a
     return "sdpa" if a == "default" else a
+
+
+NO_SDPA = ("workload.attention: ATTENTION_SDPA: the family has no sdpa path "
+           "in transformers 4.51.3 (its default is eager)")
 
 
 def norm_tensors(kind, rows, width, where):
@@ -163,6 +179,21 @@ def eager_kv(x):
     if x["kv"] == 1 and x["b"] == 1:
         return 2 * x["s"] * x["d"]
     return 2 * x["b"] * x["s"] * x["a"] * x["d"]
+
+
+def eager_v(t, x):
+    """V as eager attention's PV matmul keeps it: with value_view (V a
+    strided view of the fused q/k/v output, GPT-NeoX) matmul's reshape to
+    bmm's batch is a view when b, a or s is 1, and bmm keeps the whole fused
+    output; else a copy as wide as q (eager_kv)."""
+    if t["value_view"] and 1 in (x["b"], x["a"], x["s"]):
+        return fused_qkv_bytes(x)
+    return eager_kv(x)
+
+
+def fused_qkv_bytes(x):
+    """The fused q/k/v projection's 16-bit output."""
+    return 2 * x["b"] * x["s"] * (x["a"] + 2 * x["kv"]) * x["d"]
 
 
 def targets(b, s):
@@ -230,9 +261,18 @@ def layer_tensors(t, x, attention, sparse=False):
         out += norm_tensors("rms", bs * a, d, "q_norm")
         out += norm_tensors("rms", bs * kv, d, "k_norm")
     q = 2 * bs * a * d
+    if t["gptj_rotary"]:
+        # GPT-J: fp32 sin and cos gathered in each layer (position_ids is
+        # (1, s)), repeat_interleave'd (1, s, 1, r) for q and again for k,
+        # each kept by its mul.
+        out.append(("GPT-J sin and cos for q and k (fp32)",
+                    4 * 4 * s * (t["rotary_dim"] or d)))
     if attention == "flash_attention_2":
+        # flash_attn's maybe_contiguous keeps a view whose last stride is
+        # 1: with value_view, V's storage is the fused q/k/v output.
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
-                ("v (kv heads)", 2 * bs * kv * d),
+                ("v (kv heads)", fused_qkv_bytes(x) if t["value_view"]
+                 else 2 * bs * kv * d),
                 ("out (also o_proj's input)", q),
                 ("softmax_lse (fp32)", 4 * bs * a), ("rng_state", 16)]
     elif attention == "sdpa":
@@ -241,7 +281,10 @@ def layer_tensors(t, x, attention, sparse=False):
                 ("logsumexp (fp32)", 4 * bs * a)]
     else:
         p = b * a * s * s
-        out += [("q for QK^T", q), ("k repeated, for QK^T", eager_kv(x))]
+        # GPT-J: q and k fp32 (RoPE by fp32 tables, then upcast)
+        qk = 2 if t["gptj_rotary"] else 1
+        out += [("q for QK^T", qk * q),
+                ("k repeated, for QK^T", qk * eager_kv(x))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
         out.append(("softmax result", (4 if t["fp32_softmax"] else 2) * p))
@@ -250,27 +293,35 @@ def layer_tensors(t, x, attention, sparse=False):
                     ("dropped probabilities for PV", 2 * p)]
         elif t["fp32_softmax"]:
             out.append(("probabilities .to(dtype) for PV", 2 * p))
-        out += [("v repeated, for PV", eager_kv(x)),
+        out += [("v repeated, for PV", eager_v(t, x)),
                 ("o_proj input (contiguous copy)", q)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
-    out += norm_tensors(t["norm"], bs, h, "post-attention norm")
-    out.append(("post-attention norm's output, kept by the MLP", 2 * n))
+    second = norm_tensors(t["norm"], bs, h, "post-attention norm")
+    if t["parallel_residual"] and t["norm"] == "layer_norm":
+        second = second[1:]  # its input is the layer's, the first's too
+    if not t["single_norm"]:  # GPT-J: the MLP reads ln_1's output too
+        out += second
+        out.append(("post-attention norm's output, kept by the MLP", 2 * n))
     bi = 2 * bs * i
+    # The activation's own saves: relu keeps its result, which the next op
+    # (the mul, or c_proj) keeps too: nothing of its own.
+    act = {"single_op": [("act's input (gate_proj / c_fc output)", bi)],
+           "gelu_new": [("gelu_new: x (pow)", bi),
+                        ("gelu_new: tanh result", bi),
+                        ("gelu_new: 0.5 * x", bi),
+                        ("gelu_new: 1 + tanh", bi)],
+           # FastGELUActivation: x, 0.044715x, 0.79788x, 1 + 0.044715x^2,
+           # tanh, 1 + tanh, 0.5x
+           "gelu_fast": [(f"gelu_fast: saved {k}", bi) for k in range(7)],
+           "relu": []}[t["activation"]]
     if sparse:
         out += moe_tensors(t, x)
     elif t["gated_mlp"]:
-        act = ([("gate_proj output, kept by act", bi)]
-               if t["activation"] == "single_op" else
-               [("gelu_new: x, tanh, 0.5x, 1 + tanh", 4 * bi)])
         out += act + [("act(gate), kept by the mul", bi),
                       ("up_proj output, kept by the mul", bi),
                       ("act(gate) * up, down_proj's input", bi)]
     else:
-        act = ([("c_fc output, kept by act", bi)]
-               if t["activation"] == "single_op" else
-               [("gelu_new: x (pow)", bi), ("gelu_new: tanh result", bi),
-                ("gelu_new: 0.5 * x", bi), ("gelu_new: 1 + tanh", bi)])
         out += act + [("act output, c_proj's input", bi)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after the MLP", n))
@@ -280,24 +331,41 @@ def layer_tensors(t, x, attention, sparse=False):
 def outside_tensors(t, x, work):
     b, s, h, d = x["b"], x["s"], x["h"], x["d"]
     ckpt = work["activation_checkpointing"]
-    eager = attention_of(work) == "eager"
+    eager = attention_of(work, t) == "eager"
     out = [("input_ids (embedding's indices)", 8 * b * s)]
-    if not t["rotary"]:
+    e = t["embed_proj_dim"] or h
+    if t["mask_positions"]:
+        # OPT: position_ids from the mask's cumsum, (b, s); the embedding
+        # keeps position_ids + 2; the checkpoint keeps position_ids and
+        # cache_position as arguments.
+        out.append(("position_ids + offset (embed_positions' indices)",
+                    8 * b * s))
+        if ckpt:
+            out += [("position_ids (checkpoint argument)", 8 * b * s),
+                    ("cache_position (checkpoint argument)", 8 * s)]
+    elif not t["rotary"]:
         out.append(("position_ids (wpe's indices)", 8 * s))
     elif ckpt:
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
-    else:
-        out.append(("cos and sin (1, s, d), kept by RoPE", 4 * s * d))
+    if t["rotary"] and not t["gptj_rotary"] and not ckpt:
+        out.append(("cos and sin (1, s, rotary width), kept by RoPE",
+                    4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
-                    2 * b * s * s if t["rotary"] else 2 * b * s))
+                    2 * b * s * s if t["rotary"] or t["mask_positions"]
+                    else 2 * b * s))
     if t["embedding_dropout"]:
         out.append(("embedding dropout mask", b * s * h))
     if t["embed_scale"]:
         out.append(("embedding normalizer (0-dim)", 2))
-    out += norm_tensors(t["norm"], b * s, h, "final norm")
-    out.append(("final norm's output, lm_head's input", 2 * b * s * h))
+    if not t["no_final_norm"]:
+        out += norm_tensors(t["norm"], b * s, h, "final norm")
+    out.append(("final hidden states, lm_head's (project_out's) input",
+                2 * b * s * h))
+    if e != h:
+        out += [("project_in's input (the token embeddings)", 2 * b * s * e),
+                ("project_out's output, lm_head's input", 2 * b * s * e)]
     return out
 
 
@@ -376,8 +444,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
     bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
     norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
     mlp_names = ("act", "gate_proj", "up_proj", "c_fc", "gelu_new",
-                 "residual dropout", "moe")
-    step = moe_backward(t, x) if sparse else mlp_step(bs, h, i)
+                 "gelu_fast", "residual dropout", "moe")
+    # (the gated product's or gelu_new's / gelu_fast's last product's three
+    # gradients come once down_proj's input is released; relu's two while
+    # its result, down_proj's input, is still saved; a single op's two are
+    # no more than the input's gradient with the weight's)
+    if sparse:
+        step = moe_backward(t, x)
+    elif t["gated_mlp"] or t["activation"] != "single_op":
+        step = mlp_step(bs, h, i)
+    else:
+        step = 2 * bs * i + 2 * h * i
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
     after_attention = (sum(m for name, m in tensors
@@ -389,7 +466,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
         attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
         for_pv = (3 * p if t["attention_dropout"] else
                   2 * p if t["fp32_softmax"] else 0)
-        after_attention += eager_kv(x) + for_pv  # v, PV's left factor
+        after_attention += eager_v(t, x) + for_pv  # v, PV's left factor
     # Last, q, k and v's projections: their gradients, the largest
     # projection weight's gradient (GPT-2's fused c_attn: all three) and the
     # input's, once all but the first norm's saves and output is released.
@@ -407,7 +484,10 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            qkv_step,
                            norm_step - mlp_and_masks - 2 * n,
                            norm_step - (layer - norm - 2 * n))
-    recompute = layer if ckpt else 0
+    # (a LayerNorm's saved input is the layer's input, which the
+    # checkpoint keeps already: not a new allocation of the re-run)
+    recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
+                 if ckpt else 0)
     # Re-running an eager layer, its softmax holds the 16-bit scores, their
     # fp32 copy and the result at once (GPT-2: the scores and the result),
     # over the saves made before it (v repeated among them), the tensors
@@ -419,7 +499,8 @@ def layer_terms(t, x, attention, ckpt, sparse):
         before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "q for QK^T", "k repeated",
-                                         "v repeated", "the 0-dim scale")))
+                                         "the 0-dim scale")))
+        before += eager_kv(x)  # v repeated (a copy, or the k-sized view)
         kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
@@ -449,7 +530,7 @@ def estimate(shape, work, adapters=None, tp=None):
             raise ActivationError(str(e)) from e
     t = dict(DEFAULT_TRAITS, **shape)
     ckpt = work["activation_checkpointing"]
-    attention = attention_of(work)
+    attention = attention_of(work, t)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
     # The MoE families: moe_layers of the L layers are sparse (their MLP
     # the sparse block), the others dense.
@@ -465,7 +546,7 @@ def estimate(shape, work, adapters=None, tp=None):
                         for k in kinds))
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
     outside = sum(n for _, n in outside_tensors(t, x, work))
-    logits = 2 * b * s * v  # the model's output, held
+    logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
     embedding_rows = v
     if tp is not None:
         loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
@@ -474,23 +555,29 @@ def estimate(shape, work, adapters=None, tp=None):
                     - 8 * b * s)
         logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
-    held = logits + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
+    held = logits + (4 * s * (t["rotary_dim"] or x["d"])
+                     if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. The layers (layer_terms) run on what the
     # loss and the final norm left.
     bs, n = b * s, b * s * h
     norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
-    released = loss + norm + 2 * n
-    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
+    e = t["embed_proj_dim"] or h  # the embedding's and lm_head's width
+    final = 0 if t["no_final_norm"] else norm
+    released = loss + final + 2 * n
+    head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
     if tp is not None:
         loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
     layer_backward = max(terms[k]["backward"] for k in kinds)
-    recompute = layer if ckpt else 0
+    # (a LayerNorm's saved input is the layer's input, which the
+    # checkpoint keeps already: not a new allocation of the re-run)
+    recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
+                 if ckpt else 0)
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
-    tied = 2 * embedding_rows * h if t["tied_embeddings"] else 0
+    tied = 2 * embedding_rows * e if t["tied_embeddings"] else 0
     inside = max(terms[k]["inside"] for k in kinds) + tied
     parts = {
         "per_layer_bytes": per_layer,
@@ -512,12 +599,14 @@ def estimate(shape, work, adapters=None, tp=None):
     # (with a tied lm_head, the held gradient and their sum, out of place),
     # once everything but the embedding's indices and the 16-bit logits
     # (the model's output) is released.
-    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + logits
-    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) *
-                    embedding_rows * h - (parts["total_bytes"] - kept))
+    kept = (8 * bs + (8 * bs if t["mask_positions"] else
+                      8 * s if not t["rotary"] else 0) + logits)
+    embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
+                    embedding_rows * e - (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
     # The final norm's backward, once the loss and lm_head released theirs.
-    final_norm = max(0, NORM_BACKWARD[t["norm"]] * n - loss)
+    final_norm = (0 if t["no_final_norm"] else
+                  max(0, NORM_BACKWARD[t["norm"]] * n - loss))
     parts["final_norm_backward_bytes"] = final_norm
     parts["transient_bytes"] = max(loss_backward, head, final_norm,
                                    inside - released, embedding)
@@ -531,7 +620,10 @@ MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
-               "hidden_dropout", "embedding_dropout", "norm_topk_prob")
+               "hidden_dropout", "embedding_dropout", "norm_topk_prob",
+               "parallel_residual", "value_view", "mask_positions",
+               "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
+               "fp32_logits", "no_sdpa")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -542,14 +634,22 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "moe_layers": 0, "num_experts": 0,
                   "experts_per_token": 0, "moe_intermediate_size": 0,
                   "shared_expert_intermediate_size": 0,
-                  "norm_topk_prob": False}
+                  "norm_topk_prob": False,
+                  # LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+                  "rotary_dim": 0, "parallel_residual": False,
+                  "value_view": False, "mask_positions": False,
+                  "no_final_norm": False, "post_norm": False,
+                  "embed_proj_dim": 0, "single_norm": False,
+                  "gptj_rotary": False, "fp32_logits": False,
+                  "no_sdpa": False}
 
 
 def read_request(request):
     shape = dict(DEFAULT_TRAITS)
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
-                            "intermediate_size") + MOE_SIZES:
+                            "intermediate_size", "rotary_dim",
+                            "embed_proj_dim") + MOE_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

@@ -57,6 +57,57 @@ def _probability(config, key, default):
     return value != 0
 
 
+def _flag(config, key, default):
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"config {key}: expected true or false, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+def _fraction(config, key, default):
+    """A number in [0, 1] (None: 0), as _probability checks it."""
+    _probability(config, key, default)
+    return config.get(key, default) or 0
+
+
+def _text(config, key, default):
+    value = config.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ValueError(f"config {key}: expected a string, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+# ACT2FN's activations by what they save (activations.py): one op keeps
+# its input; gelu_new and gelu_fast are tanh arithmetic; relu keeps its
+# result.
+_ACTIVATIONS = {"gelu": "single_op", "gelu_pytorch_tanh": "single_op",
+                "silu": "single_op", "swish": "single_op",
+                "gelu_new": "gelu_new", "gelu_fast": "gelu_fast",
+                "relu": "relu"}
+
+
+def _look_up(config, *keys):
+    """Looks up every key first, as the C++ families read them all before
+    judging any (keys_read)."""
+    for key in keys:
+        config.get(key)
+
+
+def _activation(t, key, act):
+    """Sets t's activation; False (and the reason) where not modelled."""
+    t["activation"] = _ACTIVATIONS.get(act, "single_op")
+    if act in _ACTIVATIONS:
+        return True
+    t["not_estimated"] = (f'{key} "{act}" is not modelled (gelu, gelu_new, '
+                          'gelu_fast, gelu_pytorch_tanh, relu, silu, swish '
+                          'are)')
+    return False
+
+
 def _numel(description, suffix):
     """The numel of the first parameter whose name ends in `suffix`."""
     for name, n in zip(description.names, description.numels):
@@ -213,12 +264,149 @@ def _gpt2(config, description, heads):
     return t
 
 
+def _gpt_neox(config, description, heads):
+    """modeling_gpt_neox.py: LayerNorm, the fused query_key_value (V a
+    strided view of it), RoPE over int(head_size * rotary_pct) dimensions
+    (inv_freq = arange(0, dim, 2): cos and sin of the even width), an fp32
+    softmax, dense_h_to_4h / act / dense_4h_to_h, use_parallel_residual,
+    attention_dropout and hidden_dropout (emb_dropout, post_attention_dropout,
+    post_mlp_dropout)."""
+    d = description
+    h = d.hidden_size
+    head = h // heads
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": head,
+         "intermediate_size": _numel(d, "dense_h_to_4h.weight") // h,
+         "vocab_size": _numel(d, "embed_in.weight") // h,
+         "tied_embeddings": "embed_out.weight" not in d.names,
+         "fused_qkv": True, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": True, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "value_view": True, "not_estimated": ""}
+    _look_up(config, "hidden_act", "rotary_pct", "use_parallel_residual",
+             "attention_dropout", "hidden_dropout")
+    try:
+        act = _text(config, "hidden_act", "gelu")
+        pct = _fraction(config, "rotary_pct", 0.25)
+        t["parallel_residual"] = _flag(config, "use_parallel_residual", True)
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+        t["hidden_dropout"] = _probability(config, "hidden_dropout", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    t["embedding_dropout"] = t["hidden_dropout"]
+    rotary = int(head * pct)
+    t["rotary_dim"] = rotary + rotary % 2
+    if not _activation(t, "hidden_act", act):
+        pass
+    elif not 0 < t["rotary_dim"] <= head:
+        t["not_estimated"] = (f"rotary_pct gives a rotary width of "
+                              f"{t['rotary_dim']} for head size {head}: not "
+                              "modelled")
+    return t
+
+
+def _opt(config, description, heads):
+    """modeling_opt.py: LayerNorm before (or after: the same bytes) the
+    attention and the MLP, q/k/v/out_proj, an fp32 softmax, fc1 /
+    activation_function / fc2, dropout (not after the embeddings) and
+    attention_dropout, positions from the mask's cumsum (embed_positions
+    keeps position_ids + 2), final_layer_norm only with do_layer_norm_before
+    and not _remove_final_layer_norm, project_in / project_out where
+    word_embed_proj_dim differs from hidden_size."""
+    d = description
+    h = d.hidden_size
+    proj = config.get("word_embed_proj_dim") or h
+    before = config.get("do_layer_norm_before", True)
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": h // heads,
+         "intermediate_size": _numel(d, "fc1.weight") // h,
+         "vocab_size": _numel(d, "embed_tokens.weight") // proj,
+         "tied_embeddings": "lm_head.weight" not in d.names,
+         "fused_qkv": False, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": False, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "mask_positions": True, "embedding_dropout": False,
+         "no_final_norm": not (before and not config.get(
+             "_remove_final_layer_norm", False)),
+         "embed_proj_dim": 0 if proj == h else proj, "not_estimated": ""}
+    _look_up(config, "activation_function", "attention_dropout", "dropout")
+    try:
+        act = _text(config, "activation_function", "relu")
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+        t["hidden_dropout"] = _probability(config, "dropout", 0.1)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    _activation(t, "activation_function", act)
+    return t
+
+
+def _gptj(config, description, heads):
+    """modeling_gptj.py: ln_1 read by both the attention and the MLP, RoPE
+    over rotary_dim from fp32 sin/cos gathered in each layer (q and k fp32,
+    upcast for the scores), activation_function, embd_pdrop / attn_pdrop /
+    resid_pdrop, the logits cast to fp32; _supports_sdpa unset (eager by
+    default)."""
+    d = description
+    h = d.hidden_size
+    head = h // heads
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": head,
+         "intermediate_size": _numel(d, "fc_in.weight") // h,
+         "vocab_size": _numel(d, "wte.weight") // h,
+         "tied_embeddings": "lm_head.weight" not in d.names,
+         "fused_qkv": False, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": True, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "single_norm": True, "gptj_rotary": True, "fp32_logits": True,
+         "no_sdpa": True, "not_estimated": ""}
+    _look_up(config, "activation_function", "rotary_dim", "embd_pdrop",
+             "attn_pdrop", "resid_pdrop")
+    try:
+        act = _text(config, "activation_function", "gelu_new")
+        rotary = config.get("rotary_dim", 64)
+        if rotary is not None and (isinstance(rotary, bool) or
+                                   not isinstance(rotary, int) or
+                                   rotary < 1 or rotary >= 2**64):
+            raise ValueError(f"config rotary_dim: expected a positive "
+                             f"integer below 2^64, got {json.dumps(rotary)}")
+        t["embedding_dropout"] = _probability(config, "embd_pdrop", 0)
+        t["attention_dropout"] = _probability(config, "attn_pdrop", 0)
+        t["hidden_dropout"] = _probability(config, "resid_pdrop", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if not _activation(t, "activation_function", act):
+        return t
+    if rotary is None:
+        t["not_estimated"] = "rotary_dim null (RoPE over n_embd) is not modelled"
+    elif rotary % 2 or rotary > head:
+        t["not_estimated"] = (f"rotary_dim {rotary} (odd, or past the head "
+                              f"size {head}) is not modelled")
+    else:
+        t["rotary_dim"] = rotary
+    return t
+
+
 def traits(config, description, heads):
     """The shape dict of a described decoder-only config with `heads`
     query heads."""
     model_type = description.model_type
     if model_type == "gpt2":
         t = _gpt2(config, description, heads)
+    elif model_type == "gpt_neox":
+        t = _gpt_neox(config, description, heads)
+    elif model_type == "opt":
+        t = _opt(config, description, heads)
+    elif model_type == "gptj":
+        t = _gptj(config, description, heads)
     elif model_type in _LLAMA_LIKE:
         t = _llama_like(config, model_type, description, heads)
     else:

@@ -128,6 +128,14 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
          "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "vocab_size": 256}
 QWEN2 = dict(LLAMA, model_type="qwen2")
+NEOX = {"model_type": "gpt_neox", "hidden_size": 64,
+        "intermediate_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 256}
+OPT = {"model_type": "opt", "hidden_size": 64, "ffn_dim": 256,
+       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 256,
+       "max_position_embeddings": 64}
+GPTJ = {"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2,
+        "vocab_size": 256, "rotary_dim": 8, "tie_word_embeddings": False}
 SIZES = range(4096, 40000, 256)
 
 
@@ -163,6 +171,45 @@ class Named(unittest.TestCase):
         self.assertTrue(any(names[p].endswith("q_proj.bias")
                             for op in split for p in op))
         self.assertEqual(answer["gathered_chunks"], "3")
+
+    def test_gpt_neox_holds_two_without_any_straddle(self):
+        # At 16896 elements the first chunk takes embed_in (16384) and
+        # layer 0's two norms (256), the second query_key_value and dense:
+        # no operation straddles, yet post_attention_layernorm's gradient
+        # (the MLP's input norm, used after the attention) comes before
+        # the attention's backward and input_layernorm's after it, so the
+        # norms' chunk waits gathered while the attention's is gathered.
+        answer = layout(NEOX, 16896)
+        self.assertEqual(straddles(NEOX, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
+
+    def test_opt_holds_three_without_any_straddle(self):
+        # OPTDecoder registers final_layer_norm before its layers and runs
+        # it after them: at 16896 elements it shares chunk 1 with
+        # embed_positions and layer 0's k/v/q_proj, whose gradients come
+        # last, so chunk 1 stays gathered through the whole backward (some
+        # but not all of its gradients) beside the layers' own chunks.
+        answer = layout(OPT, 16896)
+        self.assertEqual(straddles(OPT, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        names = models.describe(OPT).names
+        chunk = answer["groups"][0]["chunks"][1]
+        first = int(chunk["first_param"])
+        held = names[first:first + int(chunk["num_params"])]
+        self.assertIn("model.decoder.final_layer_norm.weight", held)
+        self.assertIn("model.decoder.layers.0.self_attn.q_proj.weight", held)
+
+    def test_gptj_holds_one_where_nothing_straddles_or_waits(self):
+        # GPT-J registers a block in the order it runs (ln_1, q/k/v/out,
+        # fc_in, fc_out): at 16640 elements no operation straddles and no
+        # chunk waits for a gradient while another is gathered: one chunk;
+        # at 4096 an operation straddles two chunks: two.
+        answer = layout(GPTJ, 16640)
+        self.assertEqual(straddles(GPTJ, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "1")
+        answer = layout(GPTJ, 4096)
+        self.assertTrue(straddles(GPTJ, answer))
+        self.assertEqual(answer["gathered_chunks"], "2")
 
 
 MIXTRAL = dict(LLAMA, model_type="mixtral", num_hidden_layers=1,

@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
 
@@ -16,6 +17,8 @@ def config(shape, work, family="llama"):
     """decoder_torch's config for the oracle's traits (`family` adds what
     does not change the saves: Qwen2's q/k/v biases)."""
     h, a = shape["hidden_size"], shape["num_attention_heads"]
+    if family in layer_norm_torch.FAMILIES:
+        return layer_norm_config(shape, work, family)
     return {
         "family": "llama" if shape["rotary"] else "gpt2",
         "layers": shape["num_layers"], "hidden": h, "heads": a,
@@ -62,6 +65,28 @@ def dense_on_top(shape, work):
                             work["activation_checkpointing"], sparse)
              for sparse in (False, True)]
     return terms[0]["inside"] > terms[1]["inside"]
+def layer_norm_config(shape, work, family):
+    """layer_norm_torch's config for the oracle's traits."""
+    h, a = shape["hidden_size"], shape["num_attention_heads"]
+    return {
+        "family": family, "layers": shape["num_layers"], "hidden": h,
+        "heads": a, "intermediate": shape["intermediate_size"] or 4 * h,
+        "vocab": shape["vocab_size"], "qkv_bias": True,
+        "rotary_ndims": shape["rotary_dim"] or shape["head_dim"] or h // a,
+        "parallel_residual": shape["parallel_residual"],
+        "act": shape["activation"] if shape["activation"] in (
+            "gelu_new", "gelu_fast", "relu") else "gelu",
+        "attention_dropout": PROBABILITY * shape["attention_dropout"],
+        "resid_dropout": PROBABILITY * shape["hidden_dropout"],
+        "tied": shape["tied_embeddings"],
+        "checkpointing": work["activation_checkpointing"],
+        # OPT: word_embed_proj_dim, do_layer_norm_before, the final norm
+        "proj": shape["embed_proj_dim"] or h,
+        "norm_before": not shape["post_norm"],
+        "final_norm": not shape["post_norm"] and not shape["no_final_norm"],
+        "affine": True, "n_positions": work["sequence_length"] + 3,
+        "embedding_dropout": PROBABILITY * shape["embedding_dropout"],
+    }
 
 
 def drop_parameter_grads(model):
@@ -106,7 +131,9 @@ def measure(shape, work, family, seed, tp=1):
     if tp > 1:
         model, forward = tp_decoder_torch.build(c, tp, family)
     else:
-        model = decoder_torch.build(c)
+        model = (layer_norm_torch.build(c)
+                 if family in layer_norm_torch.FAMILIES
+                 else decoder_torch.build(c))
         forward = model
     model.train()
     keep = drop_parameter_grads(model)

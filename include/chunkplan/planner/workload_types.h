@@ -19,8 +19,10 @@ enum class NormKind : uint8_t {
 
 // What the MLP's activation saves: one op that keeps its input (silu,
 // gelu, gelu_pytorch_tanh), or GPT-2's gelu_new written as tanh arithmetic
-// (its input, tanh's result, 0.5x and 1 + tanh).
-enum class MlpActivation : uint8_t { kSingleOp, kGeluNew };
+// (its input, tanh's result, 0.5x and 1 + tanh); FastGELUActivation's
+// gelu_fast (seven tensors); relu, which keeps its result (the next
+// projection's input).
+enum class MlpActivation : uint8_t { kSingleOp, kGeluNew, kGeluFast, kRelu };
 
 // The attention implementation a trainer runs (transformers'
 // attn_implementation); kDefault is transformers 4.51.3's default, sdpa.
@@ -103,6 +105,33 @@ struct TransformerShape {
   uint64_t moe_intermediate_size = 0;
   uint64_t shared_expert_intermediate_size = 0;
   bool norm_topk_prob = false;  // the top-k weights renormalized (div_)
+  // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+  uint64_t rotary_dim = 0;  // the width RoPE's cos and sin cover (0: d)
+  // The second LayerNorm reads the layer's input, as the first does
+  // (GPT-NeoX's use_parallel_residual): one saved input for both.
+  bool parallel_residual = false;
+  // V is a strided view of the fused q/k/v output (GPT-NeoX): eager PV's
+  // bmm keeps the whole output when b, a or s is 1, flash_attn always.
+  bool value_view = false;
+  // OPT's learned positions: indexed by (b, s) position_ids from the
+  // mask's cumsum (the embedding keeps them + 2); under checkpointing
+  // position_ids, cache_position and the eager (b, 1, s, s) mask are
+  // arguments of every layer.
+  bool mask_positions = false;
+  bool no_final_norm = false;   // no norm after the last layer (OPT's
+                                // post-norm or _remove_final_layer_norm)
+  uint64_t embed_proj_dim = 0;  // OPT's word_embed_proj_dim (0: h):
+                                // project_in / project_out around the layers
+  // GPT-J: attention and MLP read one norm's output (no second norm).
+  bool single_norm = false;
+  // GPT-J's RoPE: fp32 sin and cos gathered in each layer, (1, s, 1, r)
+  // for q and again for k, which become fp32 (and are upcast for the
+  // scores): eager keeps q and k at 4 bytes; nothing outside the layers.
+  bool gptj_rotary = false;
+  bool fp32_logits = false;  // the logits cast to fp32 (held at 4 bytes)
+  // No sdpa path in transformers 4.51.3: the default runs eager and
+  // ATTENTION_SDPA is refused (INVALID_ARGUMENT).
+  bool no_sdpa = false;
 };
 
 // One micro-batch's work (the request's Workload).

@@ -56,6 +56,8 @@ inline Checked Less(Checked x, Checked y) {
 // MLP width under tensor parallelism).
 struct Dims {
   Wide b, s, bs, h, a, kv, d, inter, v;
+  Wide rotary;  // RoPE's width
+  Wide e;       // the embedding's and lm_head's width
 };
 
 }  // namespace chunkplan::planner::activation

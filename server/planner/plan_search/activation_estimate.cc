@@ -105,6 +105,8 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
   d.inter =
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
+  d.rotary = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
+  d.e = shape.embed_proj_dim != 0 ? Wide{shape.embed_proj_dim} : d.h;
   return d;
 }
 
@@ -136,6 +138,30 @@ Checked EagerKv(const Dims& d) {
   return Mul({d.bs, d.a, d.d, 2});
 }
 
+// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
+Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
+
+// The fused q/k/v projection's 16-bit output.
+Checked FusedQkv(const Dims& d) { return Mul({d.bs, d.a + 2 * d.kv, d.d, 2}); }
+
+// V as eager attention's PV matmul keeps it: where V is a strided view of
+// the fused q/k/v output, matmul's reshape to bmm's batch is a view when b,
+// a or s is 1 and bmm keeps the whole output; else as EagerKv.
+Checked EagerV(const TransformerShape& t, const Dims& d) {
+  if (t.value_view && (d.b == 1 || d.a == 1 || d.s == 1)) return FusedQkv(d);
+  return EagerKv(d);
+}
+
+// The second norm's saves: with a parallel residual a LayerNorm reads the
+// layer's input, saved by the first norm already.
+Checked SecondNormSaved(const TransformerShape& t, const Dims& d) {
+  const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  if (t.parallel_residual && t.norm == NormKind::kLayerNorm) {
+    return Less(norm, Hidden(d, 2));
+  }
+  return norm;
+}
+
 // The loss's targets (int64): labels padded by one, then [..., 1:]
 // .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
 // padded storage of s + 1.
@@ -156,11 +182,16 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked q = Mul({d.bs, d.a, d.d, 2});    // 16 bits, a heads
   const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
   const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
-  const Checked out = QkNormSaved(t, d);
+  // GPT-J's per-layer fp32 sin and cos, two for q and two for k.
+  const Checked out =
+      Sum({QkNormSaved(t, d),
+           t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
   switch (Resolved(attention)) {
-    case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
-                                       // rng_state (2 x int64)
-      return Sum({out, q, kv, kv, q, lse, Wide{16}});
+    case Attention::kFlashAttention2:  // q, k, v (kv heads; a view of the
+                                       // fused output where value_view),
+                                       // out, lse, rng_state (2 x int64)
+      return Sum(
+          {out, q, kv, t.value_view ? FusedQkv(d) : kv, q, lse, Wide{16}});
     case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
       return Sum({out, q, q, q, q, lse});
     default:
@@ -176,21 +207,24 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerKv(d), q});
+  const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
+  return Sum({out, Mul({q, qk}), Mul({EagerKv(d), qk}), softmax, for_pv, scale,
+              EagerV(t, d), q});
 }
 
 // What one layer's MLP saves, its input aside.
 Checked MlpSaved(const TransformerShape& t, const Dims& d) {
   const Checked i = Mul({d.bs, d.inter, 2});
-  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4}) : i;
+  const Wide saves = t.activation == MlpActivation::kGeluNew    ? 4
+                     : t.activation == MlpActivation::kGeluFast ? 7
+                     : t.activation == MlpActivation::kRelu     ? 0
+                                                                : 1;
+  const Checked act = Mul({i, saves});
   if (t.gated_mlp) {  // act's saves, act(gate), up, the product
     return Sum({act, i, i, i});
   }
-  return Sum({act, i});  // act's saves, down's input
+  return Sum({act, i});  // act's saves, down's input (relu's result)
 }
-
-// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
-Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 
 // A gated MLP's backward over `tokens` of width `inter`, above its saves:
 // down_proj's input gradient with its weight's (freed once Gemini takes
@@ -260,11 +294,55 @@ Checked MoeForward(const TransformerShape& t, const Dims& d) {
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  const Checked second_norm = t.single_norm
+                                  ? Checked{Wide{0}}
+                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   // Two residual dropouts (after attention, after the MLP), 1-byte masks.
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
-  return Sum({norm, AttentionSaved(t, d, attention), norm,
+  return Sum({norm, AttentionSaved(t, d, attention), second_norm,
               sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks});
+}
+
+// The logits the model returns, held through backward: 16-bit, or fp32
+// where the family casts them (GPT-J).
+Checked Logits(const TransformerShape& t, const Dims& d) {
+  return Mul({d.bs, d.v, t.fp32_logits ? Wide{4} : Wide{2}});
+}
+
+// The workload as the family runs it: the default attention is eager
+// where the family has no sdpa path, which refuses ATTENTION_SDPA.
+absl::StatusOr<ActivationWorkload> AsRun(const TransformerShape& t,
+                                         const ActivationWorkload& w) {
+  ActivationWorkload run = w;
+  if (!t.no_sdpa) return run;
+  if (w.attention == Attention::kSdpa) {
+    return absl::InvalidArgumentError(
+        "workload.attention: ATTENTION_SDPA: the family has no sdpa path in "
+        "transformers 4.51.3 (its default is eager)");
+  }
+  if (w.attention == Attention::kDefault) run.attention = Attention::kEager;
+  return run;
+}
+
+// OPT's positions: position_ids (b, s) from the mask's cumsum, the
+// embedding keeping position_ids + 2; under checkpointing position_ids and
+// cache_position are arguments of every layer too.
+Checked MaskPositions(const Dims& d, bool checkpointing) {
+  if (!checkpointing) return Mul({d.bs, 8});
+  return Sum({Mul({d.bs, 16}), Mul({d.s, 8})});
+}
+
+// The final norm's own saves (none where the family has none).
+Checked FinalNormSaved(const TransformerShape& t, const Dims& d) {
+  return t.no_final_norm ? Checked{Wide{0}} : NormSaved(t.norm, d.bs, d.h);
+}
+
+// OPT's project_in and project_out where the embedding is narrower or wider
+// than h: project_in's input and lm_head's (project_out's output).
+Checked Projections(const TransformerShape& t, const Dims& d) {
+  if (d.e == d.h) return Wide{0};
+  return Mul({d.bs, d.e, 4});
 }
 
 // Saves outside the layers but the loss.
@@ -275,21 +353,27 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   const Checked indices = Mul({d.bs, 8});  // input_ids (int64)
   // position_ids: the learned embedding keeps them; under checkpointing
   // they are an argument of every layer (cache_position's storage).
-  const Checked positions =
-      (!t.rotary || ckpt) ? Mul({d.s, 8}) : Checked{Wide{0}};
-  // cos and sin, (1, s, d) 16-bit, kept by RoPE's multiplications.
-  const Checked rotary =
-      (t.rotary && !ckpt) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}};
+  const Checked positions = t.mask_positions      ? MaskPositions(d, ckpt)
+                            : (!t.rotary || ckpt) ? Mul({d.s, 8})
+                                                  : Checked{Wide{0}};
+  // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
+  // multiplications.
+  const Checked rotary = (t.rotary && !t.gptj_rotary && !ckpt)
+                             ? Mul({d.s, d.rotary, 4})
+                             : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
-  if (ckpt && eager) mask = t.rotary ? Mul({d.b, d.s, d.s, 2}) : Mul({d.bs, 2});
+  if (ckpt && eager) {
+    mask = (t.rotary || t.mask_positions) ? Mul({d.b, d.s, d.s, 2})
+                                          : Mul({d.bs, 2});
+  }
   const Checked embed_mask =
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
-  const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  return Sum(
-      {indices, positions, rotary, mask, embed_mask, normalizer, final_norm});
+  const Checked final_norm = Sum({FinalNormSaved(t, d), Hidden(d, 2)});
+  return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
+              final_norm, Projections(t, d)});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
@@ -319,22 +403,32 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
                       Attention attention, bool sparse) {
   const Wide ad = d.a * d.d;
   const Wide kvd = d.kv * d.d;
+  // A product's three gradients (the gated one, gelu_new's or gelu_fast's
+  // last) once down's input is released, relu's two while its result is
+  // still saved; one op's are no more than the input's and weight's.
   const Checked mlp_step =
-      sparse ? MoeBackward(t, d) : MlpStep(d, d.bs, d.inter);
+      sparse ? MoeBackward(t, d)
+      : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
+          ? MlpStep(d, d.bs, d.inter)
+          : Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  // The second norm's saves and output (none with a single norm).
+  const Checked second_norm = t.single_norm
+                                  ? Checked{Wide{0}}
+                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention = Sum({mlp_and_masks, norm, Hidden(d, 2), q});
+  Checked after_attention = Sum({mlp_and_masks, second_norm, q});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
     const Checked for_pv = t.attention_dropout ? Mul({p, 3})
                            : t.fp32_softmax    ? Mul({p, 2})
                                                : Checked{Wide{0}};
-    after_attention = Sum({after_attention, EagerKv(d), for_pv});
+    after_attention = Sum({after_attention, EagerV(t, d), for_pv});
   }
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
@@ -392,14 +486,15 @@ Checked Adapters(const Dims& d, const AdapterShape& adapters,
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
                              Checked loss) {
-  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2)});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
 // weight's, once the loss's saves are gone.
 Checked HeadBackward(const Dims& d, Checked loss) {
-  return Less(Sum({Mul({d.bs, d.v, 2}), Hidden(d, 2), Mul({d.v, d.h, 2})}),
-              loss);
+  return Less(
+      Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2})}),
+      loss);
 }
 
 // The embedding's backward, last: its output's gradient and its weight's
@@ -408,11 +503,19 @@ Checked HeadBackward(const Dims& d, Checked loss) {
 // `logits` bytes) is released.
 Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
                           Checked total, Wide rows, Checked logits) {
-  const Checked kept = Sum(
-      {Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}), logits});
-  return Less(Sum({Hidden(d, 2),
-                   Mul({rows, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+  const Checked positions = t.mask_positions ? Mul({d.bs, 8})
+                            : t.rotary       ? Checked{Wide{0}}
+                                             : Mul({d.s, 8});
+  const Checked kept = Sum({Mul({d.bs, 8}), positions, logits});
+  return Less(Sum({Mul({d.bs, d.e, 2}),
+                   Mul({rows, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
               Less(total, kept));
+}
+
+// What a re-run layer's saves share with what the checkpoint keeps: a
+// LayerNorm saves the layer's input, the checkpoint's own argument.
+Checked RerunKept(const TransformerShape& t, const Dims& d) {
+  return t.norm == NormKind::kLayerNorm ? Hidden(d, 2) : Checked{Wide{0}};
 }
 
 // One kind of decoder layer (dense, or sparse: an MoE layer): its saves,
@@ -434,12 +537,13 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
     return out;
   }
   // A re-run layer's own output (2N) stays held while checkpoint's inner
-  // backward runs over it.
-  out.inside = Max(Sum({out.saved, out.backward, Hidden(d, 2)}),
+  // backward runs over it; the re-run saves all but what the checkpoint
+  // keeps already.
+  const Checked rerun = Less(out.saved, RerunKept(t, d));
+  out.inside = Max(Sum({rerun, out.backward, Hidden(d, 2)}),
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
-    out.inside =
-        Max(out.inside, Sum({out.saved, Hidden(d, 2), MoeForward(t, d)}));
+    out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
   }
   return out;
 }
@@ -457,7 +561,9 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     }
   }
   const Dims& d = *dims;
-  const Attention attention = workload.attention;
+  const absl::StatusOr<ActivationWorkload> run = AsRun(shape, workload);
+  if (!run.ok()) return run.status();
+  const Attention attention = run->attention;
   const bool ckpt = workload.activation_checkpointing;
   // Dense layers and, in an MoE family, sparse ones.
   const uint64_t sparse_layers = shape.moe_layers;
@@ -472,7 +578,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // The whole model's loss, logits, embedding and backward steps, or a tp
   // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
   Checked loss = Sum({logits32, Targets(d), Wide{4}});
-  Checked logits = Mul({d.bs, d.v, 2});
+  Checked logits = Logits(shape, d);
   Checked embedding_mask = Wide{0};
   Wide embedding_rows = d.v;
   Checked loss_backward = Mul({logits32, 2});
@@ -486,17 +592,20 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  const Checked held = Sum(
-      {logits, (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
-  const Checked recompute = ckpt ? layer : Checked{Wide{0}};
+  const Checked held = Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
+                                        ? Mul({d.s, d.rotary, 4})
+                                        : Checked{Wide{0}}});
+  // Re-run under checkpointing, less a LayerNorm's saved input: the
+  // layer's input, which the checkpoint keeps already.
+  const Checked recompute =
+      ckpt ? Less(layer, RerunKept(shape, d)) : Checked{Wide{0}};
   const Checked layer_backward = Max(dense.backward, sparse.backward);
 
   ActivationBytes out;
   const Checked layers = ckpt ? Mul({per_layer, shape.num_layers})
                               : Sum({Mul({dense.saved, dense_layers}),
                                      Mul({sparse.saved, sparse_layers})});
-  const Checked outside =
-      Sum({OutsideSaved(shape, d, workload), embedding_mask});
+  const Checked outside = Sum({OutsideSaved(shape, d, *run), embedding_mask});
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
   const Checked total = Sum({saved, held});
@@ -504,14 +613,16 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // input buffer for the embedding's share: held through the layers, which
   // run on what the loss and the final norm left.
   const Checked tied =
-      shape.tied_embeddings ? Mul({embedding_rows, d.h, 2}) : Checked{Wide{0}};
+      shape.tied_embeddings ? Mul({embedding_rows, d.e, 2}) : Checked{Wide{0}};
   const Checked rerun = Max(dense.inside, sparse.inside);
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward =
       EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
-  const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
+  const Checked final_norm_backward =
+      shape.no_final_norm ? Checked{Wide{0}}
+                          : Less(NormBackward(shape.norm, d), loss);
   Checked transient = Max(loss_backward, head_backward);
   transient = Max(transient, final_norm_backward);
   transient = Max(transient, Max(inside, embedding_backward));
