@@ -196,7 +196,8 @@ Case RandomCase(std::mt19937_64& rng) {
 
 bool IsRmsFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
-         family == "qwen3";
+         family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
+         family == "qwen3_moe";
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
