@@ -21,9 +21,9 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
   // llama4_text: a family with no operation sequence (the one-chunk note).
-  static const char* const kFamilies[] = {
-      "gpt2",     "llama", "mistral",    "qwen2", "qwen3",
-      "mixtral",  "gpt_neox", "opt", "llama4_text"};
+  static const char* const kFamilies[] = {"gpt2",     "llama", "mistral",
+                                          "qwen2",    "qwen3", "mixtral",
+                                          "gpt_neox", "opt",   "llama4_text"};
   const std::string family = kFamilies[Uniform(rng, 0, 8)];
   const bool tied = Chance(rng, 0.5);
   if (family == "opt") {
