@@ -153,11 +153,15 @@ const Family& GptJFamily() {
       .ignores_sp =
           "GPTJ doesn't support sequence parallelism now, will "
           "ignore the sequence parallelism flag."};
+  // GPTJConfig's defaults, and "rotary": a key of EleutherAI's published
+  // gpt-j-6b config that transformers ignores (known, so that it does not
+  // warn as a prefix of rotary_dim).
   static const Family family{"gptj",
                              {"GPTJForCausalLM", "GPTJModel"},
                              R"({
         "vocab_size": 50400, "n_embd": 4096, "n_layer": 28, "n_head": 16,
         "n_inner": null, "tie_word_embeddings": false, "rotary_dim": 64,
+        "rotary": true,
         "activation_function": "gelu_new", "embd_pdrop": 0.0,
         "attn_pdrop": 0.0, "resid_pdrop": 0.0})",
                              &Build,

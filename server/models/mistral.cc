@@ -46,7 +46,8 @@ absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
   };
   auto moe_ops = [&](uint64_t) {
     b.Op({"block_sparse_moe.gate"});
-    for (uint64_t e = 0; e < experts; ++e) {
+    // Stops once the builder has refused (more experts than --max_params).
+    for (uint64_t e = 0; e < experts && b.status().ok(); ++e) {
       const std::string expert = absl::StrCat("block_sparse_moe.experts.", e);
       for (const char* w : {".w1", ".w3", ".w2"}) {
         b.Op({absl::StrCat(expert, w)});

@@ -95,7 +95,8 @@ void MlpOps(ParamBuilder& b, const Moe& moe, uint64_t layer) {
     return;
   }
   b.Op({"mlp.gate"});
-  for (uint64_t e = 0; e < moe.experts; ++e) {
+  // Stops once the builder has refused (more experts than --max_params).
+  for (uint64_t e = 0; e < moe.experts && b.status().ok(); ++e) {
     const std::string expert = absl::StrCat("mlp.experts.", e);
     for (const char* p : kProjections) b.Op({absl::StrCat(expert, p)});
   }
