@@ -32,22 +32,6 @@ def layer_norm(h):
     return nn.LayerNorm(h, eps=1e-5, dtype=DTYPE)
 
 
-def eager_attention_forward(module, query, key, value, attention_mask,
-                            scaling, dropout_p=0.0):
-    """modeling_gpt_neox.py's eager_attention_forward (no repeat_kv: as many
-    key/value heads as query heads; head_mask None)."""
-    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
-    if attention_mask is not None:
-        causal_mask = attention_mask[:, :, :, :key.shape[-2]]
-        attn_weights = attn_weights + causal_mask
-    attn_weights = F.softmax(attn_weights, dim=-1,
-                             dtype=torch.float32).to(query.dtype)
-    attn_weights = dropout(attn_weights, dropout_p, module.training)
-    attn_output = torch.matmul(attn_weights, value)
-    attn_output = attn_output.transpose(1, 2).contiguous()
-    return attn_output, attn_weights
-
-
 def apply_partial_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
     """modeling_gpt_neox.py's apply_rotary_pos_emb: RoPE on the first
     cos.shape[-1] dimensions, the rest passed through and concatenated."""
@@ -70,6 +54,9 @@ class GPTNeoXAttention(nn.Module):
         self.head_size = h // c["heads"]
         self.attention_dropout = c["attention_dropout"]
         self.scaling = self.head_size**-0.5
+        # modeling_gpt_neox.py's eager attention is decoder_torch's with as
+        # many key/value heads as query heads (repeat_kv returns its input).
+        self.num_key_value_groups = 1
         self.query_key_value = linear(h, 3 * h, c["qkv_bias"])
         self.dense = linear(h, h, c["qkv_bias"])
 
@@ -82,7 +69,7 @@ class GPTNeoXAttention(nn.Module):
         cos, sin = position_embeddings
         query_states, key_states = apply_partial_rotary_pos_emb(
             query_states, key_states, cos, sin)
-        attn_output, _ = eager_attention_forward(
+        attn_output, _ = decoder_torch.eager_attention_forward(
             self, query_states, key_states, value_states, attention_mask,
             self.scaling,
             0.0 if not self.training else self.attention_dropout)
