@@ -26,6 +26,7 @@ struct DecoderTraits {
   bool rotary = true;        // RoPE (else learned positions)
   bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
        embed_scale = false, tied_embeddings = false, fused_qkv = false;
+  bool attention_output_held = false;  // GPT2Block's attn_output
   bool attention_dropout = false, hidden_dropout = false,
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.

@@ -12,9 +12,10 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2 and Qwen3 at tp 2, 4 and 8 as ColossalAI's ShardFormer
-//    runs it (the oracle's stand-ins of its autograd functions,
-//    tests/oracle/tp_decoder_torch.py), held the same way.
+//    Mistral, Qwen2, Qwen3 and GPT-2 at tp 2, 4 and 8 as ColossalAI's
+//    ShardFormer runs it (the oracle's stand-ins of its autograd functions,
+//    tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py), held the same
+//    way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
@@ -79,15 +80,16 @@ uint64_t Padded(uint64_t vocab, uint64_t tp) {
 }
 
 // ShardFormer's causal-LM facts of a served family at `tp` (those of the
-// policies modelled: LLaMA's 16-bit logits and loss, Mistral's fp32 logits,
-// Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain lm_head).
+// policies modelled: LLaMA's and GPT-2's 16-bit logits and loss, Mistral's
+// fp32 logits, Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain
+// lm_head).
 planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
                                       uint64_t vocab) {
   planner::TensorParallelShape out;
   out.tp_size = tp;
   out.padded_vocab = Padded(vocab, tp);
   out.column_head = family == "qwen3";
-  out.logits_fp32 = family != "llama";
+  out.logits_fp32 = family != "llama" && family != "gpt2";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
   return out;
 }
@@ -121,6 +123,7 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->fp32_softmax = coin();
   t->scale_by_tensor = coin();
   t->embed_scale = coin();
+  t->attention_output_held = coin();
   t->attention_dropout = coin();
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
@@ -290,7 +293,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.norm = NormKind::kLayerNorm;
     t.gated_mlp = t.rotary = t.fp32_softmax = false;
     t.activation = MlpActivation::kGeluNew;
-    t.scale_by_tensor = true;
+    t.scale_by_tensor = t.attention_output_held = true;
     t.attention_dropout = In(rng, 0, 1) == 1;
     t.hidden_dropout = In(rng, 0, 1) == 1;
     t.embedding_dropout = In(rng, 0, 1) == 1;
@@ -358,13 +361,15 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.fp32_logits), R"(, "no_sdpa": )", flag(t.no_sdpa),
       R"(, "qk_norm": )", flag(t.qk_norm), R"(, "fp32_softmax": )",
       flag(t.fp32_softmax), R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
-      R"(, "embed_scale": )", flag(t.embed_scale), R"(, "attention_dropout": )",
-      flag(t.attention_dropout), R"(, "hidden_dropout": )",
-      flag(t.hidden_dropout), R"(, "embedding_dropout": )",
-      flag(t.embedding_dropout), R"(, "moe_layers": ")", t.moe_layers,
-      R"(", "num_experts": ")", t.num_experts, R"(", "experts_per_token": ")",
-      t.experts_per_token, R"(", "moe_intermediate_size": ")",
-      t.moe_intermediate_size, R"(", "shared_expert_intermediate_size": ")",
+      R"(, "embed_scale": )", flag(t.embed_scale),
+      R"(, "attention_output_held": )", flag(t.attention_output_held),
+      R"(, "attention_dropout": )", flag(t.attention_dropout),
+      R"(, "hidden_dropout": )", flag(t.hidden_dropout),
+      R"(, "embedding_dropout": )", flag(t.embedding_dropout),
+      R"(, "moe_layers": ")", t.moe_layers, R"(", "num_experts": ")",
+      t.num_experts, R"(", "experts_per_token": ")", t.experts_per_token,
+      R"(", "moe_intermediate_size": ")", t.moe_intermediate_size,
+      R"(", "shared_expert_intermediate_size": ")",
       t.shared_expert_intermediate_size, R"(", "norm_topk_prob": )",
       flag(t.norm_topk_prob), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
@@ -529,13 +534,15 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::vector<Case> cases;
   std::vector<std::string> lines;
   const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES");
+  auto skipped = [only](const char* family) {
+    return only != nullptr &&
+           !absl::StrContains(absl::StrCat(",", only, ","),
+                              absl::StrCat(",", family, ","));
+  };
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe"}) {
-    if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
-                                              absl::StrCat(",", family, ","))) {
-      continue;
-    }
+    if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {
         cases.push_back(SmallFamilyCase(rng, family, checkpointing));
@@ -547,7 +554,8 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // stand-ins of ColossalAI's autograd functions), for the families whose
   // policy's forward is modelled (docs/tensor-parallelism.md).
   const int per_tp = std::max(1, (per + 1) / 2);
-  for (const char* family : {"llama", "mistral", "qwen2", "qwen3"}) {
+  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gpt2"}) {
+    if (skipped(family)) continue;
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {
         for (int i = 0; i < per_tp; ++i) {

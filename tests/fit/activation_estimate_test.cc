@@ -163,6 +163,50 @@ TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
   EXPECT_EQ(got->outside_layers_bytes, 32u + 32 + 32 + 160);
 }
 
+TEST(ActivationEstimateTest, Gpt2AtTpTwoReRunsItsLastStepAboveItsBackward) {
+  // Tp rank 0 of a GPT-2 of L = 1, h = 8, a = 2 (d = 4), MLP 8, v = 16
+  // under ShardFormer at tp 2 (1 head, MLP 4, vocabulary padded to 128: 64
+  // rows, 16 valid), b = 1, s = 64, sdpa, checkpointed: N = 512.
+  TransformerShape t;
+  t.num_layers = 1;
+  t.hidden_size = 8;
+  t.num_attention_heads = 2;
+  t.vocab_size = 16;
+  t.intermediate_size = 8;
+  t.tied_embeddings = t.fused_qkv = true;
+  t.norm = NormKind::kLayerNorm;
+  t.gated_mlp = false;
+  t.activation = MlpActivation::kGeluNew;
+  t.rotary = t.fp32_softmax = false;
+  t.scale_by_tensor = true;
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  auto unheld = EstimateActivationBytes(t, Work(1, 64, true));
+  t.attention_output_held = true;  // GPT2Block's attn_output
+  auto got = EstimateActivationBytes(t, Work(1, 64, true));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(unheld.ok()) << unheld.status();
+  // Saves: the layer's input 2N; input_ids 512, position_ids 512, the
+  // vocab-parallel embedding's bool mask 64, ln_f 1536 + its output 1024;
+  // dist_cross_entropy over 63 rows: exp_logits 63 x 16 x 2, bool mask and
+  // int64 target 63 x 9; held: lm_head's 16-bit output, 64 padded rows.
+  EXPECT_EQ(got->loss_bytes, 2016u + 567);
+  EXPECT_EQ(got->total_bytes, 1024u + 3648 + 2583 + 8192);
+  // The re-run saves norms 2 x 2560, sdpa's q, k, v, out 4 x 512 and lse
+  // 256, the MLP 5 x 512, less the layer's input the checkpoint keeps.
+  EXPECT_EQ(got->recompute_bytes, 9984u - 1024);
+  // Its last step holds the c_proj output and the residual sum 4N, the
+  // attention's output 2N and the incoming gradient 2N over those saves
+  // (8960 + 4096), above its backward (8960 + 2048 + the re-run's output
+  // 1024); with the tied weight's gradient (64 x 8 x 2), less what the
+  // loss and ln_f released (2583 + 1536 + 1024): 8937 > lm_head's 7657.
+  EXPECT_EQ(got->head_backward_bytes, 7657u);
+  EXPECT_EQ(got->transient_bytes, 13056u + 1024 - 5143);
+  // Where the block does not keep the attention's output: 6N, level with
+  // the backward's 12032.
+  EXPECT_EQ(unheld->transient_bytes, 12032u + 1024 - 5143);
+}
+
 TEST(ActivationEstimateTest, GemmaAndQwen3Norms) {
   TransformerShape gemma = TinyLlama();
   gemma.norm = NormKind::kGemmaRmsNorm;  // fp32 x, rsqrt, x/rms, 1 + w

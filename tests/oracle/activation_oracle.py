@@ -42,6 +42,7 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
              "no_sdpa",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
+             "attention_output_held" (GPT2Block keeps attn_output),
              "attention_dropout", "hidden_dropout", "embedding_dropout",
              "not_estimated": "...",
              MoE families: "moe_layers", "num_experts", "experts_per_token",
@@ -510,9 +511,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # (checkpoint's inner backward runs over the re-run layer's output,
     # 2N, held meanwhile)
     rerun_output = 2 * n if ckpt else 0
+    # The re-run's last step: the layer's last projection's output (or its
+    # dropout's input and output) and the residual sum, 4N (and, GPT-2,
+    # the attention's output that GPT2Block.forward keeps bound as
+    # attn_output, 2N), beside all its saves and the incoming gradient (2N):
+    # above the backward's own steps where those are narrow (one tp rank's
+    # MLP).
+    forward_end = (recompute + (8 if t["attention_output_held"] else 6) * n
+                   if ckpt else 0)
     return {"saved": layer, "backward": backward,
             "inside": max(recompute + backward + rerun_output,
-                          forward_softmax, forward_moe)}
+                          forward_softmax, forward_moe, forward_end)}
 
 
 def estimate(shape, work, adapters=None, tp=None):
@@ -619,7 +628,8 @@ def estimate(shape, work, adapters=None, tp=None):
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
-               "scale_by_tensor", "embed_scale", "attention_dropout",
+               "scale_by_tensor", "embed_scale", "attention_output_held",
+               "attention_dropout",
                "hidden_dropout", "embedding_dropout", "norm_topk_prob",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
@@ -628,6 +638,7 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
+                  "attention_output_held": False,
                   "attention_dropout": False, "hidden_dropout": False,
                   "embedding_dropout": False, "not_estimated": "",
                   # MoE families (0: none)

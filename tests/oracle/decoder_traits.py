@@ -246,7 +246,7 @@ def _gpt2(config, description, heads):
              activation="gelu_new" if act == "gelu_new" else "single_op",
              rotary=False, qk_norm=False, fp32_softmax=False,
              scale_by_tensor=config.get("scale_attn_weights", True),
-             embed_scale=False,
+             embed_scale=False, attention_output_held=True,
              not_estimated="")
     try:
         for trait, key in (("attention_dropout", "attn_pdrop"),

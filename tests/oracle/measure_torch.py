@@ -156,6 +156,7 @@ def measure(shape, work, family, seed, tp=1):
     if c.get("moe") is not None:
         runs.append(("measured_peak_bytes_random_routing", False))
     decoder_torch.TORCH_2_MEAN = True
+    decoder_torch.CUDA_DROPOUT = True
     decoder_torch.PRESERVE_RNG_STATE = False
     tp_decoder_torch.CUDA_MUL = True
     try:
@@ -171,6 +172,7 @@ def measure(shape, work, family, seed, tp=1):
             peaks[key] = backward_peak(prof, "oracle_backward")
     finally:
         decoder_torch.TORCH_2_MEAN = False
+        decoder_torch.CUDA_DROPOUT = False
         decoder_torch.PRESERVE_RNG_STATE = True
         decoder_torch.ROUTE_ALL_TO_LAST = False
         tp_decoder_torch.CUDA_MUL = False

@@ -86,6 +86,9 @@ struct TransformerShape {
   bool fp32_softmax = true;      // softmax(dtype=float32) then back to 16 bits
   bool scale_by_tensor = false;  // scores divided by a 0-dim tensor (GPT-2)
   bool embed_scale = false;      // embeddings times a 0-dim normalizer
+  // The block keeps its attention's output bound until it returns
+  // (GPT2Block's attn_output): 2N more at a re-run layer's last step.
+  bool attention_output_held = false;
   // Dropout with a non-zero probability in the config (a 1-byte mask).
   bool attention_dropout = false, hidden_dropout = false,
        embedding_dropout = false;

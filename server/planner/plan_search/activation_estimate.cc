@@ -545,6 +545,13 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   if (sparse) {  // the block re-run, with the incoming gradient
     out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
   }
+  // The re-run's last step: the last projection's output (or its dropout's
+  // input and output) and the residual sum, 4N (and the attention's output
+  // where the block keeps it, 2N), beside all the re-run's saves and the
+  // incoming gradient (2N): above the backward's own steps where those are
+  // narrow (one tp rank's MLP).
+  out.inside =
+      Max(out.inside, Sum({rerun, Hidden(d, t.attention_output_held ? 8 : 6)}));
   return out;
 }
 
