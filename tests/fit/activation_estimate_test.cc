@@ -135,11 +135,9 @@ TEST(ActivationEstimateTest, FlashAttention2KeepsKAndVAtTheirHeads) {
   EXPECT_EQ(sdpa->per_layer_bytes, 544u + 320 + 512);
 }
 
-TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
-  // GPT-2: LayerNorm (input 2N, fp32 mean and rstd 8bs), c_fc 4h wide,
-  // gelu_new (x, tanh, 0.5x, 1 + tanh), learned positions, a 16-bit
-  // softmax after a 0-dim divisor, dropout 1-byte masks. L = 1, h = 8,
-  // a = 2, v = 16, b = 1, s = 4: N = 32, I = 32, P = 32.
+// A GPT-2 of L = 1, h = 8, a = 2 (d = 4), v = 16, tied: LayerNorm,
+// gelu_new, learned positions, a 16-bit softmax after a 0-dim divisor.
+TransformerShape TinyGpt2() {
   TransformerShape t;
   t.num_layers = 1;
   t.hidden_size = 8;
@@ -151,6 +149,15 @@ TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
   t.activation = MlpActivation::kGeluNew;
   t.rotary = t.fp32_softmax = false;
   t.scale_by_tensor = true;
+  return t;
+}
+
+TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
+  // GPT-2: LayerNorm (input 2N, fp32 mean and rstd 8bs), c_fc 4h wide,
+  // gelu_new (x, tanh, 0.5x, 1 + tanh), learned positions, a 16-bit
+  // softmax after a 0-dim divisor, dropout 1-byte masks. b = 1, s = 4:
+  // N = 32, I = 32, P = 32.
+  TransformerShape t = TinyGpt2();
   t.attention_dropout = t.hidden_dropout = t.embedding_dropout = true;
   auto got = EstimateActivationBytes(t, Work(1, 4, false, Attention::kEager));
   ASSERT_TRUE(got.ok()) << got.status();
@@ -164,21 +171,12 @@ TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
 }
 
 TEST(ActivationEstimateTest, Gpt2AtTpTwoReRunsItsLastStepAboveItsBackward) {
-  // Tp rank 0 of a GPT-2 of L = 1, h = 8, a = 2 (d = 4), MLP 8, v = 16
-  // under ShardFormer at tp 2 (1 head, MLP 4, vocabulary padded to 128: 64
-  // rows, 16 valid), b = 1, s = 64, sdpa, checkpointed: N = 512.
-  TransformerShape t;
-  t.num_layers = 1;
-  t.hidden_size = 8;
-  t.num_attention_heads = 2;
-  t.vocab_size = 16;
+  // Tp rank 0 of TinyGpt2 with an MLP of 8 under ShardFormer at tp 2 (1
+  // head, MLP 4, vocabulary padded to 128: 64 rows, 16 valid), b = 1,
+  // s = 64, sdpa, checkpointed: N = 512.
+  TransformerShape t = TinyGpt2();
   t.intermediate_size = 8;
-  t.tied_embeddings = t.fused_qkv = true;
-  t.norm = NormKind::kLayerNorm;
-  t.gated_mlp = false;
-  t.activation = MlpActivation::kGeluNew;
-  t.rotary = t.fp32_softmax = false;
-  t.scale_by_tensor = true;
+  t.fused_qkv = true;  // c_attn
   t.tp.tp_size = 2;
   t.tp.padded_vocab = 128;
   auto unheld = EstimateActivationBytes(t, Work(1, 64, true));

@@ -71,8 +71,8 @@ class MatmulWithAsyncCommunication(torch.autograd.Function):
         return grad_input, grad_weight, grad_bias
 
 
-class FusedConv1DCol(nn.Module):
-    """GPT2FusedLinearConv1D_Col at rank 0: weight [in, out / t]."""
+class FusedConv1D(nn.Module):
+    """A Conv1D-shaped weight [n_in, n_out] and bias [n_out]."""
 
     def __init__(self, n_in, n_out):
         super().__init__()
@@ -80,21 +80,18 @@ class FusedConv1DCol(nn.Module):
             torch.randn(n_in, n_out, dtype=decoder_torch.DTYPE) * 0.02)
         self.bias = nn.Parameter(torch.zeros(n_out,
                                              dtype=decoder_torch.DTYPE))
+
+
+class FusedConv1DCol(FusedConv1D):
+    """GPT2FusedLinearConv1D_Col at rank 0: weight [in, out / t]."""
 
     def forward(self, x):
         return MatmulWithAsyncCommunication.apply(x, self.weight, self.bias)
 
 
-class FusedConv1DRow(nn.Module):
+class FusedConv1DRow(FusedConv1D):
     """GPT2FusedLinearConv1D_Row at rank 0: weight [in / t, out], the whole
     bias."""
-
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        self.weight = nn.Parameter(
-            torch.randn(n_in, n_out, dtype=decoder_torch.DTYPE) * 0.02)
-        self.bias = nn.Parameter(torch.zeros(n_out,
-                                             dtype=decoder_torch.DTYPE))
 
     def forward(self, x):
         out = torch.matmul(x, self.weight)  # reduce_forward: an identity
