@@ -253,6 +253,14 @@ absl::StatusOr<bool> HfConfig::NonZeroProbability(absl::string_view key) const {
   return value->get<double>() != 0.0;
 }
 
+absl::StatusOr<double> HfConfig::Number(absl::string_view key,
+                                        double fallback) const {
+  const json* value = Find(key);
+  if (Unset(value)) return fallback;
+  if (!value->is_number()) return ConfigError(key, "expected a number", value);
+  return value->get<double>();
+}
+
 absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
     absl::string_view key) const {
   const json* value = Find(key);

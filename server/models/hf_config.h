@@ -54,6 +54,9 @@ class HfConfig {
   absl::StatusOr<bool> Flag(absl::string_view key) const;
   // Whether a probability (a number in [0, 1]; unset: 0) is not 0.
   absl::StatusOr<bool> NonZeroProbability(absl::string_view key) const;
+  // A number, integer or not ("expected a number" otherwise), or
+  // `fallback` where config and defaults leave it unset.
+  absl::StatusOr<double> Number(absl::string_view key, double fallback) const;
   // A string, or nullopt where config and defaults leave it unset.
   absl::StatusOr<std::optional<std::string>> OptionalText(
       absl::string_view key) const;

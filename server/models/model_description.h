@@ -29,6 +29,9 @@ struct DecoderTraits {
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.
   std::string not_estimated = "the family's layer is not modelled";
+  // dense families (phi3, cohere, gemma2/3)
+  uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim)
+  bool fused_gate_up = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -72,6 +72,8 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.attention_dropout = t.attention_dropout;
   s.hidden_dropout = t.hidden_dropout;
   s.embedding_dropout = t.embedding_dropout;
+  s.rotary_dim = t.rotary_dim;
+  s.fused_gate_up = t.fused_gate_up;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

@@ -17,8 +17,9 @@
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
 // setting (default 4; the full run: 100, 200 per family),
-// CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle script (to check
-// that a broken oracle fails this test).
+// CHUNKPLAN_DIFF_FAMILIES the families measured (comma-separated; default
+// every modelled one), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle
+// script (to check that a broken oracle fails this test).
 
 #include <algorithm>
 #include <cstdint>
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/planner/activation_estimate.h"
 #include "common/json_codec.h"
@@ -95,6 +97,7 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->attention_dropout = coin();
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
+  t->fused_gate_up = coin();
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -113,6 +116,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.vocab_size = In(rng, 1, 262144);
     c.work.micro_batch = static_cast<uint32_t>(In(rng, 1, 64));
     c.work.sequence_length = static_cast<uint32_t>(In(rng, 1, 131072));
+    t.rotary_dim = In(rng, 0, 1) == 1 ? 0 : In(rng, 1, 256);
   } else {  // any width: zeros, non-divisors, parts past 2^64-1
     t.num_layers = AnyWidth(rng, 64);
     t.hidden_size = AnyWidth(rng, 64);
@@ -123,6 +127,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.vocab_size = AnyWidth(rng, 64);
     c.work.micro_batch = static_cast<uint32_t>(AnyWidth(rng, 32));
     c.work.sequence_length = static_cast<uint32_t>(AnyWidth(rng, 32));
+    t.rotary_dim = AnyWidth(rng, 64);
   }
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
   c.work.attention = static_cast<Attention>(In(rng, 0, 3));
@@ -150,6 +155,12 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
+  }
+  if (family == "phi3") {  // Phi-3's fused projections, partial RoPE
+    t.fused_qkv = t.fused_gate_up = true;
+    t.rotary_dim = 2 * In(rng, 1, t.head_dim / 2);
+    t.attention_dropout = In(rng, 0, 1) == 1;
+    t.hidden_dropout = In(rng, 0, 1) == 1;
   }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
@@ -195,7 +206,8 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "attention_dropout": )", flag(t.attention_dropout),
       R"(, "hidden_dropout": )", flag(t.hidden_dropout),
       R"(, "embedding_dropout": )", flag(t.embedding_dropout),
-      R"(, "not_estimated": ")",
+      R"(, "rotary_dim": ")", t.rotary_dim, R"(", "fused_gate_up": )",
+      flag(t.fused_gate_up), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -343,8 +355,12 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::mt19937_64 rng(seed);
   std::vector<Case> cases;
   std::vector<std::string> lines;
-  for (const char* family :
-       {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2"}) {
+  std::vector<std::string> families = {"llama", "mistral", "qwen2", "qwen3",
+                                       "gemma", "gpt2",    "phi3"};
+  if (const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES")) {
+    families = absl::StrSplit(only, ',', absl::SkipEmpty());
+  }
+  for (const std::string& family : families) {
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {
         cases.push_back(SmallFamilyCase(rng, family, checkpointing));

@@ -20,9 +20,9 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  static const char* const kFamilies[] = {"gpt2",  "llama", "mistral",
-                                          "qwen2", "qwen3", "mixtral"};
-  const std::string family = kFamilies[Uniform(rng, 0, 5)];
+  static const char* const kFamilies[] = {
+      "gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "phi3"};
+  const std::string family = kFamilies[Uniform(rng, 0, 6)];
   const bool tied = Chance(rng, 0.5);
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);
@@ -42,6 +42,7 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                    : family == "qwen3"   ? "Qwen3"
                    : family == "mistral" ? "Mistral"
                    : family == "mixtral" ? "Mixtral"
+                   : family == "phi3"    ? "Phi3"
                                          : "Llama",
                    Chance(rng, 0.8) ? "ForCausalLM" : "Model");
   std::string config = absl::StrCat(
@@ -58,6 +59,12 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   }
   if (family == "qwen3") {
     absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "phi3") {
+    static const char* const kFactors[] = {"0.5", "0.75", "1.0"};
+    absl::StrAppend(&config, R"(, "partial_rotary_factor": )",
+                    kFactors[Uniform(rng, 0, 2)], R"(, "resid_pdrop": )",
+                    Chance(rng, 0.5) ? "0.1" : "0.0");
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

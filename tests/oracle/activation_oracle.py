@@ -38,13 +38,13 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
-             "not_estimated": "..."},
+             "not_estimated": "...", "rotary_dim", "fused_gate_up"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma or gpt2; its traits must be the shape's.)
+gemma, gpt2 or phi3 (dense_torch.py); its traits must be the shape's.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
 "measured_peak_bytes" (backward's peak over the memory before forward), or
@@ -145,6 +145,37 @@ def eager_kv(x):
     return 2 * x["b"] * x["s"] * x["a"] * x["d"]
 
 
+def eager_v(t, x):
+    """V as eager attention's PV matmul keeps it. With one fused q/k/v
+    projection and RoPE (Phi-3's qkv_proj) q and k are RoPE's fresh tensors
+    but v stays a slice (a view) of the fused output, (b, kv, s, d) with
+    strides (s W, d, W, 1), W = (a + 2kv)d. repeat_kv's and matmul's
+    reshapes stay views (size-1 dimensions take any stride) where b = 1
+    and kv is 1 or a, or where a = 1: then the storage kept is the whole
+    fused output, 2bs(a + 2kv)d. (Without RoPE, GPT-2's c_attn, q, k and v
+    are all views of that one storage: as many bytes as three.)"""
+    b, s, a, kv, d = x["b"], x["s"], x["a"], x["kv"], x["d"]
+    if t["fused_qkv"] and t["rotary"] and (
+            (b == 1 and (kv == 1 or kv == a)) or a == 1):
+        return 2 * b * s * (a + 2 * kv) * d
+    return eager_kv(x)
+
+
+def rotary_width(t, x):
+    """RoPE's table width: rotary_dim (partial_rotary_factor), else d."""
+    return t.get("rotary_dim") or x["d"]
+
+
+def v_kernel(t, x):
+    """V as flash_attention_2 keeps it: at its own heads (flash-attn's
+    maybe_contiguous copies only a tensor whose last stride is not 1), so
+    with a fused q/k/v projection and RoPE the slice of the fused output,
+    whose whole storage is kept."""
+    if t["fused_qkv"] and t["rotary"]:
+        return 2 * x["b"] * x["s"] * (x["a"] + 2 * x["kv"]) * x["d"]
+    return 2 * x["b"] * x["s"] * x["kv"] * x["d"]
+
+
 def targets(b, s):
     """The loss's targets (int64): labels padded by one then [..., 1:]
     .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
@@ -165,7 +196,7 @@ def layer_tensors(t, x, attention):
     q = 2 * bs * a * d
     if attention == "flash_attention_2":
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
-                ("v (kv heads)", 2 * bs * kv * d),
+                ("v (kv heads)", v_kernel(t, x)),
                 ("out (also o_proj's input)", q),
                 ("softmax_lse (fp32)", 4 * bs * a), ("rng_state", 16)]
     elif attention == "sdpa":
@@ -183,7 +214,7 @@ def layer_tensors(t, x, attention):
                     ("dropped probabilities for PV", 2 * p)]
         elif t["fp32_softmax"]:
             out.append(("probabilities .to(dtype) for PV", 2 * p))
-        out += [("v repeated, for PV", eager_kv(x)),
+        out += [("v repeated, for PV", eager_v(t, x)),
                 ("o_proj input (contiguous copy)", q)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
@@ -219,7 +250,8 @@ def outside_tensors(t, x, work):
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
     else:
-        out.append(("cos and sin (1, s, d), kept by RoPE", 4 * s * d))
+        out.append(("cos and sin (1, s, d), kept by RoPE",
+                    4 * s * rotary_width(t, x)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
                     2 * b * s * s if t["rotary"] else 2 * b * s))
@@ -263,7 +295,8 @@ def estimate(shape, work, adapters=None):
     per_layer = 2 * b * s * h if ckpt else layer
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
     outside = sum(n for _, n in outside_tensors(t, x, work))
-    held = 2 * b * s * v + (4 * s * x["d"] if ckpt and t["rotary"] else 0)
+    held = 2 * b * s * v + (4 * s * rotary_width(t, x)
+                            if ckpt and t["rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. A layer: the residual stream's gradient
@@ -282,6 +315,12 @@ def estimate(shape, work, adapters=None):
     # (the gated product's or gelu_new's last product's three gradients
     # come once down_proj's input is released)
     mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
+    if t["fused_gate_up"]:
+        # Phi-3's gate_up_proj: the fused output's gradient (chunk's
+        # backward joins the two halves, 4bsI), the fused weight's (4hI)
+        # and the input's, once down_proj's input, act(gate) and the fused
+        # output (8bsI) are released.
+        mlp_step = max(mlp_step, 4 * h * i + 2 * n - 4 * bs * i)
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
     after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
@@ -295,7 +334,7 @@ def estimate(shape, work, adapters=None):
         attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
         for_pv = (3 * p if t["attention_dropout"] else
                   2 * p if t["fp32_softmax"] else 0)
-        after_attention += eager_kv(x) + for_pv  # v, PV's left factor
+        after_attention += eager_v(t, x) + for_pv  # v, PV's left factor
     # Last, q, k and v's projections: their gradients, the largest
     # projection weight's gradient (GPT-2's fused c_attn: all three) and the
     # input's, once all but the first norm's saves and output is released.
@@ -373,20 +412,21 @@ def estimate(shape, work, adapters=None):
 
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
-               "hidden_dropout", "embedding_dropout")
+               "hidden_dropout", "embedding_dropout", "fused_gate_up")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
                   "attention_dropout": False, "hidden_dropout": False,
-                  "embedding_dropout": False, "not_estimated": ""}
+                  "embedding_dropout": False, "not_estimated": "",
+                  "rotary_dim": 0, "fused_gate_up": False}
 
 
 def read_request(request):
     shape = dict(DEFAULT_TRAITS)
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
-                            "intermediate_size"):
+                            "intermediate_size", "rotary_dim"):
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

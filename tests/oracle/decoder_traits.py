@@ -82,6 +82,51 @@ def _llama_like(config, model_type, description, heads):
     return t
 
 
+def _number(config, key, default):
+    """A number the config holds (default where absent or null)."""
+    value = config.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"config {key}: expected a number, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+def _phi3(config, description, heads):
+    """Phi3ForCausalLM (modeling_phi3.py): LLaMA's layer with one
+    qkv_proj (q, k and v its slices), RoPE over int(head_dim *
+    partial_rotary_factor) dimensions, resid_pdrop's two dropouts; the
+    sizes from qkv_proj, o_proj and gate_up_proj."""
+    d = description
+    h = d.hidden_size
+    t = _llama_like(config, "llama", d, heads)
+    q_width = _numel(d, "o_proj.weight") // h
+    head_dim = q_width // heads
+    t.update(head_dim=head_dim,
+             num_key_value_heads=(_numel(d, "qkv_proj.weight") // h -
+                                  q_width) // 2 // head_dim,
+             intermediate_size=_numel(d, "gate_up_proj.weight") // h // 2,
+             fused_qkv=True, fused_gate_up=True)
+    if t["not_estimated"]:
+        return t
+    try:
+        t["hidden_dropout"] = _probability(config, "resid_pdrop", 0)
+        factor = _number(config, "partial_rotary_factor", 1.0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    # Phi3RotaryEmbedding: dim = int(head_dim * partial_rotary_factor),
+    # inv_freq over arange(0, dim, 2): cos and sin 2 ceil(dim / 2) wide.
+    dim = int(head_dim * factor)
+    t["rotary_dim"] = 2 * ((dim + 1) // 2)
+    if not 0 < t["rotary_dim"] <= head_dim:
+        t["not_estimated"] = ("partial_rotary_factor: the rotary width "
+                              "must be from 1 to head_dim "
+                              f"({head_dim})")
+    return t
+
+
 def _gpt2(config, description, heads):
     t = _sizes(description, heads)
     act = config.get("activation_function") or "gelu_new"
@@ -116,6 +161,8 @@ def traits(config, description, heads):
         t = _gpt2(config, description, heads)
     elif model_type in _LLAMA_LIKE:
         t = _llama_like(config, model_type, description, heads)
+    elif model_type == "phi3":
+        t = _phi3(config, description, heads)
     else:
         reason = _NOT_MODELLED
         if model_type in ("gemma2", "gemma3_text"):

@@ -7,7 +7,7 @@ Independent of chunkplan's C++. Two parts:
 
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
-   modeling_qwen2.py, modeling_qwen3.py): the torch functions that take
+   modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -65,7 +65,7 @@ Independent of chunkplan's C++. Two parts:
 
 import re
 
-TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -135,6 +135,29 @@ def _llama_ops(names, architecture, qk_norm):
     return ops
 
 
+def _phi3_ops(names, architecture):
+    """Phi3ForCausalLM.forward: model.embed_tokens; each Phi3DecoderLayer:
+    input_layernorm, self_attn.qkv_proj (one F.linear; q, k and v are its
+    slices), self_attn.o_proj, post_attention_layernorm, mlp.gate_up_proj
+    (gate and up its chunks), mlp.down_proj; model.norm; lm_head (or the
+    tied embed_tokens)."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        for module in ("input_layernorm", "self_attn.qkv_proj",
+                       "self_attn.o_proj", "post_attention_layernorm",
+                       "mlp.gate_up_proj", "mlp.down_proj"):
+            ops.append([f"{layer}{module}.weight"])
+        i += 1
+    ops.append([top + "norm.weight"])
+    if architecture.endswith("ForCausalLM"):
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "embed_tokens.weight"])
+    return ops
+
+
 def layers(description):
     """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
     operations(description), None for the embeddings, final norm and head."""
@@ -156,6 +179,8 @@ def operations(description):
     elif model_type in ("llama", "mistral", "qwen2", "qwen3"):
         ops = _llama_ops(names, description.architecture,
                          qk_norm=model_type == "qwen3")
+    elif model_type == "phi3":
+        ops = _phi3_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

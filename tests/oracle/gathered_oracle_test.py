@@ -128,6 +128,7 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
          "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "vocab_size": 256}
 QWEN2 = dict(LLAMA, model_type="qwen2")
+PHI3 = dict(LLAMA, model_type="phi3")
 SIZES = range(4096, 40000, 256)
 
 
@@ -163,6 +164,30 @@ class Named(unittest.TestCase):
         self.assertTrue(any(names[p].endswith("q_proj.bias")
                             for op in split for p in op))
         self.assertEqual(answer["gathered_chunks"], "3")
+
+    def test_phi3_holds_three_without_a_straddle(self):
+        # Phi-3 registers o_proj before qkv_proj. At 12544 elements the
+        # chunk after layer 0's gate_up_proj holds its down_proj, both
+        # norms and layer 1's o_proj: o_proj's gradient arrives in layer
+        # 1's backward, the chunk waits for layer 0's input_layernorm,
+        # beside the chunk with layer 1's norms (waiting too) and the one
+        # qkv_proj computes in: three, though no operation takes two
+        # tensors.
+        answer = layout(PHI3, 12544)
+        self.assertEqual(straddles(PHI3, answer), [])
+        names = models.describe(PHI3).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in chunks]
+        self.assertIn(["model.layers.0.mlp.down_proj.weight",
+                       "model.layers.0.input_layernorm.weight",
+                       "model.layers.0.post_attention_layernorm.weight",
+                       "model.layers.1.self_attn.o_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
+        # Where each chunk is one layer's part, two (the norms' wait).
+        self.assertEqual(layout(PHI3, 4096)["gathered_chunks"], "2")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ import torch.profiler
 import decoder_torch
 import saved_tensors
 
+# The families decoder_torch builds from dense_torch's layers.
+DENSE = ("phi3", "cohere", "gemma2", "gemma3_text")
+
 PROBABILITY = 0.1  # any non-zero dropout: only the masks' sizes count
 
 
@@ -16,7 +19,9 @@ def config(shape, work, family="llama"):
     does not change the saves: Qwen2's q/k/v biases)."""
     h, a = shape["hidden_size"], shape["num_attention_heads"]
     return {
-        "family": "llama" if shape["rotary"] else "gpt2",
+        "family": (family if family in DENSE else
+                   "llama" if shape["rotary"] else "gpt2"),
+        "rotary_dim": shape.get("rotary_dim", 0),
         "layers": shape["num_layers"], "hidden": h, "heads": a,
         "kv_heads": shape["num_key_value_heads"] or a,
         "head_dim": shape["head_dim"] or h // a,

@@ -66,6 +66,11 @@ struct TransformerShape {
   // Non-empty: the family's layer is not modelled; the reason.
   std::string not_estimated;
   AdapterShape adapters;  // LoRA; none by default
+  // dense families (phi3, cohere, gemma2/3)
+  uint64_t rotary_dim = 0;     // RoPE's width (0: head_dim): Phi-3's
+                               // partial_rotary_factor
+  bool fused_gate_up = false;  // one gate_up_proj whose halves are views
+                               // (Phi-3)
 };
 
 // One micro-batch's work (the request's Workload).

@@ -59,6 +59,7 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
 // The sizes the terms read: tokens, widths, heads.
 struct Dims {
   Wide b, s, bs, h, a, kv, d, inter, v;
+  Wide rd;  // RoPE's width (rotary_dim, else d)
 };
 
 // INVALID_ARGUMENT naming the first size that is 0 or does not divide
@@ -109,6 +110,7 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
   d.inter =
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
+  d.rd = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
   return d;
 }
 
@@ -140,6 +142,29 @@ Checked EagerKv(const Dims& d) {
   return Mul({d.bs, d.a, d.d, 2});
 }
 
+// V as eager attention's PV matmul keeps it. With one fused q/k/v
+// projection and RoPE (Phi-3's qkv_proj), q and k are RoPE's fresh tensors
+// but v stays a slice of the fused output, (b, kv, s, d) with strides
+// (sW, d, W, 1), W = (a + 2kv)d: repeat_kv's and matmul's reshapes stay
+// views where b = 1 and kv is 1 or a, or where a = 1, and then the whole
+// fused output, 2bsW, is kept. (Without RoPE, GPT-2's q, k and v are all
+// views of one storage: as many bytes as three.)
+Checked EagerV(const TransformerShape& t, const Dims& d) {
+  if (t.fused_qkv && t.rotary &&
+      ((d.b == 1 && (d.kv == 1 || d.kv == d.a)) || d.a == 1)) {
+    return Mul({d.bs, d.a + 2 * d.kv, d.d, 2});
+  }
+  return EagerKv(d);
+}
+
+// V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
+// a tensor whose last stride is not 1, so a fused projection's slice keeps
+// the fused output's whole storage (with RoPE; see EagerV).
+Checked KernelV(const TransformerShape& t, const Dims& d) {
+  if (t.fused_qkv && t.rotary) return Mul({d.bs, d.a + 2 * d.kv, d.d, 2});
+  return Mul({d.bs, d.kv, d.d, 2});
+}
+
 // The loss's targets (int64): labels padded by one, then [..., 1:]
 // .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
 // padded storage of s + 1.
@@ -164,7 +189,7 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   switch (Resolved(attention)) {
     case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
                                        // rng_state (2 x int64)
-      return Sum({out, q, kv, kv, q, lse, Wide{16}});
+      return Sum({out, q, kv, KernelV(t, d), q, lse, Wide{16}});
     case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
       return Sum({out, q, q, q, q, lse});
     default:
@@ -180,7 +205,7 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerKv(d), q});
+  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerV(t, d), q});
 }
 
 // What one layer's MLP saves, its input aside.
@@ -219,7 +244,7 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
       (!t.rotary || ckpt) ? Mul({d.s, 8}) : Checked{Wide{0}};
   // cos and sin, (1, s, d) 16-bit, kept by RoPE's multiplications.
   const Checked rotary =
-      (t.rotary && !ckpt) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}};
+      (t.rotary && !ckpt) ? Mul({d.s, d.rd, 4}) : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
@@ -249,6 +274,15 @@ Checked NormBackward(NormKind kind, const Dims& d) {
   return Mul({d.bs, d.h, per_element});
 }
 
+// Phi-3's gate_up_proj backward: the fused output's gradient (chunk's
+// backward joins the halves, 4bsI), the fused weight's (4hI) and the
+// input's, once down_proj's input, act(gate) and the fused output (8bsI)
+// are released.
+Checked FusedGateUpStep(const Dims& d) {
+  return Less(Sum({Mul({d.h, d.inter, 4}), Hidden(d, 2)}),
+              Mul({d.bs, d.inter, 4}));
+}
+
 // The gradients one layer's backward holds above its saves (docs/plan.md,
 // "Transients"): the residual stream's gradient plus its largest step, in
 // the order backward runs them: the MLP's (an op's input gradient with its
@@ -266,7 +300,8 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Wide ad = d.a * d.d;
   const Wide kvd = d.kv * d.d;
   const Checked i = Mul({d.bs, d.inter, 2});
-  const Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
@@ -279,7 +314,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
     const Checked for_pv = t.attention_dropout ? Mul({p, 3})
                            : t.fp32_softmax    ? Mul({p, 2})
                                                : Checked{Wide{0}};
-    after_attention = Sum({after_attention, EagerKv(d), for_pv});
+    after_attention = Sum({after_attention, EagerV(t, d), for_pv});
   }
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
@@ -307,7 +342,7 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
   const Checked q = Mul({d.bs, d.a, d.d, 2});
   const Checked p = Mul({d.b, d.a, d.s, d.s});
   const Checked before = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
-                              QkNormSaved(t, d), q, EagerKv(d), EagerKv(d),
+                              QkNormSaved(t, d), q, EagerKv(d), EagerV(t, d),
                               t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
@@ -375,7 +410,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked loss = Sum({logits32, Targets(d), Wide{4}});
   const Checked held =
       Sum({Mul({d.bs, d.v, 2}),
-           (ckpt && shape.rotary) ? Mul({d.s, d.d, 4}) : Checked{Wide{0}}});
+           (ckpt && shape.rotary) ? Mul({d.s, d.rd, 4}) : Checked{Wide{0}}});
   const Checked recompute = ckpt ? layer : Checked{Wide{0}};
   const Checked layer_backward = LayerBackward(shape, d, attention);
 
