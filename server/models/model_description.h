@@ -19,7 +19,8 @@ namespace chunkplan::models {
 // TransformerShape).
 struct DecoderTraits {
   uint64_t head_dim = 0;
-  std::string norm = "rms";  // "rms", "gemma_rms" or "layer_norm"
+  std::string norm = "rms";  // "rms", "gemma_rms", "layer_norm" or
+                             // "cohere_layer_norm"
   bool gated_mlp = true;     // down(act(gate(x)) * up(x))
   bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
   bool rotary = true;        // RoPE (else learned positions)
@@ -32,6 +33,7 @@ struct DecoderTraits {
   // dense families (phi3, cohere, gemma2/3)
   uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim)
   bool fused_gate_up = false;
+  bool parallel_block = false;  // attention and MLP on one norm (Cohere)
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -58,9 +58,10 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.intermediate_size = m.intermediate_size;
   s.tied_embeddings = t.tied_embeddings;
   s.fused_qkv = t.fused_qkv;
-  s.norm = t.norm == "gemma_rms"    ? planner::NormKind::kGemmaRmsNorm
-           : t.norm == "layer_norm" ? planner::NormKind::kLayerNorm
-                                    : planner::NormKind::kRmsNorm;
+  s.norm = t.norm == "gemma_rms"           ? planner::NormKind::kGemmaRmsNorm
+           : t.norm == "layer_norm"        ? planner::NormKind::kLayerNorm
+           : t.norm == "cohere_layer_norm" ? planner::NormKind::kCohereLayerNorm
+                                           : planner::NormKind::kRmsNorm;
   s.gated_mlp = t.gated_mlp;
   s.activation = t.gelu_new ? planner::MlpActivation::kGeluNew
                             : planner::MlpActivation::kSingleOp;
@@ -74,6 +75,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.embedding_dropout = t.embedding_dropout;
   s.rotary_dim = t.rotary_dim;
   s.fused_gate_up = t.fused_gate_up;
+  s.parallel_block = t.parallel_block;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

@@ -84,7 +84,7 @@ uint64_t In(std::mt19937_64& rng, uint64_t lo, uint64_t hi) {
 
 void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
-  t->norm = static_cast<NormKind>(In(rng, 0, 2));
+  t->norm = static_cast<NormKind>(In(rng, 0, 3));
   t->activation = static_cast<MlpActivation>(In(rng, 0, 1));
   t->tied_embeddings = coin();
   t->fused_qkv = coin();
@@ -98,6 +98,7 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
   t->fused_gate_up = coin();
+  t->parallel_block = coin();
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -162,6 +163,11 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.attention_dropout = In(rng, 0, 1) == 1;
     t.hidden_dropout = In(rng, 0, 1) == 1;
   }
+  if (family == "cohere") {  // one fp32 LayerNorm, attention and MLP beside
+    t.norm = NormKind::kCohereLayerNorm;
+    t.parallel_block = t.tied_embeddings = true;
+    t.qk_norm = In(rng, 0, 1) == 1;
+  }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
@@ -186,7 +192,8 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
 std::string RequestLine(const Case& c, uint64_t seed) {
   auto flag = [](bool b) { return b ? "true" : "false"; };
   const TransformerShape& t = c.shape;
-  constexpr const char* kNorms[] = {"rms", "gemma_rms", "layer_norm"};
+  constexpr const char* kNorms[] = {"rms", "gemma_rms", "layer_norm",
+                                    "cohere_layer_norm"};
   constexpr const char* kAttention[] = {"default", "eager", "sdpa",
                                         "flash_attention_2"};
   return absl::StrCat(
@@ -207,7 +214,8 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "hidden_dropout": )", flag(t.hidden_dropout),
       R"(, "embedding_dropout": )", flag(t.embedding_dropout),
       R"(, "rotary_dim": ")", t.rotary_dim, R"(", "fused_gate_up": )",
-      flag(t.fused_gate_up), R"(, "not_estimated": ")",
+      flag(t.fused_gate_up), R"(, "parallel_block": )", flag(t.parallel_block),
+      R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -356,7 +364,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::vector<Case> cases;
   std::vector<std::string> lines;
   std::vector<std::string> families = {"llama", "mistral", "qwen2", "qwen3",
-                                       "gemma", "gpt2",    "phi3"};
+                                       "gemma", "gpt2",    "phi3",  "cohere"};
   if (const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES")) {
     families = absl::StrSplit(only, ',', absl::SkipEmpty());
   }

@@ -196,6 +196,12 @@ constexpr char kPhi3[] =
         "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2, "vocab_size": 256})";
 
+constexpr char kCohere[] =
+    R"({"model_type": "cohere", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 256,
+        "tie_word_embeddings": false})";
+
 class NamedLayoutTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(NamedLayoutTest, HoldsTheIssuesCountAtTheOraclesBytes) {
@@ -253,7 +259,10 @@ INSTANTIATE_TEST_SUITE_P(
         // MLP and norms and layer 1's o_proj gets o_proj's gradient in
         // layer 1's backward and waits for layer 0's input_layernorm,
         // beside layer 1's own waiting norms, while qkv_proj computes.
-        NamedCase{"Phi3NoStraddleHoldsThree", kPhi3, 12544, 3, ""}),
+        NamedCase{"Phi3NoStraddleHoldsThree", kPhi3, 12544, 3, ""},
+        // Cohere's one norm, registered after the MLP and used first,
+        // waits through the layer's backward as LLaMA's do.
+        NamedCase{"CohereNormRegisteredLast", kCohere, 11008, 2, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

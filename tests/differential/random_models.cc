@@ -20,9 +20,10 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  static const char* const kFamilies[] = {
-      "gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "phi3"};
-  const std::string family = kFamilies[Uniform(rng, 0, 6)];
+  static const char* const kFamilies[] = {"gpt2",  "llama", "mistral",
+                                          "qwen2", "qwen3", "mixtral",
+                                          "phi3",  "cohere"};
+  const std::string family = kFamilies[Uniform(rng, 0, 7)];
   const bool tied = Chance(rng, 0.5);
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);
@@ -43,6 +44,7 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                    : family == "mistral" ? "Mistral"
                    : family == "mixtral" ? "Mixtral"
                    : family == "phi3"    ? "Phi3"
+                   : family == "cohere"  ? "Cohere"
                                          : "Llama",
                    Chance(rng, 0.8) ? "ForCausalLM" : "Model");
   std::string config = absl::StrCat(
@@ -65,6 +67,10 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
     absl::StrAppend(&config, R"(, "partial_rotary_factor": )",
                     kFactors[Uniform(rng, 0, 2)], R"(, "resid_pdrop": )",
                     Chance(rng, 0.5) ? "0.1" : "0.0");
+  }
+  if (family == "cohere") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+                    R"(, "use_qk_norm": )", Bool(Chance(rng, 0.5)));
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

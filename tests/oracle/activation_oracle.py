@@ -38,13 +38,16 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
-             "not_estimated": "...", "rotary_dim", "fused_gate_up"},
+             "not_estimated": "...", "rotary_dim", "fused_gate_up",
+             "parallel_block", "norm": ... | "cohere_layer_norm"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma, gpt2 or phi3 (dense_torch.py); its traits must be the shape's.)
+gemma, gpt2, phi3 or cohere (dense_torch.py); its traits must be the
+shape's. Cohere's logit_scale multiplies the logits by a Python float:
+nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
 "measured_peak_bytes" (backward's peak over the memory before forward), or
@@ -72,8 +75,10 @@ SIZE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
 # on the norms of decoder_torch.py (tests/oracle/norm_backward_test in
 # activation_oracle_test.py re-measures them): RMSNorm's fp32 chain
 # (grad.to(fp32), x * rsqrt's two gradients, mean's expand, pow's 2x)
-# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3.
-NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3}
+# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3; Cohere's
+# fp32 LayerNorm (no bias) at 12.
+NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3,
+                 "cohere_layer_norm": 12}
 
 
 class ActivationError(ValueError):
@@ -113,8 +118,17 @@ def attention_of(work):
     return "sdpa" if a == "default" else a
 
 
-def norm_tensors(kind, rows, width, where):
-    """(name, bytes) a norm's own ops save over rows x width."""
+def norm_tensors(kind, rows, width, where, weight=None):
+    """(name, bytes) a norm's own ops save over rows x width (`weight`: the
+    weight's elements, where not width: Cohere's per-head q/k norms)."""
+    if kind == "cohere_layer_norm":  # CohereLayerNorm (fp32, no bias)
+        return [(f"{where}: x - mean (fp32), kept by pow", 4 * rows * width),
+                (f"{where}: x - mean again (fp32), kept by the mul",
+                 4 * rows * width),
+                (f"{where}: rsqrt(variance + eps) (fp32)", 4 * rows),
+                (f"{where}: the normalized x (fp32), kept by weight * (.)",
+                 4 * rows * width),
+                (f"{where}: weight.to(fp32)", 4 * (weight or width))]
     if kind == "rms":  # LlamaRMSNorm
         return [(f"{where}: x.to(fp32), kept by pow and by x * rsqrt",
                  4 * rows * width),
@@ -133,6 +147,17 @@ def norm_tensors(kind, rows, width, where):
     return [(f"{where}: input", 2 * rows * width),
             (f"{where}: mean (fp32)", 4 * rows),
             (f"{where}: rstd (fp32)", 4 * rows)]
+
+
+def qk_norm_tensors(t, x):
+    """q_norm and k_norm over each head: LlamaRMSNorm's (Qwen3) or, in the
+    family's own kind, Cohere's (a weight row per head)."""
+    bs, a, kv, d = x["b"] * x["s"], x["a"], x["kv"], x["d"]
+    if t["norm"] == "cohere_layer_norm":
+        return (norm_tensors(t["norm"], bs * a, d, "q_norm", a * d) +
+                norm_tensors(t["norm"], bs * kv, d, "k_norm", kv * d))
+    return (norm_tensors("rms", bs * a, d, "q_norm") +
+            norm_tensors("rms", bs * kv, d, "k_norm"))
 
 
 def eager_kv(x):
@@ -191,8 +216,7 @@ def layer_tensors(t, x, attention):
     out = norm_tensors(t["norm"], bs, h, "input norm")
     out.append(("input norm's output, kept by q/k/v projections", 2 * n))
     if t["qk_norm"]:
-        out += norm_tensors("rms", bs * a, d, "q_norm")
-        out += norm_tensors("rms", bs * kv, d, "k_norm")
+        out += qk_norm_tensors(t, x)
     q = 2 * bs * a * d
     if attention == "flash_attention_2":
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
@@ -218,8 +242,9 @@ def layer_tensors(t, x, attention):
                 ("o_proj input (contiguous copy)", q)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
-    out += norm_tensors(t["norm"], bs, h, "post-attention norm")
-    out.append(("post-attention norm's output, kept by the MLP", 2 * n))
+    if not t["parallel_block"]:
+        out += norm_tensors(t["norm"], bs, h, "post-attention norm")
+        out.append(("post-attention norm's output, kept by the MLP", 2 * n))
     bi = 2 * bs * i
     if t["gated_mlp"]:
         act = ([("gate_proj output, kept by act", bi)]
@@ -350,10 +375,16 @@ def estimate(shape, work, adapters=None):
                         if name.startswith(("act", "gate_proj", "up_proj",
                                             "c_fc", "gelu_new",
                                             "residual dropout")))
-    layer_backward = 2 * n + max(mlp_step, attn_work - after_attention,
-                                 qkv_step,
-                                 norm_step - mlp_and_masks - 2 * n,
-                                 norm_step - (layer - norm - 2 * n))
+    steps = [mlp_step, attn_work - after_attention, qkv_step,
+             norm_step - mlp_and_masks - 2 * n,
+             norm_step - (layer - norm - 2 * n)]
+    if t["parallel_block"]:
+        # Cohere: attention and MLP read one norm's output; the MLP's
+        # backward runs first (it ran last) and its input's gradient (2N)
+        # waits for the attention's share; no second norm.
+        steps = [mlp_step, attn_work - after_attention + 2 * n,
+                 qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
+    layer_backward = 2 * n + max(steps)
     recompute = layer if ckpt else 0
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
@@ -412,14 +443,16 @@ def estimate(shape, work, adapters=None):
 
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
-               "hidden_dropout", "embedding_dropout", "fused_gate_up")
+               "hidden_dropout", "embedding_dropout", "fused_gate_up",
+               "parallel_block")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
                   "attention_dropout": False, "hidden_dropout": False,
                   "embedding_dropout": False, "not_estimated": "",
-                  "rotary_dim": 0, "fused_gate_up": False}
+                  "rotary_dim": 0, "fused_gate_up": False,
+                  "parallel_block": False}
 
 
 def read_request(request):

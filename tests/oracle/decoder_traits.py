@@ -127,6 +127,20 @@ def _phi3(config, description, heads):
     return t
 
 
+def _cohere(config, description, heads):
+    """CohereForCausalLM (modeling_cohere.py): one CohereLayerNorm per
+    layer whose output attention and MLP both read; q_norm and k_norm
+    CohereLayerNorms where use_qk_norm (their weights in the parameter
+    list); lm_head tied by default; logits times logit_scale (nothing
+    saved)."""
+    t = _llama_like(config, "llama", description, heads)
+    t.update(norm="cohere_layer_norm", parallel_block=True,
+             tied_embeddings=bool(config.get("tie_word_embeddings", True)),
+             qk_norm=any(n.endswith("q_norm.weight")
+                         for n in description.names))
+    return t
+
+
 def _gpt2(config, description, heads):
     t = _sizes(description, heads)
     act = config.get("activation_function") or "gelu_new"
@@ -163,6 +177,8 @@ def traits(config, description, heads):
         t = _llama_like(config, model_type, description, heads)
     elif model_type == "phi3":
         t = _phi3(config, description, heads)
+    elif model_type == "cohere":
+        t = _cohere(config, description, heads)
     else:
         reason = _NOT_MODELLED
         if model_type in ("gemma2", "gemma3_text"):

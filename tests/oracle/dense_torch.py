@@ -1,6 +1,6 @@
 """The dense families beside LLaMA as small torch modules, written from
 transformers 4.51.3's modeling code (modeling_phi3.py; read with the search
-tool), not from chunkplan's C++. The stack, the loss, checkpointing and the
+tool), and modeling_cohere.py, not from chunkplan's C++. The stack, the loss, checkpointing and the
 dropout path are decoder_torch's (LlamaForCausalLM's loop); each family
 brings its own layer and rotary width.
 
@@ -10,6 +10,12 @@ dimensions of q and k (apply_rotary_pos_emb: q_rot, q_pass, then
 torch.cat); resid_attn_dropout and resid_mlp_dropout (resid_pdrop) on each
 branch before its residual add; Phi3MLP's gate_up_proj, whose chunk(2)
 halves are views of one output, up * act(gate), down_proj.
+
+Cohere (CohereDecoderLayer): one CohereLayerNorm (fp32, no bias) whose
+output both the attention and the MLP read, their outputs added to the
+residual together; q_norm and k_norm (CohereLayerNorm over (heads,
+head_dim)) where use_qk_norm; RoPE in fp32 with interleaved frequencies;
+the final norm a CohereLayerNorm; the logits times logit_scale.
 """
 
 import torch
@@ -109,7 +115,126 @@ class Phi3DecoderLayer(nn.Module):
         return (hidden_states,)
 
 
-LAYERS = {"phi3": Phi3DecoderLayer}
+class CohereLayerNorm(nn.Module):
+    """CohereLayerNorm: fp32 mean and variance of x - mean (subtracted
+    twice), weight.to(fp32) times the result, back to the input's dtype;
+    no bias. `shape` is an int or (heads, head_dim) for q_norm, k_norm."""
+
+    def __init__(self, shape, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(shape, dtype=dt.DTYPE))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        mean = dt.mean_last(hidden_states)
+        variance = dt.mean_last((hidden_states - mean).pow(2))
+        hidden_states = (hidden_states - mean) * torch.rsqrt(
+            variance + self.variance_epsilon)
+        hidden_states = self.weight.to(torch.float32) * hidden_states
+        return hidden_states.to(input_dtype)
+
+
+def cohere_rotate_half(x):
+    x1 = x[..., ::2]
+    x2 = x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).flatten(-2)
+
+
+def cohere_rotary(q, k, cos, sin):
+    """Cohere's apply_rotary_pos_emb: in fp32, back to q's dtype."""
+    dtype = q.dtype
+    q = q.float()
+    k = k.float()
+    cos = cos.unsqueeze(1)
+    sin = sin.unsqueeze(1)
+    q_embed = (q * cos) + (cohere_rotate_half(q) * sin)
+    k_embed = (k * cos) + (cohere_rotate_half(k) * sin)
+    return q_embed.to(dtype=dtype), k_embed.to(dtype=dtype)
+
+
+class CohereAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.head_dim = d = c["head_dim"]
+        a, kv, h = c["heads"], c["kv_heads"], c["hidden"]
+        self.num_key_value_groups = a // kv
+        self.scaling = d**-0.5
+        self.attention_dropout = c["attention_dropout"]
+        self.q_proj = dt.linear(h, a * d, c["qkv_bias"])
+        self.k_proj = dt.linear(h, kv * d, c["qkv_bias"])
+        self.v_proj = dt.linear(h, kv * d, c["qkv_bias"])
+        self.o_proj = dt.linear(a * d, h, c["qkv_bias"])
+        self.use_qk_norm = c["qk_norm"]
+        if self.use_qk_norm:
+            self.q_norm = CohereLayerNorm((a, d))
+            self.k_norm = CohereLayerNorm((kv, d))
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape)
+        key_states = self.k_proj(hidden_states).view(hidden_shape)
+        value_states = self.v_proj(hidden_states).view(hidden_shape)
+        if self.use_qk_norm:
+            query_states = self.q_norm(query_states)
+            key_states = self.k_norm(key_states)
+        query_states = query_states.transpose(1, 2)
+        key_states = key_states.transpose(1, 2)
+        value_states = value_states.transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = cohere_rotary(query_states, key_states,
+                                                 cos, sin)
+        attn_output, _ = dt.eager_attention_forward(
+            self, query_states, key_states, value_states, attention_mask,
+            self.scaling,
+            0.0 if not self.training else self.attention_dropout)
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        return self.o_proj(attn_output)
+
+
+class CohereDecoderLayer(nn.Module):
+    """One norm, then attention and the MLP side by side on its output,
+    both added to the residual."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = CohereAttention(c)
+        self.mlp = dt.GatedMlp(c)
+        self.input_layernorm = CohereLayerNorm(c["hidden"])
+
+    def forward(self, hidden_states, attention_mask, position_ids,
+                past_key_value, output_attentions, use_cache, cache_position,
+                position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states_attention = self.self_attn(
+            hidden_states, position_embeddings, attention_mask)
+        hidden_states_mlp = self.mlp(hidden_states)
+        hidden_states = residual + hidden_states_attention + hidden_states_mlp
+        return (hidden_states,)
+
+
+class CohereRotaryEmbedding(dt.RotaryEmbedding):
+    """CohereRotaryEmbedding: the frequencies interleaved
+    (repeat_interleave), not concatenated."""
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(
+            position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float()
+                 @ position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.repeat_interleave(freqs, 2, dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+
+LAYERS = {"phi3": Phi3DecoderLayer, "cohere": CohereDecoderLayer}
+# The final norm of each family's model (LlamaRMSNorm where not listed).
+FINAL_NORMS = {"cohere": CohereLayerNorm}
+ROTARY = {"cohere": CohereRotaryEmbedding}
 
 
 class DenseForCausalLM(dt.LlamaForCausalLM):
@@ -122,8 +247,25 @@ class DenseForCausalLM(dt.LlamaForCausalLM):
         self.c = c
         self.layers = nn.ModuleList(
             [LAYERS[c["family"]](c) for _ in range(c["layers"])])
-        self.rotary_emb = dt.RotaryEmbedding(c.get("rotary_dim")
-                                             or c["head_dim"])
+        self.rotary_emb = ROTARY.get(c["family"], dt.RotaryEmbedding)(
+            c.get("rotary_dim") or c["head_dim"])
+        if c["family"] in FINAL_NORMS:
+            self.norm = FINAL_NORMS[c["family"]](c["hidden"])
+        if c.get("logit_scale"):
+            self.lm_head = ScaledHead(self.lm_head, c["logit_scale"])
+
+
+class ScaledHead(nn.Module):
+    """CohereForCausalLM's head: logits = lm_head(x) * logit_scale (a
+    Python float), before the loss. Wraps lm_head, tied or not."""
+
+    def __init__(self, head, scale):
+        super().__init__()
+        self.head = head
+        self.scale = scale
+
+    def forward(self, x):
+        return self.head(x) * self.scale
 
 
 def build(c):

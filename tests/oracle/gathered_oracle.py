@@ -7,7 +7,8 @@ Independent of chunkplan's C++. Two parts:
 
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
-   modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py): the torch functions that take
+   modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
+   modeling_cohere.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -65,7 +66,8 @@ Independent of chunkplan's C++. Two parts:
 
 import re
 
-TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3")
+TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
+               "cohere")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -158,6 +160,40 @@ def _phi3_ops(names, architecture):
     return ops
 
 
+def _cohere_ops(names, architecture):
+    """CohereForCausalLM.forward: model.embed_tokens; each
+    CohereDecoderLayer: input_layernorm (CohereLayerNorm's
+    `self.weight.to(torch.float32) * hidden_states`), self_attn (q_proj,
+    k_proj, v_proj, each F.linear with its bias where attention_bias; then
+    q_norm and k_norm where use_qk_norm; o_proj), then mlp (gate_proj,
+    up_proj, down_proj) on the same norm output; model.norm; lm_head (or
+    the tied embed_tokens). In backward autograd runs the MLP's nodes
+    first (created last): the reverse of this list."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        attn = layer + "self_attn."
+        ops.append([layer + "input_layernorm.weight"])
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            ops.append(_present(names, f"{attn}{proj}.weight",
+                                f"{attn}{proj}.bias"))
+        for norm in ("q_norm", "k_norm"):
+            if f"{attn}{norm}.weight" in names:
+                ops.append([f"{attn}{norm}.weight"])
+        ops.append(_present(names, attn + "o_proj.weight",
+                            attn + "o_proj.bias"))
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            ops.append([f"{layer}mlp.{proj}.weight"])
+        i += 1
+    ops.append([top + "norm.weight"])
+    if architecture.endswith("ForCausalLM"):
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "embed_tokens.weight"])
+    return ops
+
+
 def layers(description):
     """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
     operations(description), None for the embeddings, final norm and head."""
@@ -181,6 +217,8 @@ def operations(description):
                          qk_norm=model_type == "qwen3")
     elif model_type == "phi3":
         ops = _phi3_ops(names, description.architecture)
+    elif model_type == "cohere":
+        ops = _cohere_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

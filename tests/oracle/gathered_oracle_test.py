@@ -129,6 +129,7 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
          "num_key_value_heads": 2, "vocab_size": 256}
 QWEN2 = dict(LLAMA, model_type="qwen2")
 PHI3 = dict(LLAMA, model_type="phi3")
+COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
 SIZES = range(4096, 40000, 256)
 
 
@@ -188,6 +189,18 @@ class Named(unittest.TestCase):
         self.assertEqual(answer["gathered_chunks"], "3")
         # Where each chunk is one layer's part, two (the norms' wait).
         self.assertEqual(layout(PHI3, 4096)["gathered_chunks"], "2")
+
+    def test_cohere_holds_two_without_a_straddle(self):
+        # Cohere's one input_layernorm is registered after the MLP and
+        # used first: its chunk waits through the layer's backward.
+        answer = layout(COHERE, 11008)
+        self.assertEqual(straddles(COHERE, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
+        # The attention and the MLP run one after the other (the MLP's
+        # backward first): an op's chunk and the waiting one, never more
+        # without q/k norms or biases.
+        self.assertEqual({layout(COHERE, size)["gathered_chunks"]
+                          for size in SIZES}, {"1", "2"})
 
 
 if __name__ == "__main__":

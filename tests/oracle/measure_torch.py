@@ -28,10 +28,13 @@ def config(shape, work, family="llama"):
         "intermediate": shape["intermediate_size"] or 4 * h,
         "vocab": shape["vocab_size"], "qkv_bias": family == "qwen2", "o_bias": False,
         "mlp_bias": False, "qk_norm": shape["qk_norm"],
-        "norm": {"rms": "rms", "gemma_rms": "gemma_rms",
-                 "layer_norm": "ln"}[shape["norm"]],
+        "norm": {"rms": "rms", "gemma_rms": "gemma_rms", "layer_norm": "ln",
+                 "cohere_layer_norm": "cohere"}[shape["norm"]],
         "act": ("gelu_new" if shape["activation"] == "gelu_new" else
-                "silu" if shape["norm"] == "rms" else "gelu_pytorch_tanh"),
+                "gelu_pytorch_tanh" if shape["norm"] == "gemma_rms" else
+                "silu"),
+        # CohereConfig's default logit_scale
+        "logit_scale": 0.0625 if family == "cohere" else None,
         "attention_dropout": PROBABILITY * shape["attention_dropout"],
         "resid_dropout": PROBABILITY * shape["hidden_dropout"],
         "embedding_dropout": PROBABILITY * shape["embedding_dropout"],

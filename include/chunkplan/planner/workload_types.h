@@ -12,9 +12,10 @@ namespace chunkplan::planner {
 
 // How a family's decoder layer normalizes (transformers 4.51.3).
 enum class NormKind : uint8_t {
-  kRmsNorm,       // LlamaRMSNorm: fp32 upcast, weight * x.to(dtype)
-  kGemmaRmsNorm,  // GemmaRMSNorm: fp32 throughout, x * (1 + weight)
-  kLayerNorm,     // nn.LayerNorm (fp32 mean and rstd kept)
+  kRmsNorm,          // LlamaRMSNorm: fp32 upcast, weight * x.to(dtype)
+  kGemmaRmsNorm,     // GemmaRMSNorm: fp32 throughout, x * (1 + weight)
+  kLayerNorm,        // nn.LayerNorm (fp32 mean and rstd kept)
+  kCohereLayerNorm,  // CohereLayerNorm: fp32, no bias, x - mean twice
 };
 
 // What the MLP's activation saves: one op that keeps its input (silu,
@@ -67,10 +68,12 @@ struct TransformerShape {
   std::string not_estimated;
   AdapterShape adapters;  // LoRA; none by default
   // dense families (phi3, cohere, gemma2/3)
-  uint64_t rotary_dim = 0;     // RoPE's width (0: head_dim): Phi-3's
-                               // partial_rotary_factor
-  bool fused_gate_up = false;  // one gate_up_proj whose halves are views
-                               // (Phi-3)
+  uint64_t rotary_dim = 0;      // RoPE's width (0: head_dim): Phi-3's
+                                // partial_rotary_factor
+  bool fused_gate_up = false;   // one gate_up_proj whose halves are views
+                                // (Phi-3)
+  bool parallel_block = false;  // attention and MLP side by side on one
+                                // norm's output (Cohere)
 };
 
 // One micro-batch's work (the request's Workload).

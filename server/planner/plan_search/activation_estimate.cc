@@ -114,6 +114,14 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   return d;
 }
 
+// CohereLayerNorm over `rows` x `width` elements with a weight of
+// `weight` elements (per head for q_norm and k_norm): x - mean twice (pow's
+// input, the normalizing product's), rsqrt, the normalized x (weight's
+// factor) and weight.to(fp32), all fp32.
+Checked CohereNormSaved(Checked rows, Wide width, Wide weight) {
+  return Sum({Mul({rows, width, 12}), Mul({rows, 4}), Mul({weight, 4})});
+}
+
 // One norm over `rows` x `width` elements: what its own ops save (its
 // output, kept by the next projection, is counted by the caller).
 Checked NormSaved(NormKind kind, Checked rows, Wide width) {
@@ -125,6 +133,8 @@ Checked NormSaved(NormKind kind, Checked rows, Wide width) {
       return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
     case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
       return Sum({Mul({rows, width, 2}), Mul({rows, 8})});
+    case NormKind::kCohereLayerNorm:
+      return CohereNormSaved(rows, width, width);
   }
   return std::nullopt;
 }
@@ -172,9 +182,14 @@ Checked Targets(const Dims& d) {
   return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
 }
 
-// Qwen3's q_norm and k_norm: RMS norms over (b s a, d) and (b s kv, d).
+// q_norm and k_norm over (b s a, d) and (b s kv, d): Qwen3's RMS norms, or
+// Cohere's LayerNorms (a weight row per head).
 Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
   if (!t.qk_norm) return Wide{0};
+  if (t.norm == NormKind::kCohereLayerNorm) {
+    return Sum({CohereNormSaved(Mul({d.bs, d.a}), d.d, d.a * d.d),
+                CohereNormSaved(Mul({d.bs, d.kv}), d.d, d.kv * d.d)});
+  }
   return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
               NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
 }
@@ -225,11 +240,13 @@ Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  // Cohere's attention and MLP read one norm's output.
+  const Checked second_norm = t.parallel_block ? Checked{Wide{0}} : norm;
   // Two residual dropouts (after attention, after the MLP), 1-byte masks.
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
-  return Sum({norm, AttentionSaved(t, d, attention), norm, MlpSaved(t, d),
-              residual_masks});
+  return Sum({norm, AttentionSaved(t, d, attention), second_norm,
+              MlpSaved(t, d), residual_masks});
 }
 
 // Saves outside the layers but the loss.
@@ -266,11 +283,12 @@ Checked Less(Checked x, Checked y) {
 // Bytes a norm's backward holds above its saves per element of its input,
 // besides the input's gradient: measured with torch.profiler on the
 // oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
-// Gemma's 16, LayerNorm's fused kernel 3.
+// Gemma's 16, LayerNorm's fused kernel 3, Cohere's fp32 LayerNorm 12.
 Checked NormBackward(NormKind kind, const Dims& d) {
-  const Wide per_element = kind == NormKind::kRmsNorm        ? 18
-                           : kind == NormKind::kGemmaRmsNorm ? 16
-                                                             : 3;
+  const Wide per_element = kind == NormKind::kRmsNorm           ? 18
+                           : kind == NormKind::kGemmaRmsNorm    ? 16
+                           : kind == NormKind::kCohereLayerNorm ? 12
+                                                                : 3;
   return Mul({d.bs, d.h, per_element});
 }
 
@@ -307,7 +325,9 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention = Sum({mlp_and_masks, norm, Hidden(d, 2), q});
+  Checked after_attention = t.parallel_block
+                                ? Sum({mlp_and_masks, q})
+                                : Sum({mlp_and_masks, norm, Hidden(d, 2), q});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -319,14 +339,21 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
       Less(LayerSaved(t, d, attention), Sum({norm, Hidden(d, 2)}));
+  // Cohere's MLP runs its backward first (it ran last): its input's
+  // gradient (2N) waits for the attention's share, and no second norm.
+  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked qkv_step =
       Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
-                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
+                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2),
+                waiting}),
            beyond_first_norm);
   const Checked norm_step = NormBackward(t.norm, d);
-  Checked step = Max(mlp_step, Less(attn_work, after_attention));
+  Checked step =
+      Max(mlp_step, Less(Sum({attn_work, waiting}), after_attention));
   step = Max(step, qkv_step);
-  step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  if (!t.parallel_block) {
+    step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  }
   step = Max(step, Less(norm_step, beyond_first_norm));
   return Sum({Hidden(d, 2), step});
 }
