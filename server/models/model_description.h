@@ -34,6 +34,7 @@ struct DecoderTraits {
   uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim)
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)
+  bool four_norms = false, attn_softcap = false, final_softcap = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

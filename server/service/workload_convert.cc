@@ -76,6 +76,9 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.rotary_dim = t.rotary_dim;
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
+  s.four_norms = t.four_norms;
+  s.attn_softcap = t.attn_softcap;
+  s.final_softcap = t.final_softcap;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

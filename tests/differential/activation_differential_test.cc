@@ -99,6 +99,9 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->embedding_dropout = coin();
   t->fused_gate_up = coin();
   t->parallel_block = coin();
+  t->four_norms = coin();
+  t->attn_softcap = coin();
+  t->final_softcap = coin();
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -168,6 +171,12 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.parallel_block = t.tied_embeddings = true;
     t.qk_norm = In(rng, 0, 1) == 1;
   }
+  if (family == "gemma2") {  // four Gemma norms, soft-capping
+    t.norm = NormKind::kGemmaRmsNorm;
+    t.embed_scale = t.tied_embeddings = t.four_norms = true;
+    t.attn_softcap = In(rng, 0, 1) == 1;
+    t.final_softcap = In(rng, 0, 1) == 1;
+  }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
@@ -215,6 +224,8 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "embedding_dropout": )", flag(t.embedding_dropout),
       R"(, "rotary_dim": ")", t.rotary_dim, R"(", "fused_gate_up": )",
       flag(t.fused_gate_up), R"(, "parallel_block": )", flag(t.parallel_block),
+      R"(, "four_norms": )", flag(t.four_norms), R"(, "attn_softcap": )",
+      flag(t.attn_softcap), R"(, "final_softcap": )", flag(t.final_softcap),
       R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
@@ -363,8 +374,9 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::mt19937_64 rng(seed);
   std::vector<Case> cases;
   std::vector<std::string> lines;
-  std::vector<std::string> families = {"llama", "mistral", "qwen2", "qwen3",
-                                       "gemma", "gpt2",    "phi3",  "cohere"};
+  std::vector<std::string> families = {"llama", "mistral", "qwen2",
+                                       "qwen3", "gemma",   "gpt2",
+                                       "phi3",  "cohere",  "gemma2"};
   if (const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES")) {
     families = absl::StrSplit(only, ',', absl::SkipEmpty());
   }

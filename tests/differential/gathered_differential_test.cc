@@ -202,6 +202,12 @@ constexpr char kCohere[] =
         "num_key_value_heads": 2, "vocab_size": 256,
         "tie_word_embeddings": false})";
 
+constexpr char kGemma2[] =
+    R"({"model_type": "gemma2", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+        "tie_word_embeddings": false})";
+
 class NamedLayoutTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(NamedLayoutTest, HoldsTheIssuesCountAtTheOraclesBytes) {
@@ -262,7 +268,10 @@ INSTANTIATE_TEST_SUITE_P(
         NamedCase{"Phi3NoStraddleHoldsThree", kPhi3, 12544, 3, ""},
         // Cohere's one norm, registered after the MLP and used first,
         // waits through the layer's backward as LLaMA's do.
-        NamedCase{"CohereNormRegisteredLast", kCohere, 11008, 2, ""}),
+        NamedCase{"CohereNormRegisteredLast", kCohere, 11008, 2, ""},
+        // Gemma-2's four norms, registered after the MLP, the first used
+        // first: the chunk holding them waits through the layer.
+        NamedCase{"Gemma2FourNormsRegisteredLast", kGemma2, 11008, 2, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

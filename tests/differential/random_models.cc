@@ -20,10 +20,10 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  static const char* const kFamilies[] = {"gpt2",  "llama", "mistral",
-                                          "qwen2", "qwen3", "mixtral",
-                                          "phi3",  "cohere"};
-  const std::string family = kFamilies[Uniform(rng, 0, 7)];
+  static const char* const kFamilies[] = {"gpt2",  "llama",  "mistral",
+                                          "qwen2", "qwen3",  "mixtral",
+                                          "phi3",  "cohere", "gemma2"};
+  const std::string family = kFamilies[Uniform(rng, 0, 8)];
   const bool tied = Chance(rng, 0.5);
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);
@@ -45,6 +45,7 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                    : family == "mixtral" ? "Mixtral"
                    : family == "phi3"    ? "Phi3"
                    : family == "cohere"  ? "Cohere"
+                   : family == "gemma2"  ? "Gemma2"
                                          : "Llama",
                    Chance(rng, 0.8) ? "ForCausalLM" : "Model");
   std::string config = absl::StrCat(
@@ -71,6 +72,12 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   if (family == "cohere") {
     absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
                     R"(, "use_qk_norm": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "gemma2") {
+    absl::StrAppend(&config, R"(, "attn_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "50.0" : "null",
+                    R"(, "final_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "30.0" : "null");
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

@@ -45,7 +45,7 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma, gpt2, phi3 or cohere (dense_torch.py); its traits must be the
+gemma, gpt2, phi3, cohere or gemma2 (dense_torch.py); its traits must be the
 shape's. Cohere's logit_scale multiplies the logits by a Python float:
 nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
@@ -232,6 +232,8 @@ def layer_tensors(t, x, attention):
         out += [("q for QK^T", q), ("k repeated, for QK^T", eager_kv(x))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
+        if t["attn_softcap"]:  # Gemma-2: softcap * tanh(scores / softcap)
+            out.append(("tanh of the scores (soft-capping)", 2 * p))
         out.append(("softmax result", (4 if t["fp32_softmax"] else 2) * p))
         if t["attention_dropout"]:
             out += [("attention dropout mask", p),
@@ -240,6 +242,8 @@ def layer_tensors(t, x, attention):
             out.append(("probabilities .to(dtype) for PV", 2 * p))
         out += [("v repeated, for PV", eager_v(t, x)),
                 ("o_proj input (contiguous copy)", q)]
+    if t["four_norms"]:  # Gemma-2's post_attention_layernorm (o_proj's out)
+        out += norm_tensors(t["norm"], bs, h, "sandwich norm after attention")
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
     if not t["parallel_block"]:
@@ -261,6 +265,8 @@ def layer_tensors(t, x, attention):
         out += act + [("act output, c_proj's input", bi)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after the MLP", n))
+    if t["four_norms"]:  # post_feedforward_layernorm (down_proj's output)
+        out += norm_tensors(t["norm"], bs, h, "sandwich norm after the MLP")
     return out
 
 
@@ -284,6 +290,9 @@ def outside_tensors(t, x, work):
         out.append(("embedding dropout mask", b * s * h))
     if t["embed_scale"]:
         out.append(("embedding normalizer (0-dim)", 2))
+    if t["final_softcap"]:  # Gemma-2: cap * tanh(logits / cap)
+        out.append(("tanh of the logits (final soft-capping)",
+                    2 * b * s * x["v"]))
     out += norm_tensors(t["norm"], b * s, h, "final norm")
     out.append(("final norm's output, lm_head's input", 2 * b * s * h))
     return out
@@ -336,6 +345,8 @@ def estimate(shape, work, adapters=None):
     bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
     norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
     released = loss + norm + 2 * n
+    if t["final_softcap"]:  # the logits' tanh, released by the head
+        released += 2 * b * s * v
     head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
     # (the gated product's or gelu_new's last product's three gradients
     # come once down_proj's input is released)
@@ -350,6 +361,7 @@ def estimate(shape, work, adapters=None):
     attn_work = max(4 * q, q + 2 * h * ad)
     after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
                            if name.startswith(("post-attention", "act",
+                                               "sandwich",
                                                "gate_proj", "up_proj",
                                                "c_fc", "gelu_new",
                                                "residual dropout")))
@@ -375,6 +387,10 @@ def estimate(shape, work, adapters=None):
                         if name.startswith(("act", "gate_proj", "up_proj",
                                             "c_fc", "gelu_new",
                                             "residual dropout")))
+    if t["four_norms"]:
+        # Gemma-2: post_feedforward_layernorm's backward comes first, over
+        # all the layer's saves; the MLP's once its saves are released.
+        mlp_step = max(mlp_step - norm, norm_step)
     steps = [mlp_step, attn_work - after_attention, qkv_step,
              norm_step - mlp_and_masks - 2 * n,
              norm_step - (layer - norm - 2 * n)]
@@ -444,7 +460,8 @@ def estimate(shape, work, adapters=None):
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
                "hidden_dropout", "embedding_dropout", "fused_gate_up",
-               "parallel_block")
+               "parallel_block", "four_norms", "attn_softcap",
+               "final_softcap")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -452,7 +469,8 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "attention_dropout": False, "hidden_dropout": False,
                   "embedding_dropout": False, "not_estimated": "",
                   "rotary_dim": 0, "fused_gate_up": False,
-                  "parallel_block": False}
+                  "parallel_block": False, "four_norms": False,
+                  "attn_softcap": False, "final_softcap": False}
 
 
 def read_request(request):

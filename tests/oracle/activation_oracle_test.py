@@ -122,6 +122,11 @@ class Measured(unittest.TestCase):
                 "phi3": {"fused_qkv": True, "fused_gate_up": True,
                          "rotary_dim": 4, "attention_dropout": True,
                          "hidden_dropout": True},
+                "cohere": {"norm": "cohere_layer_norm", "parallel_block": True,
+                           "tied_embeddings": True, "qk_norm": True},
+                "gemma2": {"norm": "gemma_rms", "embed_scale": True,
+                           "tied_embeddings": True, "four_norms": True,
+                           "attn_softcap": True, "final_softcap": True},
                 "gpt2": dict(GPT2, num_key_value_heads=0, head_dim=0,
                              attention_dropout=True, hidden_dropout=True,
                              embedding_dropout=True)}

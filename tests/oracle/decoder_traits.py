@@ -141,6 +141,44 @@ def _cohere(config, description, heads):
     return t
 
 
+def _gemma2(config, description, heads):
+    """Gemma2ForCausalLM (modeling_gemma2.py): GemmaRMSNorm four times a
+    layer, the MLP's act from hidden_activation, the scores and the logits
+    soft-capped where attn_logit_softcapping and final_logit_softcapping
+    are not null (Gemma2Config: 50.0 and 30.0), the embedding's
+    normalizer, lm_head tied by default."""
+    t = _sizes(description, heads)
+    t.update(tied_embeddings=bool(config.get("tie_word_embeddings", True)),
+             norm="gemma_rms", gated_mlp=True, activation="single_op",
+             rotary=True, qk_norm=False, fp32_softmax=True,
+             scale_by_tensor=False, embed_scale=True, hidden_dropout=False,
+             embedding_dropout=False, four_norms=True, not_estimated="")
+    try:
+        for trait, key, default in (
+                ("attn_softcap", "attn_logit_softcapping", 50.0),
+                ("final_softcap", "final_logit_softcapping", 30.0)):
+            value = config.get(key, default)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, float))):
+                raise ValueError(f"config {key}: expected a number or null, "
+                                 f"got {json.dumps(value)}")
+            t[trait] = value is not None
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    act = config.get("hidden_activation")
+    act = "gelu_pytorch_tanh" if act is None else act
+    try:
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if act not in _SINGLE_OP:
+        t["not_estimated"] = (f'hidden_activation "{act}" is not modelled '
+                              '(silu, swish, gelu, gelu_pytorch_tanh are)')
+    return t
+
+
 def _gpt2(config, description, heads):
     t = _sizes(description, heads)
     act = config.get("activation_function") or "gelu_new"
@@ -179,12 +217,13 @@ def traits(config, description, heads):
         t = _phi3(config, description, heads)
     elif model_type == "cohere":
         t = _cohere(config, description, heads)
+    elif model_type == "gemma2":
+        t = _gemma2(config, description, heads)
     else:
         reason = _NOT_MODELLED
-        if model_type in ("gemma2", "gemma3_text"):
-            generation = 2 if model_type == "gemma2" else 3
-            reason = (f"Gemma-{generation}'s layer (soft-capped scores, four "
-                      "norms) is not modelled")
+        if model_type == "gemma3_text":
+            reason = ("Gemma-3's layer (q/k norms, local and global rotary "
+                      "tables) is not modelled")
         t = {"not_estimated": reason}
     if t["not_estimated"]:
         t["not_estimated"] = (f'{description.architecture} (model_type '

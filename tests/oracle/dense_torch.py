@@ -16,6 +16,12 @@ output both the attention and the MLP read, their outputs added to the
 residual together; q_norm and k_norm (CohereLayerNorm over (heads,
 head_dim)) where use_qk_norm; RoPE in fp32 with interleaved frequencies;
 the final norm a CohereLayerNorm; the logits times logit_scale.
+
+Gemma-2 (modeling_gemma2.py): GemmaRMSNorm four times a layer (input,
+post_attention on o_proj's output, pre_feedforward, post_feedforward on
+down_proj's output), scores soft-capped in eager (tanh, attn_logit_softcapping)
+and scaled by query_pre_attn_scalar, the embedding's normalizer, the logits
+soft-capped (final_logit_softcapping).
 """
 
 import torch
@@ -231,7 +237,106 @@ class CohereRotaryEmbedding(dt.RotaryEmbedding):
         return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
 
 
-LAYERS = {"phi3": Phi3DecoderLayer, "cohere": CohereDecoderLayer}
+def softcap_eager_attention(module, query, key, value, attention_mask,
+                            scaling, dropout_p, softcap):
+    """Gemma-2's eager_attention_forward: the scores soft-capped,
+    softcap * tanh(scores / softcap), before the mask and the fp32
+    softmax."""
+    key_states = dt.repeat_kv(key, module.num_key_value_groups)
+    value_states = dt.repeat_kv(value, module.num_key_value_groups)
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if softcap is not None:
+        attn_weights = attn_weights / softcap
+        attn_weights = torch.tanh(attn_weights)
+        attn_weights = attn_weights * softcap
+    if attention_mask is not None:
+        causal_mask = attention_mask[:, :, :, :key_states.shape[-2]]
+        attn_weights = attn_weights + causal_mask
+    attn_weights = torch.nn.functional.softmax(
+        attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn_weights = dt.dropout(attn_weights, dropout_p, module.training)
+    attn_output = torch.matmul(attn_weights, value_states)
+    return attn_output.transpose(1, 2).contiguous()
+
+
+class Gemma2Attention(dt.LlamaAttention):
+    """Gemma2Attention: LLaMA's projections, scaling by
+    query_pre_attn_scalar, soft-capped scores (attn_logit_softcapping)."""
+
+    def __init__(self, c):
+        super().__init__(dict(c, qk_norm=False))
+        self.scaling = c["query_pre_attn_scalar"]**-0.5
+        self.softcap = c.get("attn_softcap")
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(
+            1, 2)
+        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(
+            1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(
+            1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = dt.apply_rotary_pos_emb(
+            query_states, key_states, cos, sin)
+        attn_output = softcap_eager_attention(
+            self, query_states, key_states, value_states, attention_mask,
+            self.scaling,
+            0.0 if not self.training else self.attention_dropout,
+            self.softcap)
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        return self.o_proj(attn_output)
+
+
+class Gemma2DecoderLayer(nn.Module):
+    """Four GemmaRMSNorms: input, post_attention (of o_proj's output),
+    pre_feedforward and post_feedforward (of down_proj's output). (The
+    sliding-window layers change the eager mask's values only.)"""
+
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.self_attn = Gemma2Attention(c)
+        self.mlp = dt.GatedMlp(c)
+        self.input_layernorm = dt.GemmaRMSNorm(h)
+        self.post_attention_layernorm = dt.GemmaRMSNorm(h)
+        self.pre_feedforward_layernorm = dt.GemmaRMSNorm(h)
+        self.post_feedforward_layernorm = dt.GemmaRMSNorm(h)
+
+    def forward(self, hidden_states, attention_mask, position_ids,
+                past_key_value, output_attentions, use_cache, cache_position,
+                position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, position_embeddings,
+                                       attention_mask)
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.pre_feedforward_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        hidden_states = self.post_feedforward_layernorm(hidden_states)
+        hidden_states = residual + hidden_states
+        return (hidden_states,)
+
+
+class SoftcappedHead(nn.Module):
+    """Gemma2ForCausalLM's head: logits / cap, tanh, * cap
+    (final_logit_softcapping), before the loss."""
+
+    def __init__(self, head, cap):
+        super().__init__()
+        self.head = head
+        self.cap = cap
+
+    def forward(self, x):
+        logits = self.head(x) / self.cap
+        return torch.tanh(logits) * self.cap
+
+
+LAYERS = {"phi3": Phi3DecoderLayer, "cohere": CohereDecoderLayer,
+          "gemma2": Gemma2DecoderLayer}
 # The final norm of each family's model (LlamaRMSNorm where not listed).
 FINAL_NORMS = {"cohere": CohereLayerNorm}
 ROTARY = {"cohere": CohereRotaryEmbedding}
@@ -253,6 +358,8 @@ class DenseForCausalLM(dt.LlamaForCausalLM):
             self.norm = FINAL_NORMS[c["family"]](c["hidden"])
         if c.get("logit_scale"):
             self.lm_head = ScaledHead(self.lm_head, c["logit_scale"])
+        if c.get("final_softcap"):
+            self.lm_head = SoftcappedHead(self.lm_head, c["final_softcap"])
 
 
 class ScaledHead(nn.Module):

@@ -8,7 +8,7 @@ Independent of chunkplan's C++. Two parts:
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
-   modeling_cohere.py): the torch functions that take
+   modeling_cohere.py, modeling_gemma2.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -67,7 +67,7 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere")
+               "cohere", "gemma2")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -194,6 +194,36 @@ def _cohere_ops(names, architecture):
     return ops
 
 
+def _gemma2_ops(names, architecture):
+    """Gemma2ForCausalLM.forward: model.embed_tokens; each
+    Gemma2DecoderLayer: input_layernorm, self_attn (q_proj, k_proj, v_proj,
+    o_proj, each with its bias where attention_bias),
+    post_attention_layernorm, pre_feedforward_layernorm, mlp (gate_proj,
+    up_proj, down_proj), post_feedforward_layernorm (GemmaRMSNorm's
+    `output * (1.0 + self.weight.float())` each); model.norm; lm_head (or
+    the tied embed_tokens)."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        ops.append([layer + "input_layernorm.weight"])
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
+                                f"{layer}self_attn.{proj}.bias"))
+        ops.append([layer + "post_attention_layernorm.weight"])
+        ops.append([layer + "pre_feedforward_layernorm.weight"])
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            ops.append([f"{layer}mlp.{proj}.weight"])
+        ops.append([layer + "post_feedforward_layernorm.weight"])
+        i += 1
+    ops.append([top + "norm.weight"])
+    if architecture.endswith("ForCausalLM"):
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "embed_tokens.weight"])
+    return ops
+
+
 def layers(description):
     """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
     operations(description), None for the embeddings, final norm and head."""
@@ -219,6 +249,8 @@ def operations(description):
         ops = _phi3_ops(names, description.architecture)
     elif model_type == "cohere":
         ops = _cohere_ops(names, description.architecture)
+    elif model_type == "gemma2":
+        ops = _gemma2_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

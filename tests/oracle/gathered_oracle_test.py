@@ -130,6 +130,8 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
 QWEN2 = dict(LLAMA, model_type="qwen2")
 PHI3 = dict(LLAMA, model_type="phi3")
 COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
+GEMMA2 = dict(LLAMA, model_type="gemma2", head_dim=16,
+              tie_word_embeddings=False)
 SIZES = range(4096, 40000, 256)
 
 
@@ -201,6 +203,14 @@ class Named(unittest.TestCase):
         # without q/k norms or biases.
         self.assertEqual({layout(COHERE, size)["gathered_chunks"]
                           for size in SIZES}, {"1", "2"})
+
+    def test_gemma2_holds_two_without_a_straddle(self):
+        # Gemma-2's four norms are registered after the MLP; the first,
+        # input_layernorm, is used first: its chunk waits through the
+        # layer's backward, as LLaMA's.
+        answer = layout(GEMMA2, 11008)
+        self.assertEqual(straddles(GEMMA2, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
 
 
 if __name__ == "__main__":

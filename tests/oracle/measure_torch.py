@@ -35,6 +35,10 @@ def config(shape, work, family="llama"):
                 "silu"),
         # CohereConfig's default logit_scale
         "logit_scale": 0.0625 if family == "cohere" else None,
+        # Gemma2Config's defaults where the shape soft-caps
+        "attn_softcap": 50.0 if shape.get("attn_softcap") else None,
+        "final_softcap": 30.0 if shape.get("final_softcap") else None,
+        "query_pre_attn_scalar": 256,
         "attention_dropout": PROBABILITY * shape["attention_dropout"],
         "resid_dropout": PROBABILITY * shape["hidden_dropout"],
         "embedding_dropout": PROBABILITY * shape["embedding_dropout"],

@@ -74,6 +74,9 @@ struct TransformerShape {
                                 // (Phi-3)
   bool parallel_block = false;  // attention and MLP side by side on one
                                 // norm's output (Cohere)
+  bool four_norms = false;    // norms after attention and the MLP too (Gemma-2)
+  bool attn_softcap = false;  // eager scores cap * tanh(scores / cap)
+  bool final_softcap = false;  // logits cap * tanh(logits / cap)
 };
 
 // One micro-batch's work (the request's Workload).

@@ -219,8 +219,11 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                          : t.fp32_softmax    ? Mul({p, 2})
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
+  // Gemma-2's soft-capping: tanh keeps its 16-bit result.
+  const Checked softcap = t.attn_softcap ? Mul({p, 2}) : Checked{Wide{0}};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum({out, q, EagerKv(d), softmax, for_pv, scale, EagerV(t, d), q});
+  return Sum(
+      {out, q, EagerKv(d), softmax, for_pv, scale, EagerV(t, d), q, softcap});
 }
 
 // What one layer's MLP saves, its input aside.
@@ -236,6 +239,14 @@ Checked MlpSaved(const TransformerShape& t, const Dims& d) {
 // Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
 Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 
+// Gemma-2's post_attention_layernorm and post_feedforward_layernorm (of
+// o_proj's and down_proj's outputs): their saves; their outputs go to the
+// residual add, which keeps nothing.
+Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
+  if (!t.four_norms) return Wide{0};
+  return Mul({NormSaved(t.norm, d.bs, d.h), 2});
+}
+
 // One decoder layer's saves without checkpointing.
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention) {
@@ -246,7 +257,7 @@ Checked LayerSaved(const TransformerShape& t, const Dims& d,
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
-              MlpSaved(t, d), residual_masks});
+              MlpSaved(t, d), residual_masks, SandwichNorms(t, d)});
 }
 
 // Saves outside the layers but the loss.
@@ -270,8 +281,11 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
   const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  return Sum(
-      {indices, positions, rotary, mask, embed_mask, normalizer, final_norm});
+  // Gemma-2's final soft-capping: tanh keeps its 16-bit (b, s, v) result.
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
+  return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
+              final_norm, softcap});
 }
 
 // x - y, 0 where y is larger.
@@ -325,9 +339,10 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention = t.parallel_block
-                                ? Sum({mlp_and_masks, q})
-                                : Sum({mlp_and_masks, norm, Hidden(d, 2), q});
+  Checked after_attention =
+      t.parallel_block
+          ? Sum({mlp_and_masks, q, SandwichNorms(t, d)})
+          : Sum({mlp_and_masks, norm, Hidden(d, 2), q, SandwichNorms(t, d)});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -348,6 +363,11 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
                 waiting}),
            beyond_first_norm);
   const Checked norm_step = NormBackward(t.norm, d);
+  // Gemma-2: post_feedforward_layernorm's backward first, over all the
+  // layer's saves; the MLP's once that norm's saves are released.
+  if (t.four_norms) {
+    mlp_step = Max(Less(mlp_step, NormSaved(t.norm, d.bs, d.h)), norm_step);
+  }
   Checked step =
       Max(mlp_step, Less(Sum({attn_work, waiting}), after_attention));
   step = Max(step, qkv_step);
@@ -399,7 +419,10 @@ Checked Adapters(const Dims& d, const AdapterShape& adapters,
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
                              Checked loss) {
-  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  // (Gemma-2's logits' tanh too, released by the head's backward)
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
+  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), softcap});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
