@@ -1,7 +1,6 @@
 #include "client/cli/cluster_plan_command.h"
 
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/planner.h"
@@ -22,10 +21,8 @@ absl::StatusOr<v1::PlanRequest> ReadPlanRequest(
     const ClusterPlanOptions& options) {
   v1::PlanRequest request;
   if (options.model.has_value()) {
-    std::vector<bool> frozen;
     CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
-                               ModelSearchRequest(*options.model, &frozen));
-    request.mutable_frozen()->Add(frozen.begin(), frozen.end());
+                               ModelSearchRequest(*options.model));
     request.mutable_search()->clear_dp_degrees();
     return request;
   }

@@ -28,7 +28,7 @@ constexpr char kPlanSizes[] = "plan takes --world-sizes, not --dp";
 constexpr FlagScope kScopes[] = {
     {"request", kRequests, ""},
     {"hf_config", kRequests | kDescribe, ""},
-    {"params", kRequests, ""},
+    {"params", kRequests | kDescribe, ""},
     {"shape_from", kLayout | kPlan, ""},
     {"architecture", kRequests | kDescribe, ""},
     {"dp", kSearch | kLayout | kFrontier, kPlanSizes},

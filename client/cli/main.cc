@@ -73,11 +73,12 @@ ABSL_FLAG(std::string, hf_config, "",
           "describe, and search, layout, frontier in place of --request: a "
           "Hugging Face config.json; '-' reads stdin");
 ABSL_FLAG(std::string, params, "",
-          "search, layout, frontier, plan in place of --request or "
-          "--hf-config: any model by its parameter list, a JSON list of "
+          "describe, search, layout, frontier, plan in place of --request "
+          "or --hf-config: any model by its parameter list, a JSON list of "
           "{\"name\", \"numel\"} or [name, shape] in named_parameters() "
-          "order (Python: chunkplan.params.write_params(module, FILE)); '-' "
-          "reads stdin");
+          "order (Python: chunkplan.params.write_params(module, FILE)); "
+          "--freeze and --train match its names on the server; '-' reads "
+          "stdin");
 ABSL_FLAG(std::string, shape_from, "",
           "layout, plan with --params and a workload: a served family's "
           "config.json whose shape the activation estimate uses");
@@ -111,12 +112,12 @@ ABSL_FLAG(std::string, lora_dropout, "",
           "with --lora-rank: lora_dropout (default 0); above 0 its tensors "
           "count in the activation estimate");
 ABSL_FLAG(std::string, freeze, "",
-          "with --hf-config: parameters whose names match this RE2 pattern "
-          "are frozen (found anywhere in the name)");
+          "with --hf-config or --params: parameters whose names match this "
+          "RE2 pattern are frozen (found anywhere in the name)");
 ABSL_FLAG(std::string, train, "",
-          "with --hf-config: only parameters whose names match this RE2 "
-          "pattern are trained (with --lora-rank: these besides the "
-          "adapters)");
+          "with --hf-config or --params: only parameters whose names match "
+          "this RE2 pattern are trained (with --lora-rank, or a list with "
+          "requires_grad false: these besides the trainable ones)");
 ABSL_FLAG(bool, local, false,
           "search, layout, frontier: run the planner in this process");
 ABSL_FLAG(
@@ -271,11 +272,12 @@ Commands:
                    (--local | --server HOST:PORT) [--format json|table]
       the same questions for a model named by its Hugging Face config.json;
       layout takes several degrees (--dp 4,8,16): one row each
-  chunkplan search|layout|frontier|plan --params FILE [--dp N] [...]
-                   [--shape-from CONFIG]
+  chunkplan search|layout|frontier|plan|describe --params FILE [--dp N]
+                   [--freeze REGEX] [--train REGEX] [...] [--shape-from CONFIG]
       the same for any model by its parameter list (named_parameters()
       order: chunkplan.params.write_params writes it from an nn.Module);
-      the activation estimate takes its shape from --shape-from
+      the server matches --freeze/--train on its names; the activation
+      estimate takes its shape from --shape-from
   chunkplan describe --hf-config FILE [--architecture NAME]
                    [--tp-size N [--sequence-parallelism]]
                    (--local | --server HOST:PORT) [--format json|table]
@@ -285,7 +287,8 @@ Commands:
                    [--lora-rank R --lora-targets q_proj,v_proj
                     [--lora-dropout P]] [--freeze REGEX] [--train REGEX]
       PEFT's LoRA adapters added (base frozen, adapters trained) and which
-      parameters train, matched by the server (docs/lora.md)
+      parameters train, matched by the server (docs/lora.md); --freeze and
+      --train apply to --params too
   chunkplan plan (--hf-config FILE [--architecture NAME] [--hidden-dim H]
                   | --request FILE|-) (--local | --server HOST:PORT)
                  (--device-memory 80GiB | --gpu NAME) [--host-memory 1TiB]
@@ -597,15 +600,15 @@ absl::StatusOr<std::optional<ModelFlags>> ModelFromFlags(
   CHUNKPLAN_RETURN_IF_ERROR(SearchFromFlags(model));
   CHUNKPLAN_RETURN_IF_ERROR(TrainingFromFlags(model));
   const std::string dp = absl::GetFlag(FLAGS_dp);
-  if (model.config_path.empty() &&
+  if (model.config_path.empty() && model.params_path.empty() &&
       (model.lora_rank != 0 || !model.lora_targets.empty() ||
        model.lora_dropout.has_value() || !model.freeze.empty() ||
        !model.train.empty())) {
-    // A parameter list's names stay here: the server matches names only
-    // where it describes the model (server/models/trainable.h).
+    // The server matches them where it describes the model
+    // (server/models/trainable.h): a config's or a parameter list's.
     return absl::InvalidArgumentError(
         "--lora-rank, --lora-targets, --lora-dropout, --freeze and --train "
-        "apply to --hf-config only");
+        "apply to --hf-config and --params");
   }
   if (model.config_path.empty() && model.params_path.empty()) {
     if (!model.architecture.empty() || !dp.empty() ||
@@ -777,7 +780,9 @@ int Describe() {
   }
   absl::StatusOr<std::optional<ModelFlags>> model = ModelFromFlags();
   if (!model.ok()) return Fail(model.status(), kExitUsage);
-  if (!model->has_value()) return UsageError("describe needs --hf-config FILE");
+  if (!model->has_value()) {
+    return UsageError("describe needs --hf-config FILE or --params FILE");
+  }
   PlanOptions options;
   if (absl::Status s = TargetFromFlags("describe", options); !s.ok()) {
     return Fail(s, kExitUsage);

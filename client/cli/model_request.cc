@@ -7,7 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "chunkplan/v1/chunk_search.grpc.pb.h"
 #include "client/cli/model_report_text.h"
-#include "client/cli/param_list.h"
 #include "common/grpc_status.h"
 #include "common/json_codec.h"
 #include "common/request_file.h"
@@ -52,11 +51,14 @@ std::string KeysTable(const v1::ModelDescription& d) {
 std::string DescriptionTable(const v1::ModelDescription& d) {
   // A trainable column (and count) only where some parameter is frozen.
   const bool marked = d.frozen_size() > 0;
+  // A parameter list names no family (no model_type).
   std::string out = absl::StrFormat(
-      "model         %s (%s)\nhidden size   %u\nparameters    %d tensors, "
+      "model         %s\nhidden size   %u\nparameters    %d tensors, "
       "%u elements\n",
-      d.model_type(), d.architecture(), d.hidden_size(), d.numels_size(),
-      d.total());
+      d.model_type().empty()
+          ? std::string("a parameter list (no family)")
+          : absl::StrCat(d.model_type(), " (", d.architecture(), ")"),
+      d.hidden_size(), d.numels_size(), d.total());
   if (d.tp_size() > 1) {
     // Above the rows: the figures are tp rank 0's (every rank's) shards.
     absl::StrAppendFormat(
@@ -91,10 +93,16 @@ std::string DescriptionTable(const v1::ModelDescription& d) {
 }  // namespace
 
 absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(std::string text,
-                             common::ReadInput(flags.config_path));
+  const bool listed = !flags.params_path.empty();
+  CHUNKPLAN_ASSIGN_OR_RETURN(
+      std::string text,
+      common::ReadInput(listed ? flags.params_path : flags.config_path));
   v1::ModelConfig config;
-  config.set_hf_config_json(std::move(text));
+  if (listed) {
+    config.set_param_list_json(std::move(text));
+  } else {
+    config.set_hf_config_json(std::move(text));
+  }
   config.set_architecture(flags.architecture);
   if (flags.lora_rank != 0 || !flags.lora_targets.empty() ||
       flags.lora_dropout.has_value()) {
@@ -111,17 +119,9 @@ absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags) {
 }
 
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
-    const ModelFlags& flags, std::vector<bool>* frozen) {
+    const ModelFlags& flags) {
   v1::ChunkSearchRequest request;
-  if (!flags.params_path.empty()) {
-    CHUNKPLAN_ASSIGN_OR_RETURN(const ParamList list,
-                               ReadParamList(flags.params_path));
-    request.mutable_numels()->Add(list.numels.begin(), list.numels.end());
-    if (frozen != nullptr) *frozen = list.frozen;
-  } else {
-    CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(),
-                               ReadModelConfig(flags));
-  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_model(), ReadModelConfig(flags));
   request.add_dp_degrees(flags.dp);
   request.set_search_range_m(
       flags.search_range_m.value_or(kGeminiSearchRangeM));

@@ -21,8 +21,9 @@ namespace chunkplan::cli {
 // The model flags.
 struct ModelFlags {
   std::string config_path;  // the config.json, or "-" for stdin
-  // --params: a parameter list (param_list.h) in place of config_path;
-  // "-" for stdin. The search is then of its numels, with no model.
+  // --params: a parameter list in place of config_path, "-" for stdin; sent
+  // as the model's param_list_json (the server reads it:
+  // server/models/param_list.h), lora, freeze and train beside it.
   std::string params_path;
   // With params_path: a workload was asked for without --shape-from, so the
   // request goes without it (IntervalNote says why the estimate is absent).
@@ -54,20 +55,20 @@ struct ModelFlags {
 // (min_chunk_size_m 32 and the filter on are the proto's defaults).
 inline constexpr double kGeminiSearchRangeM = 32;
 
-// The ModelConfig of `flags`: the config file's text, the architecture,
-// and lora, freeze and train where given.
-// Errors: the file's (NOT_FOUND etc. naming the path).
+// The ModelConfig of `flags`: the config file's text (with params_path, the
+// parameter list's, as param_list_json), the architecture, and lora, freeze
+// and train where given. Errors: the file's (NOT_FOUND etc. naming the
+// path).
 absl::StatusOr<v1::ModelConfig> ReadModelConfig(const ModelFlags& flags);
 
-// The search GeminiPlugin runs for the model: `model` (with params_path:
-// the list's numels, ReadParamList), dp_degrees {dp},
-// search_range_m 32, search_interval = hidden_dim if given, else 1024
-// (GeminiPlugin's default without hidden_dim); the search settings of
-// `flags` replace these where given. Errors: ReadModelConfig's or
-// ReadParamList's. `frozen` (when given) gets the list's frozen flags
-// (ParamList::frozen; empty for a config).
+// The search GeminiPlugin runs for the model: `model` (ReadModelConfig),
+// dp_degrees {dp}, search_range_m 32, search_interval = hidden_dim if
+// given, else 1024 (GeminiPlugin's default without hidden_dim); the search
+// settings of `flags` replace these where given. The server describes the
+// model: a list's requires_grad and the freeze and train patterns give the
+// frozen mask there. Errors: ReadModelConfig's.
 absl::StatusOr<v1::ChunkSearchRequest> ModelSearchRequest(
-    const ModelFlags& flags, std::vector<bool>* frozen = nullptr);
+    const ModelFlags& flags);
 
 // Which interval the search uses and why, one line ending in '\n', e.g.
 // "search interval 1024 (GeminiPlugin's default: no hidden_dim; set it

@@ -63,10 +63,8 @@ absl::StatusOr<v1::LayoutRequest> LayoutRequestOf(const PlanOptions& options,
   if (options.model.has_value()) {
     ModelFlags model = *options.model;
     model.dp = dp;
-    std::vector<bool> frozen;
     CHUNKPLAN_ASSIGN_OR_RETURN(*request.mutable_search(),
-                               ModelSearchRequest(model, &frozen));
-    request.mutable_frozen()->Add(frozen.begin(), frozen.end());
+                               ModelSearchRequest(model));
   } else {
     CHUNKPLAN_ASSIGN_OR_RETURN(
         request, ReadRequest<v1::LayoutRequest>(options.request_path));

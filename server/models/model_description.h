@@ -76,6 +76,9 @@ struct ConfigKeys {
 // (under the name of its first registration), and the shape facts that an
 // activation estimate needs.
 struct ModelDescription {
+  // Described from a parameter list (param_list.h), not a config: no
+  // family, so model_type, architecture and the shape facts stay empty.
+  bool param_list = false;
   std::string model_type;    // the config's model_type, e.g. "llama"
   std::string architecture;  // e.g. "LlamaForCausalLM"
   uint64_t hidden_size = 0;
@@ -100,7 +103,8 @@ struct ModelDescription {
   // The linear layers, in registration order (filled when storing).
   std::vector<LinearModule> linears;
   // Empty: every parameter trainable; else one per parameter, true where
-  // frozen (requires_grad=False). Set by lora.h / trainable.h.
+  // frozen (requires_grad=False). Set by lora.h / trainable.h, and by
+  // param_list.h from a list's requires_grad.
   std::vector<bool> frozen;
   uint64_t trainable = 0;  // the trainable parameters' numels, summed
   AdapterFacts adapters;   // the LoRA adapters added (lora.h)

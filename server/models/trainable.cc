@@ -43,8 +43,11 @@ absl::StatusOr<std::vector<bool>> Matches(const RE2* re,
   if (!any) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": \"", absl::CHexEscape(re->pattern().substr(0, 200)),
-        "\" matches no parameter of ", d.architecture,
-        " (names as `chunkplan describe` lists them)"));
+        "\" matches no parameter of ",
+        d.param_list ? "the parameter list (names as it gives them)"
+                     : absl::StrCat(d.architecture,
+                                    " (names as `chunkplan describe` lists "
+                                    "them)")));
   }
   return out;
 }

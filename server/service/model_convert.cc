@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/models/lora.h"
+#include "server/models/param_list.h"
 #include "server/models/trainable.h"
 
 namespace chunkplan::service {
@@ -23,19 +24,75 @@ models::TpOptions TpOptionsOf(const v1::ModelConfig& config) {
   return tp;
 }
 
+namespace {
+
+// The text of `field` within limits.max_config_bytes, or INVALID_ARGUMENT
+// naming it (checked before the text is parsed).
+absl::Status CheckConfigBytes(const std::string& text, absl::string_view field,
+                              const ModelLimits& limits) {
+  if (text.size() <= limits.max_config_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", text.size(),
+                   " bytes; this server takes a config of at most ",
+                   limits.max_config_bytes, " bytes (--max_config_bytes)"));
+}
+
+// The description of config.param_list_json (models::DescribeParamList):
+// its numels are each tp rank's own (no policy applies), `tp` noted.
+// INVALID_ARGUMENT beside hf_config_json, architecture or lora.
+absl::StatusOr<models::ModelDescription> DescribeListed(
+    const v1::ModelConfig& config, const ModelLimits& limits,
+    const models::TpOptions& tp) {
+  if (!config.hf_config_json().empty()) {
+    return absl::InvalidArgumentError(
+        "hf_config_json and param_list_json are both set; send one of them");
+  }
+  if (!config.architecture().empty()) {
+    return absl::InvalidArgumentError(
+        "architecture: applies to hf_config_json, not to a parameter list");
+  }
+  if (config.lora().rank() != 0 || config.lora().targets_size() != 0) {
+    return absl::InvalidArgumentError(
+        "lora: a parameter list does not say which parameters belong to "
+        "nn.Linear modules; dump the list from the model PEFT adapted (its "
+        "adapters trainable, the rest requires_grad=False), or send "
+        "hf_config_json");
+  }
+  if (absl::Status s =
+          CheckConfigBytes(config.param_list_json(), "param_list_json", limits);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<models::ModelDescription> description =
+      models::DescribeParamList(config.param_list_json(), limits.max_params);
+  if (!description.ok()) return description;
+  description->tp_size = tp.tp_size;
+  if (tp.tp_size > 1) {
+    description->tp_notes.push_back(
+        "a parameter list is taken as each tp rank's own parameters: no "
+        "ShardFormer policy applies to it");
+  }
+  return description;
+}
+
+}  // namespace
+
 absl::StatusOr<models::ModelDescription> DescribeConfig(
     const v1::ModelConfig& config, const ModelLimits& limits,
     const models::TpOptions& tp) {
-  const std::string& text = config.hf_config_json();
-  if (text.size() > limits.max_config_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("hf_config_json is ", text.size(),
-                     " bytes; this server takes a config of at most ",
-                     limits.max_config_bytes, " bytes (--max_config_bytes)"));
+  absl::StatusOr<models::ModelDescription> description;
+  if (!config.param_list_json().empty()) {
+    description = DescribeListed(config, limits, tp);
+  } else {
+    const std::string& text = config.hf_config_json();
+    if (absl::Status s = CheckConfigBytes(text, "hf_config_json", limits);
+        !s.ok()) {
+      return s;
+    }
+    description = models::DescribeModel(std::string_view(text),
+                                        std::string_view(config.architecture()),
+                                        limits.max_params, tp);
   }
-  absl::StatusOr<models::ModelDescription> description = models::DescribeModel(
-      std::string_view(text), std::string_view(config.architecture()),
-      limits.max_params, tp);
   if (!description.ok()) return description;
   const v1::Lora& lora = config.lora();
   if (tp.tp_size > 1 && lora.rank() != 0) {
@@ -111,8 +168,8 @@ absl::StatusOr<std::vector<bool>> FrozenMask(
   if (!frozen.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "frozen has ", frozen.size(),
-        " entries and search.model sets lora, freeze or train; send one of "
-        "them"));
+        " entries and search.model sets lora, freeze or train (or its "
+        "parameter list marks requires_grad false); send one of them"));
   }
   return described->frozen;
 }

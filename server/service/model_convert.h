@@ -38,14 +38,16 @@ void SetModelReport(const ModelNotes& notes,
 // GeminiPlugin's own when the trainer passes no hidden_dim.
 inline constexpr uint64_t kGeminiDefaultSearchInterval = 1024;
 
-// The parameters of the model `config` describes, with its LoRA adapters
-// (models::AddLoraAdapters) and its freeze/train patterns
-// (models::MarkTrainable) applied. Errors: INVALID_ARGUMENT
-// when hf_config_json is longer than limits.max_config_bytes (checked
-// before the text is parsed); then models::DescribeModel's
+// The parameters of the model `config` describes (its hf_config_json, or
+// its param_list_json: models::DescribeParamList, each tp rank's own
+// parameters under `tp`), with its LoRA adapters (models::AddLoraAdapters)
+// and its freeze/train patterns (models::MarkTrainable) applied. Errors:
+// INVALID_ARGUMENT when the text is longer than limits.max_config_bytes
+// (checked before it is parsed), for param_list_json beside
+// hf_config_json, architecture or lora; then models::DescribeModel's
 // (INVALID_ARGUMENT for a bad config, RESOURCE_EXHAUSTED beyond
-// limits.max_params; under `tp`, its tensor-parallel refusals),
-// AddLoraAdapters' and MarkTrainable's.
+// limits.max_params; under `tp`, its tensor-parallel refusals) or
+// DescribeParamList's, AddLoraAdapters' and MarkTrainable's.
 absl::StatusOr<models::ModelDescription> DescribeConfig(
     const v1::ModelConfig& config, const ModelLimits& limits,
     const models::TpOptions& tp = {});
@@ -82,8 +84,9 @@ absl::StatusOr<models::ModelDescription> DescribeRequestModel(
     const models::TpOptions& tp = {});
 
 // The frozen mask a Layout or Plan request uses: `frozen` as sent, or,
-// with a described model whose lora, freeze or train is set, the
-// description's. Errors: INVALID_ARGUMENT when both are set.
+// with a described model whose lora, freeze or train is set (or a
+// parameter list that marks requires_grad false), the description's. Errors:
+// INVALID_ARGUMENT when both are set.
 absl::StatusOr<std::vector<bool>> FrozenMask(
     const google::protobuf::RepeatedField<bool>& frozen,
     const std::optional<models::ModelDescription>& described);

@@ -72,13 +72,17 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
   } else {
     sizes.push_back(std::max(1u, request.gemini().tp_size()));
   }
+  // A parameter list has no policy to shard it (each tp rank's own).
+  const bool sharded =
+      search.has_model() && search.model().param_list_json().empty();
+  if (!sharded && (request.search_tp() || sizes.size() > 1)) {
+    return absl::InvalidArgumentError(
+        "search_tp / tp_sizes: trying several tp degrees needs "
+        "search.model of a family (its policy shards the described model); "
+        "with numels or a parameter list give one tp degree and each rank's "
+        "own parameters");
+  }
   if (!search.has_model()) {
-    if (request.search_tp() || sizes.size() > 1) {
-      return absl::InvalidArgumentError(
-          "search_tp / tp_sizes: trying several tp degrees needs "
-          "search.model (the family's policy shards the described model); "
-          "with numels give one tp degree and each rank's local numels");
-    }
     out->numels.assign(search.numels().begin(), search.numels().end());
     tp_shards->push_back({sizes.front(), out->numels});
     return out;

@@ -92,12 +92,14 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
     const v1::Workload& workload,
     const std::optional<models::ModelDescription>& described,
     const ModelLimits& limits) {
-  if (described.has_value() && workload.has_shape_from()) {
+  // A parameter list names no family: it has no shape of its own.
+  std::optional<models::ModelDescription> model = described;
+  if (model.has_value() && model->param_list) model.reset();
+  if (model.has_value() && workload.has_shape_from()) {
     return absl::InvalidArgumentError(
         "workload.shape_from: set with search.model, whose shape the "
         "estimate takes; send one of them");
   }
-  std::optional<models::ModelDescription> model = described;
   if (!model.has_value() && workload.has_shape_from()) {
     absl::StatusOr<models::ModelDescription> shape =
         DescribeConfig(workload.shape_from(), limits);
@@ -107,7 +109,8 @@ absl::StatusOr<planner::PlanWorkload> PlanWorkloadOf(
   if (!model.has_value()) {
     return absl::InvalidArgumentError(
         "workload: the activation estimate needs the model's shape: send "
-        "search.model (a decoder-only family) or, with numels, "
+        "search.model (a decoder-only family) or, with numels or a "
+        "parameter list (search.model.param_list_json), "
         "workload.shape_from");
   }
   if (!model->decoder_only) {

@@ -21,7 +21,8 @@ namespace chunkplan::service {
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
 // The activation estimate's inputs: the shape and layer traits of the
-// described model, or, where numels were sent, of workload.shape_from
+// described model, or, where numels or a parameter list
+// (ModelConfig.param_list_json) were sent, of workload.shape_from
 // (described within `limits`), and `workload`'s fields (flash_attention
 // true is attention ATTENTION_FLASH_ATTENTION_2). INVALID_ARGUMENT
 // "workload: ..." without either (the message says how to give a shape),

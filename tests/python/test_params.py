@@ -118,3 +118,47 @@ def test_the_shape_form_answers_as_the_numel_form(tmp_path):
     for answer in answers:
         answer.pop("search_nanos")
     assert answers[0] == answers[1]
+
+
+def test_the_library_freezes_a_list_by_pattern_on_the_server(server):
+    """Client.layout of params.model_config(module, freeze=...): the server
+    matches the pattern on the list's names; the answer is the layout
+    oracle's for the mask torch holds after the user's own
+    requires_grad_(False) over re.search matches."""
+    import re
+
+    import chunkplan
+    torch = require_torch()
+    import oracle_cases  # noqa: F401  (puts tests/oracle on the path)
+    import layout_oracle as oracle
+    pattern = r"layers\.[02]\.|^norm\."
+    model = decoder(torch, "meta")
+    config = params.model_config(model, freeze=pattern)
+    named = list(model.named_parameters())
+    for name, p in named:
+        if re.search(pattern, name):
+            p.requires_grad_(False)
+    mask = [not p.requires_grad for _, p in named]
+    numels = [p.numel() for _, p in named]
+    assert any(mask) and not all(mask)
+    search = dict(search_range_m=0.5, search_interval=1024,
+                  min_chunk_size_m=0)
+    expected = oracle.layout({"search": dict(search, numels=numels,
+                                             dp_degrees=[4]),
+                              "frozen": mask})
+    assert "error" not in expected
+    with chunkplan.Client(server.target) as client:
+        got = client.layout(config, dp_degree=4, **search)
+        assert got.most_loaded_rank.frozen_bytes == 2 * sum(
+            n for n, f in zip(numels, mask) if f)
+        assert got.most_loaded_rank.frozen_bytes == int(
+            expected["most_loaded_rank"]["frozen_bytes"])
+        assert got.most_loaded_rank.device_bytes == int(
+            expected["most_loaded_rank"]["device_bytes"])
+        assert got.layout_padding == int(expected["layout_padding"])
+        assert [len(g.chunks) for g in got.groups] == [
+            len(g["chunks"]) for g in expected["groups"]]
+        with pytest.raises(chunkplan.InvalidArgumentError,
+                           match="matches no parameter"):
+            client.layout(params.model_config(model, freeze="q_proj"),
+                          dp_degree=4, **search)

@@ -346,6 +346,145 @@ TEST_F(ModelServiceTest, ANumberBeyondADoubleIsRefusedInEveryCall) {
   ExpectServing();
 }
 
+// A model by its parameter list (ModelConfig.param_list_json): five named
+// parameters, the head marked requires_grad false.
+constexpr char kParamList[] = R"([
+  {"name": "embed.weight", "numel": 1000},
+  ["layers.0.w", [64, 64]], {"name": "layers.0.b", "numel": 64},
+  {"name": "layers.1.w", "numel": 4096},
+  {"name": "head.weight", "numel": 2000, "requires_grad": false}])";
+constexpr uint64_t kListNumels[] = {1000, 4096, 64, 4096, 2000};
+
+v1::ModelConfig Listed(const std::string& freeze, const std::string& train) {
+  v1::ModelConfig config;
+  config.set_param_list_json(kParamList);
+  config.set_freeze(freeze);
+  config.set_train(train);
+  return config;
+}
+
+// The server describes a list as it describes a family: its names, its
+// requires_grad as the default mask, and freeze/train matched over the
+// names (trainable = (default or train) and not freeze, by hand here).
+TEST_F(ModelServiceTest, AParameterListIsDescribedAndItsNamesMatched) {
+  struct Case {
+    const char* freeze;
+    const char* train;
+    std::vector<bool> frozen;
+  } cases[] = {
+      {"", "", {false, false, false, false, true}},
+      {R"(layers\.0\.)", "", {false, true, true, false, true}},
+      {"", "^head", {false, false, false, false, false}},
+      {"layers", "^embed", {false, true, true, true, true}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat("freeze ", c.freeze, " train ", c.train));
+    v1::ModelDescription d;
+    grpc::Status status = Describe(Listed(c.freeze, c.train), &d);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_THAT(d.names(),
+                ElementsAreArray({"embed.weight", "layers.0.w", "layers.0.b",
+                                  "layers.1.w", "head.weight"}));
+    EXPECT_THAT(d.numels(), ElementsAreArray(kListNumels));
+    EXPECT_EQ(d.total(), 11256u);
+    EXPECT_THAT(d.frozen(), ElementsAreArray(c.frozen));
+    EXPECT_EQ(d.model_type(), "");
+  }
+  // A pattern that matches no name, or does not compile: as for a family.
+  v1::ModelDescription d;
+  grpc::Status status = Describe(Listed("q_proj", ""), &d);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("freeze: \"q_proj\" matches no parameter of the "
+                        "parameter list"));
+  status = Describe(Listed("", "("), &d);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("train: "));
+  ExpectServing();
+}
+
+// Layout of a list with a pattern answers as its numels with the mask the
+// pattern gives; `frozen` sent beside the list's own marks is refused.
+TEST_F(ModelServiceTest, LayoutOfAListEqualsItsNumelsWithTheMask) {
+  v1::LayoutRequest by_list;
+  *by_list.mutable_search()->mutable_model() = Listed(R"(layers\.0\.)", "");
+  by_list.mutable_search()->add_dp_degrees(2);
+  by_list.mutable_search()->set_search_range_m(0.01);
+  by_list.mutable_search()->set_search_interval(64);
+  by_list.mutable_search()->set_min_chunk_size_m(0);
+  v1::LayoutRequest by_numels = by_list;
+  *by_numels.mutable_search() = AsNumels(
+      by_list.search(), {std::begin(kListNumels), std::end(kListNumels)}, 64);
+  for (bool f : {false, true, true, false, true}) by_numels.add_frozen(f);
+  v1::LayoutResponse list_answer, numels_answer;
+  grpc::Status status = Layout(by_list, &list_answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(Layout(by_numels, &numels_answer).ok());
+  EXPECT_EQ(Stable(list_answer), Stable(numels_answer));
+  EXPECT_EQ(list_answer.most_loaded_rank().frozen_bytes(),
+            2u * (4096 + 64 + 2000));
+
+  by_list.add_frozen(true);
+  status = Layout(by_list, &list_answer);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("frozen has 1 entries"));
+  ExpectServing();
+}
+
+// What a list cannot carry is refused naming it; a workload takes its
+// shape from workload.shape_from, as with numels.
+TEST_F(ModelServiceTest, AListRefusesWhatItCannotCarry) {
+  v1::ModelDescription d;
+  v1::ModelConfig both = Listed("", "");
+  both.set_hf_config_json(kGpt2Config);
+  v1::ModelConfig architecture = Listed("", "");
+  architecture.set_architecture("GPT2LMHeadModel");
+  v1::ModelConfig lora = Listed("", "");
+  lora.mutable_lora()->set_rank(8);
+  lora.mutable_lora()->add_targets("w");
+  v1::ModelConfig broken = Listed("", "");
+  broken.set_param_list_json(R"([{"name": "a", "numel": 4}, {"name": "b"}])");
+  for (const auto& [config, words] :
+       std::vector<std::pair<v1::ModelConfig, std::string>>{
+           {both, "hf_config_json and param_list_json are both set"},
+           {architecture, "architecture: applies to hf_config_json"},
+           {lora, "lora: a parameter list does not say"},
+           {broken, "param_list_json: entry 1: an object needs"}}) {
+    grpc::Status status = Describe(config, &d);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(words));
+  }
+
+  v1::LayoutRequest layout;
+  *layout.mutable_search()->mutable_model() = Listed("", "");
+  layout.mutable_search()->set_search_range_m(1);
+  layout.mutable_workload()->set_micro_batch(1);
+  layout.mutable_workload()->set_sequence_length(8);
+  v1::LayoutResponse answer;
+  grpc::Status status = Layout(layout, &answer);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("workload.shape_from"));
+  *layout.mutable_workload()->mutable_shape_from() = Config(kGpt2Config);
+  status = Layout(layout, &answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  // The GPT-2 test model's estimate at b 1, s 8 (the workload test above).
+  EXPECT_EQ(answer.activation_bytes(), 2'537'068u);
+
+  v1::PlanRequest plan;
+  *plan.mutable_search()->mutable_model() = Listed("", "");
+  plan.mutable_search()->set_search_range_m(1);
+  plan.mutable_cluster()->set_device_memory_bytes(uint64_t{80} << 30);
+  plan.mutable_cluster()->set_gpus_per_node(8);
+  plan.mutable_cluster()->add_world_sizes(8);
+  plan.set_search_tp(true);
+  v1::PlanResponse plan_answer;
+  grpc::ClientContext context;
+  status = stub_->Plan(WithDeadline(&context), plan, &plan_answer);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("search_tp / tp_sizes"));
+  ExpectServing();
+}
+
 class SmallLimitsTest : public ModelServiceTest {
  protected:
   service::ServiceOptions Options() const override {
@@ -381,6 +520,26 @@ TEST_F(SmallLimitsTest, OversizeConfigIsRefusedBeforeParsing) {
                         "this server is at most 5096"));
   // Within the limit, the same model is described.
   EXPECT_TRUE(Describe(Config(kGpt2Config), &description).ok());
+}
+
+// A parameter list is bounded as a config: its text by --max_config_bytes,
+// its entries by --max_params.
+TEST_F(SmallLimitsTest, AParameterListIsBoundedAsAConfig) {
+  v1::ModelConfig config;
+  config.set_param_list_json(std::string(1001, '['));
+  v1::ModelDescription description;
+  grpc::Status status = Describe(config, &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("param_list_json is 1001 bytes; this server takes a "
+                        "config of at most 1000 bytes (--max_config_bytes)"));
+  std::string list = "[1";
+  for (int i = 1; i < 101; ++i) list += ",1";
+  config.set_param_list_json(list + "]");
+  status = Describe(config, &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("the list has 101 parameters; more than 100"));
 }
 
 // A model of more parameters than --max_params is RESOURCE_EXHAUSTED in

@@ -9,16 +9,20 @@ One {"name", "numel"} per parameter ColossalAI's search visits, in
 named_parameters() order (request.named_module_parameters: a shared or
 tied parameter once; those GeminiDDP.set_params_to_ignore marks left out,
 as the search leaves them out), with "requires_grad": false on a parameter
-that needs no gradient (the search counts it; GeminiDDP gives it no chunk:
-the command line sends it as frozen). Nothing here imports torch: any
-object with named_parameters() serves.
+that needs no gradient (the search counts it; GeminiDDP gives it no chunk).
+The command line sends the list as the model's param_list_json, and the
+server describes it: `--freeze REGEX` / `--train REGEX` match its names
+there, as for a model family. In Python, model_config(module, freeze=...)
+is the same model for Client.layout, frontier and plan. Nothing here
+imports torch: any object with named_parameters() serves.
 """
 
 import json
 
 from chunkplan import request as _request
+from chunkplan.v1 import chunk_search_pb2
 
-__all__ = ["param_list", "write_params"]
+__all__ = ["model_config", "param_list", "write_params"]
 
 
 def param_list(module):
@@ -45,3 +49,19 @@ def write_params(module, path):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(params, f)
     return params
+
+
+def model_config(module_or_list, *, freeze="", train=""):
+    """The chunkplan.v1.ModelConfig of a parameter list: `module_or_list`
+    is a module (param_list(module)) or a list as param_list returns it (or
+    of [name, shape]), sent as param_list_json for the server to describe.
+    Client.layout, Client.frontier and Client.plan take it in place of
+    numels. freeze / train: RE2 patterns over the names that the server
+    matches (found anywhere in a name, as re.search): a parameter trains
+    when it does by default (requires_grad; every one when the list marks
+    none and train is empty) or matches train, and does not match freeze
+    (docs/lora.md). The server refuses a pattern that matches no name."""
+    params = (param_list(module_or_list) if _request.is_module(module_or_list)
+              else list(module_or_list))
+    return chunk_search_pb2.ModelConfig(param_list_json=json.dumps(params),
+                                        freeze=freeze, train=train)

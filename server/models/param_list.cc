@@ -1,17 +1,19 @@
-#include "client/cli/param_list.h"
+#include "server/models/param_list.h"
 
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/request_file.h"
-#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
-namespace chunkplan::cli {
+namespace chunkplan::models {
 namespace {
 
 using nlohmann::json;
+
+constexpr char kField[] = "param_list_json: ";
 
 // `value` as an integer from 0 to 2^64 - 1, or nullopt.
 std::optional<uint64_t> Unsigned(const json& value) {
@@ -23,10 +25,10 @@ std::optional<uint64_t> Unsigned(const json& value) {
 }
 
 // The numel of one entry: {"name", "numel"} or [name, shape]; the name in
-// `*name`. An error's words, without the source and index, in `*why`.
+// `*name`, "requires_grad": false in `*frozen`. An error's words, without
+// the field and index, in `*why`.
 std::optional<uint64_t> Entry(const json& entry, std::string* name,
                               bool* frozen, std::string* why) {
-  const json* name_value = nullptr;
   if (entry.is_object()) {
     auto n = entry.find("name");
     auto k = entry.find("numel");
@@ -34,12 +36,11 @@ std::optional<uint64_t> Entry(const json& entry, std::string* name,
       *why = "an object needs \"name\" and \"numel\"";
       return std::nullopt;
     }
-    name_value = &*n;
-    if (!name_value->is_string()) {
+    if (!n->is_string()) {
       *why = "\"name\" is not a string";
       return std::nullopt;
     }
-    *name = name_value->get<std::string>();
+    *name = n->get<std::string>();
     if (auto g = entry.find("requires_grad"); g != entry.end()) {
       if (!g->is_boolean()) {
         *why = "\"requires_grad\" is not true or false";
@@ -74,45 +75,53 @@ std::optional<uint64_t> Entry(const json& entry, std::string* name,
 
 }  // namespace
 
-absl::StatusOr<ParamList> ParseParamList(absl::string_view text,
-                                         absl::string_view source) {
+absl::StatusOr<ModelDescription> DescribeParamList(std::string_view text,
+                                                   uint64_t max_params) {
   json list;
   try {
     list = json::parse(text.begin(), text.end());
   } catch (const json::exception& error) {
     // A syntax error or a number beyond a double: the parser's words.
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": not a JSON list: ", error.what()));
+        absl::StrCat(kField, "not a JSON list: ", error.what()));
   }
   if (!list.is_array() || list.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": expected a non-empty JSON list of parameters"));
+        absl::StrCat(kField, "expected a non-empty JSON list of parameters"));
   }
-  ParamList out;
-  out.names.reserve(list.size());
-  out.numels.reserve(list.size());
+  if (list.size() > max_params) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        kField, "the list has ", list.size(), " parameters; more than ",
+        max_params, ", the most a request may have (--max_params)"));
+  }
+  ModelDescription d;
+  d.param_list = true;
+  d.names.reserve(list.size());
+  d.numels.reserve(list.size());
   std::vector<bool> frozen(list.size(), false);
   bool any_frozen = false;
+  uint64_t trainable = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     std::string name, why;
     bool is_frozen = false;
     std::optional<uint64_t> numel = Entry(list[i], &name, &is_frozen, &why);
     if (!numel) {
       return absl::InvalidArgumentError(
-          absl::StrCat(source, ": entry ", i, ": ", why));
+          absl::StrCat(kField, "entry ", i, ": ", why));
     }
-    out.names.push_back(std::move(name));
-    out.numels.push_back(*numel);
+    if (__builtin_add_overflow(d.total, *numel, &d.total)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, "entry ", i, ": the total passes 2^64 - 1 elements"));
+    }
+    if (!is_frozen) trainable += *numel;  // within d.total
+    d.names.push_back(std::move(name));
+    d.numels.push_back(*numel);
     frozen[i] = is_frozen;
     any_frozen = any_frozen || is_frozen;
   }
-  if (any_frozen) out.frozen = std::move(frozen);
-  return out;
+  if (any_frozen) d.frozen = std::move(frozen);
+  d.trainable = trainable;
+  return d;
 }
 
-absl::StatusOr<ParamList> ReadParamList(const std::string& path) {
-  CHUNKPLAN_ASSIGN_OR_RETURN(const std::string text, common::ReadInput(path));
-  return ParseParamList(text, path);
-}
-
-}  // namespace chunkplan::cli
+}  // namespace chunkplan::models
