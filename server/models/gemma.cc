@@ -39,8 +39,10 @@ constexpr absl::string_view kGemma2LayerOps[] = {"input_layernorm",
 // eager scores and the logits soft-capped where attn_logit_softcapping and
 // final_logit_softcapping are not null (Gemma2Config: 50.0, 30.0).
 void ModelGemma2Layer(const HfConfig& cfg, ModelDescription& d) {
+  ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d, "hidden_activation");
   d.traits.norm = "gemma_rms";
   d.traits.embed_scale = d.traits.four_norms = true;
+  if (!d.traits.not_estimated.empty()) return;
   for (const auto& [key, trait] :
        {std::pair{"attn_logit_softcapping", &d.traits.attn_softcap},
         std::pair{"final_logit_softcapping", &d.traits.final_softcap}}) {
@@ -51,7 +53,6 @@ void ModelGemma2Layer(const HfConfig& cfg, ModelDescription& d) {
     }
     *trait = *set;
   }
-  ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d, "hidden_activation");
 }
 
 // Any of them: a layer is self_attn (q, k, v, o all with attention_bias;

@@ -59,7 +59,8 @@ def _sizes(description, heads):
             "intermediate_size": inter}
 
 
-def _llama_like(config, model_type, description, heads):
+def _llama_like(config, model_type, description, heads,
+                act_key="hidden_act"):
     t = _sizes(description, heads)
     t.update(tied_embeddings=bool(config.get(
                  "tie_word_embeddings", model_type == "gemma")),
@@ -69,7 +70,7 @@ def _llama_like(config, model_type, description, heads):
              scale_by_tensor=False, embed_scale=model_type == "gemma",
              hidden_dropout=False, embedding_dropout=False,
              not_estimated="")
-    act = config.get("hidden_act")
+    act = config.get(act_key)
     act = _LLAMA_LIKE[model_type] if act is None else act
     try:
         t["attention_dropout"] = _probability(config, "attention_dropout", 0)
@@ -77,7 +78,7 @@ def _llama_like(config, model_type, description, heads):
         t["not_estimated"] = str(e)
         return t
     if act not in _SINGLE_OP:
-        t["not_estimated"] = (f'hidden_act "{act}" is not modelled (silu, '
+        t["not_estimated"] = (f'{act_key} "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
     return t
 
@@ -142,40 +143,25 @@ def _cohere(config, description, heads):
 
 
 def _gemma2(config, description, heads):
-    """Gemma2ForCausalLM (modeling_gemma2.py): GemmaRMSNorm four times a
-    layer, the MLP's act from hidden_activation, the scores and the logits
-    soft-capped where attn_logit_softcapping and final_logit_softcapping
-    are not null (Gemma2Config: 50.0 and 30.0), the embedding's
-    normalizer, lm_head tied by default."""
-    t = _sizes(description, heads)
-    t.update(tied_embeddings=bool(config.get("tie_word_embeddings", True)),
-             norm="gemma_rms", gated_mlp=True, activation="single_op",
-             rotary=True, qk_norm=False, fp32_softmax=True,
-             scale_by_tensor=False, embed_scale=True, hidden_dropout=False,
-             embedding_dropout=False, four_norms=True, not_estimated="")
-    try:
-        for trait, key, default in (
-                ("attn_softcap", "attn_logit_softcapping", 50.0),
-                ("final_softcap", "final_logit_softcapping", 30.0)):
-            value = config.get(key, default)
-            if value is not None and (isinstance(value, bool) or
-                                      not isinstance(value, (int, float))):
-                raise ValueError(f"config {key}: expected a number or null, "
-                                 f"got {json.dumps(value)}")
-            t[trait] = value is not None
-    except ValueError as e:
-        t["not_estimated"] = str(e)
+    """Gemma2ForCausalLM (modeling_gemma2.py): Gemma's layer (the MLP's act
+    from hidden_activation) with GemmaRMSNorm four times a layer, the
+    scores and the logits soft-capped where attn_logit_softcapping and
+    final_logit_softcapping are not null (Gemma2Config: 50.0 and 30.0)."""
+    t = _llama_like(config, "gemma", description, heads,
+                    act_key="hidden_activation")
+    t["four_norms"] = True
+    if t["not_estimated"]:
         return t
-    act = config.get("hidden_activation")
-    act = "gelu_pytorch_tanh" if act is None else act
-    try:
-        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
-    except ValueError as e:
-        t["not_estimated"] = str(e)
-        return t
-    if act not in _SINGLE_OP:
-        t["not_estimated"] = (f'hidden_activation "{act}" is not modelled '
-                              '(silu, swish, gelu, gelu_pytorch_tanh are)')
+    for trait, key, default in (
+            ("attn_softcap", "attn_logit_softcapping", 50.0),
+            ("final_softcap", "final_logit_softcapping", 30.0)):
+        value = config.get(key, default)
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, (int, float))):
+            t["not_estimated"] = (f"config {key}: expected a number or "
+                                  f"null, got {json.dumps(value)}")
+            return t
+        t[trait] = value is not None
     return t
 
 

@@ -1,8 +1,9 @@
 """The dense families beside LLaMA as small torch modules, written from
-transformers 4.51.3's modeling code (modeling_phi3.py; read with the search
-tool), and modeling_cohere.py, not from chunkplan's C++. The stack, the loss, checkpointing and the
-dropout path are decoder_torch's (LlamaForCausalLM's loop); each family
-brings its own layer and rotary width.
+transformers 4.51.3's modeling code (modeling_phi3.py, modeling_cohere.py,
+modeling_gemma2.py; read with the search tool), not from chunkplan's C++.
+The stack, the loss, checkpointing and the dropout path are
+decoder_torch's (LlamaForCausalLM's loop); each family brings its own
+layer, rotary table, final norm and head.
 
 Phi-3 (Phi3DecoderLayer): one qkv_proj whose q, k and v are slices (views)
 of one output; RoPE over the first int(head_dim * partial_rotary_factor)

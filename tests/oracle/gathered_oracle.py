@@ -137,91 +137,76 @@ def _llama_ops(names, architecture, qk_norm):
     return ops
 
 
-def _phi3_ops(names, architecture):
-    """Phi3ForCausalLM.forward: model.embed_tokens; each Phi3DecoderLayer:
-    input_layernorm, self_attn.qkv_proj (one F.linear; q, k and v are its
-    slices), self_attn.o_proj, post_attention_layernorm, mlp.gate_up_proj
-    (gate and up its chunks), mlp.down_proj; model.norm; lm_head (or the
-    tied embed_tokens)."""
+def _stack_ops(names, architecture, layer_ops):
+    """A LLaMA-like stack's ops: model.embed_tokens, layer_ops(prefix) for
+    each decoder layer, model.norm, then lm_head (or the tied
+    embed_tokens) for a ForCausalLM class."""
     top = "model." if architecture.endswith("ForCausalLM") else ""
     ops = [[top + "embed_tokens.weight"]]
     i = 0
     while f"{top}layers.{i}.input_layernorm.weight" in names:
-        layer = f"{top}layers.{i}."
-        for module in ("input_layernorm", "self_attn.qkv_proj",
-                       "self_attn.o_proj", "post_attention_layernorm",
-                       "mlp.gate_up_proj", "mlp.down_proj"):
-            ops.append([f"{layer}{module}.weight"])
+        ops += layer_ops(f"{top}layers.{i}.")
         i += 1
     ops.append([top + "norm.weight"])
     if architecture.endswith("ForCausalLM"):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
     return ops
+
+
+def _phi3_ops(names, architecture):
+    """Phi3ForCausalLM.forward (_stack_ops); each Phi3DecoderLayer:
+    input_layernorm, self_attn.qkv_proj (one F.linear; q, k and v are its
+    slices), self_attn.o_proj, post_attention_layernorm, mlp.gate_up_proj
+    (gate and up its chunks), mlp.down_proj."""
+    return _stack_ops(names, architecture, lambda layer: [
+        [f"{layer}{module}.weight"] for module in (
+            "input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj",
+            "post_attention_layernorm", "mlp.gate_up_proj",
+            "mlp.down_proj")])
 
 
 def _cohere_ops(names, architecture):
-    """CohereForCausalLM.forward: model.embed_tokens; each
-    CohereDecoderLayer: input_layernorm (CohereLayerNorm's
-    `self.weight.to(torch.float32) * hidden_states`), self_attn (q_proj,
-    k_proj, v_proj, each F.linear with its bias where attention_bias; then
-    q_norm and k_norm where use_qk_norm; o_proj), then mlp (gate_proj,
-    up_proj, down_proj) on the same norm output; model.norm; lm_head (or
-    the tied embed_tokens). In backward autograd runs the MLP's nodes
-    first (created last): the reverse of this list."""
-    top = "model." if architecture.endswith("ForCausalLM") else ""
-    ops = [[top + "embed_tokens.weight"]]
-    i = 0
-    while f"{top}layers.{i}.input_layernorm.weight" in names:
-        layer = f"{top}layers.{i}."
+    """CohereForCausalLM.forward (_stack_ops); each CohereDecoderLayer:
+    input_layernorm (CohereLayerNorm's `self.weight.to(torch.float32) *
+    hidden_states`), self_attn (q_proj, k_proj, v_proj, each F.linear with
+    its bias where attention_bias; then q_norm and k_norm where
+    use_qk_norm; o_proj), then mlp (gate_proj, up_proj, down_proj) on the
+    same norm output. In backward autograd runs the MLP's nodes first
+    (created last): the reverse of this list."""
+    def layer_ops(layer):
         attn = layer + "self_attn."
-        ops.append([layer + "input_layernorm.weight"])
+        ops = [[layer + "input_layernorm.weight"]]
         for proj in ("q_proj", "k_proj", "v_proj"):
             ops.append(_present(names, f"{attn}{proj}.weight",
                                 f"{attn}{proj}.bias"))
-        for norm in ("q_norm", "k_norm"):
-            if f"{attn}{norm}.weight" in names:
-                ops.append([f"{attn}{norm}.weight"])
+        ops += [[f"{attn}{norm}.weight"] for norm in ("q_norm", "k_norm")
+                if f"{attn}{norm}.weight" in names]
         ops.append(_present(names, attn + "o_proj.weight",
                             attn + "o_proj.bias"))
-        for proj in ("gate_proj", "up_proj", "down_proj"):
-            ops.append([f"{layer}mlp.{proj}.weight"])
-        i += 1
-    ops.append([top + "norm.weight"])
-    if architecture.endswith("ForCausalLM"):
-        ops.append(_present(names, "lm_head.weight")
-                   or [top + "embed_tokens.weight"])
-    return ops
+        return ops + [[f"{layer}mlp.{proj}.weight"]
+                      for proj in ("gate_proj", "up_proj", "down_proj")]
+    return _stack_ops(names, architecture, layer_ops)
 
 
 def _gemma2_ops(names, architecture):
-    """Gemma2ForCausalLM.forward: model.embed_tokens; each
-    Gemma2DecoderLayer: input_layernorm, self_attn (q_proj, k_proj, v_proj,
-    o_proj, each with its bias where attention_bias),
-    post_attention_layernorm, pre_feedforward_layernorm, mlp (gate_proj,
-    up_proj, down_proj), post_feedforward_layernorm (GemmaRMSNorm's
-    `output * (1.0 + self.weight.float())` each); model.norm; lm_head (or
-    the tied embed_tokens)."""
-    top = "model." if architecture.endswith("ForCausalLM") else ""
-    ops = [[top + "embed_tokens.weight"]]
-    i = 0
-    while f"{top}layers.{i}.input_layernorm.weight" in names:
-        layer = f"{top}layers.{i}."
-        ops.append([layer + "input_layernorm.weight"])
+    """Gemma2ForCausalLM.forward (_stack_ops); each Gemma2DecoderLayer:
+    input_layernorm, self_attn (q_proj, k_proj, v_proj, o_proj, each with
+    its bias where attention_bias), post_attention_layernorm,
+    pre_feedforward_layernorm, mlp (gate_proj, up_proj, down_proj),
+    post_feedforward_layernorm (GemmaRMSNorm's `output * (1.0 +
+    self.weight.float())` each)."""
+    def layer_ops(layer):
+        ops = [[layer + "input_layernorm.weight"]]
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
             ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
                                 f"{layer}self_attn.{proj}.bias"))
-        ops.append([layer + "post_attention_layernorm.weight"])
-        ops.append([layer + "pre_feedforward_layernorm.weight"])
-        for proj in ("gate_proj", "up_proj", "down_proj"):
-            ops.append([f"{layer}mlp.{proj}.weight"])
-        ops.append([layer + "post_feedforward_layernorm.weight"])
-        i += 1
-    ops.append([top + "norm.weight"])
-    if architecture.endswith("ForCausalLM"):
-        ops.append(_present(names, "lm_head.weight")
-                   or [top + "embed_tokens.weight"])
-    return ops
+        ops += [[layer + "post_attention_layernorm.weight"],
+                [layer + "pre_feedforward_layernorm.weight"]]
+        ops += [[f"{layer}mlp.{proj}.weight"]
+                for proj in ("gate_proj", "up_proj", "down_proj")]
+        return ops + [[layer + "post_feedforward_layernorm.weight"]]
+    return _stack_ops(names, architecture, layer_ops)
 
 
 def layers(description):
