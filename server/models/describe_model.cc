@@ -135,6 +135,13 @@ absl::StatusOr<const TpPolicy*> ChooseTpPolicy(const Family& family,
     d.tp_notes.push_back(std::string(policy->ignores_sp));
   }
   d.tp_policy = std::string(policy->file);
+  d.tp_causal_lm = policy->causal_lm;
+  d.tp_column_head = std::any_of(
+      policy->rules.begin(), policy->rules.end(), [](const TpRule& r) {
+        return r.module == "lm_head" && r.layer == TpLayer::kColumn;
+      });
+  d.tp_sequence_parallelism =
+      tp.sequence_parallelism && policy->ignores_sp.empty();
   return policy;
 }
 

@@ -33,7 +33,11 @@ const Family& LlamaFamily() {
   static const TpPolicy tp{.file = "llama",
                            .rules = DecoderTpRules(TpLayer::kVocab),
                            .kv_heads_key = "num_key_value_heads",
-                           .kv_heads_at_least_tp = true};
+                           .kv_heads_at_least_tp = true,
+                           // llama_for_causal_lm_forward
+                           // (modeling/llama.py): 16-bit logits, the
+                           // model's dtype for the loss.
+                           .causal_lm = {.modelled = true}};
   static const Family family{"llama",
                              {"LlamaForCausalLM", "LlamaModel"},
                              R"({

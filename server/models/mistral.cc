@@ -55,7 +55,10 @@ const Family& MistralFamily() {
       .kv_heads_key = "num_key_value_heads",
       .ignores_sp =
           "Mistral doesn't support sequence parallelism now, will "
-          "ignore the sequence parallelism flag."};
+          "ignore the sequence parallelism flag.",
+      // get_lm_forward_with_dist_cross_entropy (modeling/mistral.py):
+      // logits.float(), the model's dtype for the loss.
+      .causal_lm = {.modelled = true, .logits_fp32 = true}};
   static const Family family{"mistral",
                              {"MistralForCausalLM", "MistralModel"},
                              R"({

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/models/tp_policy.h"
 
 namespace chunkplan::models {
 
@@ -124,6 +125,13 @@ struct ModelDescription {
   // What the policy did beside sharding, in its words (tensor or sequence
   // parallelism turned off).
   std::vector<std::string> tp_notes;
+  // What tp rank 0 runs, for the activation estimate's split (set with
+  // tp_policy): the policy's causal-LM forward, whether lm_head is a plain
+  // Linear1D_Col (no vocabulary padding), and whether sequence parallelism
+  // stays on (GeminiPlugin's split_gather).
+  TpCausalLm tp_causal_lm;
+  bool tp_column_head = false;
+  bool tp_sequence_parallelism = false;
 };
 
 // GeminiPlugin's settings that change the described parameters.

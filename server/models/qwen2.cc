@@ -25,9 +25,14 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // Qwen2Config's defaults (configuration_qwen2.py).
 const Family& Qwen2Family() {
   // ColossalAI's Qwen2Policy (shardformer/policies/qwen2.py).
-  static const TpPolicy tp{.file = "qwen2",
-                           .rules = DecoderTpRules(TpLayer::kVocab),
-                           .kv_heads_key = "num_key_value_heads"};
+  static const TpPolicy tp{
+      .file = "qwen2",
+      .rules = DecoderTpRules(TpLayer::kVocab),
+      .kv_heads_key = "num_key_value_heads",
+      // get_lm_forward_with_dist_cross_entropy
+      // (modeling/qwen2.py): logits.float(), the
+      // loss in logits.dtype (fp32).
+      .causal_lm = {.modelled = true, .logits_fp32 = true, .loss_fp32 = true}};
   static const Family family{"qwen2",
                              {"Qwen2ForCausalLM", "Qwen2Model"},
                              R"({

@@ -46,9 +46,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 const Family& Qwen3Family() {
   // ColossalAI's Qwen3Policy (shardformer/policies/qwen3.py): lm_head is a
   // plain Linear1D_Col (no vocabulary padding); q_norm, k_norm stay whole.
-  static const TpPolicy tp{.file = "qwen3",
-                           .rules = DecoderTpRules(TpLayer::kColumn),
-                           .kv_heads_key = "num_key_value_heads"};
+  static const TpPolicy tp{
+      .file = "qwen3",
+      .rules = DecoderTpRules(TpLayer::kColumn),
+      .kv_heads_key = "num_key_value_heads",
+      // get_lm_forward_with_dist_cross_entropy
+      // (modeling/qwen3.py): as Qwen2's.
+      .causal_lm = {.modelled = true, .logits_fp32 = true, .loss_fp32 = true}};
   static const Family family{"qwen3",
                              {"Qwen3ForCausalLM", "Qwen3Model"},
                              R"({

@@ -46,6 +46,19 @@ struct TpRule {
   uint32_t fused_parts = 1;  // kConv1DColumn only: q, k, v = 3
 };
 
+// What the policy's causal-LM forward does to the logits under tensor
+// parallelism, which the activation estimate's tp split reads
+// (docs/tensor-parallelism.md, "Activations"): ColossalAI replaces the
+// forward with one that calls dist_cross_entropy (shardformer/layer/
+// loss.py) on each rank's vocabulary columns.
+struct TpCausalLm {
+  // The split is modelled (measured against the activation oracle's torch
+  // stand-ins); false: the estimate stays the whole model's, with a note.
+  bool modelled = false;
+  bool logits_fp32 = false;  // logits.float() before the loss
+  bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+};
+
 // A config flag and the value that triggers a condition.
 struct TpFlag {
   absl::string_view key;
@@ -72,6 +85,7 @@ struct TpPolicy {
   // The policy's warning where it turns sequence parallelism off (empty:
   // it keeps it; the mode under GeminiPlugin is always split_gather).
   absl::string_view ignores_sp = "";
+  TpCausalLm causal_lm = {};
 };
 
 // The vocabulary multiple before tp (ShardConfig.make_vocab_size_divisible_by,

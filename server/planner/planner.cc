@@ -373,8 +373,11 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
           GatheredChunksNote(request.operations)) {
     result.placement.notes.push_back(*std::move(note));
   }
-  if (request.workload.has_value() && request.gemini.tp_size > 1) {
-    result.placement.notes.push_back(kActivationsNotSplitByTpNote);
+  if (request.workload.has_value()) {
+    if (std::optional<std::string> note =
+            TpActivationNote(request.workload->shape, request.gemini.tp_size)) {
+      result.placement.notes.push_back(*std::move(note));
+    }
   }
   if (request.cluster.has_value()) {
     CHUNKPLAN_ASSIGN_OR_RETURN(

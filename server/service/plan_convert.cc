@@ -84,7 +84,7 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
   }
   if (!search.has_model()) {
     out->numels.assign(search.numels().begin(), search.numels().end());
-    tp_shards->push_back({sizes.front(), out->numels});
+    tp_shards->push_back({sizes.front(), out->numels, {}});
     return out;
   }
   for (const uint32_t tp : sizes) {
@@ -101,7 +101,8 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
       }
       return Prefixed("search.", description.status());
     }
-    tp_shards->push_back({tp, std::move(description->numels)});
+    tp_shards->push_back(
+        {tp, std::move(description->numels), TpShapeOf(*description)});
     description->numels.clear();
     if (!described->has_value()) *described = *std::move(description);
   }

@@ -45,6 +45,34 @@ absl::StatusOr<planner::Attention> AttentionOf(const v1::Workload& w) {
   }
 }
 
+}  // namespace
+
+planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
+  planner::TensorParallelShape tp;
+  tp.tp_size = m.tp_size;
+  if (m.tp_size <= 1) return tp;
+  if (m.tp_policy.empty()) {
+    tp.not_split =
+        "the policy turns tensor parallelism off: every rank runs the whole "
+        "model";
+  } else if (!m.tp_causal_lm.modelled) {
+    tp.not_split = absl::StrCat("model_type \"", m.model_type,
+                                "\": ShardFormer's forward for it (policy ",
+                                m.tp_policy, ") is not modelled");
+  } else if (m.tp_sequence_parallelism) {
+    tp.not_split =
+        "sequence parallelism (split_gather: each rank's sequence shard, "
+        "gathered inputs, ColossalAI's attention forward) is not modelled";
+  }
+  tp.padded_vocab = m.padded_vocab_size;
+  tp.column_head = m.tp_column_head;
+  tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
+  tp.loss_fp32 = m.tp_causal_lm.loss_fp32;
+  return tp;
+}
+
+namespace {
+
 // The planner's shape and layer traits of a decoder-only description.
 planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   const models::DecoderTraits& t = m.traits;
@@ -73,6 +101,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.attention_dropout = t.attention_dropout;
   s.hidden_dropout = t.hidden_dropout;
   s.embedding_dropout = t.embedding_dropout;
+  s.tp = TpShapeOf(m);
   s.rotary_dim = t.rotary_dim;
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;

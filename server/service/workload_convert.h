@@ -20,6 +20,12 @@ namespace chunkplan::service {
 // workload.sequence_length, when it is 0.
 absl::Status CheckWorkloadSizes(const v1::Workload& workload);
 
+// What tp rank 0 of the model `m` describes runs (its tp_size; the split
+// the activation estimate models, or in not_split why not: the policy's
+// forward not modelled, sequence parallelism on, tensor parallelism turned
+// off by the policy).
+planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m);
+
 // The activation estimate's inputs: the shape and layer traits of the
 // described model, or, where numels or a parameter list
 // (ModelConfig.param_list_json) were sent, of workload.shape_from

@@ -11,12 +11,16 @@
 //    autograd saved for backward (torch 1.13's extra saves taken out by
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
-//    torch.profiler's CPU memory events give.
+//    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
+//    Mistral, Qwen2 and Qwen3 at tp 2, 4 and 8 as ColossalAI's ShardFormer
+//    runs it (the oracle's stand-ins of its autograd functions,
+//    tests/oracle/tp_decoder_torch.py), held the same way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
-// setting (default 4; the full run: 100, 200 per family),
+// setting (default 4; the full run: 100, 200 per family; half as many,
+// at least 1, per tp family, degree and checkpointing setting),
 // CHUNKPLAN_DIFF_FAMILIES the families measured (comma-separated; default
 // every modelled one), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle
 // script (to check that a broken oracle fails this test).
@@ -64,6 +68,27 @@ struct Case {
   TransformerShape shape;
   ActivationWorkload work;
 };
+
+// A vocabulary padded as VocabParallelEmbedding1D pads it: up to a multiple
+// of 64 x tp (the request's input; the oracle pads on its own).
+uint64_t Padded(uint64_t vocab, uint64_t tp) {
+  const uint64_t m = 64 * tp;
+  return (vocab + m - 1) / m * m;
+}
+
+// ShardFormer's causal-LM facts of a served family at `tp` (those of the
+// policies modelled: LLaMA's 16-bit logits and loss, Mistral's fp32 logits,
+// Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain lm_head).
+planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
+                                      uint64_t vocab) {
+  planner::TensorParallelShape out;
+  out.tp_size = tp;
+  out.padded_vocab = Padded(vocab, tp);
+  out.column_head = family == "qwen3";
+  out.logits_fp32 = family != "llama";
+  out.loss_fp32 = family == "qwen2" || family == "qwen3";
+  return out;
+}
 
 OracleCommand ActivationOracle() {
   const char* script = std::getenv("CHUNKPLAN_DIFF_ACTIVATION_ORACLE");
@@ -135,12 +160,24 @@ Case RandomCase(std::mt19937_64& rng) {
   }
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
   c.work.attention = static_cast<Attention>(In(rng, 0, 3));
+  if (regime < 6 && In(rng, 0, 1) == 1) {  // one tp rank's split
+    planner::TensorParallelShape& tp = t.tp;
+    tp.tp_size = uint32_t{1} << In(rng, 0, 3);
+    tp.padded_vocab = Padded(t.vocab_size, tp.tp_size);
+    tp.column_head = In(rng, 0, 1) == 1;
+    tp.logits_fp32 = In(rng, 0, 1) == 1;
+    tp.loss_fp32 = In(rng, 0, 1) == 1;
+    if (In(rng, 0, 9) == 0) tp.not_split = "why";
+  }
   return c;
 }
 
 // A small model of `family` (the traits its Family sets) for the torch run.
+// At `tp` > 1, tp rank 0 as ColossalAI's ShardFormer runs it (the heads, the
+// key/value heads, the MLP width and Qwen3's vocabulary divisible by tp, as
+// the policies assert).
 Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
-                     bool checkpointing) {
+                     bool checkpointing, uint32_t tp = 1) {
   Case c;
   c.family = family;
   TransformerShape& t = c.shape;
@@ -148,7 +185,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   // (Gemma-7B: 4096 for 3072), an MLP 2 to 6 h wide, a vocabulary of
   // 2 to 8 h; at least 2 tokens.
   t.num_layers = In(rng, 1, 3);
-  t.num_key_value_heads = In(rng, 1, 3);
+  t.num_key_value_heads = tp == 1 ? In(rng, 1, 3) : tp * In(rng, 1, 2);
   t.num_attention_heads = t.num_key_value_heads * In(rng, 1, 3);
   t.head_dim = 2 * In(rng, 1, 4);
   const uint64_t q_width = t.num_attention_heads * t.head_dim;
@@ -195,7 +232,23 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   c.work.sequence_length = static_cast<uint32_t>(In(rng, 2, 16));
   c.work.activation_checkpointing = checkpointing;
   c.work.attention = Attention::kEager;
+  if (tp > 1) {
+    t.intermediate_size = t.intermediate_size / tp * tp;
+    if (family == "qwen3") t.vocab_size = t.vocab_size / tp * tp;
+    t.tp = FamilyTp(family, tp, t.vocab_size);
+  }
   return c;
+}
+
+// The request's "tp" field (none where the split is not modelled: the
+// oracle then answers the whole model's estimate).
+std::string TpField(const planner::TensorParallelShape& tp) {
+  if (tp.tp_size <= 1 || !tp.not_split.empty()) return "";
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  return absl::StrCat(R"(, "tp": {"tp_size": )", tp.tp_size,
+                      R"(, "lm_head": ")", tp.column_head ? "column" : "vocab",
+                      R"(", "logits_fp32": )", flag(tp.logits_fp32),
+                      R"(, "loss_fp32": )", flag(tp.loss_fp32), "}");
 }
 
 std::string RequestLine(const Case& c, uint64_t seed) {
@@ -234,7 +287,7 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(c.work.activation_checkpointing), R"(, "attention": ")",
       kAttention[static_cast<int>(c.work.attention)], R"("}, "family": ")",
       c.family, R"(", "measure": )", flag(!c.family.empty()), R"(, "seed": )",
-      seed % 1000003, "}");
+      seed % 1000003, TpField(t.tp), "}");
 }
 
 std::vector<std::tuple<const char*, uint64_t>> Parts(const ActivationBytes& a) {
@@ -385,6 +438,20 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
       for (int i = 0; i < per; ++i) {
         cases.push_back(SmallFamilyCase(rng, family, checkpointing));
         lines.push_back(RequestLine(cases.back(), seed + cases.size()));
+      }
+    }
+  }
+  // Tp rank 0 under ShardFormer (tests/oracle/tp_decoder_torch.py's
+  // stand-ins of ColossalAI's autograd functions), for the families whose
+  // policy's forward is modelled (docs/tensor-parallelism.md).
+  const int per_tp = std::max(1, (per + 1) / 2);
+  for (const char* family : {"llama", "mistral", "qwen2", "qwen3"}) {
+    for (uint32_t tp : {2u, 4u, 8u}) {
+      for (bool checkpointing : {false, true}) {
+        for (int i = 0; i < per_tp; ++i) {
+          cases.push_back(SmallFamilyCase(rng, family, checkpointing, tp));
+          lines.push_back(RequestLine(cases.back(), seed + cases.size()));
+        }
       }
     }
   }

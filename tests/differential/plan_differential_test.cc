@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -286,10 +288,9 @@ TEST(PlanDifferentialTest, WorkloadsMatchTheOracle) {
   }
 }
 
-// LLaMA-2 70B by its config on 8 x 80 GiB GPUs, tp searched (1, 2, 4, 8)
-// and extra_dp 1 and 2: every mesh's options equal the oracle's (its tp
-// shards from tests/oracle/tp_oracle.py); a tp option is among them.
-TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
+// LLaMA-2 70B by its config on 8 x 80 GiB GPUs (1 TiB hosts), tp searched
+// (1, 2, 4, 8), up to 200 options.
+v1::PlanRequest Llama70bTpSearched() {
   std::ifstream in(
       absl::StrCat(CHUNKPLAN_WORKLOAD_DIR,
                    "/../../tests/oracle/models/data/llama-2-70b.json"));
@@ -299,14 +300,22 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
   r.mutable_search()->mutable_model()->set_hf_config_json(text.str());
   r.mutable_search()->set_search_range_m(32);
   r.set_search_tp(true);
-  r.add_extra_dp_sizes(1);
-  r.add_extra_dp_sizes(2);
   r.set_max_options(200);
   v1::Cluster* c = r.mutable_cluster();
   c->set_device_memory_bytes(80 * kGiB);
   c->set_host_memory_bytes(1024 * kGiB);
   c->set_gpus_per_node(8);
   c->add_world_sizes(8);
+  return r;
+}
+
+// Llama70bTpSearched with extra_dp 1 and 2: every mesh's options equal the
+// oracle's (its tp shards from tests/oracle/tp_oracle.py); a tp option is
+// among them.
+TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
+  v1::PlanRequest r = Llama70bTpSearched();
+  r.add_extra_dp_sizes(1);
+  r.add_extra_dp_sizes(2);
   v1::PlanRequest refused = r;  // kv heads 8 < tp 16 (LLaMA's assert)
   refused.set_search_tp(false);
   refused.add_tp_sizes(16);
@@ -318,6 +327,43 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
   }
   EXPECT_TRUE(tp_option);
   EXPECT_FALSE(answers[1].ok());
+}
+
+// The same model with a workload, tp searched: each degree's options carry
+// tp rank 0's activation estimate (docs/tensor-parallelism.md,
+// "Activations"), equal to the oracle's (tests/oracle/
+// tp_activation_oracle.py), smaller as tp grows; with sequence parallelism
+// on, the whole model's estimate and the note saying it is not split.
+TEST(PlanDifferentialTest, TensorParallelWorkloadsMatchTheOracle) {
+  v1::PlanRequest r = Llama70bTpSearched();
+  v1::Workload* w = r.mutable_workload();
+  w->set_micro_batch(1);
+  w->set_sequence_length(4096);
+  w->set_activation_checkpointing(true);
+  v1::PlanRequest sp = r;
+  sp.mutable_gemini()->set_enable_sequence_parallelism(true);
+  const auto answers = CheckAgainstOracle({r, sp}, "tp workloads");
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status();
+  ASSERT_TRUE(answers[1].ok()) << answers[1].status();
+  std::map<uint32_t, uint64_t> activations;  // tp -> activation_bytes
+  for (const v1::PlanOption& o : answers[0]->options()) {
+    activations[std::max(1u, o.gemini().tp_size())] = o.activation_bytes();
+    for (const std::string& note : o.notes()) {
+      EXPECT_EQ(note.find("not split by tp"), std::string::npos) << note;
+    }
+  }
+  ASSERT_GT(activations.size(), 1u);
+  for (auto it = std::next(activations.begin()); it != activations.end();
+       ++it) {
+    EXPECT_LT(it->second, std::prev(it)->second) << "tp " << it->first;
+  }
+  bool noted = false;
+  for (const v1::PlanOption& o : answers[1]->options()) {
+    for (const std::string& note : o.notes()) {
+      noted = noted || note.find("sequence parallelism") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ Output, one line each: every part of PARTS as a decimal string, and with
 import json
 import sys
 
+import tp_activation_oracle
+
 U64_MAX = 2**64 - 1
 
 PARTS = ("per_layer_bytes", "layers_bytes", "outside_layers_bytes",
@@ -316,11 +318,19 @@ def adapter_terms(s, b, adapters, checkpointing):
     return terms
 
 
-def estimate(shape, work, adapters=None):
+def estimate(shape, work, adapters=None, tp=None):
     """The parts (ints); raises ActivationError. `adapters`: the LoRA
     adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
-    (docs/lora.md)."""
+    (docs/lora.md). `tp`: tp rank 0's share under ShardFormer
+    (tp_activation_oracle.py); None or tp_size 1: the whole model."""
     x = dims(shape, work)
+    if tp is not None and tp["tp_size"] == 1:
+        tp = None
+    if tp is not None:
+        try:
+            x = tp_activation_oracle.rank_dims(x, tp)
+        except tp_activation_oracle.TpError as e:
+            raise ActivationError(str(e)) from e
     t = dict(DEFAULT_TRAITS, **shape)
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work)
@@ -329,8 +339,17 @@ def estimate(shape, work, adapters=None):
     per_layer = 2 * b * s * h if ckpt else layer
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
     outside = sum(n for _, n in outside_tensors(t, x, work))
-    held = 2 * b * s * v + (4 * s * rotary_width(t, x)
-                            if ckpt and t["rotary"] else 0)
+    logits = 2 * b * s * v  # the model's output, held
+    embedding_rows = v
+    if tp is not None:
+        loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+        # the embedding's ids and mask for input_ids
+        outside += (sum(n for _, n in tp_activation_oracle.embedding_tensors(x))
+                    - 8 * b * s)
+        logits = tp_activation_oracle.held_logits(x, tp)
+        embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
+    held = logits + (4 * s * rotary_width(t, x)
+                     if ckpt and t["rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. A layer: the residual stream's gradient
@@ -348,6 +367,9 @@ def estimate(shape, work, adapters=None):
     if t["final_softcap"]:  # the logits' tanh, released by the head
         released += 2 * b * s * v
     head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
+    loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    if tp is not None:
+        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
     # (the gated product's or gelu_new's last product's three gradients
     # come once down_proj's input is released)
     mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
@@ -404,7 +426,7 @@ def estimate(shape, work, adapters=None):
     recompute = layer if ckpt else 0
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
-    tied = 2 * v * h if t["tied_embeddings"] else 0
+    tied = 2 * embedding_rows * h if t["tied_embeddings"] else 0
     # Re-running an eager layer, its softmax holds the 16-bit scores, their
     # fp32 copy and the result at once (GPT-2: the scores and the result),
     # over the saves made before it (v repeated among them), the tensors
@@ -421,7 +443,11 @@ def estimate(shape, work, adapters=None):
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
                            (10 if t["fp32_softmax"] else 4) * p)
-    inside = max(recompute + layer_backward, forward_softmax) + tied
+    # (checkpoint's inner backward runs over the re-run layer's output,
+    # 2N, held meanwhile)
+    rerun_output = 2 * n if ckpt else 0
+    inside = (max(recompute + layer_backward + rerun_output, forward_softmax)
+              + tied)
     parts = {
         "per_layer_bytes": per_layer,
         "layers_bytes": x["L"] * per_layer,
@@ -434,7 +460,7 @@ def estimate(shape, work, adapters=None):
                             parts["adapter_bytes"])
     parts["held_bytes"] = held
     parts["total_bytes"] = parts["saved_bytes"] + held
-    parts["loss_backward_bytes"] = 8 * b * s * v
+    parts["loss_backward_bytes"] = loss_backward
     parts["recompute_bytes"] = recompute
     parts["layer_backward_bytes"] = layer_backward
     parts["head_backward_bytes"] = head
@@ -442,14 +468,14 @@ def estimate(shape, work, adapters=None):
     # (with a tied lm_head, the held gradient and their sum, out of place),
     # once everything but the embedding's indices and the 16-bit logits
     # (the model's output) is released.
-    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + 2 * b * s * v
-    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) * v * h -
-                    (parts["total_bytes"] - kept))
+    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + logits
+    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) *
+                    embedding_rows * h - (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
     # The final norm's backward, once the loss and lm_head released theirs.
     final_norm = max(0, NORM_BACKWARD[t["norm"]] * n - loss)
     parts["final_norm_backward_bytes"] = final_norm
-    parts["transient_bytes"] = max(8 * b * s * v, head, final_norm,
+    parts["transient_bytes"] = max(loss_backward, head, final_norm,
                                    inside - released, embedding)
     for p in PARTS:
         if parts[p] > U64_MAX:
@@ -495,16 +521,18 @@ def answer(line):
     request = json.loads(line)
     try:
         shape, work = read_request(request)
-        parts = estimate(shape, work, request.get("adapters"))
+        parts = estimate(shape, work, request.get("adapters"),
+                         request.get("tp"))
     except ActivationError as e:
         return json.dumps({"error": str(e), "code": e.code})
     out = {p: str(parts[p]) for p in PARTS}
     if request.get("measure"):
         import measure_torch  # torch only where asked
         out.update({k: str(v) for k, v in
-                    measure_torch.measure(shape, work,
-                                          request.get("family", "llama"),
-                                          request.get("seed", 0)).items()})
+                    measure_torch.measure(
+                        shape, work, request.get("family", "llama"),
+                        request.get("seed", 0),
+                        (request.get("tp") or {}).get("tp_size", 1)).items()})
     return json.dumps(out)
 
 

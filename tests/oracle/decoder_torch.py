@@ -311,6 +311,13 @@ class LlamaForCausalLM(nn.Module):
         return causal_mask
 
     def forward(self, input_ids, attention_mask, labels):
+        hidden_states = self.hidden(input_ids, attention_mask)
+        logits = self.lm_head(hidden_states[:, slice(0, None), :])
+        loss = for_causal_lm_loss(logits, labels, self.c["vocab"])
+        return loss, logits
+
+    def hidden(self, input_ids, attention_mask):
+        """LlamaModel.forward: the final norm's output."""
         inputs_embeds = self.embed_tokens(input_ids)
         cache_position = torch.arange(0, inputs_embeds.shape[1])
         position_ids = cache_position.unsqueeze(0)
@@ -334,10 +341,7 @@ class LlamaForCausalLM(nn.Module):
                 out = layer(hidden_states, causal_mask, position_ids, None,
                             False, False, cache_position, position_embeddings)
             hidden_states = out[0]
-        hidden_states = self.norm(hidden_states)
-        logits = self.lm_head(hidden_states[:, slice(0, None), :])
-        loss = for_causal_lm_loss(logits, labels, self.c["vocab"])
-        return loss, logits
+        return self.norm(hidden_states)
 
 
 class Conv1D(nn.Module):

@@ -353,6 +353,8 @@ _MODEL_FIELDS = {"hf_config_json": "hf_config_json",
                  "hfConfigJson": "hf_config_json",
                  "architecture": "architecture", "lora": "lora",
                  "freeze": "freeze", "train": "train",
+                 "param_list_json": "param_list_json",
+                 "paramListJson": "param_list_json",
                  # Describe's own; Layout and Plan take gemini.tp_size.
                  "tp_size": "tp_size", "tpSize": "tp_size",
                  "enable_sequence_parallelism": "enable_sequence_parallelism",
@@ -372,8 +374,9 @@ def describe_model(search, raw_model, error=LayoutError):
     if not isinstance(architecture, str):
         raise error("search.model.architecture: expected a string")
     # LoRA adapters and trainable patterns are the LoRA oracle's
-    # (tests/oracle/lora_oracle_test.py), not this one's: only unset.
-    for key in ("lora", "freeze", "train"):
+    # (tests/oracle/lora_oracle_test.py), a parameter list the params
+    # tests', not this one's: only unset.
+    for key in ("lora", "freeze", "train", "param_list_json"):
         if f.get(key):
             raise error(f"search.model.{key}: not modelled by this oracle")
     if search.get("numels"):

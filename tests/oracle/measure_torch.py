@@ -7,6 +7,7 @@ import torch.profiler
 
 import decoder_torch
 import saved_tensors
+import tp_decoder_torch
 
 # The families decoder_torch builds from dense_torch's layers.
 DENSE = ("phi3", "cohere", "gemma2", "gemma3_text")
@@ -81,12 +82,18 @@ def backward_peak(prof, start_marker):
     return peak
 
 
-def measure(shape, work, family, seed):
+def measure(shape, work, family, seed, tp=1):
+    """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
+    ShardFormer runs it (tp_decoder_torch.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
     c = config(shape, work, family)
-    model = decoder_torch.build(c)
+    if tp > 1:
+        model, forward = tp_decoder_torch.build(c, tp, family)
+    else:
+        model = decoder_torch.build(c)
+        forward = model
     model.train()
     keep = drop_parameter_grads(model)
     b, s = work["micro_batch"], work["sequence_length"]
@@ -96,23 +103,25 @@ def measure(shape, work, family, seed):
     # taken out by name).
     recorder = saved_tensors.SavedRecorder()
     with recorder.hooks():
-        loss, _ = model(ids, mask, ids)
+        loss, _ = forward(ids, mask, ids)
     modern, raw, _ = saved_tensors.saved_bytes(model, loss.grad_fn, recorder)
     loss.backward()
     del loss
     # The peak, with torch >= 2.2's mean.dim in the norms.
     decoder_torch.TORCH_2_MEAN = True
     decoder_torch.PRESERVE_RNG_STATE = False
+    tp_decoder_torch.CUDA_MUL = True
     try:
         with torch.profiler.profile(
                 activities=[torch.profiler.ProfilerActivity.CPU],
                 profile_memory=True) as prof:
-            loss, logits = model(ids, mask, ids)
+            loss, logits = forward(ids, mask, ids)
             with torch.profiler.record_function("oracle_backward"):
                 loss.backward()
     finally:
         decoder_torch.TORCH_2_MEAN = False
         decoder_torch.PRESERVE_RNG_STATE = True
+        tp_decoder_torch.CUDA_MUL = False
     del keep, loss, logits
     return {"measured_saved_bytes": modern,
             "measured_saved_bytes_torch_1_13": raw,

@@ -98,6 +98,7 @@ import activation_oracle  # noqa: E402
 import gathered_oracle  # noqa: E402
 import decoder_traits  # noqa: E402
 import layout_oracle as lo  # noqa: E402
+import tp_activation_oracle  # noqa: E402
 import models  # noqa: E402
 import placement_oracle as po  # noqa: E402
 import tp_oracle  # noqa: E402
@@ -122,14 +123,17 @@ OPTIMIZER_NOTE = ("the optimizer must run where its states live: HybridAdam "
                   "at the first step")
 ESTIMATE_NOTE = ("activation_bytes and transient_bytes are estimates "
                  "(docs/plan.md)")
-# With tp_size > 1 the estimate is still the t = 1 one
-# (docs/tensor-parallelism.md).
-NOT_SPLIT_NOTE = ("activations not yet split by tp: activation_bytes is the "
-                  "estimate without tensor or sequence parallelism (tp_size "
-                  "1)")
 # search_tp's degrees, and the most entries a mesh list may have.
 SEARCHED_TP_SIZES = (1, 2, 4, 8)
 MAX_MESH_SIZES = 8
+
+
+def not_split_note(why):
+    """The note beside activation_bytes where tp rank 0's split is not
+    modelled (docs/tensor-parallelism.md, "Activations"): the estimate is
+    the whole model's."""
+    return (f"activations not split by tp: {why}; activation_bytes is the "
+            "estimate without tensor parallelism (tp_size 1)")
 
 # Grids of at most this many candidates x numels are laid out candidate by
 # candidate; larger ones jump between layouts (_peak_best).
@@ -609,7 +613,7 @@ class _Evaluator:
         self.layout = _layout(numels, degrees, frozen, configs, self.settings)
         self.frozen_numel = sum(n for i, n in enumerate(numels)
                                 if frozen and frozen[i])
-        self.fixed = parsed.cluster.reserve_bytes + sum(activation)
+        self.fixed = parsed.cluster.reserve_bytes + sum(activation[:2])
         # The gathered chunks: gathered_oracle's replay of the model's
         # operations under each placement (what it changes: which shards
         # stay on the device), else the layout's largest chunk.
@@ -903,7 +907,7 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
              f"placement rank {rank})")
     gathered, buffers = ev.gathered(placement, optim, param)
     need = (most["device_bytes"] + gathered + cluster.reserve_bytes +
-            sum(activation))
+            sum(activation[:2]))
     if need > UINT64_MAX:
         raise PlanError(f"{where}: device_need_bytes {need} exceeds 2^64-1")
     host = min(cluster.gpus_per_node, world_size) * max(
@@ -919,8 +923,8 @@ def _option(parsed, mesh, source, configs, ev, rank, placement,
         notes.append(OPTIMIZER_NOTE)
     if parsed.workload is not None:
         notes.append(ESTIMATE_NOTE)
-        if mesh.tp > 1:
-            notes.append(NOT_SPLIT_NOTE)
+        if activation[2] is not None:
+            notes.append(activation[2])
     if parsed.model is not None and ev.operations is None:
         notes.append(lo.unsequenced_note(parsed.model[1].model_type))
     gemini = collections.OrderedDict(parsed.gemini)
@@ -989,18 +993,40 @@ def _options_of(parsed, mesh, source, configs, ev, activation):
             for rank, placement, optim, param in chosen]
 
 
-def _activation(parsed):
-    """(activation_bytes, transient_bytes) of the workload, (0, 0)
-    without one."""
+def _tp_split(parsed, tp):
+    """(the activation oracle's tp request or None, the note or None) of
+    tp rank 0 at `tp` (tp_activation_oracle.FAMILIES: the policies whose
+    causal-LM forward is modelled)."""
+    if tp == 1:
+        return None, None
+    model_type = parsed.model[1].model_type
+    policy = tp_oracle.POLICIES[model_type]
+    family = tp_activation_oracle.FAMILIES.get(model_type)
+    if family is None:
+        return None, not_split_note(
+            f'model_type "{model_type}": ShardFormer\'s forward for it '
+            f"(policy {policy.file}) is not modelled")
+    if parsed.sequence_parallelism and not policy.sp_ignored:
+        return None, not_split_note(
+            "sequence parallelism (split_gather: each rank's sequence "
+            "shard, gathered inputs, ColossalAI's attention forward) is not "
+            "modelled")
+    return dict(family, tp_size=tp), None
+
+
+def _activation(parsed, tp=1):
+    """(activation_bytes, transient_bytes, the not-split note or None) of
+    the workload on tp rank 0 at `tp`, (0, 0, None) without one."""
     if parsed.workload is None:
-        return 0, 0
+        return 0, 0, None
     work = dict(parsed.workload, attention=_attention_of(parsed.workload))
+    split, note = _tp_split(parsed, tp)
     try:
         parts = activation_oracle.estimate(
-            _shape(parsed.model[0], parsed.model[1]), work)
+            _shape(parsed.model[0], parsed.model[1]), work, None, split)
     except activation_oracle.ActivationError as exc:
         raise PlanError(str(exc)) from None
-    return parts["total_bytes"], parts["transient_bytes"]
+    return parts["total_bytes"], parts["transient_bytes"], note
 
 
 def plan(request):
@@ -1021,10 +1047,12 @@ def plan(request):
                              [w // (tp * e) for w, e in pairs])
             plans += [(Mesh(w, w // (tp * e), tp, e), world)
                       for (w, e), world in zip(pairs, worlds)]
-        activation = _activation(parsed)
+        # the workload's own refusal first, at the first degree described
+        _activation(parsed, parsed.meshes[0][0] if parsed.meshes else 1)
         keyed = []
         for mesh, world in plans:
             for source, configs in _chunk_sizes(world):
+                activation = _activation(parsed, mesh.tp)
                 ev = _Evaluator(parsed, world, configs, activation)
                 keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)

@@ -1108,8 +1108,8 @@ type GeminiSettings struct {
 	ExtraDpSize uint32 `protobuf:"varint,21,opt,name=extra_dp_size,json=extraDpSize,proto3" json:"extra_dp_size,omitempty"`
 	// Only with tp_size > 1 (GeminiPlugin turns it off otherwise); the mode is
 	// ShardConfig's default "split_gather" (GeminiPlugin passes none).
-	// Parameters are unchanged; activations are not yet split by tp or
-	// sequence parallelism (the response says so).
+	// Parameters are unchanged; the activation estimate is not modelled under
+	// it and is then the whole model's (the response says so).
 	EnableSequenceParallelism bool `protobuf:"varint,22,opt,name=enable_sequence_parallelism,json=enableSequenceParallelism,proto3" json:"enable_sequence_parallelism,omitempty"`
 	// GeminiPlugin's max_prefetch (default 0): chunks gathered ahead of the
 	// operation that needs them from the second iteration on; counted in

@@ -10,18 +10,23 @@
 // measures and what is left out (the kernels' own workspaces).
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/workload_types.h"
 
 namespace chunkplan::planner {
 
-// Said beside activation_bytes wherever tp_size > 1: the estimate is still
-// the t = 1 one (the per-family inventory of what a tp rank keeps is not
-// built yet), so it divides nothing by tp.
-inline constexpr char kActivationsNotSplitByTpNote[] =
-    "activations not yet split by tp: activation_bytes is the estimate "
-    "without tensor or sequence parallelism (tp_size 1)";
+// The note an answer at `tp_size` carries beside activation_bytes where
+// the estimate is not one tp rank's (docs/tensor-parallelism.md,
+// "Activations"): "activations not split by tp: <why>; activation_bytes
+// is the estimate without tensor parallelism (tp_size 1)", why being
+// shape.tp.not_split or, where shape.tp was not set for `tp_size`, that the
+// model was not described at it. nullopt where tp_size is 1 or the split
+// is modelled.
+std::optional<std::string> TpActivationNote(const TransformerShape& shape,
+                                            uint32_t tp_size);
 
 // The estimate by part, in bytes.
 struct ActivationBytes {

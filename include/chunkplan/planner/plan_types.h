@@ -23,6 +23,10 @@ namespace chunkplan::planner {
 struct TpShards {
   uint32_t tp_size = 1;
   std::vector<uint64_t> numels;
+  // What tp rank 0 runs at this degree (the activation estimate's split);
+  // its tp_size 1 where the service did not describe the model at it (the
+  // workload's own shape.tp is then kept).
+  TensorParallelShape activations;
 };
 
 struct PlanRequest {

@@ -40,6 +40,30 @@ struct AdapterShape {
   uint64_t other_in_features = 0;  // their in_features, summed
 };
 
+// What one tensor-parallel rank runs under ColossalAI's ShardFormer
+// (GeminiPlugin(tp_size > 1), docs/tensor-parallelism.md, "Activations"):
+// the family's policy splits the heads, the key/value heads and the MLP
+// width by tp (the hidden size, the norms and the residual stream stay
+// whole), the embedding keeps padded_vocab / tp rows, lm_head splits the
+// vocabulary, and the loss is ColossalAI's dist_cross_entropy. Set by the
+// service from the model's description at tp_size.
+struct TensorParallelShape {
+  uint32_t tp_size = 1;  // 1: every rank runs the whole model
+  // The vocabulary padded as VocabParallelEmbedding1D pads it (a multiple
+  // of 64 x tp_size): the embedding's rows over all ranks.
+  uint64_t padded_vocab = 0;
+  // lm_head is a plain Linear1D_Col (Qwen3): vocab / tp rows, no padding
+  // (whole where vocab < tp); else VocabParallelLMHead1D: padded_vocab /
+  // tp rows, rank 0's logits sliced to min(those, vocab).
+  bool column_head = false;
+  bool logits_fp32 = false;  // the forward upcasts the logits (.float())
+  bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // Non-empty: the split is not modelled for this run (a family's forward
+  // under ShardFormer, sequence parallelism); why. The estimate is then
+  // the whole model's, and the answer says so (TpActivationNote).
+  std::string not_split;
+};
+
 // The traits of a decoder-only family that decide what its training
 // forward saves for backward: one parameterized layer, set by the family
 // from its config (server/models).
@@ -66,7 +90,8 @@ struct TransformerShape {
        embedding_dropout = false;
   // Non-empty: the family's layer is not modelled; the reason.
   std::string not_estimated;
-  AdapterShape adapters;  // LoRA; none by default
+  AdapterShape adapters;   // LoRA; none by default
+  TensorParallelShape tp;  // one tp rank's split; none by default
   // dense families (phi3, cohere, gemma2/3)
   uint64_t rotary_dim = 0;      // RoPE's width (0: head_dim): Phi-3's
                                 // partial_rotary_factor

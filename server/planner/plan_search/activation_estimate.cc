@@ -7,44 +7,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
 namespace {
 
-using Wide = unsigned __int128;
-// An exact count, or nullopt once it has passed 2^128-1.
-using Checked = std::optional<Wide>;
-
-Checked Mul(std::initializer_list<Checked> factors) {
-  Checked out = Wide{1};
-  for (const Checked& f : factors) {
-    Wide product;
-    if (!out.has_value() || !f.has_value() ||
-        __builtin_mul_overflow(*out, *f, &product)) {
-      return std::nullopt;
-    }
-    out = product;
-  }
-  return out;
-}
-
-Checked Sum(std::initializer_list<Checked> terms) {
-  Checked out = Wide{0};
-  for (const Checked& t : terms) {
-    Wide sum;
-    if (!out.has_value() || !t.has_value() ||
-        __builtin_add_overflow(*out, *t, &sum)) {
-      return std::nullopt;
-    }
-    out = sum;
-  }
-  return out;
-}
-
-Checked Max(Checked x, Checked y) {
-  if (!x.has_value() || !y.has_value()) return std::nullopt;
-  return std::max(*x, *y);
-}
+using activation::Checked;
+using activation::Dims;
+using activation::Less;
+using activation::Max;
+using activation::Mul;
+using activation::Sum;
+using activation::Wide;
 
 // `value` as a uint64 in *out, or INVALID_ARGUMENT naming `part`.
 absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
@@ -55,12 +30,6 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
   *out = static_cast<uint64_t>(*value);
   return absl::OkStatus();
 }
-
-// The sizes the terms read: tokens, widths, heads.
-struct Dims {
-  Wide b, s, bs, h, a, kv, d, inter, v;
-  Wide rd;  // RoPE's width (rotary_dim, else d)
-};
 
 // INVALID_ARGUMENT naming the first size that is 0 or does not divide
 // (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
@@ -288,12 +257,6 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
               final_norm, softcap});
 }
 
-// x - y, 0 where y is larger.
-Checked Less(Checked x, Checked y) {
-  if (!x.has_value() || !y.has_value()) return std::nullopt;
-  return *x > *y ? *x - *y : 0;
-}
-
 // Bytes a norm's backward holds above its saves per element of its input,
 // besides the input's gradient: measured with torch.profiler on the
 // oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
@@ -433,15 +396,15 @@ Checked HeadBackward(const Dims& d, Checked loss) {
 }
 
 // The embedding's backward, last: its output's gradient and its weight's
-// (with a tied lm_head, the held gradient and their sum, out of place),
-// once all but its indices and the 16-bit logits (the output) is released.
+// (`rows` of them; with a tied lm_head, the held gradient and their sum,
+// out of place), once all but its indices and the logits (the output,
+// `logits` bytes) is released.
 Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
-                          Checked total) {
-  const Checked kept =
-      Sum({Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}),
-           Mul({d.bs, d.v, 2})});
+                          Checked total, Wide rows, Checked logits) {
+  const Checked kept = Sum(
+      {Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}), logits});
   return Less(Sum({Hidden(d, 2),
-                   Mul({d.v, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+                   Mul({rows, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
               Less(total, kept));
 }
 
@@ -449,40 +412,64 @@ Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     const TransformerShape& shape, const ActivationWorkload& workload) {
-  const absl::StatusOr<Dims> dims = DimsOf(shape, workload);
+  absl::StatusOr<Dims> dims = DimsOf(shape, workload);
   if (!dims.ok()) return dims.status();
+  const bool split = activation::SplitByTp(shape.tp);
+  if (split) {  // one tp rank's heads and MLP width (activation_tp.h)
+    if (absl::Status st = activation::ToTpRank(shape.tp, &*dims); !st.ok()) {
+      return st;
+    }
+  }
   const Dims& d = *dims;
   const Attention attention = workload.attention;
   const bool ckpt = workload.activation_checkpointing;
   const Checked layer = LayerSaved(shape, d, attention);
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
-  const Checked loss = Sum({logits32, Targets(d), Wide{4}});
-  const Checked held =
-      Sum({Mul({d.bs, d.v, 2}),
-           (ckpt && shape.rotary) ? Mul({d.s, d.rd, 4}) : Checked{Wide{0}}});
+  // The whole model's loss, logits, embedding and backward steps, or a tp
+  // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
+  Checked loss = Sum({logits32, Targets(d), Wide{4}});
+  Checked logits = Mul({d.bs, d.v, 2});
+  Checked embedding_mask = Wide{0};
+  Wide embedding_rows = d.v;
+  Checked loss_backward = Mul({logits32, 2});
+  Checked head_backward = HeadBackward(d, loss);
+  if (split) {
+    const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
+    loss = tp.loss;
+    logits = tp.held_logits;
+    embedding_mask = tp.embedding_mask;
+    embedding_rows = tp.embedding_rows;
+    loss_backward = tp.loss_backward;
+    head_backward = tp.head_backward;
+  }
+  const Checked held = Sum({logits, (ckpt && shape.rotary) ? Mul({d.s, d.rd, 4})
+                                                           : Checked{Wide{0}}});
   const Checked recompute = ckpt ? layer : Checked{Wide{0}};
   const Checked layer_backward = LayerBackward(shape, d, attention);
 
   ActivationBytes out;
   const Checked layers = Mul({per_layer, shape.num_layers});
-  const Checked outside = OutsideSaved(shape, d, workload);
+  const Checked outside =
+      Sum({OutsideSaved(shape, d, workload), embedding_mask});
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
   const Checked total = Sum({saved, held});
-  const Checked loss_backward = Mul({logits32, 2});
-  const Checked head_backward = HeadBackward(d, loss);
   // A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
   // input buffer for the embedding's share: held through the layers, which
   // run on what the loss and the final norm left.
   const Checked tied =
-      shape.tied_embeddings ? Mul({d.v, d.h, 2}) : Checked{Wide{0}};
-  const Checked rerun = ckpt ? Max(Sum({recompute, layer_backward}),
-                                   ForwardSoftmax(shape, d, attention))
-                             : Sum({recompute, layer_backward});
+      shape.tied_embeddings ? Mul({embedding_rows, d.h, 2}) : Checked{Wide{0}};
+  // A re-run layer's own output (2N) stays held while checkpoint's inner
+  // backward runs over it.
+  const Checked rerun =
+      ckpt ? Max(Sum({recompute, layer_backward, Hidden(d, 2)}),
+                 ForwardSoftmax(shape, d, attention))
+           : Sum({recompute, layer_backward});
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
-  const Checked embedding_backward = EmbeddingBackward(shape, d, total);
+  const Checked embedding_backward =
+      EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
   const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
   Checked transient = Max(loss_backward, head_backward);

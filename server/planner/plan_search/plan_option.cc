@@ -30,7 +30,7 @@ absl::StatusOr<uint64_t> NeedOf(const PlanContext& context,
                                 uint64_t gathered_chunk_bytes) {
   const std::optional<uint64_t> need = DeviceNeedOf(
       device_bytes, gathered_chunk_bytes, context.cluster->reserve_bytes,
-      context.activation_bytes, context.transient_bytes);
+      chunks.activation_bytes, chunks.transient_bytes);
   if (!need.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "device_need_bytes: most_loaded_rank.device_bytes + "
@@ -130,8 +130,8 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
   o.gathered_chunk_bytes = r.gathered_chunk_bytes;
   o.gathered_chunks = gathered.chunks;
   o.layout_padding = chunks.layout_padding;
-  o.activation_bytes = context.activation_bytes;
-  o.transient_bytes = context.transient_bytes;
+  o.activation_bytes = chunks.activation_bytes;
+  o.transient_bytes = chunks.transient_bytes;
   CHUNKPLAN_ASSIGN_OR_RETURN(
       const uint64_t need,
       NeedOf(context, chunks, r.most_loaded_rank.device_bytes,
@@ -151,8 +151,8 @@ absl::StatusOr<PlanOption> EvaluateOption(const PlanContext& context,
     o.notes.push_back(kOptimizerNote);
   }
   if (context.has_workload) o.notes.push_back(kActivationNote);
-  if (context.has_workload && chunks.tp_size > 1) {
-    o.notes.push_back(kActivationsNotSplitByTpNote);
+  if (chunks.activation_note.has_value()) {
+    o.notes.push_back(*chunks.activation_note);
   }
   if (std::optional<std::string> note =
           context.operations != nullptr

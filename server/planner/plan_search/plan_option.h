@@ -5,6 +5,7 @@
 // figures"): a chunk layout re-placed under one placement's settings.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,8 +21,6 @@ namespace chunkplan::planner {
 struct PlanContext {
   const Cluster* cluster = nullptr;
   const std::string* precision = nullptr;  // "fp16" or "bf16"
-  uint64_t activation_bytes = 0;           // 0 without a workload
-  uint64_t transient_bytes = 0;            // 0 without a workload
   bool has_workload = false;
   // The parameters' count and frozen flags, and the model's operations
   // (null: none frozen, no operations).
@@ -41,6 +40,11 @@ struct PlanChunks {
   uint32_t tp_size = 1;
   uint32_t extra_dp_size = 1;
   uint64_t frozen_elements = 0;  // of this tp degree's shards
+  // The workload's estimate at this tp degree (0 without a workload) and
+  // the note where it is not split by tp (TpActivationNote).
+  uint64_t activation_bytes = 0;
+  uint64_t transient_bytes = 0;
+  std::optional<std::string> activation_note;
 };
 
 // The settings of `placement`: the fixed choices of `fixed` (precision,

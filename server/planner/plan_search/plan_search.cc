@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
+#include "chunkplan/planner/activation_estimate.h"
 #include "common/status_macros.h"
 #include "server/planner/layout/chunk_placement.h"
 #include "server/planner/layout/placement.h"
@@ -44,8 +46,13 @@ absl::StatusOr<std::vector<PlanChunks>> ChunkSizesAt(const PlanRequest& request,
         })) {
       continue;
     }
-    kept.push_back({world_size, from, std::move(configs), std::move(r.groups),
-                    r.layout_padding});
+    PlanChunks chunks;
+    chunks.world_size = world_size;
+    chunks.from = from;
+    chunks.configs = std::move(configs);
+    chunks.groups = std::move(r.groups);
+    chunks.layout_padding = r.layout_padding;
+    kept.push_back(std::move(chunks));
   }
   return kept;
 }
@@ -118,6 +125,27 @@ absl::Status AppendOptions(const PlanContext& context,
   return add(PlanPlacement::kAuto, 0).status();
 }
 
+// The workload's estimate at one tp degree, and the note where it is not
+// split by tp.
+struct TpActivationNeed {
+  ActivationNeed need;
+  std::optional<std::string> note;
+};
+
+// `workload` at `tp`: its shape split as the service described tp rank 0
+// (tp.activations), or as sent where the service did not describe it at
+// this degree. Errors: PlanActivationNeed's.
+absl::StatusOr<TpActivationNeed> ActivationNeedAtTp(
+    const std::optional<PlanWorkload>& workload, const TpShards& tp) {
+  if (!workload.has_value()) return TpActivationNeed{};
+  PlanWorkload at = *workload;
+  if (tp.activations.tp_size == tp.tp_size) at.shape.tp = tp.activations;
+  TpActivationNeed out;
+  CHUNKPLAN_ASSIGN_OR_RETURN(out.need, PlanActivationNeed(at));
+  out.note = TpActivationNote(at.shape, tp.tp_size);
+  return out;
+}
+
 }  // namespace
 
 const char* ChunkSizeFromName(ChunkSizeFrom from) {
@@ -169,15 +197,14 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.num_params = request.search.numels.size();
   context.frozen = &request.frozen;
   context.operations = &request.operations;
-  CHUNKPLAN_ASSIGN_OR_RETURN(const ActivationNeed activations,
-                             PlanActivationNeed(request.workload));
-  context.activation_bytes = activations.activation_bytes;
-  context.transient_bytes = activations.transient_bytes;
+  // The workload's own estimate first: its refusals come before any
+  // layout's (each tp degree's split follows its layouts).
+  CHUNKPLAN_RETURN_IF_ERROR(PlanActivationNeed(request.workload).status());
   // The mesh (docs/tensor-parallelism.md): each tp degree with its shards,
   // each extra_dp degree; the chunks spread over zero = world / (tp x
   // extra_dp), tp within a node.
   std::vector<TpShards> tp_shards = request.tp_shards;
-  if (tp_shards.empty()) tp_shards.push_back({1, request.search.numels});
+  if (tp_shards.empty()) tp_shards.push_back({1, request.search.numels, {}});
   std::vector<uint32_t> extra_dp_sizes = request.extra_dp_sizes;
   if (extra_dp_sizes.empty()) extra_dp_sizes.push_back(1);
   // Every Layout first: each refusal of the search part or frozen comes
@@ -199,7 +226,12 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
         if (!frozen.has_value()) {
           frozen = FrozenElements(shards.search, request.frozen);
         }
+        CHUNKPLAN_ASSIGN_OR_RETURN(const TpActivationNeed activations,
+                                   ActivationNeedAtTp(request.workload, tp));
         for (PlanChunks& chunks : at) {
+          chunks.activation_bytes = activations.need.activation_bytes;
+          chunks.transient_bytes = activations.need.transient_bytes;
+          chunks.activation_note = activations.note;
           chunks.tp_size = tp.tp_size;
           chunks.extra_dp_size = extra_dp;
           chunks.frozen_elements = *frozen;

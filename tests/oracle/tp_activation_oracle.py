@@ -1,0 +1,132 @@
+"""The activation oracle's terms for one tensor-parallel rank under
+ColossalAI's ShardFormer (GeminiPlugin(tp_size=t), no sequence
+parallelism), itemized: what rank 0 keeps of each saved tensor when the
+linear layers, the embedding, lm_head and the loss are split. Written from
+ColossalAI 4f9953be's shardformer/layer/{linear,embedding,_operation,
+loss}.py and modeling/{llama,mistral,qwen2,qwen3}.py (the file and line of
+each save: tp_decoder_torch.py, whose stand-ins the measurement runs), not
+from chunkplan's C++.
+
+The request's "tp" object:
+  {"tp_size": t, "lm_head": "vocab" | "column",
+   "logits_fp32": the causal-LM forward upcasts the logits (Mistral,
+                  Qwen2, Qwen3: logits.float()),
+   "loss_fp32": dist_cross_entropy's dtype is fp32 (Qwen2, Qwen3:
+                logits.dtype; LLaMA, Mistral: the model's 16 bits)}
+"vocab": VocabParallelLMHead1D, the vocabulary padded to a multiple of
+64 t, rank 0's logits sliced to min(padded / t, vocab) columns; "column":
+a plain Linear1D_Col (Qwen3), vocab / t (whole where vocab < t). The
+embedding is VocabParallelEmbedding1D (padded / t rows) in every policy
+modelled.
+"""
+
+VOCAB_MULTIPLE = 64  # ShardConfig.make_vocab_size_divisible_by
+
+# The policies whose causal-LM forward under tp is modelled, by model_type:
+# lm_head's layer (policies/<family>.py), whether the forward upcasts the
+# logits and the loss's dtype (modeling/<family>.py's forward calling
+# dist_cross_entropy: LLaMA's llama_for_causal_lm_forward passes the
+# model's dtype; Mistral's get_lm_forward_with_dist_cross_entropy
+# logits.float() then the model's dtype; Qwen2's and Qwen3's
+# logits.float() then logits.dtype).
+FAMILIES = {
+    "llama": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    "mistral": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": False},
+    "qwen2": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": True},
+    "qwen3": {"lm_head": "column", "logits_fp32": True, "loss_fp32": True},
+}
+
+
+class TpError(ValueError):
+    pass
+
+
+def split(n, t):
+    """Linear1D_Col / Row's share: n / t, n where n < t (kept whole)."""
+    return n if n < t else n // t
+
+
+def sizes(x, tp):
+    """The rank's vocabulary widths: (embedding rows, lm_head rows, the
+    logits' width after the padding is sliced off, whether sliced)."""
+    t, v = tp["tp_size"], x["v"]
+    m = VOCAB_MULTIPLE * t
+    padded = (v + m - 1) // m * m
+    if tp["lm_head"] == "vocab":
+        rows = padded // t
+        return padded // t, rows, min(rows, v), True
+    return padded // t, split(v, t), split(v, t), False
+
+
+def rank_dims(x, tp):
+    """The per-rank dims: query and key/value heads / t (the policy's
+    attribute_replacement; it asserts both divisible), the MLP width / t
+    (whole where below t); the hidden size, head_dim and the tokens stay
+    (the residual stream and the norms are whole without sequence
+    parallelism)."""
+    t = tp["tp_size"]
+    if x["a"] % t:
+        raise TpError("shape.num_attention_heads must be divisible by "
+                      "shape.tp.tp_size")
+    if x["kv"] % t:
+        raise TpError("shape.num_key_value_heads must be divisible by "
+                      "shape.tp.tp_size")
+    out = dict(x)
+    out["a"], out["kv"], out["i"] = x["a"] // t, x["kv"] // t, split(x["i"], t)
+    return out
+
+
+def embedding_tensors(x):
+    """VocabParallelEmbedding1D (embedding.py:386-400): F.embedding saves
+    the masked ids (int64, a clone of input_ids), index_put_ the bool mask
+    (embedding_output[input_mask, :] = 0.0)."""
+    bs = x["b"] * x["s"]
+    return [("masked input ids (int64), kept by the embedding", 8 * bs),
+            ("the ids' out-of-range mask (bool), kept by index_put_", bs)]
+
+
+def loss_tensors(x, tp):
+    """DistCrossEntropy.forward's save_for_backward (loss.py:131): over
+    b (s - 1) rows (labels[..., 1:], logits[..., :-1, :]): exp_logits in
+    the loss's dtype, the bool mask, the int64 masked target."""
+    rows = x["b"] * (x["s"] - 1)
+    width = sizes(x, tp)[2]
+    return [("exp_logits", rows * width * (4 if tp["loss_fp32"] else 2)),
+            ("target mask (bool)", rows), ("masked target (int64)", 8 * rows)]
+
+
+def held_logits(x, tp):
+    """The model's output: the fp32 copy of the sliced logits where the
+    forward upcasts, else lm_head's 16-bit output (its padded rows too)."""
+    b, s = x["b"], x["s"]
+    _, rows, width, _ = sizes(x, tp)
+    return 4 * b * s * width if tp["logits_fp32"] else 2 * b * s * rows
+
+
+def backward_steps(x, tp, loss):
+    """(loss_backward, head_backward): the loss's and the head's backward
+    over what forward left, each less the loss's saves (released by then).
+    DistCrossEntropy's backward works in place on exp_logits and returns
+    it as the gradient of b (s - 1) rows, which autograd casts to the
+    logits' dtype where the loss's differs (Mistral); logits[..., :-1, :]'s
+    backward then allocates the logits' gradient (b s x width, the logits'
+    dtype) beside it. Then the upcast's backward (a 16-bit copy beside the
+    fp32 one), the padding slice's (b s x rows, 16 bits, beside its
+    input's), lm_head's (its input's and its weight's gradient, beside the
+    logits')."""
+    b, s, h = x["b"], x["s"], x["h"]
+    _, rows, width, sliced = sizes(x, tp)
+    logit_bytes = 4 if tp["logits_fp32"] else 2
+    g_logits = b * s * width * logit_bytes
+    g_rows = b * (s - 1) * width * logit_bytes
+    g16 = 2 * b * s * width
+    grad = g_logits
+    steps = [g_rows + g_logits]
+    if tp["logits_fp32"]:
+        steps.append(g_logits + g16)
+        grad = g16
+    if sliced:
+        steps.append(grad + 2 * b * s * rows)
+        grad = 2 * b * s * rows
+    steps.append(grad + 2 * b * s * h + 2 * rows * h)
+    return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
