@@ -139,7 +139,8 @@ void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                   ModelDescription& d) {
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
   const uint64_t h = decoder.shape.hidden;
-  const bool operations = !style.forward_ops.empty();
+  const bool operations =
+      !style.forward_ops.empty() || style.feed_forward_ops != nullptr;
   CausalLm(
       b, architecture, decoder.shape,
       [&](uint64_t layer) {
@@ -152,6 +153,7 @@ void BuildDecoder(ParamBuilder& b, absl::string_view architecture,
                 {"pre_feedforward_layernorm", "post_feedforward_layernorm"});
         }
         for (absl::string_view op : style.forward_ops) b.Op({op});
+        if (style.feed_forward_ops) style.feed_forward_ops(layer);
       },
       operations);
 }

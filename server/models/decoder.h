@@ -7,6 +7,7 @@
 // stack with its optional language-model head.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -98,6 +99,10 @@ struct LayerStyle {
   // each (names under the layer, e.g. "self_attn.q_proj"); empty: the
   // family has no operation sequence and none is recorded.
   std::span<const absl::string_view> forward_ops = {};
+  // Where set, records layer i's feed-forward operations after
+  // forward_ops (under the layer's scope): for a part whose operations
+  // depend on the config (an MoE block's experts).
+  std::function<void(uint64_t)> feed_forward_ops = nullptr;
 };
 
 // LlamaDecoderLayer.forward's order (modeling_llama.py, 4.51.3), which
@@ -108,6 +113,10 @@ inline constexpr absl::string_view kLlamaLayerOps[] = {
     "input_layernorm",  "self_attn.q_proj", "self_attn.k_proj",
     "self_attn.v_proj", "self_attn.o_proj", "post_attention_layernorm",
     "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
+// kLlamaLayerOps up to the feed-forward part (MoE layers record theirs
+// through LayerStyle::feed_forward_ops).
+inline constexpr std::span<const absl::string_view> kLlamaAttentionOps =
+    std::span<const absl::string_view>(kLlamaLayerOps).first(6);
 
 // Sets `d`'s shape facts and builds the decoder (CausalLm) whose layer i is
 // self_attn (Attention with the style's biases and norms), feed_forward(i)

@@ -165,6 +165,15 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   }
 }
 
+// Why the activation estimate refuses DeepSeek (docs/plan.md, "MoE
+// layers").
+constexpr char kNotEstimated[] =
+    "DeepSeek's layer is not modelled: multi-head latent attention (low-rank "
+    "q and kv projections with their norms, a decoupled RoPE head) and "
+    "DeepSeekMoE (group-limited top-k routing, shared experts; V2's "
+    "training-time auxiliary loss, V3's sigmoid scores with a correction "
+    "bias)";
+
 // A layer is self_attn, mlp (sparse or dense), input_layernorm,
 // post_attention_layernorm.
 absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
@@ -196,6 +205,7 @@ absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
     });
     Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
   });
+  d.traits.not_estimated = kNotEstimated;
   return absl::OkStatus();
 }
 

@@ -244,13 +244,19 @@ absl::StatusOr<bool> HfConfig::Flag(absl::string_view key) const {
 }
 
 absl::StatusOr<bool> HfConfig::NonZeroProbability(absl::string_view key) const {
+  absl::StatusOr<double> p = Fraction(key);
+  if (!p.ok()) return p.status();
+  return *p != 0.0;
+}
+
+absl::StatusOr<double> HfConfig::Fraction(absl::string_view key) const {
   const json* value = Find(key);
-  if (Unset(value)) return false;
+  if (Unset(value)) return 0.0;
   if (!value->is_number() || !(value->get<double>() >= 0.0) ||
       value->get<double>() > 1.0) {
     return ConfigError(key, "expected a probability in [0, 1]", value);
   }
-  return value->get<double>() != 0.0;
+  return value->get<double>();
 }
 
 absl::StatusOr<double> HfConfig::Number(absl::string_view key,

@@ -54,6 +54,8 @@ class HfConfig {
   absl::StatusOr<bool> Flag(absl::string_view key) const;
   // Whether a probability (a number in [0, 1]; unset: 0) is not 0.
   absl::StatusOr<bool> NonZeroProbability(absl::string_view key) const;
+  // A fraction: a number in [0, 1] (unset: 0).
+  absl::StatusOr<double> Fraction(absl::string_view key) const;
   // A number, integer or not ("expected a number" otherwise), or
   // `fallback` where config and defaults leave it unset.
   absl::StatusOr<double> Number(absl::string_view key, double fallback) const;

@@ -3,18 +3,20 @@
 // modeling_mixtral.py) as transformers 4.x builds them, one module per
 // expert with w1, w2, w3.
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 #include "server/models/layers.h"
+#include "server/models/moe_layer.h"
 
 namespace chunkplan::models {
 namespace {
 
 // MistralDecoderLayer: self_attn, mlp, input_layernorm,
 // post_attention_layernorm; forward in LLaMA's order (kLlamaLayerOps).
-// Mixtral has no operation sequence yet (which experts run depends on the
-// routing).
 absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture,
@@ -26,6 +28,9 @@ absl::Status BuildMistral(const HfConfig& cfg, absl::string_view architecture,
 
 // MixtralDecoderLayer: self_attn, block_sparse_moe (the router `gate`, then
 // each expert's w1, w2, w3), input_layernorm, post_attention_layernorm.
+// Forward: LLaMA's attention, then MixtralSparseMoeBlock.forward (4.51.3):
+// gate, then every expert in turn (range(num_experts): one no token chose
+// runs on an empty batch), act(w1(x)) * w3(x), then w2.
 absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
                           ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(Decoder decoder, ReadDecoder(cfg, architecture));
@@ -39,8 +44,31 @@ absl::Status BuildMixtral(const HfConfig& cfg, absl::string_view architecture,
       Linear(b, "w3", h, inter, /*bias=*/false);
     });
   };
-  BuildDecoder(b, architecture, decoder, {.feed_forward = "block_sparse_moe"},
+  auto moe_ops = [&](uint64_t) {
+    b.Op({"block_sparse_moe.gate"});
+    // Stops once the builder has refused (more experts than --max_params).
+    for (uint64_t e = 0; e < experts && b.status().ok(); ++e) {
+      const std::string expert = absl::StrCat("block_sparse_moe.experts.", e);
+      for (const char* w : {".w1", ".w3", ".w2"}) {
+        b.Op({absl::StrCat(expert, w)});
+      }
+    }
+  };
+  BuildDecoder(b, architecture, decoder,
+               {.feed_forward = "block_sparse_moe",
+                .forward_ops = kLlamaAttentionOps,
+                .feed_forward_ops = moe_ops},
                moe, d);
+  ModelLlamaLayer(cfg, "silu", d);
+  if (b.status().ok()) {
+    ModelSparseBlock(cfg,
+                     {.layers = decoder.shape.layers,
+                      .experts = experts,
+                      .expert_inter = inter,
+                      .always_norm_topk = true,
+                      .jitter = true},
+                     d);
+  }
   return absl::OkStatus();
 }
 
@@ -92,7 +120,8 @@ const Family& MixtralFamily() {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
         "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": null, "num_local_experts": 8,
-        "tie_word_embeddings": false})",
+        "num_experts_per_tok": 2, "output_router_logits": false,
+        "router_jitter_noise": 0.0, "tie_word_embeddings": false})",
                              &BuildMixtral,
                              &tp};
   return family;

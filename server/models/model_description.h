@@ -31,8 +31,20 @@ struct DecoderTraits {
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.
   std::string not_estimated = "the family's layer is not modelled";
+  // MoE families (moe_layer.h): how many layers have the sparse block, and
+  // its sizes; 0: none.
+  uint64_t moe_layers = 0, num_experts = 0, experts_per_token = 0,
+           moe_intermediate_size = 0, shared_expert_intermediate_size = 0;
+  bool norm_topk_prob = false;
+  // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+  bool gelu_fast = false, relu = false;  // the MLP's act (else as above)
+  uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim; Phi-3 too)
+  bool parallel_residual = false, value_view = false;
+  bool mask_positions = false, no_final_norm = false;
+  uint64_t embed_proj_dim = 0;  // 0: hidden_size
+  bool single_norm = false, gptj_rotary = false, fp32_logits = false,
+       no_sdpa = false;
   // dense families (phi3, cohere, gemma2/3)
-  uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim)
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)
   bool four_norms = false, attn_softcap = false, final_softcap = false;

@@ -1,9 +1,13 @@
 // OPT: transformers' OPTModel and OPTForCausalLM (modeling_opt.py).
 
+#include <optional>
+#include <string>
+
 #include "common/status_macros.h"
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
+#include "server/models/mlp_activation.h"
 
 namespace chunkplan::models {
 namespace {
@@ -14,6 +18,7 @@ constexpr uint64_t kPositionOffset = 2;
 struct Shape {
   uint64_t h = 0, ffn = 0, vocab = 0, positions = 0, proj = 0, layers = 0;
   bool bias = true, affine = true, final_norm = true, tied = true;
+  bool before = true;  // do_layer_norm_before
 };
 
 absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
@@ -44,9 +49,66 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
     CHUNKPLAN_ASSIGN_OR_RETURN(removed, cfg.Flag("_remove_final_layer_norm"));
   }
   s.final_norm = before && !removed;
+  s.before = before;
   CHUNKPLAN_ASSIGN_OR_RETURN(s.tied,
                              OutputTied(cfg, architecture == "OPTForCausalLM"));
   return s;
+}
+
+// OPTDecoderLayer.forward's operations in order: self_attn_layer_norm
+// (F.layer_norm(x, weight, bias); after the residual where
+// do_layer_norm_before is false), self_attn's q_proj, k_proj, v_proj,
+// out_proj (F.linear(x, weight, bias)), final_layer_norm (before fc1, or
+// last), fc1, fc2. A norm without elementwise_affine takes no parameter.
+void LayerOps(ParamBuilder& b, const Shape& s) {
+  auto norm = [&](absl::string_view name) {
+    if (s.affine) b.Op({name});
+  };
+  if (s.before) norm("self_attn_layer_norm");
+  for (absl::string_view name : {"self_attn.q_proj", "self_attn.k_proj",
+                                 "self_attn.v_proj", "self_attn.out_proj"}) {
+    b.Op({name});
+  }
+  norm(s.before ? "final_layer_norm" : "self_attn_layer_norm");
+  b.Op({"fc1"});
+  b.Op({"fc2"});
+  if (!s.before) norm("final_layer_norm");
+}
+
+// OPTDecoderLayer as the activation estimate models it (transformers
+// 4.51.3): LayerNorm (before or after: the same bytes), q/k/v/out_proj,
+// an fp32 softmax, fc1 / activation_function / fc2, dropout where dropout
+// and attention_dropout are not 0 (not after the embeddings), learned
+// positions from the mask's cumsum, no final norm where the decoder has
+// none, project_in / project_out. layerdrop is not read (a layer skipped
+// at random holds less: the estimate counts every layer). An activation
+// not modelled or a value of the wrong type leaves traits.not_estimated
+// set with the reason.
+void SetOptTraits(const HfConfig& cfg, const Shape& s, ModelDescription& d) {
+  DecoderTraits& t = d.traits;
+  t.head_dim = s.h / d.num_attention_heads;
+  t.norm = "layer_norm";
+  t.gated_mlp = t.rotary = false;
+  t.tied_embeddings = s.tied;
+  t.mask_positions = true;
+  t.no_final_norm = !s.final_norm;
+  t.embed_proj_dim = s.proj == s.h ? 0 : s.proj;
+  const absl::StatusOr<std::optional<std::string>> act =
+      cfg.OptionalText("activation_function");
+  const absl::StatusOr<bool> attn = cfg.NonZeroProbability("attention_dropout");
+  const absl::StatusOr<bool> hidden = cfg.NonZeroProbability("dropout");
+  for (const absl::Status& st :
+       {act.status(), attn.status(), hidden.status()}) {
+    if (!st.ok()) {
+      t.not_estimated = std::string(st.message());
+      return;
+    }
+  }
+  t.attention_dropout = *attn;
+  t.hidden_dropout = *hidden;
+  if (SetMlpActivation("activation_function", act->value_or("relu"), t)) {
+    t.not_estimated.clear();
+  }
 }
 
 // OPTDecoderLayer: self_attn (k, v, q, out_proj), self_attn_layer_norm,
@@ -61,6 +123,7 @@ void Layer(ParamBuilder& b, const Shape& s) {
   Linear(b, "fc1", s.h, s.ffn, s.bias);
   Linear(b, "fc2", s.ffn, s.h, s.bias);
   LayerNorm(b, "final_layer_norm", s.h, s.affine);
+  LayerOps(b, s);
 }
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -74,6 +137,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.num_key_value_heads = d.num_attention_heads;
   d.intermediate_size = s.ffn;
   d.vocab_size = s.vocab;
+  SetOptTraits(cfg, s, d);
   const bool lm_head = architecture == "OPTForCausalLM";
   // OPTDecoder, in the order it defines its parts: embed_tokens,
   // embed_positions, project_out, project_in, final_layer_norm, layers.
@@ -85,10 +149,18 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
       Linear(b, "project_in", s.proj, s.h, /*bias=*/false);
     }
     if (s.final_norm) LayerNorm(b, "final_layer_norm", s.h, s.affine);
+    // forward: embed_tokens, embed_positions, project_in, the layers,
+    // final_layer_norm, project_out.
+    b.Op({"embed_tokens"});
+    b.Op({"embed_positions"});
+    if (s.proj != s.h) b.Op({"project_in"});
     b.Repeat("layers", s.layers, [&](uint64_t) { Layer(b, s); });
+    if (s.final_norm && s.affine) b.Op({"final_layer_norm"});
+    if (s.proj != s.h) b.Op({"project_out"});
   });
   // OPTForCausalLM: lm_head (tied to embed_tokens unless untied).
   if (lm_head && !s.tied) Linear(b, "lm_head", s.proj, s.vocab, false);
+  if (lm_head) b.Op({s.tied ? "model.decoder.embed_tokens" : "lm_head"});
   return absl::OkStatus();
 }
 
@@ -119,7 +191,8 @@ const Family& OptFamily() {
         "num_attention_heads": 12, "do_layer_norm_before": true,
         "_remove_final_layer_norm": false, "word_embed_proj_dim": null,
         "enable_bias": true, "layer_norm_elementwise_affine": true,
-        "tie_word_embeddings": true})",
+        "tie_word_embeddings": true, "activation_function": "relu",
+        "dropout": 0.1, "attention_dropout": 0.0})",
                              &Build,
                              &tp};
   return family;

@@ -7,12 +7,15 @@
 // sparse; the others have a dense MLP. Qwen3-MoE's attention is Qwen3's.
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 #include "server/models/layers.h"
+#include "server/models/moe_layer.h"
 
 namespace chunkplan::models {
 namespace {
@@ -78,6 +81,32 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   Linear(b, "shared_expert_gate", h, 1, /*bias=*/false);
 }
 
+// Layer `layer`'s MLP operations in forward order: a dense layer's
+// gate_proj, up_proj, down_proj; a sparse block's (4.51.3) gate, then every
+// expert in turn (range(num_experts): one no token chose runs on an empty
+// batch), its gate_proj, up_proj, down_proj, then Qwen2-MoE's
+// shared_expert and shared_expert_gate
+// (sigmoid(shared_expert_gate(x)) * shared_expert(x), the expert first).
+void MlpOps(ParamBuilder& b, const Moe& moe, uint64_t layer) {
+  constexpr const char* kProjections[] = {".gate_proj", ".up_proj",
+                                          ".down_proj"};
+  if (!moe.Sparse(layer)) {
+    for (const char* p : kProjections) b.Op({absl::StrCat("mlp", p)});
+    return;
+  }
+  b.Op({"mlp.gate"});
+  // Stops once the builder has refused (more experts than --max_params).
+  for (uint64_t e = 0; e < moe.experts && b.status().ok(); ++e) {
+    const std::string expert = absl::StrCat("mlp.experts.", e);
+    for (const char* p : kProjections) b.Op({absl::StrCat(expert, p)});
+  }
+  if (!moe.shared) return;
+  for (const char* p : kProjections) {
+    b.Op({absl::StrCat("mlp.shared_expert", p)});
+  }
+  b.Op({"mlp.shared_expert_gate"});
+}
+
 // Either family, its attention in `style`: a layer is self_attn, mlp
 // (sparse or dense), input_layernorm, post_attention_layernorm.
 absl::Status BuildMoe(const HfConfig& cfg, absl::string_view architecture,
@@ -104,7 +133,21 @@ absl::Status BuildMoe(const HfConfig& cfg, absl::string_view architecture,
       GatedMlp(b, h, decoder.inter, /*bias=*/false);
     }
   };
-  BuildDecoder(b, architecture, decoder, style, mlp, d);
+  LayerStyle with_ops = style;
+  with_ops.feed_forward_ops = [&](uint64_t layer) { MlpOps(b, moe, layer); };
+  BuildDecoder(b, architecture, decoder, with_ops, mlp, d);
+  ModelLlamaLayer(cfg, "silu", d);
+  if (!b.status().ok()) return absl::OkStatus();
+  uint64_t sparse_layers = 0;
+  for (uint64_t layer = 0; layer < moe.layers; ++layer) {
+    sparse_layers += moe.Sparse(layer) ? 1 : 0;
+  }
+  ModelSparseBlock(cfg,
+                   {.layers = sparse_layers,
+                    .experts = moe.experts,
+                    .expert_inter = moe.expert_inter,
+                    .shared_inter = moe.shared ? moe.shared_inter : 0},
+                   d);
   return absl::OkStatus();
 }
 
@@ -112,9 +155,18 @@ absl::Status BuildMoe(const HfConfig& cfg, absl::string_view architecture,
 absl::Status BuildQwen2Moe(const HfConfig& cfg, absl::string_view architecture,
                            ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool qkv_bias, cfg.Flag("qkv_bias"));
-  return BuildMoe(cfg, architecture, {.qkv_bias = qkv_bias}, /*shared=*/true, b,
-                  d);
+  return BuildMoe(cfg, architecture,
+                  {.qkv_bias = qkv_bias, .forward_ops = kLlamaAttentionOps},
+                  /*shared=*/true, b, d);
 }
+
+// Qwen3MoeDecoderLayer.forward up to the MLP: input_layernorm, then
+// Qwen3MoeAttention's q_norm(q_proj(x)), k_norm(k_proj(x)), v_proj(x),
+// o_proj, then post_attention_layernorm (Qwen3's order).
+constexpr absl::string_view kQwen3AttentionOps[] = {
+    "input_layernorm",  "self_attn.q_proj",        "self_attn.q_norm",
+    "self_attn.k_proj", "self_attn.k_norm",        "self_attn.v_proj",
+    "self_attn.o_proj", "post_attention_layernorm"};
 
 // Qwen3MoeAttention: Qwen3's (every projection biased where attention_bias,
 // then q_norm and k_norm). Qwen3MoeConfig has no head_dim of its own: the
@@ -122,8 +174,14 @@ absl::Status BuildQwen2Moe(const HfConfig& cfg, absl::string_view architecture,
 absl::Status BuildQwen3Moe(const HfConfig& cfg, absl::string_view architecture,
                            ParamBuilder& b, ModelDescription& d) {
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  const LayerStyle style{.qkv_bias = bias, .o_bias = bias, .qk_norm = true};
-  return BuildMoe(cfg, architecture, style, /*shared=*/false, b, d);
+  const LayerStyle style{.qkv_bias = bias,
+                         .o_bias = bias,
+                         .qk_norm = true,
+                         .forward_ops = kQwen3AttentionOps};
+  CHUNKPLAN_RETURN_IF_ERROR(
+      BuildMoe(cfg, architecture, style, /*shared=*/false, b, d));
+  d.traits.qk_norm = true;  // Qwen3MoeAttention: q_norm, k_norm per head
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -139,7 +197,9 @@ const Family& Qwen2MoeFamily() {
         "num_key_value_heads": 16, "head_dim": null, "qkv_bias": true,
         "decoder_sparse_step": 1, "moe_intermediate_size": 1408,
         "shared_expert_intermediate_size": 5632, "num_experts": 60,
-        "mlp_only_layers": null, "tie_word_embeddings": false})",
+        "num_experts_per_tok": 4, "norm_topk_prob": false,
+        "output_router_logits": false, "mlp_only_layers": null,
+        "tie_word_embeddings": false})",
                              &BuildQwen2Moe};
   return family;
 }
@@ -154,7 +214,8 @@ const Family& Qwen3MoeFamily() {
         "num_hidden_layers": 24, "num_attention_heads": 32,
         "num_key_value_heads": 4, "head_dim": null, "attention_bias": false,
         "decoder_sparse_step": 1, "moe_intermediate_size": 768,
-        "num_experts": 128, "mlp_only_layers": null,
+        "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": false,
+        "output_router_logits": false, "mlp_only_layers": null,
         "tie_word_embeddings": false})",
                              &BuildQwen3Moe};
   return family;

@@ -91,8 +91,20 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
            : t.norm == "cohere_layer_norm" ? planner::NormKind::kCohereLayerNorm
                                            : planner::NormKind::kRmsNorm;
   s.gated_mlp = t.gated_mlp;
-  s.activation = t.gelu_new ? planner::MlpActivation::kGeluNew
-                            : planner::MlpActivation::kSingleOp;
+  s.activation = t.gelu_new    ? planner::MlpActivation::kGeluNew
+                 : t.gelu_fast ? planner::MlpActivation::kGeluFast
+                 : t.relu      ? planner::MlpActivation::kRelu
+                               : planner::MlpActivation::kSingleOp;
+  s.rotary_dim = t.rotary_dim;
+  s.parallel_residual = t.parallel_residual;
+  s.value_view = t.value_view;
+  s.mask_positions = t.mask_positions;
+  s.no_final_norm = t.no_final_norm;
+  s.embed_proj_dim = t.embed_proj_dim;
+  s.single_norm = t.single_norm;
+  s.gptj_rotary = t.gptj_rotary;
+  s.fp32_logits = t.fp32_logits;
+  s.no_sdpa = t.no_sdpa;
   s.rotary = t.rotary;
   s.qk_norm = t.qk_norm;
   s.fp32_softmax = t.fp32_softmax;
@@ -101,8 +113,13 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.attention_dropout = t.attention_dropout;
   s.hidden_dropout = t.hidden_dropout;
   s.embedding_dropout = t.embedding_dropout;
+  s.moe_layers = t.moe_layers;
+  s.num_experts = t.num_experts;
+  s.experts_per_token = t.experts_per_token;
+  s.moe_intermediate_size = t.moe_intermediate_size;
+  s.shared_expert_intermediate_size = t.shared_expert_intermediate_size;
+  s.norm_topk_prob = t.norm_topk_prob;
   s.tp = TpShapeOf(m);
-  s.rotary_dim = t.rotary_dim;
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
   s.four_norms = t.four_norms;

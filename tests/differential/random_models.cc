@@ -20,11 +20,44 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  static const char* const kFamilies[] = {"gpt2",  "llama",  "mistral",
-                                          "qwen2", "qwen3",  "mixtral",
-                                          "phi3",  "cohere", "gemma2"};
-  const std::string family = kFamilies[Uniform(rng, 0, 8)];
+  // llama4_text: a family with no operation sequence (the one-chunk note).
+  static const char* const kFamilies[] = {
+      "gpt2", "llama",  "mistral", "qwen2",    "qwen3", "mixtral",
+      "phi3", "cohere", "gemma2",  "gpt_neox", "opt",   "llama4_text"};
+  const std::string family =
+      kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
+  if (family == "opt") {
+    const uint64_t heads = Uniform(rng, 1, 4);
+    const uint64_t hidden = heads * Uniform(rng, 1, 8);
+    return absl::StrCat(
+        R"({"model_type": "opt", "num_attention_heads": )", heads,
+        R"(, "hidden_size": )", hidden, R"(, "ffn_dim": )", Uniform(rng, 1, 40),
+        R"(, "num_hidden_layers": )", Uniform(rng, 1, 3), R"(, "vocab_size": )",
+        Uniform(rng, 1, 300), R"(, "max_position_embeddings": )",
+        Uniform(rng, 1, 64), R"(, "tie_word_embeddings": )", Bool(tied),
+        R"(, "do_layer_norm_before": )", Bool(Chance(rng, 0.7)),
+        R"(, "word_embed_proj_dim": )",
+        Chance(rng, 0.3) ? Uniform(rng, 1, 8) : hidden, R"(, "enable_bias": )",
+        Bool(Chance(rng, 0.5)), R"(, "layer_norm_elementwise_affine": )",
+        Bool(Chance(rng, 0.8)), R"(, "architectures": [")",
+        Chance(rng, 0.8) ? "OPTForCausalLM" : "OPTModel", R"("]})");
+  }
+  if (family == "gpt_neox") {
+    static const char* const kPct[] = {"0.25", "0.5", "1.0"};
+    const uint64_t heads = Uniform(rng, 1, 4);
+    return absl::StrCat(
+        R"({"model_type": "gpt_neox", "num_attention_heads": )", heads,
+        R"(, "hidden_size": )", heads * Uniform(rng, 1, 8),
+        R"(, "intermediate_size": )", Uniform(rng, 1, 40),
+        R"(, "num_hidden_layers": )", Uniform(rng, 1, 3), R"(, "vocab_size": )",
+        Uniform(rng, 1, 300), R"(, "tie_word_embeddings": )", Bool(tied),
+        R"(, "rotary_pct": )", kPct[Uniform(rng, 0, 2)],
+        R"(, "use_parallel_residual": )", Bool(Chance(rng, 0.5)),
+        R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+        R"(, "architectures": [")",
+        Chance(rng, 0.8) ? "GPTNeoXForCausalLM" : "GPTNeoXModel", R"("]})");
+  }
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);
     return absl::StrCat(
@@ -38,16 +71,18 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   const uint64_t kv_heads = Uniform(rng, 1, 2);
   const uint64_t heads = kv_heads * Uniform(rng, 1, 2);
   const uint64_t head_dim = Uniform(rng, 1, 8);
-  const std::string arch =
-      absl::StrCat(family == "qwen2"     ? "Qwen2"
-                   : family == "qwen3"   ? "Qwen3"
-                   : family == "mistral" ? "Mistral"
-                   : family == "mixtral" ? "Mixtral"
-                   : family == "phi3"    ? "Phi3"
-                   : family == "cohere"  ? "Cohere"
-                   : family == "gemma2"  ? "Gemma2"
-                                         : "Llama",
-                   Chance(rng, 0.8) ? "ForCausalLM" : "Model");
+  const std::string arch = absl::StrCat(family == "qwen2"         ? "Qwen2"
+                                        : family == "qwen3"       ? "Qwen3"
+                                        : family == "mistral"     ? "Mistral"
+                                        : family == "mixtral"     ? "Mixtral"
+                                        : family == "phi3"        ? "Phi3"
+                                        : family == "cohere"      ? "Cohere"
+                                        : family == "gemma2"      ? "Gemma2"
+                                        : family == "llama4_text" ? "Llama4"
+                                                                  : "Llama",
+                                        Chance(rng, 0.8) ? "ForCausalLM"
+                                        : family == "llama4_text" ? "TextModel"
+                                                                  : "Model");
   std::string config = absl::StrCat(
       R"({"model_type": ")", family, R"(", "num_attention_heads": )", heads,
       R"(, "num_key_value_heads": )", kv_heads, R"(, "hidden_size": )",
@@ -78,6 +113,10 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                     Chance(rng, 0.5) ? "50.0" : "null",
                     R"(, "final_logit_softcapping": )",
                     Chance(rng, 0.5) ? "30.0" : "null");
+  }
+  if (family == "llama4_text") {
+    absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),
+                    R"(, "intermediate_size_mlp": )", Uniform(rng, 1, 40));
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

@@ -34,6 +34,38 @@ ActivationWorkload Work(uint32_t b, uint32_t s, bool checkpointing,
   return ActivationWorkload{b, s, checkpointing, attention};
 }
 
+TEST(ActivationEstimateTest, MoeLayerSavesTheRouterAndEveryPair) {
+  // TinyLlama with one of its two layers sparse: E = 2 experts, k = 1,
+  // I_e = 8, the top-k weights renormalized (Mixtral). b = 1, s = 4: T = 4
+  // tokens, Tk = 4 pairs. Router: softmax fp32 4TE = 32, topk indices 8Tk
+  // = 32, div_'s divisor 4T = 16 and fp32 clone 4Tk = 16: 96. Per pair:
+  // nonzero 16, the state 2h = 16, the expert's MLP 8I_e = 64, its output
+  // 2h = 16, the weight 2, index_add_'s source 2h = 16: 130, x 4 = 520.
+  // The dense MLP it replaces: 4 x 2bsI = 512.
+  TransformerShape moe = TinyLlama();
+  moe.moe_layers = 1;
+  moe.num_experts = 2;
+  moe.experts_per_token = 1;
+  moe.moe_intermediate_size = 8;
+  moe.norm_topk_prob = true;
+  auto dense = EstimateActivationBytes(TinyLlama(), Work(1, 4, false));
+  auto got = EstimateActivationBytes(moe, Work(1, 4, false));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes, dense->layers_bytes + 96 + 520 - 512);
+  // per_layer_bytes: the larger kind, the sparse one (1344 - 512 + 616).
+  EXPECT_EQ(got->per_layer_bytes, 1344u - 512 + 616);
+  // Qwen2-MoE's shared expert of I_s = 4 adds 8TI_s = 128, sigmoid 2T = 8
+  // and its output 2N = 64.
+  moe.shared_expert_intermediate_size = 4;
+  auto shared = EstimateActivationBytes(moe, Work(1, 4, false));
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->layers_bytes, got->layers_bytes + 128 + 8 + 64);
+  moe.experts_per_token = 3;
+  EXPECT_THAT(
+      EstimateActivationBytes(moe, Work(1, 4, false)).status().message(),
+      HasSubstr("shape.experts_per_token must be at most"));
+}
+
 TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
   // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:

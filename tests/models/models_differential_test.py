@@ -66,7 +66,7 @@ def oracle(config, architecture):
             "numels": d.numels,
             "keys_read": decoder_traits.keys_read(config, d),
             "config_keys": sorted(config),
-            "operations": gathered_oracle.operations(d) or []}
+            "operations": gathered_oracle.operations(d, config) or []}
 
 
 def first_difference(want, got):

@@ -35,22 +35,34 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
   {"shape": {"num_layers", "hidden_size", "num_attention_heads",
              "vocab_size", "num_key_value_heads", "head_dim",
              "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
-             "gated_mlp", "activation": "single_op"|"gelu_new", "rotary",
+             "gated_mlp", "activation": "single_op"|"gelu_new"|"gelu_fast"|"relu",
+             "rotary", "rotary_dim", "parallel_residual", "value_view",
+             "mask_positions", "no_final_norm", "post_norm" (the same
+             bytes as the pre-norm layer: only the torch model reads it),
+             "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
+             "no_sdpa",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
              "not_estimated": "...", "rotary_dim", "fused_gate_up",
-             "parallel_block", "norm": ... | "cohere_layer_norm"},
+             "parallel_block", "norm": ... | "cohere_layer_norm",
+             MoE families: "moe_layers", "num_experts", "experts_per_token",
+             "moe_intermediate_size", "shared_expert_intermediate_size",
+             "norm_topk_prob"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma, gpt2, phi3, cohere or gemma2 (dense_torch.py); its traits must be the
-shape's. Cohere's logit_scale multiplies the logits by a Python float:
-nothing saved, the estimate has no term for it.)
+gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe or
+qwen3_moe; its traits must be the shape's. Cohere's logit_scale multiplies
+the logits by a Python float: nothing saved, the estimate has no term for
+it.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
-"measured_peak_bytes" (backward's peak over the memory before forward), or
+"measured_peak_bytes" (backward's peak over the memory before forward; for
+an MoE model at the estimate's routing bound, every token sent to the last
+top-k experts, and "measured_peak_bytes_random_routing" under the random
+router's own), or
 {"error": "..."} (the refusal's message).
 """
 
@@ -110,14 +122,36 @@ def dims(shape, work):
     if not shape.get("head_dim") and h % a:
         raise ActivationError("shape.hidden_size / shape.num_attention_heads "
                               "must divide when shape.head_dim is unset")
+    if shape.get("moe_layers"):
+        for f in ("num_experts", "experts_per_token", "moe_intermediate_size"):
+            if not shape.get(f):
+                raise ActivationError(f"shape.{f} must be at least 1 when "
+                                      "shape.moe_layers is set")
+        if shape["experts_per_token"] > shape["num_experts"]:
+            raise ActivationError("shape.experts_per_token must be at most "
+                                  "shape.num_experts")
+        if shape["moe_layers"] > shape["num_layers"]:
+            raise ActivationError("shape.moe_layers must be at most "
+                                  "shape.num_layers")
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
 
 
-def attention_of(work):
+def attention_of(work, t=None):
+    """The attention run: transformers' default is sdpa, or eager for a
+    family without an sdpa path (GPT-J in 4.51.3: _supports_sdpa unset),
+    which refuses sdpa by name."""
     a = work.get("attention", "default")
+    if t is not None and t.get("no_sdpa"):
+        if a == "sdpa":
+            raise ActivationError(NO_SDPA)
+        return "eager" if a == "default" else a
     return "sdpa" if a == "default" else a
+
+
+NO_SDPA = ("workload.attention: ATTENTION_SDPA: the family has no sdpa path "
+           "in transformers 4.51.3 (its default is eager)")
 
 
 def norm_tensors(kind, rows, width, where, weight=None):
@@ -173,33 +207,38 @@ def eager_kv(x):
 
 
 def eager_v(t, x):
-    """V as eager attention's PV matmul keeps it. With one fused q/k/v
-    projection and RoPE (Phi-3's qkv_proj) q and k are RoPE's fresh tensors
-    but v stays a slice (a view) of the fused output, (b, kv, s, d) with
-    strides (s W, d, W, 1), W = (a + 2kv)d. repeat_kv's and matmul's
-    reshapes stay views (size-1 dimensions take any stride) where b = 1
-    and kv is 1 or a, or where a = 1: then the storage kept is the whole
-    fused output, 2bs(a + 2kv)d. (Without RoPE, GPT-2's c_attn, q, k and v
-    are all views of that one storage: as many bytes as three.)"""
-    b, s, a, kv, d = x["b"], x["s"], x["a"], x["kv"], x["d"]
+    """V as eager attention's PV matmul keeps it. With value_view (V a
+    strided view of the fused q/k/v output, GPT-NeoX) matmul's reshape to
+    bmm's batch is a view when b, a or s is 1, and bmm keeps the whole fused
+    output. With one fused q/k/v projection and RoPE otherwise (Phi-3's
+    qkv_proj) q and k are RoPE's fresh tensors but v stays a slice (a view)
+    of the fused output, (b, kv, s, d) with strides (s W, d, W, 1),
+    W = (a + 2kv)d. repeat_kv's and matmul's reshapes stay views (size-1
+    dimensions take any stride) where b = 1 and kv is 1 or a, or where
+    a = 1: then the storage kept is the whole fused output. (Without RoPE,
+    GPT-2's c_attn, q, k and v are all views of that one storage: as many
+    bytes as three.) Else a copy as wide as q (eager_kv)."""
+    b, a, kv = x["b"], x["a"], x["kv"]
+    if t["value_view"]:
+        return fused_qkv_bytes(x) if 1 in (b, a, x["s"]) else eager_kv(x)
     if t["fused_qkv"] and t["rotary"] and (
             (b == 1 and (kv == 1 or kv == a)) or a == 1):
-        return 2 * b * s * (a + 2 * kv) * d
+        return fused_qkv_bytes(x)
     return eager_kv(x)
 
 
-def rotary_width(t, x):
-    """RoPE's table width: rotary_dim (partial_rotary_factor), else d."""
-    return t.get("rotary_dim") or x["d"]
+def fused_qkv_bytes(x):
+    """The fused q/k/v projection's 16-bit output."""
+    return 2 * x["b"] * x["s"] * (x["a"] + 2 * x["kv"]) * x["d"]
 
 
 def v_kernel(t, x):
     """V as flash_attention_2 keeps it: at its own heads (flash-attn's
     maybe_contiguous copies only a tensor whose last stride is not 1), so
-    with a fused q/k/v projection and RoPE the slice of the fused output,
-    whose whole storage is kept."""
-    if t["fused_qkv"] and t["rotary"]:
-        return 2 * x["b"] * x["s"] * (x["a"] + 2 * x["kv"]) * x["d"]
+    where V is a view of the fused q/k/v output (GPT-NeoX's value_view, or
+    a fused projection with RoPE) that output's whole storage."""
+    if t["value_view"] or (t["fused_qkv"] and t["rotary"]):
+        return fused_qkv_bytes(x)
     return 2 * x["b"] * x["s"] * x["kv"] * x["d"]
 
 
@@ -210,8 +249,55 @@ def targets(b, s):
     return 8 * (s + 1) if b == 1 else 8 * b * s
 
 
-def layer_tensors(t, x, attention):
-    """What one decoder layer saves without checkpointing."""
+def moe_tensors(t, x):
+    """What a sparse MoE block saves (MixtralSparseMoeBlock,
+    Qwen2MoeSparseMoeBlock, Qwen3MoeSparseMoeBlock, 4.51.3), its input (the
+    norm's output, kept by the router and the index selects) aside. T = b s
+    tokens, E experts, k of them per token: T k token-expert pairs, each
+    expert taking n_e of them (the n_e sum to T k whatever the routing).
+    derivatives.yaml (torch >= 2.2): _softmax keeps its result; topk its
+    indices; div.Tensor self and other (div_ in place: self's value before,
+    a clone); index.Tensor its indices; mul.Tensor both factors; index_add
+    `source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim,
+    index).expand_as(source) : ..., alpha)`: the index and the source."""
+    T, h, E, k = x["b"] * x["s"], x["h"], t["num_experts"], \
+        t["experts_per_token"]
+    i, shared = t["moe_intermediate_size"], \
+        t["shared_expert_intermediate_size"]
+    pairs = T * k
+    out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
+           ("moe router: topk indices (int64)", 8 * pairs)]
+    if t["norm_topk_prob"]:
+        out += [("moe router: the top-k sum (fp32), the divisor", 4 * T),
+                ("moe router: top-k weights before div_ (fp32 clone)",
+                 4 * pairs)]
+    # Per expert, n_e pairs: torch.where's (n_e, 2) int64 nonzero (idx and
+    # top_x are its columns), kept by both index ops and index_add_.
+    out += [("moe experts: torch.where indices (nonzero, 16 a pair)",
+             16 * pairs),
+            ("moe experts: the tokens' states (index), kept by w1 and w3",
+             2 * pairs * h),
+            ("moe experts: w1 output, kept by act", 2 * pairs * i),
+            ("moe experts: act(w1), kept by the mul", 2 * pairs * i),
+            ("moe experts: w3 output, kept by the mul", 2 * pairs * i),
+            ("moe experts: act * w3, w2's input", 2 * pairs * i),
+            ("moe experts: expert output, kept by the weight mul",
+             2 * pairs * h),
+            ("moe experts: routing weight per pair (16-bit)", 2 * pairs),
+            ("moe experts: weighted output, index_add_'s source",
+             2 * pairs * h)]
+    if shared:
+        out += [("moe shared expert: act's input, act, up, the product",
+                 8 * T * shared),
+                ("moe shared expert: sigmoid(shared_expert_gate(x))", 2 * T),
+                ("moe shared expert: output, kept by the sigmoid mul",
+                 2 * T * h)]
+    return out
+
+
+def layer_tensors(t, x, attention, sparse=False):
+    """What one decoder layer saves without checkpointing (`sparse`: an MoE
+    layer, its MLP the sparse block)."""
     b, s, h, a, kv, d, i = (x[k] for k in ("b", "s", "h", "a", "kv", "d",
                                             "i"))
     bs, n = b * s, b * s * h
@@ -220,7 +306,15 @@ def layer_tensors(t, x, attention):
     if t["qk_norm"]:
         out += qk_norm_tensors(t, x)
     q = 2 * bs * a * d
+    if t["gptj_rotary"]:
+        # GPT-J: fp32 sin and cos gathered in each layer (position_ids is
+        # (1, s)), repeat_interleave'd (1, s, 1, r) for q and again for k,
+        # each kept by its mul.
+        out.append(("GPT-J sin and cos for q and k (fp32)",
+                    4 * 4 * s * (t["rotary_dim"] or d)))
     if attention == "flash_attention_2":
+        # flash_attn's maybe_contiguous keeps a view whose last stride is
+        # 1: with value_view, V's storage is the fused q/k/v output.
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
                 ("v (kv heads)", v_kernel(t, x)),
                 ("out (also o_proj's input)", q),
@@ -231,7 +325,10 @@ def layer_tensors(t, x, attention):
                 ("logsumexp (fp32)", 4 * bs * a)]
     else:
         p = b * a * s * s
-        out += [("q for QK^T", q), ("k repeated, for QK^T", eager_kv(x))]
+        # GPT-J: q and k fp32 (RoPE by fp32 tables, then upcast)
+        qk = 2 if t["gptj_rotary"] else 1
+        out += [("q for QK^T", qk * q),
+                ("k repeated, for QK^T", qk * eager_kv(x))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
         if t["attn_softcap"]:  # Gemma-2: softcap * tanh(scores / softcap)
@@ -248,22 +345,32 @@ def layer_tensors(t, x, attention):
         out += norm_tensors(t["norm"], bs, h, "sandwich norm after attention")
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after attention", n))
-    if not t["parallel_block"]:
-        out += norm_tensors(t["norm"], bs, h, "post-attention norm")
+    second = norm_tensors(t["norm"], bs, h, "post-attention norm")
+    if t["parallel_residual"] and t["norm"] == "layer_norm":
+        second = second[1:]  # its input is the layer's, the first's too
+    # GPT-J and Cohere: the MLP reads the first norm's output too
+    if not t["single_norm"] and not t["parallel_block"]:
+        out += second
         out.append(("post-attention norm's output, kept by the MLP", 2 * n))
     bi = 2 * bs * i
-    if t["gated_mlp"]:
-        act = ([("gate_proj output, kept by act", bi)]
-               if t["activation"] == "single_op" else
-               [("gelu_new: x, tanh, 0.5x, 1 + tanh", 4 * bi)])
+    # The activation's own saves: relu keeps its result, which the next op
+    # (the mul, or c_proj) keeps too: nothing of its own.
+    act = {"single_op": [("act's input (gate_proj / c_fc output)", bi)],
+           "gelu_new": [("gelu_new: x (pow)", bi),
+                        ("gelu_new: tanh result", bi),
+                        ("gelu_new: 0.5 * x", bi),
+                        ("gelu_new: 1 + tanh", bi)],
+           # FastGELUActivation: x, 0.044715x, 0.79788x, 1 + 0.044715x^2,
+           # tanh, 1 + tanh, 0.5x
+           "gelu_fast": [(f"gelu_fast: saved {k}", bi) for k in range(7)],
+           "relu": []}[t["activation"]]
+    if sparse:
+        out += moe_tensors(t, x)
+    elif t["gated_mlp"]:
         out += act + [("act(gate), kept by the mul", bi),
                       ("up_proj output, kept by the mul", bi),
                       ("act(gate) * up, down_proj's input", bi)]
     else:
-        act = ([("c_fc output, kept by act", bi)]
-               if t["activation"] == "single_op" else
-               [("gelu_new: x (pow)", bi), ("gelu_new: tanh result", bi),
-                ("gelu_new: 0.5 * x", bi), ("gelu_new: 1 + tanh", bi)])
         out += act + [("act output, c_proj's input", bi)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after the MLP", n))
@@ -275,19 +382,30 @@ def layer_tensors(t, x, attention):
 def outside_tensors(t, x, work):
     b, s, h, d = x["b"], x["s"], x["h"], x["d"]
     ckpt = work["activation_checkpointing"]
-    eager = attention_of(work) == "eager"
+    eager = attention_of(work, t) == "eager"
     out = [("input_ids (embedding's indices)", 8 * b * s)]
-    if not t["rotary"]:
+    e = t["embed_proj_dim"] or h
+    if t["mask_positions"]:
+        # OPT: position_ids from the mask's cumsum, (b, s); the embedding
+        # keeps position_ids + 2; the checkpoint keeps position_ids and
+        # cache_position as arguments.
+        out.append(("position_ids + offset (embed_positions' indices)",
+                    8 * b * s))
+        if ckpt:
+            out += [("position_ids (checkpoint argument)", 8 * b * s),
+                    ("cache_position (checkpoint argument)", 8 * s)]
+    elif not t["rotary"]:
         out.append(("position_ids (wpe's indices)", 8 * s))
     elif ckpt:
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
-    else:
-        out.append(("cos and sin (1, s, d), kept by RoPE",
-                    4 * s * rotary_width(t, x)))
+    if t["rotary"] and not t["gptj_rotary"] and not ckpt:
+        out.append(("cos and sin (1, s, rotary width), kept by RoPE",
+                    4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
-                    2 * b * s * s if t["rotary"] else 2 * b * s))
+                    2 * b * s * s if t["rotary"] or t["mask_positions"]
+                    else 2 * b * s))
     if t["embedding_dropout"]:
         out.append(("embedding dropout mask", b * s * h))
     if t["embed_scale"]:
@@ -295,8 +413,13 @@ def outside_tensors(t, x, work):
     if t["final_softcap"]:  # Gemma-2: cap * tanh(logits / cap)
         out.append(("tanh of the logits (final soft-capping)",
                     2 * b * s * x["v"]))
-    out += norm_tensors(t["norm"], b * s, h, "final norm")
-    out.append(("final norm's output, lm_head's input", 2 * b * s * h))
+    if not t["no_final_norm"]:
+        out += norm_tensors(t["norm"], b * s, h, "final norm")
+    out.append(("final hidden states, lm_head's (project_out's) input",
+                2 * b * s * h))
+    if e != h:
+        out += [("project_in's input (the token embeddings)", 2 * b * s * e),
+                ("project_out's output, lm_head's input", 2 * b * s * e)]
     return out
 
 
@@ -318,75 +441,85 @@ def adapter_terms(s, b, adapters, checkpointing):
     return terms
 
 
-def estimate(shape, work, adapters=None, tp=None):
-    """The parts (ints); raises ActivationError. `adapters`: the LoRA
-    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
-    (docs/lora.md). `tp`: tp rank 0's share under ShardFormer
-    (tp_activation_oracle.py); None or tp_size 1: the whole model."""
-    x = dims(shape, work)
-    if tp is not None and tp["tp_size"] == 1:
-        tp = None
-    if tp is not None:
-        try:
-            x = tp_activation_oracle.rank_dims(x, tp)
-        except tp_activation_oracle.TpError as e:
-            raise ActivationError(str(e)) from e
-    t = dict(DEFAULT_TRAITS, **shape)
-    ckpt = work["activation_checkpointing"]
-    attention = attention_of(work)
-    b, s, h, v = x["b"], x["s"], x["h"], x["v"]
-    layer = sum(n for _, n in layer_tensors(t, x, attention))
-    per_layer = 2 * b * s * h if ckpt else layer
-    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
-    outside = sum(n for _, n in outside_tensors(t, x, work))
-    logits = 2 * b * s * v  # the model's output, held
-    embedding_rows = v
-    if tp is not None:
-        loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
-        # the embedding's ids and mask for input_ids
-        outside += (sum(n for _, n in tp_activation_oracle.embedding_tensors(x))
-                    - 8 * b * s)
-        logits = tp_activation_oracle.held_logits(x, tp)
-        embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
-    held = logits + (4 * s * rotary_width(t, x)
-                     if ckpt and t["rotary"] else 0)
-    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
-    # holds the 16-bit logits' gradient, its input's and its weight's, once
-    # the loss's saves are gone. A layer: the residual stream's gradient
-    # plus its largest step: first the MLP's (an op's input gradient with
-    # its weight's, freed once Gemini takes it, or the gated product's
-    # three gradients) over all the layer's saves; then the attention's
-    # (eager softmax's gradients in and out, fp32 when upcast; a kernel's
-    # dq, dk, dv, d(out); o_proj's input and weight gradients) once the
-    # MLP, the second norm, the residual masks, o_proj's input and PV's
-    # operands are released. The layers run on what the loss and the final
-    # norm left.
+def mlp_step(bs, h, i):
+    """A gated (or GPT-2) MLP's backward over bs tokens of width i, above
+    its saves: down_proj's input gradient with its weight's (freed once
+    Gemini takes it), or the last product's three gradients once down_proj's
+    input is released."""
+    return max(2 * bs * i + 2 * h * i, 4 * bs * i)
+
+
+def moe_backward(t, x):
+    """The sparse block's backward above its saves and the residual
+    stream's gradient, at the bound that every token reaches the expert
+    whose backward runs first (all the block's saves still held): the
+    gradient of the block's input, summed over the experts and the router
+    (2N), one expert's MLP over all b s tokens (once the shared expert's
+    saves are released: its backward runs first), the shared expert's,
+    and the index's scatter of its input gradient into a b s x h zero
+    tensor (index_backward)."""
+    bs, h = x["b"] * x["s"], x["h"]
+    shared = t["shared_expert_intermediate_size"]
+    # Qwen2-MoE's shared expert, last in forward, runs its backward first
+    # (all saves held); the routed experts' after its saves are released.
+    shared_saves = (sum(n for name, n in moe_tensors(t, x)
+                        if name.startswith("moe shared expert"))
+                    if shared else 0)
+    return max(mlp_step(bs, h, shared) if shared else 0,
+               mlp_step(bs, h, t["moe_intermediate_size"]) - shared_saves,
+               6 * bs * h)
+
+
+def moe_forward(t, x):
+    """Re-running a sparse block under checkpointing, at its last expert:
+    the one-hot expert mask (b s x k x E int64) and the output it
+    index_adds into (b s x h), over the layer's saves and the incoming
+    gradient."""
+    bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
+    shared = 4 * n if t["shared_expert_intermediate_size"] else 0
+    return (8 * bs * t["experts_per_token"] * t["num_experts"] +
+            4 * n + shared)
+
+
+def layer_terms(t, x, attention, ckpt, sparse):
+    """One decoder layer (`sparse`: an MoE layer): {"saved": its saves,
+    "backward": what its backward holds above them, "inside": the most
+    the layers' backward holds above what the loss and the final norm
+    left, recomputation included}. The backward: the residual stream's
+    gradient plus its largest step: first the MLP's (or the sparse
+    block's, moe_backward) over all the layer's saves; then the
+    attention's (eager softmax's gradients in and out, fp32 when upcast; a
+    kernel's dq, dk, dv, d(out); o_proj's input and weight gradients) once
+    the MLP, the second norm, the residual masks, o_proj's input and PV's
+    operands are released."""
+    b, s, h = x["b"], x["s"], x["h"]
+    tensors = layer_tensors(t, x, attention, sparse)
+    layer = sum(n for _, n in tensors)
     bs, i, ad, n = b * s, x["i"], x["a"] * x["d"], b * s * h
     norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
-    released = loss + norm + 2 * n
-    if t["final_softcap"]:  # the logits' tanh, released by the head
-        released += 2 * b * s * v
-    head = max(0, 2 * b * s * v + 2 * n + 2 * v * h - loss)
-    loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
-    if tp is not None:
-        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
-    # (the gated product's or gelu_new's last product's three gradients
-    # come once down_proj's input is released)
-    mlp_step = max(2 * bs * i + 2 * h * i, 4 * bs * i)
+    mlp_names = ("act", "gate_proj", "up_proj", "c_fc", "gelu_new",
+                 "gelu_fast", "residual dropout", "moe")
+    # (the gated product's or gelu_new's / gelu_fast's last product's three
+    # gradients come once down_proj's input is released; relu's two while
+    # its result, down_proj's input, is still saved; a single op's two are
+    # no more than the input's gradient with the weight's)
+    if sparse:
+        step = moe_backward(t, x)
+    elif t["gated_mlp"] or t["activation"] != "single_op":
+        step = mlp_step(bs, h, i)
+    else:
+        step = 2 * bs * i + 2 * h * i
     if t["fused_gate_up"]:
         # Phi-3's gate_up_proj: the fused output's gradient (chunk's
         # backward joins the two halves, 4bsI), the fused weight's (4hI)
         # and the input's, once down_proj's input, act(gate) and the fused
         # output (8bsI) are released.
-        mlp_step = max(mlp_step, 4 * h * i + 2 * n - 4 * bs * i)
+        step = max(step, 4 * h * i + 2 * n - 4 * bs * i)
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
-    after_attention = (sum(m for name, m in layer_tensors(t, x, attention)
-                           if name.startswith(("post-attention", "act",
-                                               "sandwich",
-                                               "gate_proj", "up_proj",
-                                               "c_fc", "gelu_new",
-                                               "residual dropout")))
+    after_attention = (sum(m for name, m in tensors
+                           if name.startswith(("post-attention",
+                                               "sandwich") + mlp_names))
                        + q)  # o_proj's input
     if attention == "eager":
         p = b * x["a"] * s * s
@@ -405,28 +538,26 @@ def estimate(shape, work, adapters=None, tp=None):
     # bytes an element (after the MLP, for the second norm; last, for the
     # first).
     norm_step = NORM_BACKWARD[t["norm"]] * n
-    mlp_and_masks = sum(m for name, m in layer_tensors(t, x, attention)
-                        if name.startswith(("act", "gate_proj", "up_proj",
-                                            "c_fc", "gelu_new",
-                                            "residual dropout")))
+    mlp_and_masks = sum(m for name, m in tensors
+                        if name.startswith(mlp_names))
     if t["four_norms"]:
         # Gemma-2: post_feedforward_layernorm's backward comes first, over
         # all the layer's saves; the MLP's once its saves are released.
-        mlp_step = max(mlp_step - norm, norm_step)
-    steps = [mlp_step, attn_work - after_attention, qkv_step,
+        step = max(step - norm, norm_step)
+    steps = [step, attn_work - after_attention, qkv_step,
              norm_step - mlp_and_masks - 2 * n,
              norm_step - (layer - norm - 2 * n)]
     if t["parallel_block"]:
         # Cohere: attention and MLP read one norm's output; the MLP's
         # backward runs first (it ran last) and its input's gradient (2N)
         # waits for the attention's share; no second norm.
-        steps = [mlp_step, attn_work - after_attention + 2 * n,
+        steps = [step, attn_work - after_attention + 2 * n,
                  qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
-    layer_backward = 2 * n + max(steps)
-    recompute = layer if ckpt else 0
-    # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
-    # input buffer for the embedding's share: held through the layers.
-    tied = 2 * embedding_rows * h if t["tied_embeddings"] else 0
+    backward = 2 * n + max(steps)
+    # (a LayerNorm's saved input is the layer's input, which the
+    # checkpoint keeps already: not a new allocation of the re-run)
+    recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
+                 if ckpt else 0)
     # Re-running an eager layer, its softmax holds the 16-bit scores, their
     # fp32 copy and the result at once (GPT-2: the scores and the result),
     # over the saves made before it (v repeated among them), the tensors
@@ -435,22 +566,96 @@ def estimate(shape, work, adapters=None, tp=None):
     forward_softmax = 0
     if ckpt and attention == "eager":
         p = b * x["a"] * s * s
-        before = sum(m for name, m in layer_tensors(t, x, attention)
+        before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "q for QK^T", "k repeated",
-                                         "v repeated", "the 0-dim scale")))
+                                         "the 0-dim scale")))
+        # v repeated (a copy, the k-sized view, or Phi-3's fused output;
+        # GPT-NeoX's view of it is PV's alone, not yet made)
+        before += eager_kv(x) if t["value_view"] else eager_v(t, x)
         kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
                            (10 if t["fp32_softmax"] else 4) * p)
+    forward_moe = (recompute + 2 * n + moe_forward(t, x)
+                   if ckpt and sparse else 0)
     # (checkpoint's inner backward runs over the re-run layer's output,
     # 2N, held meanwhile)
     rerun_output = 2 * n if ckpt else 0
-    inside = (max(recompute + layer_backward + rerun_output, forward_softmax)
-              + tied)
+    return {"saved": layer, "backward": backward,
+            "inside": max(recompute + backward + rerun_output,
+                          forward_softmax, forward_moe)}
+
+
+def estimate(shape, work, adapters=None, tp=None):
+    """The parts (ints); raises ActivationError. `adapters`: the LoRA
+    adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
+    (docs/lora.md). `tp`: tp rank 0's share under ShardFormer
+    (tp_activation_oracle.py); None or tp_size 1: the whole model."""
+    x = dims(shape, work)
+    if tp is not None and tp["tp_size"] == 1:
+        tp = None
+    if tp is not None:
+        try:
+            x = tp_activation_oracle.rank_dims(x, tp)
+        except tp_activation_oracle.TpError as e:
+            raise ActivationError(str(e)) from e
+    t = dict(DEFAULT_TRAITS, **shape)
+    ckpt = work["activation_checkpointing"]
+    attention = attention_of(work, t)
+    b, s, h, v = x["b"], x["s"], x["h"], x["v"]
+    # The MoE families: moe_layers of the L layers are sparse (their MLP
+    # the sparse block), the others dense.
+    sparse_layers = t["moe_layers"]
+    kinds = [k for k, count in ((False, x["L"] - sparse_layers),
+                                (True, sparse_layers)) if count]
+    terms = {k: layer_terms(t, x, attention, ckpt, k) for k in kinds}
+    layer = max(terms[k]["saved"] for k in kinds)
+    per_layer = 2 * b * s * h if ckpt else layer
+    layers_bytes = (x["L"] * per_layer if ckpt else
+                    sum(terms[k]["saved"] * (sparse_layers if k else
+                                             x["L"] - sparse_layers)
+                        for k in kinds))
+    loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
+    outside = sum(n for _, n in outside_tensors(t, x, work))
+    logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
+    embedding_rows = v
+    if tp is not None:
+        loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+        # the embedding's ids and mask for input_ids
+        outside += (sum(n for _, n in tp_activation_oracle.embedding_tensors(x))
+                    - 8 * b * s)
+        logits = tp_activation_oracle.held_logits(x, tp)
+        embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
+    held = logits + (4 * s * (t["rotary_dim"] or x["d"])
+                     if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
+    # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
+    # holds the 16-bit logits' gradient, its input's and its weight's, once
+    # the loss's saves are gone. The layers (layer_terms) run on what the
+    # loss and the final norm left.
+    bs, n = b * s, b * s * h
+    norm = sum(m for _, m in norm_tensors(t["norm"], bs, h, ""))
+    e = t["embed_proj_dim"] or h  # the embedding's and lm_head's width
+    final = 0 if t["no_final_norm"] else norm
+    released = loss + final + 2 * n
+    if t["final_softcap"]:  # the logits' tanh, released by the head
+        released += 2 * b * s * v
+    head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
+    loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    if tp is not None:
+        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
+    layer_backward = max(terms[k]["backward"] for k in kinds)
+    # (a LayerNorm's saved input is the layer's input, which the
+    # checkpoint keeps already: not a new allocation of the re-run)
+    recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
+                 if ckpt else 0)
+    # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
+    # input buffer for the embedding's share: held through the layers.
+    tied = 2 * embedding_rows * e if t["tied_embeddings"] else 0
+    inside = max(terms[k]["inside"] for k in kinds) + tied
     parts = {
         "per_layer_bytes": per_layer,
-        "layers_bytes": x["L"] * per_layer,
+        "layers_bytes": layers_bytes,
         "outside_layers_bytes": outside,
         "loss_bytes": loss,
     }
@@ -468,12 +673,14 @@ def estimate(shape, work, adapters=None, tp=None):
     # (with a tied lm_head, the held gradient and their sum, out of place),
     # once everything but the embedding's indices and the 16-bit logits
     # (the model's output) is released.
-    kept = 8 * bs + (8 * s if not t["rotary"] else 0) + logits
-    embedding = max(0, 2 * n + (6 if t["tied_embeddings"] else 2) *
-                    embedding_rows * h - (parts["total_bytes"] - kept))
+    kept = (8 * bs + (8 * bs if t["mask_positions"] else
+                      8 * s if not t["rotary"] else 0) + logits)
+    embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
+                    embedding_rows * e - (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
     # The final norm's backward, once the loss and lm_head released theirs.
-    final_norm = max(0, NORM_BACKWARD[t["norm"]] * n - loss)
+    final_norm = (0 if t["no_final_norm"] else
+                  max(0, NORM_BACKWARD[t["norm"]] * n - loss))
     parts["final_norm_backward_bytes"] = final_norm
     parts["transient_bytes"] = max(loss_backward, head, final_norm,
                                    inside - released, embedding)
@@ -483,27 +690,45 @@ def estimate(shape, work, adapters=None, tp=None):
     return parts
 
 
+MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
+             "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
                "scale_by_tensor", "embed_scale", "attention_dropout",
-               "hidden_dropout", "embedding_dropout", "fused_gate_up",
-               "parallel_block", "four_norms", "attn_softcap",
-               "final_softcap")
+               "hidden_dropout", "embedding_dropout", "norm_topk_prob",
+               "parallel_residual", "value_view", "mask_positions",
+               "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
+               "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
+               "four_norms", "attn_softcap", "final_softcap")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
                   "attention_dropout": False, "hidden_dropout": False,
                   "embedding_dropout": False, "not_estimated": "",
-                  "rotary_dim": 0, "fused_gate_up": False,
-                  "parallel_block": False, "four_norms": False,
-                  "attn_softcap": False, "final_softcap": False}
+                  # MoE families (0: none)
+                  "moe_layers": 0, "num_experts": 0,
+                  "experts_per_token": 0, "moe_intermediate_size": 0,
+                  "shared_expert_intermediate_size": 0,
+                  "norm_topk_prob": False,
+                  # LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+                  "rotary_dim": 0, "parallel_residual": False,
+                  "value_view": False, "mask_positions": False,
+                  "no_final_norm": False, "post_norm": False,
+                  "embed_proj_dim": 0, "single_norm": False,
+                  "gptj_rotary": False, "fp32_logits": False,
+                  "no_sdpa": False,
+                  # dense families (phi3, cohere, gemma2)
+                  "fused_gate_up": False, "parallel_block": False,
+                  "four_norms": False, "attn_softcap": False,
+                  "final_softcap": False}
 
 
 def read_request(request):
     shape = dict(DEFAULT_TRAITS)
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
-                            "intermediate_size", "rotary_dim"):
+                            "intermediate_size", "rotary_dim",
+                            "embed_proj_dim") + MOE_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

@@ -109,6 +109,11 @@ class HandWorked(unittest.TestCase):
             "activations.loss_bytes exceeds 2^64-1 bytes")
 
 
+# What the LayerNorm families share (MHA, h = a x d, a non-gated MLP).
+LAYER_NORM = {"norm": "layer_norm", "gated_mlp": False,
+              "num_key_value_heads": 0, "head_dim": 0}
+
+
 class Measured(unittest.TestCase):
     """One small model of each family, run in torch."""
 
@@ -129,7 +134,18 @@ class Measured(unittest.TestCase):
                            "attn_softcap": True, "final_softcap": True},
                 "gpt2": dict(GPT2, num_key_value_heads=0, head_dim=0,
                              attention_dropout=True, hidden_dropout=True,
-                             embedding_dropout=True)}
+                             embedding_dropout=True),
+                # the LayerNorm families (layer_norm_torch.py)
+                "gpt_neox": dict(LAYER_NORM, fused_qkv=True, value_view=True,
+                                 rotary_dim=2, parallel_residual=True,
+                                 activation="gelu_fast", hidden_dropout=True,
+                                 embedding_dropout=True),
+                "opt": dict(LAYER_NORM, rotary=False, activation="relu",
+                            mask_positions=True, hidden_dropout=True,
+                            embed_proj_dim=12),
+                "gptj": dict(LAYER_NORM, single_norm=True, gptj_rotary=True,
+                             fp32_logits=True, no_sdpa=True, rotary_dim=4,
+                             activation="gelu_new", attention_dropout=True)}
 
     def test_saved_bytes_and_peak(self):
         for family, traits in self.FAMILIES.items():

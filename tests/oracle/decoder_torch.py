@@ -1,6 +1,7 @@
 """Small decoder models as torch modules, written from transformers 4.51.3's
 modeling code (modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
-modeling_qwen3.py, modeling_gemma.py, modeling_gpt2.py, activations.py,
+modeling_qwen3.py, modeling_gemma.py, modeling_gpt2.py, modeling_mixtral.py,
+modeling_qwen2_moe.py, modeling_qwen3_moe.py, activations.py,
 loss/loss_utils.py), read with the search tool; not from chunkplan's C++.
 
 Each forward is the training forward of the ForCausalLM class: the
@@ -232,13 +233,92 @@ class GatedMlp(nn.Module):
     def forward(self, x):
         return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
 
+# Set by the peak measurement of the MoE families: every token's router
+# logits favour the last top_k experts (a constant added, which autograd
+# keeps nothing of), so that the expert whose backward runs first takes all
+# b x s tokens: the routing at the activation estimate's bound.
+ROUTE_ALL_TO_LAST = False
+
+
+class SparseMoeBlock(nn.Module):
+    """MixtralSparseMoeBlock, Qwen2MoeSparseMoeBlock and
+    Qwen3MoeSparseMoeBlock (4.51.3): the router `gate` (a linear, softmax in
+    fp32, top-k, the weights renormalized where norm_topk_prob: Mixtral
+    always), then every expert in turn (4.51.3 loops over
+    range(num_experts): an expert no token chose runs on an empty batch;
+    the skip of unchosen experts, transformers PR #32429, came after) on
+    the tokens that chose it (torch.where on the one-hot mask, an index
+    select), its output times the token's routing weight, index_add_ into
+    the output; Qwen2-MoE adds its shared expert on every token, scaled by
+    sigmoid(shared_expert_gate(x)). Returns (output, router_logits); the
+    router's aux loss is computed only with output_router_logits (default
+    False: not run)."""
+
+    def __init__(self, c):
+        super().__init__()
+        m = c["moe"]
+        self.num_experts, self.top_k = m["experts"], m["top_k"]
+        self.norm_topk_prob = m["norm_topk_prob"]
+        self.gate = linear(c["hidden"], self.num_experts, False)
+        expert = dict(c, intermediate=m["inter"], mlp_bias=False)
+        self.experts = nn.ModuleList(
+            [GatedMlp(expert) for _ in range(self.num_experts)])
+        self.shared_expert = None
+        if m["shared_inter"]:
+            self.shared_expert = GatedMlp(
+                dict(c, intermediate=m["shared_inter"], mlp_bias=False))
+            self.shared_expert_gate = linear(c["hidden"], 1, False)
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        if ROUTE_ALL_TO_LAST:
+            favour = torch.zeros(self.num_experts, dtype=router_logits.dtype)
+            favour[self.num_experts - self.top_k:] = 1e4
+            router_logits = router_logits + favour
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights,
+                                                       self.top_k, dim=-1)
+        if self.norm_topk_prob:
+            routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros(
+            (batch_size * sequence_length, hidden_dim),
+            dtype=hidden_states.dtype)
+        expert_mask = F.one_hot(selected_experts,
+                                num_classes=self.num_experts).permute(2, 1, 0)
+        for expert_idx in range(self.num_experts):
+            expert_layer = self.experts[expert_idx]
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+            current_hidden_states = (expert_layer(current_state) *
+                                     routing_weights[top_x, idx, None])
+            final_hidden_states.index_add_(
+                0, top_x, current_hidden_states.to(hidden_states.dtype))
+        if self.shared_expert is not None:
+            shared_expert_output = self.shared_expert(hidden_states)
+            # The modeling code's F.sigmoid (a deprecated alias of this).
+            shared_expert_output = torch.sigmoid(
+                self.shared_expert_gate(hidden_states)) * shared_expert_output
+            final_hidden_states = final_hidden_states + shared_expert_output
+        final_hidden_states = final_hidden_states.reshape(
+            batch_size, sequence_length, hidden_dim)
+        return final_hidden_states, router_logits
+
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, c):
+    """LlamaDecoderLayer; with `sparse`, MixtralDecoderLayer /
+    Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer, whose MLP is the sparse
+    block (its router logits dropped, as the layer returns them only with
+    output_router_logits)."""
+
+    def __init__(self, c, sparse=False):
         super().__init__()
         norm = GemmaRMSNorm if c["norm"] == "gemma_rms" else LlamaRMSNorm
         self.self_attn = LlamaAttention(c)
-        self.mlp = GatedMlp(c)
+        self.sparse = sparse
+        self.mlp = SparseMoeBlock(c) if sparse else GatedMlp(c)
         self.input_layernorm = norm(c["hidden"])
         self.post_attention_layernorm = norm(c["hidden"])
 
@@ -253,6 +333,8 @@ class LlamaDecoderLayer(nn.Module):
         residual = hidden_states
         hidden_states = self.post_attention_layernorm(hidden_states)
         hidden_states = self.mlp(hidden_states)
+        if self.sparse:
+            hidden_states, _ = hidden_states
         hidden_states = residual + hidden_states
         return (hidden_states,)
 
@@ -275,8 +357,16 @@ class LlamaForCausalLM(nn.Module):
         super().__init__()
         self.c = c
         self.embed_tokens = nn.Embedding(c["vocab"], c["hidden"], dtype=DTYPE)
+        # MoE families: the last moe["layers"] layers are sparse, or with
+        # moe["dense_on_top"] the first (which ones does not change what
+        # they save; the peak measurement puts on top the kind whose
+        # backward the estimate finds larger, as its bound takes it).
+        sparse = c["moe"]["layers"] if c.get("moe") else 0
+        top = c["moe"].get("dense_on_top") if c.get("moe") else False
         self.layers = nn.ModuleList(
-            [LlamaDecoderLayer(c) for _ in range(c["layers"])])
+            [LlamaDecoderLayer(c, i < sparse if top else
+                               i >= c["layers"] - sparse)
+             for i in range(c["layers"])])
         norm = GemmaRMSNorm if c["norm"] == "gemma_rms" else LlamaRMSNorm
         self.norm = norm(c["hidden"])
         self.rotary_emb = RotaryEmbedding(c["head_dim"])

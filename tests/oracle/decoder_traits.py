@@ -15,9 +15,33 @@ import re
 
 # model_type: (the config key of the MLP's activation, its default).
 _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
-               "qwen3": "silu", "gemma": "gelu_pytorch_tanh"}
+               "qwen3": "silu", "gemma": "gelu_pytorch_tanh",
+               "mixtral": "silu", "qwen2_moe": "silu", "qwen3_moe": "silu"}
+# The MoE families (the sparse block of modeling_mixtral.py,
+# modeling_qwen2_moe.py, modeling_qwen3_moe.py, 4.51.3): the config
+# classes' num_experts_per_tok default, and whether the block renormalizes
+# the top-k weights always (Mixtral) or where norm_topk_prob (default
+# False); Mixtral's router_jitter_noise (default 0) is read too.
+_MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
+        "qwen3_moe": (8, False)}
 _SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
 _NOT_MODELLED = "the family's layer is not modelled"
+# The MoE families whose layer the estimate refuses, and what it leaves out
+# (transformers 4.51.3's modeling_llama4.py, modeling_deepseek_v3.py;
+# DeepSeek-V2's remote modeling_deepseek.py).
+_DEEPSEEK = ("DeepSeek's layer is not modelled: multi-head latent attention "
+             "(low-rank q and kv projections with their norms, a decoupled "
+             "RoPE head) and DeepSeekMoE (group-limited top-k routing, shared "
+             "experts; V2's training-time auxiliary loss, V3's sigmoid scores "
+             "with a correction bias)")
+_NOT_MODELLED_MOE = {
+    "deepseek_v2": _DEEPSEEK, "deepseek_v3": _DEEPSEEK,
+    "llama4_text": ("Llama 4's layer is not modelled: its MoE (every expert "
+                    "on every token: the input repeated num_local_experts "
+                    "times, scaled by sigmoid router scores, one batched "
+                    "gate_up_proj and down_proj, beside the shared expert), "
+                    "chunked attention, the layers without RoPE and the q/k "
+                    "L2 norm")}
 # A decoder layer's parameter name: (prefix.)layers.<i>. or (prefix.)h.<i>.
 _LAYER = re.compile(r"(.*\.)?(?:layers|h)\.(\d+)\.")
 
@@ -31,6 +55,57 @@ def _probability(config, key, default):
         raise ValueError(f"config {key}: expected a probability in [0, 1], "
                          f"got {json.dumps(value)}")
     return value != 0
+
+
+def _flag(config, key, default):
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"config {key}: expected true or false, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+def _fraction(config, key, default):
+    """A number in [0, 1] (None: 0), as _probability checks it."""
+    _probability(config, key, default)
+    return config.get(key, default) or 0
+
+
+def _text(config, key, default):
+    value = config.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ValueError(f"config {key}: expected a string, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+# ACT2FN's activations by what they save (activations.py): one op keeps
+# its input; gelu_new and gelu_fast are tanh arithmetic; relu keeps its
+# result.
+_ACTIVATIONS = {"gelu": "single_op", "gelu_pytorch_tanh": "single_op",
+                "silu": "single_op", "swish": "single_op",
+                "gelu_new": "gelu_new", "gelu_fast": "gelu_fast",
+                "relu": "relu"}
+
+
+def _look_up(config, *keys):
+    """Looks up every key first, as the C++ families read them all before
+    judging any (keys_read)."""
+    for key in keys:
+        config.get(key)
+
+
+def _activation(t, key, act):
+    """Sets t's activation; False (and the reason) where not modelled."""
+    t["activation"] = _ACTIVATIONS.get(act, "single_op")
+    if act in _ACTIVATIONS:
+        return True
+    t["not_estimated"] = (f'{key} "{act}" is not modelled (gelu, gelu_new, '
+                          'gelu_fast, gelu_pytorch_tanh, relu, silu, swish '
+                          'are)')
+    return False
 
 
 def _numel(description, suffix):
@@ -62,11 +137,13 @@ def _sizes(description, heads):
 def _llama_like(config, model_type, description, heads,
                 act_key="hidden_act"):
     t = _sizes(description, heads)
+    if model_type in _MOE:
+        t.update(_moe_sizes(description))
     t.update(tied_embeddings=bool(config.get(
                  "tie_word_embeddings", model_type == "gemma")),
              norm="gemma_rms" if model_type == "gemma" else "rms",
              gated_mlp=True, activation="single_op", rotary=True,
-             qk_norm=model_type == "qwen3", fp32_softmax=True,
+             qk_norm=model_type in ("qwen3", "qwen3_moe"), fp32_softmax=True,
              scale_by_tensor=False, embed_scale=model_type == "gemma",
              hidden_dropout=False, embedding_dropout=False,
              not_estimated="")
@@ -80,6 +157,8 @@ def _llama_like(config, model_type, description, heads,
     if act not in _SINGLE_OP:
         t["not_estimated"] = (f'{act_key} "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
+    elif model_type in _MOE and t["moe_layers"]:
+        _moe_traits(config, model_type, t)
     return t
 
 
@@ -163,6 +242,81 @@ def _gemma2(config, description, heads):
             return t
         t[trait] = value is not None
     return t
+def _moe_sizes(description):
+    """A MoE family's sizes off the parameter list: the sparse layers (those
+    with a router, `.gate.weight`), the experts (the router's rows), an
+    expert's width (Mixtral's w1, the Qwen experts' gate_proj), the shared
+    expert's; the MLP width is the dense layers' where there are some."""
+    d = description
+    h = d.hidden_size
+    gates = [(name, n) for name, n in zip(d.names, d.numels)
+             if name.endswith(".gate.weight")]
+    dense = _numel(d, ".mlp.gate_proj.weight") // h
+    expert = (_numel(d, ".experts.0.w1.weight") or
+              _numel(d, ".experts.0.gate_proj.weight")) // h
+    out = {"moe_layers": len(gates),
+           "num_experts": gates[0][1] // h if gates else 0,
+           "moe_intermediate_size": expert if gates else 0,
+           "shared_expert_intermediate_size":
+               _numel(d, ".shared_expert.gate_proj.weight") // h
+               if gates else 0,
+           "experts_per_token": 0, "norm_topk_prob": False}
+    if gates:
+        out["intermediate_size"] = dense or expert
+    return out
+
+
+def _shown(value):
+    """A config value as chunkplan's messages show it (JSON)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _moe_traits(config, model_type, t):
+    """The sparse block's traits read from the config (after the layer's),
+    or t["not_estimated"] set to the reason: num_experts_per_tok a positive
+    integer no larger than the experts (torch.topk), norm_topk_prob and
+    output_router_logits true or false, the aux loss (output_router_logits)
+    and Mixtral's router jitter not modelled."""
+    top_k_default, always_norm = _MOE[model_type]
+    top_k = config.get("num_experts_per_tok", top_k_default)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or \
+            not 0 < top_k < 2**64:
+        t["not_estimated"] = ("config num_experts_per_tok: expected a "
+                              "positive integer below 2^64, got " +
+                              _shown(top_k))
+        return
+    if top_k > t["num_experts"]:
+        t["not_estimated"] = (f"num_experts_per_tok {top_k} exceeds the "
+                              f"experts ({t['num_experts']}): torch.topk "
+                              "refuses it")
+        return
+    norm = always_norm
+    keys = ([] if always_norm else ["norm_topk_prob"]) + \
+        ["output_router_logits"]
+    flags = {}
+    for key in keys:
+        value = config.get(key, False)
+        if not isinstance(value, bool):
+            t["not_estimated"] = (f"config {key}: expected true or false, "
+                                  f"got {_shown(value)}")
+            return
+        flags[key] = value
+    norm = norm or flags.get("norm_topk_prob", False)
+    if flags["output_router_logits"]:
+        t["not_estimated"] = ("output_router_logits: the router's auxiliary "
+                              "loss is not modelled")
+        return
+    if model_type == "mixtral":
+        try:
+            jitter = _probability(config, "router_jitter_noise", 0.0)
+        except ValueError as e:
+            t["not_estimated"] = str(e)
+            return
+        if jitter:
+            t["not_estimated"] = ("router_jitter_noise: the router's noise "
+                                  "is not modelled")
+            return
+    t.update(experts_per_token=top_k, norm_topk_prob=norm)
 
 
 def _gpt2(config, description, heads):
@@ -191,12 +345,149 @@ def _gpt2(config, description, heads):
     return t
 
 
+def _gpt_neox(config, description, heads):
+    """modeling_gpt_neox.py: LayerNorm, the fused query_key_value (V a
+    strided view of it), RoPE over int(head_size * rotary_pct) dimensions
+    (inv_freq = arange(0, dim, 2): cos and sin of the even width), an fp32
+    softmax, dense_h_to_4h / act / dense_4h_to_h, use_parallel_residual,
+    attention_dropout and hidden_dropout (emb_dropout, post_attention_dropout,
+    post_mlp_dropout)."""
+    d = description
+    h = d.hidden_size
+    head = h // heads
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": head,
+         "intermediate_size": _numel(d, "dense_h_to_4h.weight") // h,
+         "vocab_size": _numel(d, "embed_in.weight") // h,
+         "tied_embeddings": "embed_out.weight" not in d.names,
+         "fused_qkv": True, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": True, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "value_view": True, "not_estimated": ""}
+    _look_up(config, "hidden_act", "rotary_pct", "use_parallel_residual",
+             "attention_dropout", "hidden_dropout")
+    try:
+        act = _text(config, "hidden_act", "gelu")
+        pct = _fraction(config, "rotary_pct", 0.25)
+        t["parallel_residual"] = _flag(config, "use_parallel_residual", True)
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+        t["hidden_dropout"] = _probability(config, "hidden_dropout", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    t["embedding_dropout"] = t["hidden_dropout"]
+    rotary = int(head * pct)
+    t["rotary_dim"] = rotary + rotary % 2
+    if not _activation(t, "hidden_act", act):
+        pass
+    elif not 0 < t["rotary_dim"] <= head:
+        t["not_estimated"] = (f"rotary_pct gives a rotary width of "
+                              f"{t['rotary_dim']} for head size {head}: not "
+                              "modelled")
+    return t
+
+
+def _opt(config, description, heads):
+    """modeling_opt.py: LayerNorm before (or after: the same bytes) the
+    attention and the MLP, q/k/v/out_proj, an fp32 softmax, fc1 /
+    activation_function / fc2, dropout (not after the embeddings) and
+    attention_dropout, positions from the mask's cumsum (embed_positions
+    keeps position_ids + 2), final_layer_norm only with do_layer_norm_before
+    and not _remove_final_layer_norm, project_in / project_out where
+    word_embed_proj_dim differs from hidden_size."""
+    d = description
+    h = d.hidden_size
+    proj = config.get("word_embed_proj_dim") or h
+    before = config.get("do_layer_norm_before", True)
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": h // heads,
+         "intermediate_size": _numel(d, "fc1.weight") // h,
+         "vocab_size": _numel(d, "embed_tokens.weight") // proj,
+         "tied_embeddings": "lm_head.weight" not in d.names,
+         "fused_qkv": False, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": False, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "mask_positions": True, "embedding_dropout": False,
+         "no_final_norm": not (before and not config.get(
+             "_remove_final_layer_norm", False)),
+         "embed_proj_dim": 0 if proj == h else proj, "not_estimated": ""}
+    _look_up(config, "activation_function", "attention_dropout", "dropout")
+    try:
+        act = _text(config, "activation_function", "relu")
+        t["attention_dropout"] = _probability(config, "attention_dropout", 0)
+        t["hidden_dropout"] = _probability(config, "dropout", 0.1)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    _activation(t, "activation_function", act)
+    return t
+
+
+def _gptj(config, description, heads):
+    """modeling_gptj.py: ln_1 read by both the attention and the MLP, RoPE
+    over rotary_dim from fp32 sin/cos gathered in each layer (q and k fp32,
+    upcast for the scores), activation_function, embd_pdrop / attn_pdrop /
+    resid_pdrop, the logits cast to fp32; _supports_sdpa unset (eager by
+    default)."""
+    d = description
+    h = d.hidden_size
+    head = h // heads
+    t = {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                            if m}),
+         "hidden_size": h, "num_attention_heads": heads,
+         "num_key_value_heads": heads, "head_dim": head,
+         "intermediate_size": _numel(d, "fc_in.weight") // h,
+         "vocab_size": _numel(d, "wte.weight") // h,
+         "tied_embeddings": "lm_head.weight" not in d.names,
+         "fused_qkv": False, "norm": "layer_norm", "gated_mlp": False,
+         "rotary": True, "qk_norm": False, "fp32_softmax": True,
+         "scale_by_tensor": False, "embed_scale": False,
+         "single_norm": True, "gptj_rotary": True, "fp32_logits": True,
+         "no_sdpa": True, "not_estimated": ""}
+    _look_up(config, "activation_function", "rotary_dim", "embd_pdrop",
+             "attn_pdrop", "resid_pdrop")
+    try:
+        act = _text(config, "activation_function", "gelu_new")
+        rotary = config.get("rotary_dim", 64)
+        if rotary is not None and (isinstance(rotary, bool) or
+                                   not isinstance(rotary, int) or
+                                   rotary < 1 or rotary >= 2**64):
+            raise ValueError(f"config rotary_dim: expected a positive "
+                             f"integer below 2^64, got {json.dumps(rotary)}")
+        t["embedding_dropout"] = _probability(config, "embd_pdrop", 0)
+        t["attention_dropout"] = _probability(config, "attn_pdrop", 0)
+        t["hidden_dropout"] = _probability(config, "resid_pdrop", 0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if not _activation(t, "activation_function", act):
+        return t
+    if rotary is None:
+        t["not_estimated"] = "rotary_dim null (RoPE over n_embd) is not modelled"
+    elif rotary % 2 or rotary > head:
+        t["not_estimated"] = (f"rotary_dim {rotary} (odd, or past the head "
+                              f"size {head}) is not modelled")
+    else:
+        t["rotary_dim"] = rotary
+    return t
+
+
 def traits(config, description, heads):
     """The shape dict of a described decoder-only config with `heads`
     query heads."""
     model_type = description.model_type
     if model_type == "gpt2":
         t = _gpt2(config, description, heads)
+    elif model_type == "gpt_neox":
+        t = _gpt_neox(config, description, heads)
+    elif model_type == "opt":
+        t = _opt(config, description, heads)
+    elif model_type == "gptj":
+        t = _gptj(config, description, heads)
     elif model_type in _LLAMA_LIKE:
         t = _llama_like(config, model_type, description, heads)
     elif model_type == "phi3":
@@ -207,6 +498,8 @@ def traits(config, description, heads):
         t = _gemma2(config, description, heads)
     else:
         reason = _NOT_MODELLED
+        if model_type in _NOT_MODELLED_MOE:
+            reason = _NOT_MODELLED_MOE[model_type]
         if model_type == "gemma3_text":
             reason = ("Gemma-3's layer (q/k norms, local and global rotary "
                       "tables) is not modelled")

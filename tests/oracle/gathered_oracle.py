@@ -8,7 +8,9 @@ Independent of chunkplan's C++. Two parts:
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
-   modeling_cohere.py, modeling_gemma2.py): the torch functions that take
+   modeling_cohere.py, modeling_gemma2.py, modeling_mixtral.py,
+   modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
+   modeling_opt.py, modeling_gptj.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -45,7 +47,7 @@ Independent of chunkplan's C++. Two parts:
    taken together: counted at their sum after the gathers (before the
    releases and reductions) plus their largest shard.
 
-  operations(description) -> list of ops (lists of parameter indices), or
+  operations(description, config) -> list of ops (parameter indices), or
       None where the family has no transcription
   layers(description) -> the decoder layer of each op (None outside one)
   replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
@@ -67,7 +69,8 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere", "gemma2")
+               "cohere", "gemma2", "mixtral", "qwen2_moe", "qwen3_moe",
+               "gpt_neox", "opt", "gptj")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -126,9 +129,7 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append(_present(names, attn + "o_proj.weight",
                             attn + "o_proj.bias"))
         ops.append([layer + "post_attention_layernorm.weight"])
-        for proj in ("gate_proj", "up_proj", "down_proj"):
-            ops.append(_present(names, f"{layer}mlp.{proj}.weight",
-                                f"{layer}mlp.{proj}.bias"))
+        ops += _feed_forward_ops(names, layer)
         i += 1
     ops.append([top + "norm.weight"])
     if architecture.endswith("ForCausalLM"):
@@ -207,6 +208,123 @@ def _gemma2_ops(names, architecture):
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
     return _stack_ops(names, architecture, layer_ops)
+def _feed_forward_ops(names, layer):
+    """A layer's MLP: LlamaMLP's gate_proj, up_proj, down_proj; or the
+    sparse block (4.51.3): MixtralSparseMoeBlock.forward runs self.gate,
+    then `for expert_idx in range(self.num_experts)` every expert, one no
+    token chose on an empty batch (the skip of unchosen experts,
+    transformers PR #32429, came after 4.51), MixtralBlockSparseTop2MLP
+    as act_fn(w1(x)) * w3(x), then w2; Qwen2MoeSparseMoeBlock and
+    Qwen3MoeSparseMoeBlock the same with gate_proj, up_proj, down_proj
+    experts, then Qwen2-MoE's shared_expert (its MLP) and
+    shared_expert_gate."""
+    for block in ("block_sparse_moe.", "mlp."):
+        if layer + block + "gate.weight" in names:
+            break
+    else:
+        return [_present(names, f"{layer}mlp.{proj}.weight",
+                         f"{layer}mlp.{proj}.bias")
+                for proj in ("gate_proj", "up_proj", "down_proj")]
+    moe = layer + block
+    ops = [[moe + "gate.weight"]]
+    e = 0
+    while f"{moe}experts.{e}.w1.weight" in names:
+        ops += [[f"{moe}experts.{e}.{w}.weight"] for w in ("w1", "w3", "w2")]
+        e += 1
+    while f"{moe}experts.{e}.gate_proj.weight" in names:
+        ops += [[f"{moe}experts.{e}.{p}.weight"]
+                for p in ("gate_proj", "up_proj", "down_proj")]
+        e += 1
+    if moe + "shared_expert.gate_proj.weight" in names:
+        ops += [[f"{moe}shared_expert.{p}.weight"]
+                for p in ("gate_proj", "up_proj", "down_proj")]
+        ops.append([moe + "shared_expert_gate.weight"])
+    return ops
+
+
+def _gpt_neox_ops(names, architecture):
+    """GPTNeoXForCausalLM.forward -> GPTNeoXModel.forward (modeling_gpt_neox
+    .py): self.embed_in(input_ids); each GPTNeoXLayer: self.attention(
+    self.input_layernorm(hidden_states)) (F.layer_norm(weight, bias); the
+    attention's query_key_value then dense, each F.linear(x, weight, bias)),
+    then self.mlp(self.post_attention_layernorm(...)) (dense_h_to_4h,
+    dense_4h_to_h) with the parallel residual or without it;
+    self.final_layer_norm; then self.embed_out (embed_in's weight when
+    tied)."""
+    top = "gpt_neox." if architecture == "GPTNeoXForCausalLM" else ""
+    ops = [[top + "embed_in.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        for module in ("input_layernorm", "attention.query_key_value",
+                       "attention.dense", "post_attention_layernorm",
+                       "mlp.dense_h_to_4h", "mlp.dense_4h_to_h"):
+            ops.append(_present(names, f"{layer}{module}.weight",
+                                f"{layer}{module}.bias"))
+        i += 1
+    ops.append([top + "final_layer_norm.weight", top + "final_layer_norm.bias"])
+    if architecture == "GPTNeoXForCausalLM":
+        ops.append(_present(names, "embed_out.weight")
+                   or [top + "embed_in.weight"])
+    return ops
+
+
+def _opt_ops(names, architecture, before):
+    """OPTForCausalLM.forward -> OPTDecoder.forward (modeling_opt.py):
+    self.embed_tokens(input_ids), self.embed_positions(...), project_in;
+    each OPTDecoderLayer: self_attn_layer_norm (where do_layer_norm_before;
+    else after the residual), self_attn (q_proj, k_proj, v_proj, then
+    out_proj), final_layer_norm (before fc1; else last), fc1, fc2; the
+    decoder's final_layer_norm, project_out; then lm_head (embed_tokens'
+    weight when tied). A norm without elementwise_affine has no parameter
+    and gathers nothing."""
+    top = "model.decoder." if architecture == "OPTForCausalLM" else "decoder."
+    ops = [[top + "embed_tokens.weight"], [top + "embed_positions.weight"],
+           _present(names, top + "project_in.weight")]
+    i = 0
+    while f"{top}layers.{i}.fc1.weight" in names:
+        layer = f"{top}layers.{i}."
+        first, second = (("self_attn_layer_norm", "final_layer_norm")
+                         if before else (None, "self_attn_layer_norm"))
+        modules = ([first] if first else []) + [
+            "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+            "self_attn.out_proj", second, "fc1", "fc2"]
+        if not before:
+            modules.append("final_layer_norm")
+        for module in modules:
+            ops.append(_present(names, f"{layer}{module}.weight",
+                                f"{layer}{module}.bias"))
+        i += 1
+    ops.append(_present(names, top + "final_layer_norm.weight",
+                        top + "final_layer_norm.bias"))
+    ops.append(_present(names, top + "project_out.weight"))
+    if architecture == "OPTForCausalLM":
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "embed_tokens.weight"])
+    return [op for op in ops if op]
+
+
+def _gptj_ops(names, architecture):
+    """GPTJForCausalLM.forward -> GPTJModel.forward (modeling_gptj.py):
+    self.wte(input_ids); each GPTJBlock: ln_1, then attn (q_proj, k_proj,
+    v_proj, out_proj, no biases) and mlp (fc_in, fc_out) on ln_1's output;
+    self.ln_f; then lm_head: F.linear(x, weight, bias), the weight wte's
+    when tied, the bias lm_head's own."""
+    top = "transformer." if architecture == "GPTJForCausalLM" else ""
+    ops = [[top + "wte.weight"]]
+    i = 0
+    while f"{top}h.{i}.ln_1.weight" in names:
+        block = f"{top}h.{i}."
+        for module in ("ln_1", "attn.q_proj", "attn.k_proj", "attn.v_proj",
+                       "attn.out_proj", "mlp.fc_in", "mlp.fc_out"):
+            ops.append(_present(names, f"{block}{module}.weight",
+                                f"{block}{module}.bias"))
+        i += 1
+    ops.append([top + "ln_f.weight", top + "ln_f.bias"])
+    if architecture == "GPTJForCausalLM":
+        ops.append((_present(names, "lm_head.weight")
+                    or [top + "wte.weight"]) + ["lm_head.bias"])
+    return ops
 
 
 def layers(description):
@@ -220,16 +338,25 @@ def layers(description):
     return out
 
 
-def operations(description):
+def operations(description, config=None):
     """The ops of a models.Description as lists of parameter indices, or
-    None for a family not transcribed."""
+    None for a family not transcribed. `config` (the config dict): where
+    the order depends on a value (OPT's do_layer_norm_before)."""
     names = set(description.names)
     model_type = description.model_type
     if model_type == "gpt2":
         ops = _gpt2_ops(names, description.architecture)
-    elif model_type in ("llama", "mistral", "qwen2", "qwen3"):
+    elif model_type == "gpt_neox":
+        ops = _gpt_neox_ops(names, description.architecture)
+    elif model_type == "gptj":
+        ops = _gptj_ops(names, description.architecture)
+    elif model_type == "opt":
+        ops = _opt_ops(names, description.architecture,
+                       (config or {}).get("do_layer_norm_before", True))
+    elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
+                        "qwen2_moe", "qwen3_moe"):
         ops = _llama_ops(names, description.architecture,
-                         qk_norm=model_type == "qwen3")
+                         qk_norm=model_type in ("qwen3", "qwen3_moe"))
     elif model_type == "phi3":
         ops = _phi3_ops(names, description.architecture)
     elif model_type == "cohere":

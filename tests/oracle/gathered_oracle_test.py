@@ -132,6 +132,14 @@ PHI3 = dict(LLAMA, model_type="phi3")
 COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
 GEMMA2 = dict(LLAMA, model_type="gemma2", head_dim=16,
               tie_word_embeddings=False)
+NEOX = {"model_type": "gpt_neox", "hidden_size": 64,
+        "intermediate_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 256}
+OPT = {"model_type": "opt", "hidden_size": 64, "ffn_dim": 256,
+       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 256,
+       "max_position_embeddings": 64}
+GPTJ = {"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2,
+        "vocab_size": 256, "rotary_dim": 8, "tie_word_embeddings": False}
 SIZES = range(4096, 40000, 256)
 
 
@@ -211,6 +219,94 @@ class Named(unittest.TestCase):
         answer = layout(GEMMA2, 11008)
         self.assertEqual(straddles(GEMMA2, answer), [])
         self.assertEqual(answer["gathered_chunks"], "2")
+
+    def test_gpt_neox_holds_two_without_any_straddle(self):
+        # At 16896 elements the first chunk takes embed_in (16384) and
+        # layer 0's two norms (256), the second query_key_value and dense:
+        # no operation straddles, yet post_attention_layernorm's gradient
+        # (the MLP's input norm, used after the attention) comes before
+        # the attention's backward and input_layernorm's after it, so the
+        # norms' chunk waits gathered while the attention's is gathered.
+        answer = layout(NEOX, 16896)
+        self.assertEqual(straddles(NEOX, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
+
+    def test_opt_holds_three_without_any_straddle(self):
+        # OPTDecoder registers final_layer_norm before its layers and runs
+        # it after them: at 16896 elements it shares chunk 1 with
+        # embed_positions and layer 0's k/v/q_proj, whose gradients come
+        # last, so chunk 1 stays gathered through the whole backward (some
+        # but not all of its gradients) beside the layers' own chunks.
+        answer = layout(OPT, 16896)
+        self.assertEqual(straddles(OPT, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        names = models.describe(OPT).names
+        chunk = answer["groups"][0]["chunks"][1]
+        first = int(chunk["first_param"])
+        held = names[first:first + int(chunk["num_params"])]
+        self.assertIn("model.decoder.final_layer_norm.weight", held)
+        self.assertIn("model.decoder.layers.0.self_attn.q_proj.weight", held)
+
+    def test_gptj_holds_one_where_nothing_straddles_or_waits(self):
+        # GPT-J registers a block in the order it runs (ln_1, q/k/v/out,
+        # fc_in, fc_out): at 16640 elements no operation straddles and no
+        # chunk waits for a gradient while another is gathered: one chunk;
+        # at 4096 an operation straddles two chunks: two.
+        answer = layout(GPTJ, 16640)
+        self.assertEqual(straddles(GPTJ, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "1")
+        answer = layout(GPTJ, 4096)
+        self.assertTrue(straddles(GPTJ, answer))
+        self.assertEqual(answer["gathered_chunks"], "2")
+
+
+MIXTRAL = dict(LLAMA, model_type="mixtral", num_hidden_layers=1,
+               num_local_experts=2)
+QWEN2_MOE = dict(LLAMA, model_type="qwen2_moe", num_experts=2,
+                 moe_intermediate_size=32,
+                 shared_expert_intermediate_size=48, decoder_sparse_step=2)
+
+
+def op_names(config):
+    description = models.describe(config)
+    return [[description.names[p] for p in op]
+            for op in gathered_oracle.operations(description)]
+
+
+class MoeOperations(unittest.TestCase):
+    """The sparse block's operations, worked by hand from 4.51.3's
+    modeling code: the router, then every expert (range(num_experts), an
+    unchosen one on an empty batch), then Qwen2-MoE's shared expert and its
+    gate."""
+
+    def test_mixtral_runs_the_router_then_every_expert(self):
+        layer = "model.layers.0."
+        moe = layer + "block_sparse_moe."
+        want = [["model.embed_tokens.weight"],
+                [layer + "input_layernorm.weight"]]
+        want += [[f"{layer}self_attn.{p}_proj.weight"] for p in "qkvo"]
+        want += [[layer + "post_attention_layernorm.weight"],
+                 [moe + "gate.weight"]]
+        for e in range(2):
+            want += [[f"{moe}experts.{e}.{w}.weight"]
+                     for w in ("w1", "w3", "w2")]
+        want += [["model.norm.weight"], ["lm_head.weight"]]
+        self.assertEqual(op_names(MIXTRAL), want)
+
+    def test_qwen2_moe_mixes_dense_and_sparse_layers(self):
+        names = op_names(QWEN2_MOE)
+        mlp0, mlp1 = "model.layers.0.mlp.", "model.layers.1.mlp."
+        # decoder_sparse_step 2: layer 0 dense, layer 1 sparse.
+        self.assertIn([mlp0 + "down_proj.weight"], names)
+        tail = names[names.index([mlp1 + "gate.weight"]):-2]
+        want = [[mlp1 + "gate.weight"]]
+        for e in range(2):
+            want += [[f"{mlp1}experts.{e}.{p}_proj.weight"]
+                     for p in ("gate", "up", "down")]
+        want += [[f"{mlp1}shared_expert.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        want.append([mlp1 + "shared_expert_gate.weight"])
+        self.assertEqual(tail, want)
 
 
 if __name__ == "__main__":

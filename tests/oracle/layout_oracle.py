@@ -408,9 +408,9 @@ def _model(search):
         return search, None
     raw_model = search["model"]
     search = {k: v for k, v in search.items() if k != "model"}
-    _, description = describe_model(search, raw_model)
+    config, description = describe_model(search, raw_model)
     return search, (description.model_type,
-                    gathered_oracle.operations(description))
+                    gathered_oracle.operations(description, config))
 
 
 def unsequenced_note(model_type):

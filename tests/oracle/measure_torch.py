@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
 
@@ -19,6 +20,8 @@ def config(shape, work, family="llama"):
     """decoder_torch's config for the oracle's traits (`family` adds what
     does not change the saves: Qwen2's q/k/v biases)."""
     h, a = shape["hidden_size"], shape["num_attention_heads"]
+    if family in layer_norm_torch.FAMILIES:
+        return layer_norm_config(shape, work, family)
     return {
         "family": (family if family in DENSE else
                    "llama" if shape["rotary"] else "gpt2"),
@@ -27,7 +30,8 @@ def config(shape, work, family="llama"):
         "kv_heads": shape["num_key_value_heads"] or a,
         "head_dim": shape["head_dim"] or h // a,
         "intermediate": shape["intermediate_size"] or 4 * h,
-        "vocab": shape["vocab_size"], "qkv_bias": family == "qwen2", "o_bias": False,
+        "vocab": shape["vocab_size"],
+        "qkv_bias": family in ("qwen2", "qwen2_moe"), "o_bias": False,
         "mlp_bias": False, "qk_norm": shape["qk_norm"],
         "norm": {"rms": "rms", "gemma_rms": "gemma_rms", "layer_norm": "ln",
                  "cohere_layer_norm": "cohere"}[shape["norm"]],
@@ -47,6 +51,53 @@ def config(shape, work, family="llama"):
         "tied": shape["tied_embeddings"],
         "checkpointing": work["activation_checkpointing"],
         "n_positions": work["sequence_length"] + 3,
+        # MoE families: the sparse layers' block (decoder_torch.SparseMoeBlock)
+        "moe": ({"layers": shape["moe_layers"],
+                 "experts": shape["num_experts"],
+                 "top_k": shape["experts_per_token"],
+                 "inter": shape["moe_intermediate_size"],
+                 "shared_inter": shape["shared_expert_intermediate_size"],
+                 "norm_topk_prob": shape["norm_topk_prob"],
+                 "dense_on_top": dense_on_top(shape, work)}
+                if shape.get("moe_layers") else None),
+    }
+
+
+def dense_on_top(shape, work):
+    """Whether a dense layer's backward holds more than a sparse one's (the
+    activation oracle's itemized terms): the estimate bounds each kind as
+    if it were the last layer (its backward first, every layer's saves
+    held), so the peak is measured with that kind on top."""
+    import activation_oracle as ao
+    t = dict(ao.DEFAULT_TRAITS, **shape)
+    if t["moe_layers"] >= shape["num_layers"]:
+        return False
+    x = ao.dims(t, work)
+    terms = [ao.layer_terms(t, x, work["attention"],
+                            work["activation_checkpointing"], sparse)
+             for sparse in (False, True)]
+    return terms[0]["inside"] > terms[1]["inside"]
+def layer_norm_config(shape, work, family):
+    """layer_norm_torch's config for the oracle's traits."""
+    h, a = shape["hidden_size"], shape["num_attention_heads"]
+    return {
+        "family": family, "layers": shape["num_layers"], "hidden": h,
+        "heads": a, "intermediate": shape["intermediate_size"] or 4 * h,
+        "vocab": shape["vocab_size"], "qkv_bias": True,
+        "rotary_ndims": shape["rotary_dim"] or shape["head_dim"] or h // a,
+        "parallel_residual": shape["parallel_residual"],
+        "act": shape["activation"] if shape["activation"] in (
+            "gelu_new", "gelu_fast", "relu") else "gelu",
+        "attention_dropout": PROBABILITY * shape["attention_dropout"],
+        "resid_dropout": PROBABILITY * shape["hidden_dropout"],
+        "tied": shape["tied_embeddings"],
+        "checkpointing": work["activation_checkpointing"],
+        # OPT: word_embed_proj_dim, do_layer_norm_before, the final norm
+        "proj": shape["embed_proj_dim"] or h,
+        "norm_before": not shape["post_norm"],
+        "final_norm": not shape["post_norm"] and not shape["no_final_norm"],
+        "affine": True, "n_positions": work["sequence_length"] + 3,
+        "embedding_dropout": PROBABILITY * shape["embedding_dropout"],
     }
 
 
@@ -92,7 +143,9 @@ def measure(shape, work, family, seed, tp=1):
     if tp > 1:
         model, forward = tp_decoder_torch.build(c, tp, family)
     else:
-        model = decoder_torch.build(c)
+        model = (layer_norm_torch.build(c)
+                 if family in layer_norm_torch.FAMILIES
+                 else decoder_torch.build(c))
         forward = model
     model.train()
     keep = drop_parameter_grads(model)
@@ -107,22 +160,32 @@ def measure(shape, work, family, seed, tp=1):
     modern, raw, _ = saved_tensors.saved_bytes(model, loss.grad_fn, recorder)
     loss.backward()
     del loss
-    # The peak, with torch >= 2.2's mean.dim in the norms.
+    # The peak, with torch >= 2.2's mean.dim in the norms; for an MoE
+    # model at the estimate's bound (decoder_torch.ROUTE_ALL_TO_LAST), and
+    # with the random router's own routing beside it.
+    peaks = {}
+    runs = [("measured_peak_bytes", c.get("moe") is not None)]
+    if c.get("moe") is not None:
+        runs.append(("measured_peak_bytes_random_routing", False))
     decoder_torch.TORCH_2_MEAN = True
     decoder_torch.PRESERVE_RNG_STATE = False
     tp_decoder_torch.CUDA_MUL = True
     try:
-        with torch.profiler.profile(
-                activities=[torch.profiler.ProfilerActivity.CPU],
-                profile_memory=True) as prof:
-            loss, logits = forward(ids, mask, ids)
-            with torch.profiler.record_function("oracle_backward"):
-                loss.backward()
+        for key, bound in runs:
+            decoder_torch.ROUTE_ALL_TO_LAST = bound
+            with torch.profiler.profile(
+                    activities=[torch.profiler.ProfilerActivity.CPU],
+                    profile_memory=True) as prof:
+                loss, logits = forward(ids, mask, ids)
+                with torch.profiler.record_function("oracle_backward"):
+                    loss.backward()
+            del loss, logits
+            peaks[key] = backward_peak(prof, "oracle_backward")
     finally:
         decoder_torch.TORCH_2_MEAN = False
         decoder_torch.PRESERVE_RNG_STATE = True
+        decoder_torch.ROUTE_ALL_TO_LAST = False
         tp_decoder_torch.CUDA_MUL = False
-    del keep, loss, logits
-    return {"measured_saved_bytes": modern,
-            "measured_saved_bytes_torch_1_13": raw,
-            "measured_peak_bytes": backward_peak(prof, "oracle_backward")}
+    del keep
+    return dict({"measured_saved_bytes": modern,
+                 "measured_saved_bytes_torch_1_13": raw}, **peaks)

@@ -618,7 +618,8 @@ class _Evaluator:
         # operations under each placement (what it changes: which shards
         # stay on the device), else the layout's largest chunk.
         self.operations = (None if parsed.model is None else
-                           gathered_oracle.operations(parsed.model[1]))
+                           gathered_oracle.operations(parsed.model[1],
+                                                      parsed.model[0]))
         self.placed = [
             [i for i, _ in lo._group_params(numels, degrees, frozen,
                                             g.config.dp_degree)]

@@ -55,7 +55,9 @@ struct ActivationBytes {
   uint64_t final_norm_backward_bytes = 0;  // the final norm's fp32
                                            // temporaries
   uint64_t recompute_bytes = 0;            // checkpointing: one layer's saves
-                                           // while it is re-run (else 0)
+                                           // while it is re-run, less a
+                                           // LayerNorm's input (the
+                                           // checkpoint's; else 0)
   uint64_t layer_backward_bytes = 0;       // the gradients one layer's backward
                                            // holds above its saves
   uint64_t embedding_backward_bytes = 0;   // the embedding's, last

@@ -20,8 +20,10 @@ enum class NormKind : uint8_t {
 
 // What the MLP's activation saves: one op that keeps its input (silu,
 // gelu, gelu_pytorch_tanh), or GPT-2's gelu_new written as tanh arithmetic
-// (its input, tanh's result, 0.5x and 1 + tanh).
-enum class MlpActivation : uint8_t { kSingleOp, kGeluNew };
+// (its input, tanh's result, 0.5x and 1 + tanh); FastGELUActivation's
+// gelu_fast (seven tensors); relu, which keeps its result (the next
+// projection's input).
+enum class MlpActivation : uint8_t { kSingleOp, kGeluNew, kGeluFast, kRelu };
 
 // The attention implementation a trainer runs (transformers'
 // attn_implementation); kDefault is transformers 4.51.3's default, sdpa.
@@ -92,9 +94,48 @@ struct TransformerShape {
   std::string not_estimated;
   AdapterShape adapters;   // LoRA; none by default
   TensorParallelShape tp;  // one tp rank's split; none by default
+  // MoE families (Mixtral, Qwen2-MoE, Qwen3-MoE): moe_layers of the
+  // num_layers layers have the sparse block (a router over num_experts
+  // experts, experts_per_token of them per token, each a gated MLP of
+  // moe_intermediate_size; a shared expert of
+  // shared_expert_intermediate_size beside them where non-zero) in place
+  // of the dense MLP (intermediate_size). 0: no sparse layer.
+  uint64_t moe_layers = 0;
+  uint64_t num_experts = 0;
+  uint64_t experts_per_token = 0;
+  uint64_t moe_intermediate_size = 0;
+  uint64_t shared_expert_intermediate_size = 0;
+  bool norm_topk_prob = false;  // the top-k weights renormalized (div_)
+  // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
+  // The width RoPE's cos and sin cover (0: d): GPT-NeoX's rotary_pct,
+  // GPT-J's rotary_dim, Phi-3's partial_rotary_factor.
+  uint64_t rotary_dim = 0;
+  // The second LayerNorm reads the layer's input, as the first does
+  // (GPT-NeoX's use_parallel_residual): one saved input for both.
+  bool parallel_residual = false;
+  // V is a strided view of the fused q/k/v output (GPT-NeoX): eager PV's
+  // bmm keeps the whole output when b, a or s is 1, flash_attn always.
+  bool value_view = false;
+  // OPT's learned positions: indexed by (b, s) position_ids from the
+  // mask's cumsum (the embedding keeps them + 2); under checkpointing
+  // position_ids, cache_position and the eager (b, 1, s, s) mask are
+  // arguments of every layer.
+  bool mask_positions = false;
+  bool no_final_norm = false;   // no norm after the last layer (OPT's
+                                // post-norm or _remove_final_layer_norm)
+  uint64_t embed_proj_dim = 0;  // OPT's word_embed_proj_dim (0: h):
+                                // project_in / project_out around the layers
+  // GPT-J: attention and MLP read one norm's output (no second norm).
+  bool single_norm = false;
+  // GPT-J's RoPE: fp32 sin and cos gathered in each layer, (1, s, 1, r)
+  // for q and again for k, which become fp32 (and are upcast for the
+  // scores): eager keeps q and k at 4 bytes; nothing outside the layers.
+  bool gptj_rotary = false;
+  bool fp32_logits = false;  // the logits cast to fp32 (held at 4 bytes)
+  // No sdpa path in transformers 4.51.3: the default runs eager and
+  // ATTENTION_SDPA is refused (INVALID_ARGUMENT).
+  bool no_sdpa = false;
   // dense families (phi3, cohere, gemma2/3)
-  uint64_t rotary_dim = 0;      // RoPE's width (0: head_dim): Phi-3's
-                                // partial_rotary_factor
   bool fused_gate_up = false;   // one gate_up_proj whose halves are views
                                 // (Phi-3)
   bool parallel_block = false;  // attention and MLP side by side on one

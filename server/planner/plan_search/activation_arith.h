@@ -56,7 +56,8 @@ inline Checked Less(Checked x, Checked y) {
 // MLP width under tensor parallelism).
 struct Dims {
   Wide b, s, bs, h, a, kv, d, inter, v;
-  Wide rd;  // RoPE's width (rotary_dim, else d)
+  Wide rotary;  // RoPE's width
+  Wide e;       // the embedding's and lm_head's width
 };
 
 }  // namespace chunkplan::planner::activation

@@ -31,6 +31,31 @@ absl::Status Narrow(Checked value, absl::string_view part, uint64_t* out) {
   return absl::OkStatus();
 }
 
+// The MoE block's sizes where some layer is sparse: INVALID_ARGUMENT
+// naming the first that is 0 or out of range.
+absl::Status CheckMoe(const TransformerShape& shape) {
+  if (shape.moe_layers == 0) return absl::OkStatus();
+  for (const auto& [value, field] :
+       {std::tuple{shape.num_experts, "shape.num_experts"},
+        std::tuple{shape.experts_per_token, "shape.experts_per_token"},
+        std::tuple{shape.moe_intermediate_size,
+                   "shape.moe_intermediate_size"}}) {
+    if (value == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, " must be at least 1 when shape.moe_layers is set"));
+    }
+  }
+  if (shape.experts_per_token > shape.num_experts) {
+    return absl::InvalidArgumentError(
+        "shape.experts_per_token must be at most shape.num_experts");
+  }
+  if (shape.moe_layers > shape.num_layers) {
+    return absl::InvalidArgumentError(
+        "shape.moe_layers must be at most shape.num_layers");
+  }
+  return absl::OkStatus();
+}
+
 // INVALID_ARGUMENT naming the first size that is 0 or does not divide
 // (UNIMPLEMENTED for a family not modelled, after the workload's sizes);
 // else the dimensions (head_dim, kv heads and the MLP width defaulted).
@@ -76,10 +101,12 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
         "shape.hidden_size / shape.num_attention_heads must divide when "
         "shape.head_dim is unset");
   }
+  if (absl::Status moe = CheckMoe(shape); !moe.ok()) return moe;
   d.d = shape.head_dim != 0 ? Wide{shape.head_dim} : d.h / d.a;
   d.inter =
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
-  d.rd = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
+  d.rotary = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
+  d.e = shape.embed_proj_dim != 0 ? Wide{shape.embed_proj_dim} : d.h;
   return d;
 }
 
@@ -121,27 +148,49 @@ Checked EagerKv(const Dims& d) {
   return Mul({d.bs, d.a, d.d, 2});
 }
 
-// V as eager attention's PV matmul keeps it. With one fused q/k/v
-// projection and RoPE (Phi-3's qkv_proj), q and k are RoPE's fresh tensors
-// but v stays a slice of the fused output, (b, kv, s, d) with strides
-// (sW, d, W, 1), W = (a + 2kv)d: repeat_kv's and matmul's reshapes stay
-// views where b = 1 and kv is 1 or a, or where a = 1, and then the whole
-// fused output, 2bsW, is kept. (Without RoPE, GPT-2's q, k and v are all
-// views of one storage: as many bytes as three.)
+// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
+Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
+
+// The fused q/k/v projection's 16-bit output.
+Checked FusedQkv(const Dims& d) { return Mul({d.bs, d.a + 2 * d.kv, d.d, 2}); }
+
+// V as eager attention's PV matmul keeps it. Where V is a strided view of
+// the fused q/k/v output (GPT-NeoX's value_view), matmul's reshape to bmm's
+// batch is a view when b, a or s is 1 and bmm keeps the whole output. With
+// one fused q/k/v projection and RoPE otherwise (Phi-3's qkv_proj), q and k
+// are RoPE's fresh tensors but v stays a slice of the fused output,
+// (b, kv, s, d) with strides (sW, d, W, 1), W = (a + 2kv)d: repeat_kv's and
+// matmul's reshapes stay views where b = 1 and kv is 1 or a, or where
+// a = 1, and then the whole fused output is kept. (Without RoPE, GPT-2's
+// q, k and v are all views of one storage: as many bytes as three.) Else
+// as EagerKv.
 Checked EagerV(const TransformerShape& t, const Dims& d) {
+  if (t.value_view) {
+    return (d.b == 1 || d.a == 1 || d.s == 1) ? FusedQkv(d) : EagerKv(d);
+  }
   if (t.fused_qkv && t.rotary &&
       ((d.b == 1 && (d.kv == 1 || d.kv == d.a)) || d.a == 1)) {
-    return Mul({d.bs, d.a + 2 * d.kv, d.d, 2});
+    return FusedQkv(d);
   }
   return EagerKv(d);
 }
 
 // V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
 // a tensor whose last stride is not 1, so a fused projection's slice keeps
-// the fused output's whole storage (with RoPE; see EagerV).
+// the fused output's whole storage (GPT-NeoX's view; with RoPE, see EagerV).
 Checked KernelV(const TransformerShape& t, const Dims& d) {
-  if (t.fused_qkv && t.rotary) return Mul({d.bs, d.a + 2 * d.kv, d.d, 2});
+  if (t.value_view || (t.fused_qkv && t.rotary)) return FusedQkv(d);
   return Mul({d.bs, d.kv, d.d, 2});
+}
+
+// The second norm's saves: with a parallel residual a LayerNorm reads the
+// layer's input, saved by the first norm already.
+Checked SecondNormSaved(const TransformerShape& t, const Dims& d) {
+  const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  if (t.parallel_residual && t.norm == NormKind::kLayerNorm) {
+    return Less(norm, Hidden(d, 2));
+  }
+  return norm;
 }
 
 // The loss's targets (int64): labels padded by one, then [..., 1:]
@@ -169,10 +218,14 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked q = Mul({d.bs, d.a, d.d, 2});    // 16 bits, a heads
   const Checked kv = Mul({d.bs, d.kv, d.d, 2});  // 16 bits, kv heads
   const Checked lse = Mul({d.bs, d.a, 4});       // fp32 log-sum-exp
-  const Checked out = QkNormSaved(t, d);
+  // GPT-J's per-layer fp32 sin and cos, two for q and two for k.
+  const Checked out =
+      Sum({QkNormSaved(t, d),
+           t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
   switch (Resolved(attention)) {
-    case Attention::kFlashAttention2:  // q, k, v (kv heads), out, lse,
-                                       // rng_state (2 x int64)
+    case Attention::kFlashAttention2:  // q, k, v (kv heads; the fused
+                                       // output where a view of it), out,
+                                       // lse, rng_state (2 x int64)
       return Sum({out, q, kv, KernelV(t, d), q, lse, Wide{16}});
     case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
       return Sum({out, q, q, q, q, lse});
@@ -191,22 +244,33 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   // Gemma-2's soft-capping: tanh keeps its 16-bit result.
   const Checked softcap = t.attn_softcap ? Mul({p, 2}) : Checked{Wide{0}};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum(
-      {out, q, EagerKv(d), softmax, for_pv, scale, EagerV(t, d), q, softcap});
+  const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
+  return Sum({out, Mul({q, qk}), Mul({EagerKv(d), qk}), softmax, for_pv, scale,
+              EagerV(t, d), q, softcap});
 }
 
 // What one layer's MLP saves, its input aside.
 Checked MlpSaved(const TransformerShape& t, const Dims& d) {
   const Checked i = Mul({d.bs, d.inter, 2});
-  const Checked act = t.activation == MlpActivation::kGeluNew ? Mul({i, 4}) : i;
+  const Wide saves = t.activation == MlpActivation::kGeluNew    ? 4
+                     : t.activation == MlpActivation::kGeluFast ? 7
+                     : t.activation == MlpActivation::kRelu     ? 0
+                                                                : 1;
+  const Checked act = Mul({i, saves});
   if (t.gated_mlp) {  // act's saves, act(gate), up, the product
     return Sum({act, i, i, i});
   }
-  return Sum({act, i});  // act's saves, down's input
+  return Sum({act, i});  // act's saves, down's input (relu's result)
 }
 
-// Bytes of one N = b x s x h 16-bit tensor, a dropout mask (1 byte) of it.
-Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
+// A gated MLP's backward over `tokens` of width `inter`, above its saves:
+// down_proj's input gradient with its weight's (freed once Gemini takes
+// it), or the last product's three gradients once down_proj's input is
+// released.
+Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
+  const Checked i = Mul({tokens, inter, 2});
+  return Max(Sum({i, Mul({d.h, inter, 2})}), Mul({i, 2}));
+}
 
 // Gemma-2's post_attention_layernorm and post_feedforward_layernorm (of
 // o_proj's and down_proj's outputs): their saves; their outputs go to the
@@ -216,17 +280,116 @@ Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
   return Mul({NormSaved(t.norm, d.bs, d.h), 2});
 }
 
-// One decoder layer's saves without checkpointing.
+// Qwen2-MoE's shared expert's saves: its gated MLP, sigmoid's result and
+// its output (0 without one).
+Checked SharedSaved(const TransformerShape& t, const Dims& d) {
+  const uint64_t shared = t.shared_expert_intermediate_size;
+  if (shared == 0) return Wide{0};
+  return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
+}
+
+// MoE layers (docs/plan.md, "MoE layers"): what the sparse block saves,
+// its input (the norm's output) aside. The router: softmax's fp32 result,
+// topk's int64 indices and, with norm_topk_prob, div_'s divisor and the
+// weights' fp32 clone; per token-expert pair (b s k of them, however the
+// router splits them among the experts): torch.where's two int64 indices,
+// the token's state, the expert's gated MLP, its output, the 16-bit
+// routing weight and the weighted output index_add_ keeps; the shared
+// expert's MLP, sigmoid's result and its output.
+Checked MoeSaved(const TransformerShape& t, const Dims& d) {
+  const Checked pairs = Mul({d.bs, t.experts_per_token});
+  const Checked norm_topk = t.norm_topk_prob
+                                ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
+                                : Checked{Wide{0}};
+  const Checked router =
+      Sum({Mul({d.bs, t.num_experts, 4}), Mul({pairs, 8}), norm_topk});
+  const Checked per_pair =
+      Sum({Wide{18}, Mul({d.h, 6}), Mul({t.moe_intermediate_size, Wide{8}})});
+  return Sum({router, Mul({pairs, per_pair}), SharedSaved(t, d)});
+}
+
+// The sparse block's backward above its saves and the residual stream's
+// gradient, at the bound that every token reaches the expert whose
+// backward runs first: the shared expert's MLP (its backward runs first,
+// all saves held), that expert's MLP over all b s tokens once the shared
+// expert's saves are released, or the input gradients index_backward
+// scatters (6N).
+Checked MoeBackward(const TransformerShape& t, const Dims& d) {
+  const uint64_t shared = t.shared_expert_intermediate_size;
+  const Checked shared_step =
+      shared == 0 ? Checked{Wide{0}} : MlpStep(d, d.bs, shared);
+  const Checked routed =
+      Less(MlpStep(d, d.bs, t.moe_intermediate_size), SharedSaved(t, d));
+  return Max(Max(shared_step, routed), Hidden(d, 6));
+}
+
+// Re-running a sparse block under checkpointing, past its experts: the
+// one-hot expert mask (b s k E int64), the residual and the output the
+// experts index_add into (and, with a shared expert, its scaled output and
+// the sum), above the layer's saves and the incoming gradient.
+Checked MoeForward(const TransformerShape& t, const Dims& d) {
+  const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
+  return Sum({mask, Hidden(d, 4),
+              t.shared_expert_intermediate_size == 0 ? Checked{Wide{0}}
+                                                     : Hidden(d, 4)});
+}
+
+// One decoder layer's saves without checkpointing (`sparse`: an MoE layer,
+// the sparse block in place of the MLP).
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
-                   Attention attention) {
+                   Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  // Cohere's attention and MLP read one norm's output.
-  const Checked second_norm = t.parallel_block ? Checked{Wide{0}} : norm;
+  // GPT-J's and Cohere's attention and MLP read one norm's output.
+  const Checked second_norm = (t.single_norm || t.parallel_block)
+                                  ? Checked{Wide{0}}
+                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   // Two residual dropouts (after attention, after the MLP), 1-byte masks.
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
-              MlpSaved(t, d), residual_masks, SandwichNorms(t, d)});
+              sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks,
+              SandwichNorms(t, d)});
+}
+
+// The logits the model returns, held through backward: 16-bit, or fp32
+// where the family casts them (GPT-J).
+Checked Logits(const TransformerShape& t, const Dims& d) {
+  return Mul({d.bs, d.v, t.fp32_logits ? Wide{4} : Wide{2}});
+}
+
+// The workload as the family runs it: the default attention is eager
+// where the family has no sdpa path, which refuses ATTENTION_SDPA.
+absl::StatusOr<ActivationWorkload> AsRun(const TransformerShape& t,
+                                         const ActivationWorkload& w) {
+  ActivationWorkload run = w;
+  if (!t.no_sdpa) return run;
+  if (w.attention == Attention::kSdpa) {
+    return absl::InvalidArgumentError(
+        "workload.attention: ATTENTION_SDPA: the family has no sdpa path in "
+        "transformers 4.51.3 (its default is eager)");
+  }
+  if (w.attention == Attention::kDefault) run.attention = Attention::kEager;
+  return run;
+}
+
+// OPT's positions: position_ids (b, s) from the mask's cumsum, the
+// embedding keeping position_ids + 2; under checkpointing position_ids and
+// cache_position are arguments of every layer too.
+Checked MaskPositions(const Dims& d, bool checkpointing) {
+  if (!checkpointing) return Mul({d.bs, 8});
+  return Sum({Mul({d.bs, 16}), Mul({d.s, 8})});
+}
+
+// The final norm's own saves (none where the family has none).
+Checked FinalNormSaved(const TransformerShape& t, const Dims& d) {
+  return t.no_final_norm ? Checked{Wide{0}} : NormSaved(t.norm, d.bs, d.h);
+}
+
+// OPT's project_in and project_out where the embedding is narrower or wider
+// than h: project_in's input and lm_head's (project_out's output).
+Checked Projections(const TransformerShape& t, const Dims& d) {
+  if (d.e == d.h) return Wide{0};
+  return Mul({d.bs, d.e, 4});
 }
 
 // Saves outside the layers but the loss.
@@ -237,24 +400,30 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   const Checked indices = Mul({d.bs, 8});  // input_ids (int64)
   // position_ids: the learned embedding keeps them; under checkpointing
   // they are an argument of every layer (cache_position's storage).
-  const Checked positions =
-      (!t.rotary || ckpt) ? Mul({d.s, 8}) : Checked{Wide{0}};
-  // cos and sin, (1, s, d) 16-bit, kept by RoPE's multiplications.
-  const Checked rotary =
-      (t.rotary && !ckpt) ? Mul({d.s, d.rd, 4}) : Checked{Wide{0}};
+  const Checked positions = t.mask_positions      ? MaskPositions(d, ckpt)
+                            : (!t.rotary || ckpt) ? Mul({d.s, 8})
+                                                  : Checked{Wide{0}};
+  // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
+  // multiplications.
+  const Checked rotary = (t.rotary && !t.gptj_rotary && !ckpt)
+                             ? Mul({d.s, d.rotary, 4})
+                             : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
-  if (ckpt && eager) mask = t.rotary ? Mul({d.b, d.s, d.s, 2}) : Mul({d.bs, 2});
+  if (ckpt && eager) {
+    mask = (t.rotary || t.mask_positions) ? Mul({d.b, d.s, d.s, 2})
+                                          : Mul({d.bs, 2});
+  }
   const Checked embed_mask =
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
-  const Checked final_norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
+  const Checked final_norm = Sum({FinalNormSaved(t, d), Hidden(d, 2)});
   // Gemma-2's final soft-capping: tanh keeps its 16-bit (b, s, v) result.
   const Checked softcap =
       t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
   return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm, softcap});
+              final_norm, Projections(t, d), softcap});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
@@ -291,21 +460,30 @@ Checked FusedGateUpStep(const Dims& d) {
 // projection weight's, all three fused, and the input's) and the first
 // norm's once all but the first norm's saves and output is released.
 Checked LayerBackward(const TransformerShape& t, const Dims& d,
-                      Attention attention) {
+                      Attention attention, bool sparse) {
   const Wide ad = d.a * d.d;
   const Wide kvd = d.kv * d.d;
-  const Checked i = Mul({d.bs, d.inter, 2});
-  Checked mlp_step = Max(Sum({i, Mul({d.h, d.inter, 2})}), Mul({i, 2}));
+  // A product's three gradients (the gated one, gelu_new's or gelu_fast's
+  // last) once down's input is released, relu's two while its result is
+  // still saved; one op's are no more than the input's and weight's.
+  Checked mlp_step =
+      sparse ? MoeBackward(t, d)
+      : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
+          ? MlpStep(d, d.bs, d.inter)
+          : Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
   if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
+  // The second norm's saves and output (none with a single norm).
+  const Checked second_norm = (t.single_norm || t.parallel_block)
+                                  ? Checked{Wide{0}}
+                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
-  const Checked mlp_and_masks = Sum({MlpSaved(t, d), masks});
+  const Checked mlp_and_masks =
+      Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
   Checked after_attention =
-      t.parallel_block
-          ? Sum({mlp_and_masks, q, SandwichNorms(t, d)})
-          : Sum({mlp_and_masks, norm, Hidden(d, 2), q, SandwichNorms(t, d)});
+      Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -316,7 +494,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   }
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
-      Less(LayerSaved(t, d, attention), Sum({norm, Hidden(d, 2)}));
+      Less(LayerSaved(t, d, attention, sparse), Sum({norm, Hidden(d, 2)}));
   // Cohere's MLP runs its backward first (it ran last): its input's
   // gradient (2N) waits for the attention's share, and no second norm.
   const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
@@ -351,9 +529,10 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
   if (Resolved(attention) != Attention::kEager) return Wide{0};
   const Checked q = Mul({d.bs, d.a, d.d, 2});
   const Checked p = Mul({d.b, d.a, d.s, d.s});
-  const Checked before = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
-                              QkNormSaved(t, d), q, EagerKv(d), EagerV(t, d),
-                              t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
+  const Checked before =
+      Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d), q,
+           EagerKv(d), t.value_view ? EagerKv(d) : EagerV(t, d),
+           t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
   return Sum({Hidden(d, 2), before, q, kv_locals,
@@ -385,14 +564,15 @@ Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
   // (Gemma-2's logits' tanh too, released by the head's backward)
   const Checked softcap =
       t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
-  return Sum({loss, NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), softcap});
+  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2), softcap});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
 // weight's, once the loss's saves are gone.
 Checked HeadBackward(const Dims& d, Checked loss) {
-  return Less(Sum({Mul({d.bs, d.v, 2}), Hidden(d, 2), Mul({d.v, d.h, 2})}),
-              loss);
+  return Less(
+      Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2})}),
+      loss);
 }
 
 // The embedding's backward, last: its output's gradient and its weight's
@@ -401,11 +581,49 @@ Checked HeadBackward(const Dims& d, Checked loss) {
 // `logits` bytes) is released.
 Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
                           Checked total, Wide rows, Checked logits) {
-  const Checked kept = Sum(
-      {Mul({d.bs, 8}), t.rotary ? Checked{Wide{0}} : Mul({d.s, 8}), logits});
-  return Less(Sum({Hidden(d, 2),
-                   Mul({rows, d.h, t.tied_embeddings ? Wide{6} : Wide{2}})}),
+  const Checked positions = t.mask_positions ? Mul({d.bs, 8})
+                            : t.rotary       ? Checked{Wide{0}}
+                                             : Mul({d.s, 8});
+  const Checked kept = Sum({Mul({d.bs, 8}), positions, logits});
+  return Less(Sum({Mul({d.bs, d.e, 2}),
+                   Mul({rows, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
               Less(total, kept));
+}
+
+// What a re-run layer's saves share with what the checkpoint keeps: a
+// LayerNorm saves the layer's input, the checkpoint's own argument.
+Checked RerunKept(const TransformerShape& t, const Dims& d) {
+  return t.norm == NormKind::kLayerNorm ? Hidden(d, 2) : Checked{Wide{0}};
+}
+
+// One kind of decoder layer (dense, or sparse: an MoE layer): its saves,
+// what its backward holds above them, and the most the layers' backward
+// holds with it (checkpointing: its re-run saves plus that, or the re-run
+// forward's own peaks). All 0 where `count` (layers of the kind) is 0.
+struct LayerTerms {
+  Checked saved = Wide{0}, backward = Wide{0}, inside = Wide{0};
+};
+LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
+                     Attention attention, bool ckpt, bool sparse,
+                     uint64_t count) {
+  LayerTerms out;
+  if (count == 0) return out;
+  out.saved = LayerSaved(t, d, attention, sparse);
+  out.backward = LayerBackward(t, d, attention, sparse);
+  if (!ckpt) {
+    out.inside = out.backward;
+    return out;
+  }
+  // A re-run layer's own output (2N) stays held while checkpoint's inner
+  // backward runs over it; the re-run saves all but what the checkpoint
+  // keeps already.
+  const Checked rerun = Less(out.saved, RerunKept(t, d));
+  out.inside = Max(Sum({rerun, out.backward, Hidden(d, 2)}),
+                   ForwardSoftmax(t, d, attention));
+  if (sparse) {  // the block re-run, with the incoming gradient
+    out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
+  }
+  return out;
 }
 
 }  // namespace
@@ -421,15 +639,24 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     }
   }
   const Dims& d = *dims;
-  const Attention attention = workload.attention;
+  const absl::StatusOr<ActivationWorkload> run = AsRun(shape, workload);
+  if (!run.ok()) return run.status();
+  const Attention attention = run->attention;
   const bool ckpt = workload.activation_checkpointing;
-  const Checked layer = LayerSaved(shape, d, attention);
+  // Dense layers and, in an MoE family, sparse ones.
+  const uint64_t sparse_layers = shape.moe_layers;
+  const uint64_t dense_layers = shape.num_layers - sparse_layers;
+  const LayerTerms dense =
+      KindTerms(shape, d, attention, ckpt, false, dense_layers);
+  const LayerTerms sparse =
+      KindTerms(shape, d, attention, ckpt, true, sparse_layers);
+  const Checked layer = Max(dense.saved, sparse.saved);
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
   // The whole model's loss, logits, embedding and backward steps, or a tp
   // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
   Checked loss = Sum({logits32, Targets(d), Wide{4}});
-  Checked logits = Mul({d.bs, d.v, 2});
+  Checked logits = Logits(shape, d);
   Checked embedding_mask = Wide{0};
   Wide embedding_rows = d.v;
   Checked loss_backward = Mul({logits32, 2});
@@ -443,15 +670,20 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  const Checked held = Sum({logits, (ckpt && shape.rotary) ? Mul({d.s, d.rd, 4})
-                                                           : Checked{Wide{0}}});
-  const Checked recompute = ckpt ? layer : Checked{Wide{0}};
-  const Checked layer_backward = LayerBackward(shape, d, attention);
+  const Checked held = Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
+                                        ? Mul({d.s, d.rotary, 4})
+                                        : Checked{Wide{0}}});
+  // Re-run under checkpointing, less a LayerNorm's saved input: the
+  // layer's input, which the checkpoint keeps already.
+  const Checked recompute =
+      ckpt ? Less(layer, RerunKept(shape, d)) : Checked{Wide{0}};
+  const Checked layer_backward = Max(dense.backward, sparse.backward);
 
   ActivationBytes out;
-  const Checked layers = Mul({per_layer, shape.num_layers});
-  const Checked outside =
-      Sum({OutsideSaved(shape, d, workload), embedding_mask});
+  const Checked layers = ckpt ? Mul({per_layer, shape.num_layers})
+                              : Sum({Mul({dense.saved, dense_layers}),
+                                     Mul({sparse.saved, sparse_layers})});
+  const Checked outside = Sum({OutsideSaved(shape, d, *run), embedding_mask});
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
   const Checked total = Sum({saved, held});
@@ -459,19 +691,16 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // input buffer for the embedding's share: held through the layers, which
   // run on what the loss and the final norm left.
   const Checked tied =
-      shape.tied_embeddings ? Mul({embedding_rows, d.h, 2}) : Checked{Wide{0}};
-  // A re-run layer's own output (2N) stays held while checkpoint's inner
-  // backward runs over it.
-  const Checked rerun =
-      ckpt ? Max(Sum({recompute, layer_backward, Hidden(d, 2)}),
-                 ForwardSoftmax(shape, d, attention))
-           : Sum({recompute, layer_backward});
+      shape.tied_embeddings ? Mul({embedding_rows, d.e, 2}) : Checked{Wide{0}};
+  const Checked rerun = Max(dense.inside, sparse.inside);
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward =
       EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
-  const Checked final_norm_backward = Less(NormBackward(shape.norm, d), loss);
+  const Checked final_norm_backward =
+      shape.no_final_norm ? Checked{Wide{0}}
+                          : Less(NormBackward(shape.norm, d), loss);
   Checked transient = Max(loss_backward, head_backward);
   transient = Max(transient, final_norm_backward);
   transient = Max(transient, Max(inside, embedding_backward));
