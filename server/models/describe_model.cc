@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -134,6 +135,10 @@ absl::StatusOr<const TpPolicy*> ChooseTpPolicy(const Family& family,
   if (tp.sequence_parallelism && !policy->ignores_sp.empty()) {
     d.tp_notes.push_back(std::string(policy->ignores_sp));
   }
+  if (tp.sequence_parallelism && policy->ignores_sp.empty()) {
+    CHUNKPLAN_RETURN_IF_ERROR(CheckSequenceParallelism(
+        policy->causal_lm, family.model_type, tp.tp_size, std::nullopt));
+  }
   d.tp_policy = std::string(policy->file);
   d.tp_causal_lm = policy->causal_lm;
   d.tp_column_head = std::any_of(
@@ -210,6 +215,13 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   }
   description.config_keys = AccountForKeys(config, read, *defaults);
   return description;
+}
+
+absl::Status CheckSequenceParallelMesh(const ModelDescription& d,
+                                       uint64_t zero_x_extra_dp) {
+  if (!d.tp_sequence_parallelism) return absl::OkStatus();
+  return CheckSequenceParallelism(d.tp_causal_lm, d.model_type, d.tp_size,
+                                  zero_x_extra_dp);
 }
 
 std::vector<std::string> SupportedModelTypes() {

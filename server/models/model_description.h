@@ -175,10 +175,22 @@ struct TpOptions {
 // tensor parallelism (DeepSeek-V3), and, in ColossalAI's own words, where
 // its asserts fail (heads or key/value heads not divisible by tp) or a
 // parallel layer refuses its features; tp_size 0 is INVALID_ARGUMENT too.
+// With `tp.sequence_parallelism` at tp_size > 1, INVALID_ARGUMENT naming
+// "gemini.enable_sequence_parallelism" where the policy's forward asserts
+// a sequence group GeminiPlugin does not make (CheckSequenceParallelism
+// without a mesh; CheckSequenceParallelMesh once the mesh is known).
 absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
                                                std::string_view architecture,
                                                uint64_t max_params,
                                                const TpOptions& tp = {});
+
+// Sequence parallelism on a mesh of the model `d` describes (at its
+// tp_size): CheckSequenceParallelism (tp_shard.h) with the mesh's
+// `zero_x_extra_dp`, where the description kept it on
+// (tp_sequence_parallelism); OK otherwise. Layout and Plan call it where
+// the mesh is known; DescribeModel has refused what needs no mesh.
+absl::Status CheckSequenceParallelMesh(const ModelDescription& d,
+                                       uint64_t zero_x_extra_dp);
 
 // The supported model_type values, sorted.
 std::vector<std::string> SupportedModelTypes();

@@ -59,12 +59,14 @@ struct TpCausalLm {
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
   // Sequence parallelism under GeminiPlugin (split_gather, which it leaves
   // the only mode, and no sequence_parallel_process_group) where the
-  // policy keeps it on: the file and lines of ColossalAI's attention
-  // forward (shardformer/modeling/) that asserts "Must specify sp_size and
+  // policy keeps it on (CheckSequenceParallelism, tp_shard.h, refuses on
+  // these facts): the file and lines of ColossalAI's attention forward
+  // (shardformer/modeling/) that asserts "Must specify sp_size and
   // sp_group for sequence parallel" (the policy's sp_group is None: the
-  // first forward fails); or, GPT-2, that its forward splits the sequence
-  // over the tp group but gathers it over sequence_parallel_process_group
-  // (None: the whole world). Neither: the split is not modelled.
+  // first forward fails, refused at every mesh); or, GPT-2, that its
+  // forward splits the sequence over the tp group but gathers it over
+  // sequence_parallel_process_group (None: the whole world; refused where
+  // zero x extra_dp > 1). Otherwise the split is not modelled (a note).
   absl::string_view sp_group_assert = "";
   bool sp_gathers_over_world = false;
 };

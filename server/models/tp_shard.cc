@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -142,6 +143,36 @@ std::vector<TpRule> FusedQkvTpRules() {
           {"mlp.dense_4h_to_h", TpLayer::kRow},
           {"word_embeddings", TpLayer::kVocab},
           {"lm_head", TpLayer::kVocab}};
+}
+
+absl::Status CheckSequenceParallelism(const TpCausalLm& lm,
+                                      absl::string_view family, uint32_t tp,
+                                      std::optional<uint64_t> zero_x_extra_dp) {
+  const std::string setting =
+      absl::StrCat("gemini.enable_sequence_parallelism: model_type \"", family,
+                   "\" at tp_size ", tp);
+  if (!lm.sp_group_assert.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        setting,
+        ": ColossalAI's attention forward asserts \"Must specify sp_size and "
+        "sp_group for sequence parallel\" (shardformer/modeling/",
+        lm.sp_group_assert,
+        "): GeminiPlugin gives ShardConfig no "
+        "sequence_parallel_process_group, so the first forward fails; turn "
+        "enable_sequence_parallelism off"));
+  }
+  if (lm.sp_gathers_over_world && zero_x_extra_dp.has_value() &&
+      *zero_x_extra_dp > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        setting, " with zero x extra_dp ", *zero_x_extra_dp,
+        ": gpt2_model_forward splits the sequence over the tp group but "
+        "gather_sp_output gathers it over sequence_parallel_process_group, "
+        "which GeminiPlugin leaves None (the whole world), so "
+        "dist_cross_entropy asserts \"label shape ... does not match logit "
+        "shape ...\" (shardformer/layer/loss.py:324); it runs only where "
+        "zero x extra_dp is 1 (the world is the tp group)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> TpIgnored(const TpPolicy& policy, const HfConfig& cfg) {

@@ -8,6 +8,7 @@
 // rank 0's shapes are every rank's.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -44,6 +45,20 @@ absl::Status CheckTpHeads(const TpPolicy& policy, absl::string_view family,
 // self_attention.dense and mlp.dense_4h_to_h Linear1D_Row, word_embeddings
 // and lm_head vocab-parallel.
 std::vector<TpRule> FusedQkvTpRules();
+
+// GeminiPlugin's sequence parallelism under `lm`, the causal-LM forward of
+// the policy for `family` at `tp` >= 2, where the policy keeps it on
+// (split_gather, no sequence_parallel_process_group: gemini_plugin.py
+// passes none). `zero_x_extra_dp`: the mesh's zero x extra_dp, nullopt
+// where the world is not known (Describe). INVALID_ARGUMENT
+// "gemini.enable_sequence_parallelism: model_type \"<family>\" at
+// tp_size <tp>: ..." quoting ColossalAI's assert with its file and lines
+// where lm.sp_group_assert is set (every mesh), and where
+// lm.sp_gathers_over_world and zero_x_extra_dp is known and above 1; OK
+// otherwise.
+absl::Status CheckSequenceParallelism(const TpCausalLm& lm,
+                                      absl::string_view family, uint32_t tp,
+                                      std::optional<uint64_t> zero_x_extra_dp);
 
 // Whether the policy turns tensor parallelism off for `cfg` (every flag of
 // tp_ignored_when holds).

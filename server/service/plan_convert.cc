@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/cluster_checks.h"
+#include "server/models/tp_shard.h"
 #include "server/service/model_convert.h"
 #include "server/service/proto_convert.h"
 #include "server/service/workload_convert.h"
@@ -104,6 +105,14 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
     tp_shards->push_back(
         {tp, std::move(description->numels), TpShapeOf(*description)});
     description->numels.clear();
+    if (description->tp_sequence_parallelism) {
+      // The rule once the mesh is known (GPT-2's gather over the world).
+      tp_shards->back().mesh_check = [lm = description->tp_causal_lm,
+                                      family = description->model_type,
+                                      tp](uint64_t replicas) {
+        return models::CheckSequenceParallelism(lm, family, tp, replicas);
+      };
+    }
     if (!described->has_value()) *described = *std::move(description);
   }
   out->numels = tp_shards->front().numels;

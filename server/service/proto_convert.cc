@@ -1,11 +1,13 @@
 #include "server/service/proto_convert.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/cluster_checks.h"
+#include "server/models/model_description.h"
 #include "server/service/workload_convert.h"
 
 namespace chunkplan::service {
@@ -220,6 +222,22 @@ absl::StatusOr<planner::LayoutRequest> FromProto(
       FromProto(request.search(), limits, &described, notes,
                 TpOptionsOf(request.gemini()));
   if (!search.ok()) return Prefixed("search.", search.status());
+  if (described.has_value()) {
+    // The mesh: the zero group is the largest dp degree (as JudgeLayout
+    // counts it), times gemini.extra_dp_size.
+    uint64_t zero = 1;
+    for (const uint32_t d : request.search().dp_degrees()) {
+      zero = std::max<uint64_t>(zero, d);
+    }
+    for (const v1::ChunkConfig& c : request.configs()) {
+      zero = std::max<uint64_t>(zero, c.dp_degree());
+    }
+    if (absl::Status s = models::CheckSequenceParallelMesh(
+            *described, zero * gemini->extra_dp_size);
+        !s.ok()) {
+      return s;
+    }
+  }
   planner::LayoutRequest out;
   if (request.has_workload()) {
     absl::StatusOr<planner::PlanWorkload> workload =

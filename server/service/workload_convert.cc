@@ -46,35 +46,6 @@ absl::StatusOr<planner::Attention> AttentionOf(const v1::Workload& w) {
   }
 }
 
-// Why sequence parallelism leaves tp rank 0's activations unsplit
-// (docs/tensor-parallelism.md, "Activations"): GeminiPlugin's
-// split_gather runs without a sequence_parallel_process_group.
-std::string SequenceParallelNote(const models::ModelDescription& m) {
-  const models::TpCausalLm& lm = m.tp_causal_lm;
-  if (!lm.sp_group_assert.empty()) {
-    return absl::StrCat(
-        "sequence parallelism: ColossalAI's attention forward for model_type "
-        "\"",
-        m.model_type,
-        "\" asserts \"Must specify sp_size and sp_group for sequence "
-        "parallel\" (shardformer/modeling/",
-        lm.sp_group_assert,
-        "): GeminiPlugin gives ShardConfig no "
-        "sequence_parallel_process_group, so the first forward fails");
-  }
-  if (lm.sp_gathers_over_world) {
-    return "sequence parallelism (split_gather) is not modelled: "
-           "gpt2_model_forward splits the sequence over the tp group but "
-           "gather_sp_output gathers it over sequence_parallel_process_group, "
-           "which GeminiPlugin leaves None (the whole world): only where "
-           "zero x extra_dp is 1 do the two agree; elsewhere "
-           "dist_cross_entropy asserts \"label shape ... does not match "
-           "logit shape ...\" (shardformer/layer/loss.py:324)";
-  }
-  return "sequence parallelism (split_gather: each rank's sequence shard, "
-         "gathered inputs, ColossalAI's attention forward) is not modelled";
-}
-
 }  // namespace
 
 planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
@@ -90,7 +61,11 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
                                 "\": ShardFormer's forward for it (policy ",
                                 m.tp_policy, ") is not modelled");
   } else if (m.tp_sequence_parallelism) {
-    tp.not_split = SequenceParallelNote(m);
+    // What DescribeModel and CheckSequenceParallelMesh let through (GPT-2
+    // where zero x extra_dp is 1: the world is the tp group).
+    tp.not_split =
+        "sequence parallelism (split_gather: each rank's sequence shard, "
+        "gathered inputs, ColossalAI's attention forward) is not modelled";
   }
   tp.padded_vocab = m.padded_vocab_size;
   tp.column_head = m.tp_column_head;

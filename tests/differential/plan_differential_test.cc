@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "chunkplan/planner/planner.h"
@@ -231,7 +232,8 @@ v1::PlanRequest WorkloadRequest(const std::string& name) {
 
 // Plans of random small models (tests/differential/random_models.h): the
 // gathered chunks follow each family's operations under every placement,
-// max_prefetch and gradient chunks of their own included; the device
+// max_prefetch and gradient chunks of their own included, a quarter with tp
+// searched (half of those with sequence parallelism); the device
 // memory from 4 to 24 bytes per parameter element, so that each placement
 // class is reached.
 TEST(PlanDifferentialTest, ModelsMatchTheOracle) {
@@ -256,6 +258,12 @@ TEST(PlanDifferentialTest, ModelsMatchTheOracle) {
     g->set_master_weights(uniform(0, 4) != 0);
     g->set_gradient_accumulation(uniform(0, 4) == 0);
     g->set_max_prefetch(uniform(0, 1) * uniform(1, 3));
+    // tp searched, with or without sequence parallelism (the degrees and
+    // meshes the family's policy cannot run skipped, as the oracle's).
+    if (uniform(0, 3) == 0) {
+      r.set_search_tp(true);
+      g->set_enable_sequence_parallelism(uniform(0, 1) == 1);
+    }
     v1::Cluster* c = r.mutable_cluster();
     c->set_device_memory_bytes(d->total * uniform(4, 24) + 64);
     c->set_gpus_per_node(8);
@@ -333,7 +341,8 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
 // tp rank 0's activation estimate (docs/tensor-parallelism.md,
 // "Activations"), equal to the oracle's (tests/oracle/
 // tp_activation_oracle.py), smaller as tp grows; with sequence parallelism
-// on, the whole model's estimate and the note saying it is not split.
+// on, every tp degree is skipped (LLaMA's attention forward asserts a
+// sequence group GeminiPlugin does not make): tp 1's options only.
 TEST(PlanDifferentialTest, TensorParallelWorkloadsMatchTheOracle) {
   v1::PlanRequest r = Llama70bTpSearched();
   v1::Workload* w = r.mutable_workload();
@@ -357,13 +366,54 @@ TEST(PlanDifferentialTest, TensorParallelWorkloadsMatchTheOracle) {
        ++it) {
     EXPECT_LT(it->second, std::prev(it)->second) << "tp " << it->first;
   }
-  bool noted = false;
+  ASSERT_GT(answers[1]->options_size(), 0);
   for (const v1::PlanOption& o : answers[1]->options()) {
-    for (const std::string& note : o.notes()) {
-      noted = noted || note.find("sequence parallelism") != std::string::npos;
-    }
+    EXPECT_LE(o.gemini().tp_size(), 1u);
   }
-  EXPECT_TRUE(noted);
+}
+
+// GPT-2 with sequence parallelism (docs/tensor-parallelism.md): its forward
+// gathers the sequence over the whole world, so a tp degree runs only where
+// the world is the tp group; the other meshes are skipped, and where none
+// is left the refusal answers. Equal to the oracle's (tp_oracle.py's
+// sequence_parallel_mesh), with the whole model's estimate and its note.
+TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(R"({
+    "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+    "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000})");
+  r.mutable_search()->set_search_range_m(0.001);
+  r.mutable_search()->set_min_chunk_size_m(0);
+  r.set_search_tp(true);
+  r.add_extra_dp_sizes(1);
+  r.add_extra_dp_sizes(2);
+  r.set_max_options(200);
+  r.mutable_gemini()->set_enable_sequence_parallelism(true);
+  v1::Workload* w = r.mutable_workload();
+  w->set_micro_batch(1);
+  w->set_sequence_length(64);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(kGiB);
+  c->set_gpus_per_node(8);
+  for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
+  v1::PlanRequest named = r;  // tp 4 named, at world 8 only
+  named.set_search_tp(false);
+  named.add_tp_sizes(4);
+  named.mutable_cluster()->clear_world_sizes();
+  named.mutable_cluster()->add_world_sizes(8);
+  const auto answers = CheckAgainstOracle({r, named}, "sequence parallel");
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status();
+  bool tp_option = false;
+  for (const v1::PlanOption& o : answers[0]->options()) {
+    if (o.gemini().tp_size() <= 1) continue;
+    tp_option = true;
+    EXPECT_EQ(o.world_size(), o.gemini().tp_size());
+  }
+  EXPECT_TRUE(tp_option);
+  ASSERT_FALSE(answers[1].ok());
+  EXPECT_TRUE(absl::StartsWith(answers[1].status().message(),
+                               "gemini.enable_sequence_parallelism"))
+      << answers[1].status();
 }
 
 }  // namespace

@@ -4,7 +4,9 @@ tp_size, through chunkplan-describe-tool) against the independent oracle
 (tests/oracle/tp_oracle.py over tests/oracle/models): tp rank 0's names and
 numels in order, the padded vocabulary, the policy applied, and the same
 refusals (ColossalAI's words in the C++ message), on every served family x
-tp in {1, 2, 4, 8} x the published configs and fresh random configs (a new
+tp in {1, 2, 4, 8} x enable_sequence_parallelism (what fails on every mesh:
+the mesh's own rule is the plan tests') x the published configs and fresh
+random configs (a new
 seed each run, printed; CHUNKPLAN_SEED=N repeats a run). Random configs are
 also tried scaled by 8 in their widths and heads, so that most shard.
 
@@ -43,8 +45,8 @@ def scaled(config, factor):
 
 def run_tool(requests):
     lines = "".join(json.dumps({"config": c, "architecture": a or "",
-                                "tp_size": tp}) + "\n"
-                    for c, a, tp in requests)
+                                "tp_size": tp, "sequence_parallelism": sp})
+                    + "\n" for c, a, tp, sp in requests)
     done = subprocess.run([TOOL, "--batch", "--max_params=100000000"],
                           input=lines, capture_output=True, text=True,
                           check=True, timeout=300)
@@ -53,7 +55,7 @@ def run_tool(requests):
     return answers
 
 
-def expected(config, architecture, tp):
+def expected(config, architecture, tp, sp=False):
     """The oracle's answer: a dict, ("refused", words) or None where the
     whole model is refused already (not this test's business)."""
     try:
@@ -61,7 +63,7 @@ def expected(config, architecture, tp):
     except ValueError:
         return None
     try:
-        s = shard(whole, config, tp)
+        s = shard(whole, config, tp, sp)
     except TpRefused as refused:
         return ("refused", str(refused))
     return {"names": s.names, "numels": s.numels, "tp_policy": s.policy,
@@ -98,16 +100,19 @@ class TpDifferentialTest(unittest.TestCase):
 
     def compare(self, cases):
         answers = run_tool(cases)
-        mismatches, outcomes = [], {"sharded": 0, "refused": 0}
-        for (config, arch, tp), got in zip(cases, answers):
-            want = expected(config, arch, tp)
+        mismatches = []
+        outcomes = {"sharded": 0, "refused": 0, "sp_refused": 0}
+        for (config, arch, tp, sp), got in zip(cases, answers):
+            want = expected(config, arch, tp, sp)
             if isinstance(want, dict) and tp > 1 and want["tp_policy"]:
                 outcomes["sharded"] += 1
             elif isinstance(want, tuple):
                 outcomes["refused"] += 1
+                outcomes["sp_refused"] += "sp_size and sp_group" in want[1]
             problem = difference(want, got)
             if problem:
-                mismatches.append(f"tp {tp} {arch or 'default'}: {problem}"
+                mismatches.append(f"tp {tp} sp {sp} {arch or 'default'}: "
+                                  f"{problem}"
                                   f"\n  config: {json.dumps(config)}")
         self.assertEqual(mismatches[:MAX_REPORTED], [],
                          f"{len(mismatches)} of {len(cases)} differ")
@@ -118,10 +123,13 @@ class TpDifferentialTest(unittest.TestCase):
         for _, path, architecture, _, _ in PUBLISHED:
             with open(path, encoding="utf-8") as f:
                 config = json.load(f)
-            cases += [(config, architecture, tp) for tp in TP_SIZES]
+            cases += [(config, architecture, tp, sp) for tp in TP_SIZES
+                      for sp in (False, True)]
         outcomes = self.compare(cases)
         self.assertGreater(outcomes["sharded"], 10, outcomes)
         self.assertGreater(outcomes["refused"], 0, outcomes)
+        # LLaMA's, Qwen2's and Qwen3's attention forward under GeminiPlugin
+        self.assertGreater(outcomes["sp_refused"], 0, outcomes)
 
     def test_random_configs_of_every_family(self):
         seed = int(os.environ.get("CHUNKPLAN_SEED",
@@ -129,14 +137,15 @@ class TpDifferentialTest(unittest.TestCase):
         print(f"tp_differential_test: seed {seed} "
               f"(CHUNKPLAN_SEED={seed} repeats it)", flush=True)
         rng = random.Random(seed)
-        totals = {"sharded": 0, "refused": 0}
+        totals = {"sharded": 0, "refused": 0, "sp_refused": 0}
         for family in FAMILIES:
             with self.subTest(family=family, seed=seed):
                 cases = []
                 for _ in range(RANDOM_CONFIGS_PER_FAMILY):
                     config = random_config(family, rng)
+                    sp = rng.random() < 0.25
                     for c in (config, scaled(config, 8)):
-                        cases += [(c, None, tp) for tp in TP_SIZES]
+                        cases += [(c, None, tp, sp) for tp in TP_SIZES]
                 for key, count in self.compare(cases).items():
                     totals[key] += count
         print(f"tp_differential_test: random configs {totals}", flush=True)
@@ -151,7 +160,7 @@ class TpDifferentialTest(unittest.TestCase):
                   "intermediate_size": 28672, "num_attention_heads": 64,
                   "num_key_value_heads": 8, "num_hidden_layers": 80,
                   "vocab_size": 32000}
-        got = run_tool([(config, None, 2), (config, None, 8)])
+        got = run_tool([(config, None, 2, False), (config, None, 8, False)])
         want = expected(config, None, 2)
         self.assertIsNone(difference(want, got[0]))
         self.assertEqual(got[0]["padded_vocab_size"], 32000)

@@ -324,7 +324,10 @@ def _meshes(top, raw_gemini, search, model, sequence_parallelism):
         except tp_oracle.TpRefused as exc:
             if searching and tp > 1:
                 continue
-            raise PlanError(f"search.model: gemini.tp_size: {exc}") from None
+            field = ("gemini.enable_sequence_parallelism"
+                     if isinstance(exc, tp_oracle.SpRefused)
+                     else "gemini.tp_size")
+            raise PlanError(f"search.model: {field}: {exc}") from None
         out.append((tp, shards.numels))
     return out
 
@@ -1009,7 +1012,7 @@ def _tp_split(parsed, tp):
             f"(policy {policy.file}) is not modelled")
     if parsed.sequence_parallelism and not policy.sp_ignored:
         return None, not_split_note(
-            tp_activation_oracle.sequence_parallel_why(model_type))
+            tp_activation_oracle.SEQUENCE_PARALLEL_WHY)
     return dict(family, tp_size=tp), None
 
 
@@ -1035,11 +1038,27 @@ def plan(request):
         # Every mesh's layouts first (their refusals come before the
         # activation estimate's), in the order tp, world, extra_dp.
         plans = []
+        refused = None  # the first mesh sequence parallelism fails on
+        model_type = (None if parsed.model is None
+                      else parsed.model[1].model_type)
         for tp, numels in parsed.meshes:
             if tp > parsed.cluster.gpus_per_node:
                 continue  # tp stays within a node
-            pairs = [(w, e) for w in world_sizes(parsed.cluster)
-                     for e in parsed.extra_dp_sizes if w % (tp * e) == 0]
+            pairs = []
+            for w in world_sizes(parsed.cluster):
+                for e in parsed.extra_dp_sizes:
+                    if w % (tp * e) != 0:
+                        continue
+                    try:  # zero x extra_dp = w / tp
+                        tp_oracle.sequence_parallel_mesh(
+                            model_type, tp, w // tp,
+                            parsed.sequence_parallelism)
+                    except tp_oracle.SpRefused as exc:
+                        refused = refused or (
+                            "gemini.enable_sequence_parallelism: "
+                            f"{exc}")
+                        continue
+                    pairs.append((w, e))
             if not pairs:
                 continue
             worlds = _worlds(parsed, numels,
@@ -1048,6 +1067,8 @@ def plan(request):
                       for (w, e), world in zip(pairs, worlds)]
         # the workload's own refusal first, at the first degree described
         _activation(parsed, parsed.meshes[0][0] if parsed.meshes else 1)
+        if not plans and refused:
+            raise PlanError(refused)  # every mesh left was refused
         keyed = []
         for mesh, world in plans:
             for source, configs in _chunk_sizes(world):

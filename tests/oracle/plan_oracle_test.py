@@ -570,6 +570,54 @@ class WholeNodes(unittest.TestCase):
                             error)
 
 
+class SequenceParallelism(unittest.TestCase):
+    """GeminiPlugin gives ShardConfig no sequence_parallel_process_group
+    and no mode (gemini_plugin.py:560-568; split_gather by shard_config.py):
+    LLaMA's policy swaps in the attention forward that asserts a group
+    (policies/llama.py: get_llama_flash_attention_forward(..., sp_group)),
+    so a named tp degree is refused and a searched one skipped; GPT-2's
+    forward gathers over the whole world, so its tp degrees run only where
+    the world is the tp group (zero x extra_dp = 1)."""
+
+    GPT2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+            "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000}
+    LLAMA = {"model_type": "llama", "hidden_size": 64,
+             "intermediate_size": 128, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "num_key_value_heads": 4,
+             "vocab_size": 1000}
+
+    def plan(self, config, worlds, **top):
+        return oracle.plan(dict({
+            "search": {"model": {"hf_config_json": json.dumps(config)},
+                       "search_range_m": 0.001, "min_chunk_size_m": 0},
+            "gemini": {"enable_sequence_parallelism": True},
+            "cluster": {"device_memory_bytes": 2**30, "gpus_per_node": 8,
+                        "world_sizes": worlds},
+            "max_options": 200}, **top))
+
+    def test_llama_named_is_refused_and_searched_is_skipped(self):
+        error = self.plan(self.LLAMA, [2], tp_sizes=[2]).get("error", "")
+        self.assertTrue(error.startswith(
+            "search.model: gemini.enable_sequence_parallelism: "), error)
+        self.assertIn("Must specify sp_size and sp_group for sequence "
+                      "parallel", error)
+        options = self.plan(self.LLAMA, [2, 4], search_tp=True)["options"]
+        self.assertTrue(options)
+        self.assertEqual({o["gemini"]["tp_size"] for o in options}, {0})
+
+    def test_gpt2_runs_where_the_world_is_the_tp_group(self):
+        options = self.plan(self.GPT2, [2, 4], tp_sizes=[2],
+                            extra_dp_sizes=[1, 2])["options"]
+        self.assertTrue(options)
+        self.assertEqual({(o["world_size"], o["gemini"]["extra_dp_size"])
+                          for o in options}, {(2, 0)})
+        error = self.plan(self.GPT2, [4], tp_sizes=[2],
+                          extra_dp_sizes=[1, 2]).get("error", "")
+        self.assertTrue(error.startswith(
+            "gemini.enable_sequence_parallelism: "), error)
+        self.assertIn("label shape ... does not match logit shape", error)
+
+
 class Errors(unittest.TestCase):
     def error(self, r):
         a = oracle.plan(r)

@@ -8,10 +8,12 @@ chunkplan's C++, which it checks. Stdlib only.
 
   shard(description, config, tp, sequence_parallelism=False) -> Sharded
   mesh(world, tp, extra_dp) -> (zero, extra_dp, tp)
+  sequence_parallel_mesh(model_type, tp, zero_x_extra_dp, sp) -> None
 
 `description` is the whole model as tests/oracle/models describes it;
 `config` the config.json dict. A refusal raises TpRefused with
-ColossalAI's own words.
+ColossalAI's own words (SpRefused where enable_sequence_parallelism is the
+setting that fails).
 """
 
 import dataclasses
@@ -26,6 +28,11 @@ MAKE_VOCAB_SIZE_DIVISIBLE_BY = 64  # ShardConfig's default; GeminiPlugin
 
 class TpRefused(ValueError):
     """ColossalAI refuses the setting (an assert, a ValueError, no policy)."""
+
+
+class SpRefused(TpRefused):
+    """The step fails under enable_sequence_parallelism: the setting named
+    is gemini.enable_sequence_parallelism, not tp_size."""
 
 
 # The layers a policy swaps in (shardformer/layer).
@@ -52,21 +59,38 @@ class Policy:
     tp_off_when: tuple = ()     # (key, value) pairs: falcon.py's warning
     sp_ignored: bool = False    # "... doesn't support sequence parallelism"
     refuses: str = None         # deepseek_v3.py's assert
+    # Sequence parallelism kept on under GeminiPlugin, which gives
+    # ShardConfig no sequence_parallel_process_group (gemini_plugin.py:
+    # 560-568, so the policy's sp_group is None) and no mode (split_gather,
+    # shard_config.py's __post_init__). sp_assert: the policy swaps in its
+    # attention forward whenever enable_sequence_parallelism (llama.py,
+    # qwen2.py, qwen3.py: get_*_flash_attention_forward(shard_config,
+    # sp_mode, sp_size, sp_group)), which asserts "Must specify sp_size and
+    # sp_group for sequence parallel" at this file:line of
+    # shardformer/modeling/. sp_world: GPT-2's forward splits the sequence
+    # over the tp group and gathers it over the sequence group, None: the
+    # whole world; the loss's shape assert fails unless the world is the
+    # tp group (zero x extra_dp = 1).
+    sp_assert: str = None
+    sp_world: bool = False
 
 
 # The classes chunkplan serves, by model_type, and their policies
 # (auto_policy.py's _POLICY_LIST; a model_type absent here has none).
 POLICIES = {
     "llama": Policy("llama", dict(_DECODER, lm_head=VOCAB),
-                    kv_key="num_key_value_heads", kv_not_less=True),
+                    kv_key="num_key_value_heads", kv_not_less=True,
+                    sp_assert="llama.py:503-505"),
     "cohere": Policy("command", dict(_DECODER, lm_head=VOCAB),
                      kv_key="num_key_value_heads", kv_not_less=True),
     "mistral": Policy("mistral", dict(_DECODER, lm_head=VOCAB),
                       kv_key="num_key_value_heads", sp_ignored=True),
     "qwen2": Policy("qwen2", dict(_DECODER, lm_head=VOCAB),
-                    kv_key="num_key_value_heads"),
+                    kv_key="num_key_value_heads",
+                    sp_assert="qwen2.py:493-495"),
     "qwen3": Policy("qwen3", dict(_DECODER, lm_head=COL),
-                    kv_key="num_key_value_heads"),
+                    kv_key="num_key_value_heads",
+                    sp_assert="qwen3.py:479-481"),
     "mixtral": Policy("mixtral", {
         "self_attn.q_proj": COL, "self_attn.k_proj": COL,
         "self_attn.v_proj": COL, "self_attn.o_proj": ROW,
@@ -75,7 +99,7 @@ POLICIES = {
     "gpt2": Policy("gpt2", {
         "wte": VOCAB, "attn.c_attn": (GPT2_COL, 3), "attn.c_proj": GPT2_ROW,
         "mlp.c_fc": (GPT2_COL, 1), "mlp.c_proj": GPT2_ROW, "lm_head": VOCAB},
-        heads_key="n_head"),
+        heads_key="n_head", sp_world=True),
     "gptj": Policy("gptj", {
         "wte": VOCAB, "attn.k_proj": COL, "attn.q_proj": COL,
         "attn.v_proj": COL, "attn.out_proj": ROW, "mlp.fc_in": COL,
@@ -229,6 +253,9 @@ def shard(description, config, tp, sequence_parallelism=False):
                             "by tensor parallel size.")
     if sequence_parallelism and policy.sp_ignored:
         notes.append("sequence parallelism ignored by the policy")
+    if sequence_parallelism and policy.sp_assert:
+        raise SpRefused('"Must specify sp_size and sp_group for sequence '
+                        f'parallel" (shardformer/modeling/{policy.sp_assert})')
     hidden = description.hidden_size
     vocab = cfg.size("vocab_size")
     numels = []
@@ -239,3 +266,20 @@ def shard(description, config, tp, sequence_parallelism=False):
     has_vocab = any(v == VOCAB for v in policy.replaced.values())
     return Sharded(list(description.names), numels, policy.file,
                    padded_vocab(vocab, tp) if has_vocab else 0, notes)
+
+
+def sequence_parallel_mesh(model_type, tp, zero_x_extra_dp,
+                           sequence_parallelism):
+    """Raises SpRefused where the mesh (zero x extra_dp) cannot run the
+    policy's sequence parallelism (GPT-2's gather over the whole world:
+    dist_cross_entropy's "label shape ... does not match logit shape ..."
+    assert, shardformer/layer/loss.py:324); shard() has refused what
+    fails on every mesh."""
+    policy = POLICIES.get(model_type)
+    if (tp > 1 and sequence_parallelism and policy is not None
+            and policy.sp_world and not policy.sp_ignored
+            and zero_x_extra_dp > 1):
+        raise SpRefused(f"with zero x extra_dp {zero_x_extra_dp}: "
+                        'dist_cross_entropy asserts "label shape ... does '
+                        'not match logit shape ..." '
+                        "(shardformer/layer/loss.py:324)")

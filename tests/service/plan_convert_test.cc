@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "chunkplan/planner/planner.h"
@@ -402,7 +403,20 @@ planner::TensorParallelShape TpOf(const char* config, bool sp) {
   return got->workload->shape.tp;
 }
 
-TEST(LayoutWorkloadConvert, SequenceParallelismSaysWhatGeminiPluginRuns) {
+// Layout (and Frontier, which converts the same request) with
+// enable_sequence_parallelism, which GeminiPlugin runs as split_gather
+// with no sequence_parallel_process_group (docs/tensor-parallelism.md).
+absl::Status SequenceParallelLayout(const char* config, uint32_t dp,
+                                    uint32_t extra_dp) {
+  v1::LayoutRequest r = WithWorkload(config);
+  r.mutable_search()->add_dp_degrees(dp);
+  r.mutable_gemini()->set_tp_size(2);
+  r.mutable_gemini()->set_extra_dp_size(extra_dp);
+  r.mutable_gemini()->set_enable_sequence_parallelism(true);
+  return FromProto(r).status();
+}
+
+TEST(LayoutWorkloadConvert, SequenceParallelismGeminiPluginCannotRunIsRefused) {
   // GPT-2 without sequence parallelism: the split is modelled
   // (gpt2_lmhead_model_forward: 16-bit logits and loss, padded to 128).
   const planner::TensorParallelShape gpt2 = TpOf(kGpt2Config, false);
@@ -411,14 +425,85 @@ TEST(LayoutWorkloadConvert, SequenceParallelismSaysWhatGeminiPluginRuns) {
   EXPECT_EQ(gpt2.padded_vocab, 1024u);
   EXPECT_FALSE(gpt2.logits_fp32 || gpt2.loss_fp32 || gpt2.column_head);
   // LLaMA with it: ColossalAI's attention forward asserts the group that
-  // GeminiPlugin does not make (shardformer/modeling/llama.py:503-505).
-  EXPECT_THAT(TpOf(kLlamaConfig, true).not_split,
+  // GeminiPlugin does not make (shardformer/modeling/llama.py:503-505), on
+  // every mesh.
+  const absl::Status llama = SequenceParallelLayout(kLlamaConfig, 1, 1);
+  EXPECT_EQ(llama.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(llama.message(),
+              HasSubstr("gemini.enable_sequence_parallelism: model_type "
+                        "\"llama\" at tp_size 2"));
+  EXPECT_THAT(llama.message(),
               HasSubstr("asserts \"Must specify sp_size and sp_group for "
                         "sequence parallel\" (shardformer/modeling/"
                         "llama.py:503-505)"));
-  // GPT-2 with it: split over the tp group, gathered over the world.
+  // GPT-2 with it: split over the tp group, gathered over the world; where
+  // the world is the tp group (zero x extra_dp 1) the two agree and the
+  // estimate is the whole model's, with the note.
   EXPECT_THAT(TpOf(kGpt2Config, true).not_split,
-              HasSubstr("only where zero x extra_dp is 1"));
+              HasSubstr("sequence parallelism (split_gather"));
+  EXPECT_TRUE(SequenceParallelLayout(kGpt2Config, 1, 1).ok());
+  // Elsewhere dist_cross_entropy's shape assert fails (loss.py:324).
+  for (const auto& [dp, extra_dp] : {std::pair{2u, 1u}, std::pair{1u, 2u}}) {
+    const absl::Status wide = SequenceParallelLayout(kGpt2Config, dp, extra_dp);
+    EXPECT_EQ(wide.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(wide.message(),
+                HasSubstr("gemini.enable_sequence_parallelism: model_type "
+                          "\"gpt2\" at tp_size 2 with zero x extra_dp 2"));
+    EXPECT_THAT(wide.message(),
+                HasSubstr("\"label shape ... does not match logit shape "
+                          "...\" (shardformer/layer/loss.py:324)"));
+  }
+}
+
+// Plan with enable_sequence_parallelism: a tp degree whose forward fails
+// everywhere is refused where named and skipped where tp is searched; GPT-2
+// runs only on the meshes whose world is the tp group, the others skipped,
+// and where none is left the refusal answers.
+TEST(PlanConvert, SequenceParallelismSkipsTheMeshesGeminiPluginCannotRun) {
+  const planner::Planner planner;
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(kGpt2Config);
+  r.mutable_search()->set_search_range_m(0.001);
+  r.mutable_gemini()->set_tp_size(2);
+  r.mutable_gemini()->set_enable_sequence_parallelism(true);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(uint64_t{80} << 30);
+  c->set_gpus_per_node(8);
+  c->add_world_sizes(2);
+  c->add_world_sizes(4);
+  absl::StatusOr<planner::PlanRequest> plain = FromProtoInOrder(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<planner::PlanResult> got = planner.Plan(*plain);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_GT(got->options.size(), 0u);
+  for (const planner::PlanOption& o : got->options) {
+    EXPECT_EQ(o.world_size, 2u);
+  }
+  c->clear_world_sizes();
+  c->add_world_sizes(4);
+  plain = FromProtoInOrder(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  got = planner.Plan(*plain);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("gemini.enable_sequence_parallelism: model_type "
+                        "\"gpt2\" at tp_size 2 with zero x extra_dp 2"));
+
+  // LLaMA: named, refused; searched, every option at tp 1.
+  r.mutable_search()->mutable_model()->set_hf_config_json(kLlamaConfig);
+  EXPECT_THAT(FromProtoInOrder(r).status().message(),
+              HasSubstr("gemini.enable_sequence_parallelism: model_type "
+                        "\"llama\" at tp_size 2"));
+  r.mutable_gemini()->clear_tp_size();
+  r.set_search_tp(true);
+  plain = FromProtoInOrder(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  got = planner.Plan(*plain);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_GT(got->options.size(), 0u);
+  for (const planner::PlanOption& o : got->options) {
+    EXPECT_EQ(o.gemini.tp_size, 1u);
+  }
 }
 
 TEST(LayoutWorkloadConvert, AWorkloadNeedsADecoderOnlyModel) {

@@ -6,10 +6,12 @@
 // converts between the two. The search's rules: docs/plan.md.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "chunkplan/planner/activation_estimate.h"
 #include "chunkplan/planner/layout_types.h"
 #include "chunkplan/planner/objective.h"
@@ -27,6 +29,13 @@ struct TpShards {
   // its tp_size 1 where the service did not describe the model at it (the
   // workload's own shape.tp is then kept).
   TensorParallelShape activations;
+  // Set where this degree runs only on some meshes (sequence parallelism
+  // that GeminiPlugin leaves without its group, docs/tensor-parallelism.md):
+  // given the mesh's zero x extra_dp, a non-OK status refuses that mesh,
+  // which is then skipped; where every mesh of the plan is skipped or
+  // refused and one was refused, the first refusal answers. Empty: every
+  // mesh runs.
+  std::function<absl::Status(uint64_t zero_x_extra_dp)> mesh_check;
 };
 
 struct PlanRequest {

@@ -210,6 +210,8 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;
+  absl::Status refused;   // the first mesh a degree's mesh_check refused
+  bool laid_out = false;  // some mesh ran its Layouts
   for (const TpShards& tp : tp_shards) {
     if (tp.tp_size > request.cluster.gpus_per_node) continue;
     PlanRequest shards = request;
@@ -221,6 +223,14 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
         const uint64_t rest = uint64_t{tp.tp_size} * extra_dp;
         if (rest == 0 || w % rest != 0) continue;
         const uint32_t zero = static_cast<uint32_t>(w / rest);
+        if (tp.mesh_check) {
+          absl::Status s = tp.mesh_check(uint64_t{zero} * extra_dp);
+          if (!s.ok()) {
+            if (refused.ok()) refused = std::move(s);
+            continue;
+          }
+        }
+        laid_out = true;
         CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
                                    ChunkSizesAt(shards, zero, layout));
         if (!frozen.has_value()) {
@@ -240,6 +250,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
       }
     }
   }
+  if (!laid_out && !refused.ok()) return refused;
   std::vector<PlanOption> options;
   for (const PlanChunks& chunks : sizes) {
     CHUNKPLAN_RETURN_IF_ERROR(

@@ -36,7 +36,7 @@ bool ColossalaiAccepts(const std::vector<ChunkConfig>& configs,
 // before each option and each placement of a fraction's search. Errors:
 // INVALID_ARGUMENT from CheckCluster, the activation estimate, the options'
 // sums; those of `layout` (the search part named search.<field>, frozen); the
-// stop check's.
+// stop check's; a tp degree's mesh_check refusal where no mesh was laid out.
 absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
                                       LayoutCall layout, const StopCheck& stop);
 
