@@ -85,7 +85,7 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
   }
   if (!search.has_model()) {
     out->numels.assign(search.numels().begin(), search.numels().end());
-    tp_shards->push_back({sizes.front(), out->numels, {}});
+    tp_shards->push_back({sizes.front(), out->numels, {}, {}});
     return out;
   }
   for (const uint32_t tp : sizes) {
@@ -103,7 +103,7 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
       return Prefixed("search.", description.status());
     }
     tp_shards->push_back(
-        {tp, std::move(description->numels), TpShapeOf(*description)});
+        {tp, std::move(description->numels), TpShapeOf(*description), {}});
     description->numels.clear();
     if (description->tp_sequence_parallelism) {
       // The rule once the mesh is known (GPT-2's gather over the world).

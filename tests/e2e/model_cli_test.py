@@ -527,5 +527,32 @@ class TensorParallelTest(ModelCase):
         self.assertEqual(list(kwargs["chunk_config_dict"]), [2])
 
 
+class SequenceParallelTest(ModelCase):
+    """--sequence-parallelism where GeminiPlugin's step fails: refused,
+    naming the setting and the family in ColossalAI's words."""
+
+    def test_sequence_parallelism_geminiplugin_cannot_run_is_refused(self):
+        """docs/tensor-parallelism.md: LLaMA's attention forward asserts a
+        sequence group (every mesh, so describe refuses); GPT-2's gathers
+        over the world (layout refuses zero x extra_dp > 1). The words are
+        the policy oracle's, from ColossalAI's text."""
+        import tp_oracle  # noqa: E402  (tests/oracle)
+        config = cli_test.load(LLAMA_CONFIG)
+        with self.assertRaises(tp_oracle.SpRefused) as llama:
+            tp_oracle.shard(oracle_models.describe(config), config, 2, True)
+        with self.assertRaises(tp_oracle.SpRefused) as gpt2:
+            tp_oracle.sequence_parallel_mesh("gpt2", 2, 2, True)
+        for args, words, family in (
+                (("describe", "--hf-config", LLAMA_CONFIG), llama, "llama"),
+                (("layout", "--hf-config", GPT2_CONFIG, "--dp", "2", *SWEEP),
+                 gpt2, "gpt2")):
+            result = run(*args, "--local", "--tp-size", "2",
+                         "--sequence-parallelism")
+            self.assertEqual(result.returncode, FAILED, result.stderr)
+            self.assertIn("gemini.enable_sequence_parallelism", result.stderr)
+            self.assertIn(f'"{family}"', result.stderr)
+            self.assertIn(str(words.exception), result.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

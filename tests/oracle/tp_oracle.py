@@ -279,7 +279,6 @@ def sequence_parallel_mesh(model_type, tp, zero_x_extra_dp,
     if (tp > 1 and sequence_parallelism and policy is not None
             and policy.sp_world and not policy.sp_ignored
             and zero_x_extra_dp > 1):
-        raise SpRefused(f"with zero x extra_dp {zero_x_extra_dp}: "
-                        'dist_cross_entropy asserts "label shape ... does '
+        raise SpRefused('dist_cross_entropy asserts "label shape ... does '
                         'not match logit shape ..." '
                         "(shardformer/layer/loss.py:324)")

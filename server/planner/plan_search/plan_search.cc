@@ -204,7 +204,9 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   // each extra_dp degree; the chunks spread over zero = world / (tp x
   // extra_dp), tp within a node.
   std::vector<TpShards> tp_shards = request.tp_shards;
-  if (tp_shards.empty()) tp_shards.push_back({1, request.search.numels, {}});
+  if (tp_shards.empty()) {
+    tp_shards.push_back({1, request.search.numels, {}, {}});
+  }
   std::vector<uint32_t> extra_dp_sizes = request.extra_dp_sizes;
   if (extra_dp_sizes.empty()) extra_dp_sizes.push_back(1);
   // Every Layout first: each refusal of the search part or frozen comes
