@@ -48,6 +48,7 @@ struct DecoderTraits {
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)
   bool four_norms = false, attn_softcap = false, final_softcap = false;
+  bool local_rotary = false, both_rotary_used = false;  // Gemma-3
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -129,6 +129,8 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->four_norms = coin();
   t->attn_softcap = coin();
   t->final_softcap = coin();
+  t->local_rotary = coin();
+  t->both_rotary_used = coin();
   t->parallel_residual = coin();
   t->value_view = coin();
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
@@ -207,7 +209,7 @@ bool IsLlamaLikeFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
-         family == "gemma2";
+         family == "gemma2" || family == "gemma3_text";
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
@@ -308,6 +310,12 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.attn_softcap = In(rng, 0, 1) == 1;
     t.final_softcap = In(rng, 0, 1) == 1;
   }
+  if (family == "gemma3_text") {  // Gemma-2's norms, q/k norms, two tables
+    t.norm = NormKind::kGemmaRmsNorm;
+    t.tied_embeddings = t.four_norms = t.qk_norm = t.local_rotary = true;
+    t.both_rotary_used = t.num_layers >= 2 && In(rng, 0, 1) == 1;
+    t.final_softcap = In(rng, 0, 1) == 1;
+  }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
@@ -397,8 +405,9 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.norm_topk_prob), R"(, "fused_gate_up": )", flag(t.fused_gate_up),
       R"(, "parallel_block": )", flag(t.parallel_block), R"(, "four_norms": )",
       flag(t.four_norms), R"(, "attn_softcap": )", flag(t.attn_softcap),
-      R"(, "final_softcap": )", flag(t.final_softcap),
-      R"(, "not_estimated": ")",
+      R"(, "final_softcap": )", flag(t.final_softcap), R"(, "local_rotary": )",
+      flag(t.local_rotary), R"(, "both_rotary_used": )",
+      flag(t.both_rotary_used), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -564,7 +573,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2"}) {
+        "gemma2", "gemma3_text"}) {
     if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
                                               absl::StrCat(",", family, ","))) {
       continue;
@@ -581,6 +590,10 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // policy's forward is modelled (docs/tensor-parallelism.md).
   const int per_tp = std::max(1, (per + 1) / 2);
   for (const char* family : {"llama", "mistral", "qwen2", "qwen3"}) {
+    if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
+                                              absl::StrCat(",", family, ","))) {
+      continue;
+    }
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {
         for (int i = 0; i < per_tp; ++i) {

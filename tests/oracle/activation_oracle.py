@@ -192,8 +192,9 @@ def qk_norm_tensors(t, x):
     if t["norm"] == "cohere_layer_norm":
         return (norm_tensors(t["norm"], bs * a, d, "q_norm", a * d) +
                 norm_tensors(t["norm"], bs * kv, d, "k_norm", kv * d))
-    return (norm_tensors("rms", bs * a, d, "q_norm") +
-            norm_tensors("rms", bs * kv, d, "k_norm"))
+    kind = "gemma_rms" if t["norm"] == "gemma_rms" else "rms"  # Gemma-3's
+    return (norm_tensors(kind, bs * a, d, "q_norm") +
+            norm_tensors(kind, bs * kv, d, "k_norm"))
 
 
 def eager_kv(x):
@@ -402,6 +403,11 @@ def outside_tensors(t, x, work):
     if t["rotary"] and not t["gptj_rotary"] and not ckpt:
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
                     4 * s * (t["rotary_dim"] or d)))
+        if t["local_rotary"] and t["both_rotary_used"]:
+            # Gemma-3: the sliding layers' table beside the global one's
+            out.append(("local cos and sin (1, s, rotary width), kept by "
+                        "the sliding layers' RoPE",
+                        4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
                     2 * b * s * s if t["rotary"] or t["mask_positions"]
@@ -627,7 +633,10 @@ def estimate(shape, work, adapters=None, tp=None):
                     - 8 * b * s)
         logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
-    held = logits + (4 * s * (t["rotary_dim"] or x["d"])
+    # (under checkpointing the rotary tables are every layer's arguments:
+    # Gemma-3's local and global tables both)
+    held = logits + ((2 if t["local_rotary"] else 1) *
+                     4 * s * (t["rotary_dim"] or x["d"])
                      if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
@@ -698,7 +707,8 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
-               "four_norms", "attn_softcap", "final_softcap")
+               "four_norms", "attn_softcap", "final_softcap",
+               "local_rotary", "both_rotary_used")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -720,7 +730,9 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   # dense families (phi3, cohere, gemma2)
                   "fused_gate_up": False, "parallel_block": False,
                   "four_norms": False, "attn_softcap": False,
-                  "final_softcap": False}
+                  "final_softcap": False,
+                  # Gemma-3: a local rotary table beside the global one
+                  "local_rotary": False, "both_rotary_used": False}
 
 
 def read_request(request):

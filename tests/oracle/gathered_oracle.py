@@ -8,7 +8,8 @@ Independent of chunkplan's C++. Two parts:
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
-   modeling_cohere.py, modeling_gemma2.py, modeling_mixtral.py,
+   modeling_cohere.py, modeling_gemma2.py, modeling_gemma3.py,
+   modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
@@ -69,7 +70,8 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere", "gemma2", "mixtral", "qwen2_moe", "qwen3_moe",
+               "cohere", "gemma2", "gemma3_text", "mixtral", "qwen2_moe",
+               "qwen3_moe",
                "gpt_neox", "opt", "gptj")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
@@ -208,6 +210,27 @@ def _gemma2_ops(names, architecture):
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
     return _stack_ops(names, architecture, layer_ops)
+def _gemma3_ops(names, architecture):
+    """Gemma3ForCausalLM.forward (modeling_gemma3.py, 4.51.3; _stack_ops);
+    each Gemma3DecoderLayer as Gemma-2's, its Gemma3Attention running
+    q_proj, k_proj, v_proj, then q_norm and k_norm (on the transposed
+    query and key states, before RoPE), then o_proj."""
+    def layer_ops(layer):
+        ops = [[layer + "input_layernorm.weight"]]
+        attn = layer + "self_attn."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            ops.append(_present(names, f"{attn}{proj}.weight",
+                                f"{attn}{proj}.bias"))
+        ops += [[attn + "q_norm.weight"], [attn + "k_norm.weight"],
+                _present(names, attn + "o_proj.weight", attn + "o_proj.bias")]
+        ops += [[layer + "post_attention_layernorm.weight"],
+                [layer + "pre_feedforward_layernorm.weight"]]
+        ops += [[f"{layer}mlp.{proj}.weight"]
+                for proj in ("gate_proj", "up_proj", "down_proj")]
+        return ops + [[layer + "post_feedforward_layernorm.weight"]]
+    return _stack_ops(names, architecture, layer_ops)
+
+
 def _feed_forward_ops(names, layer):
     """A layer's MLP: LlamaMLP's gate_proj, up_proj, down_proj; or the
     sparse block (4.51.3): MixtralSparseMoeBlock.forward runs self.gate,
@@ -363,6 +386,8 @@ def operations(description, config=None):
         ops = _cohere_ops(names, description.architecture)
     elif model_type == "gemma2":
         ops = _gemma2_ops(names, description.architecture)
+    elif model_type == "gemma3_text":
+        ops = _gemma3_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}
