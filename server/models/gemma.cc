@@ -99,6 +99,9 @@ void ModelGemma3Layer(const HfConfig& cfg, uint64_t layers,
       return;
     }
   }
+  // (sliding_window changes the sliding layers' mask values only: read,
+  // no term)
+  cfg.Has("sliding_window");
   const uint64_t step = pattern->value_or(6);
   d.traits.both_rotary_used = step > 1 && layers >= step;
   d.traits.final_softcap = *softcap;

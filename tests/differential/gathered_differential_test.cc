@@ -214,6 +214,13 @@ constexpr char kGemma3[] =
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
         "vocab_size": 256, "tie_word_embeddings": false})";
 
+constexpr char kLlama4[] =
+    R"({"model_type": "llama4_text", "hidden_size": 64,
+        "intermediate_size": 32, "intermediate_size_mlp": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+        "num_local_experts": 2, "tie_word_embeddings": false})";
+
 class NamedLayoutTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(NamedLayoutTest, HoldsTheIssuesCountAtTheOraclesBytes) {
@@ -281,7 +288,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Gemma-3's q_norm and k_norm, registered after o_proj and run
         // before it, share gate_proj's chunk: it waits through the
         // attention's backward beside the norms' chunk (no straddle).
-        NamedCase{"Gemma3QkNormsAfterOProj", kGemma3, 12288, 3, ""}),
+        NamedCase{"Gemma3QkNormsAfterOProj", kGemma3, 12288, 3, ""},
+        // Llama 4's router, registered after the experts and run before
+        // them, shares experts.down_proj's chunk: it waits through
+        // gate_up_proj's backward beside the norms' chunk (no straddle).
+        NamedCase{"Llama4RouterAfterExperts", kLlama4, 8192, 3, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

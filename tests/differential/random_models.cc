@@ -20,11 +20,11 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  // llama4_text: a family with no operation sequence (the one-chunk note).
+  // gemma: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
-      "gpt2",    "llama",       "mistral",    "qwen2",  "qwen3",
-      "mixtral", "phi3",        "cohere",     "gemma2", "gpt_neox",
-      "opt",     "llama4_text", "gemma3_text"};
+      "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
+      "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
+      "opt",     "llama4_text", "gemma3_text", "gemma"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
@@ -80,6 +80,7 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                                         : family == "cohere"      ? "Cohere"
                                         : family == "gemma2"      ? "Gemma2"
                                         : family == "gemma3_text" ? "Gemma3"
+                                        : family == "gemma"       ? "Gemma"
                                         : family == "llama4_text" ? "Llama4"
                                                                   : "Llama",
                                         Chance(rng, 0.8) ? "ForCausalLM"

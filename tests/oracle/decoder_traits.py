@@ -274,6 +274,8 @@ def _gemma3(config, description, heads):
         t["not_estimated"] = ("config final_logit_softcapping: expected a "
                               f"number or null, got {json.dumps(cap)}")
         return t
+    # (sliding_window changes the sliding layers' mask values only)
+    _look_up(config, "sliding_window")
     step = 6 if step is None else step
     t["both_rotary_used"] = step > 1 and t["num_layers"] >= step
     t["final_softcap"] = cap is not None

@@ -9,7 +9,7 @@ Independent of chunkplan's C++. Two parts:
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
    modeling_cohere.py, modeling_gemma2.py, modeling_gemma3.py,
-   modeling_mixtral.py,
+   modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
@@ -70,9 +70,8 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere", "gemma2", "gemma3_text", "mixtral", "qwen2_moe",
-               "qwen3_moe",
-               "gpt_neox", "opt", "gptj")
+               "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
+               "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -228,6 +227,32 @@ def _gemma3_ops(names, architecture):
         ops += [[f"{layer}mlp.{proj}.weight"]
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
+    return _stack_ops(names, architecture, layer_ops)
+
+
+def _llama4_ops(names, architecture):
+    """Llama4ForCausalLM.forward (modeling_llama4.py, 4.51.3; _stack_ops);
+    each Llama4TextDecoderLayer: input_layernorm, self_attn (q_proj,
+    k_proj, v_proj, o_proj, each with its bias where attention_bias; the
+    L2 qk_norm has no weight), post_attention_layernorm, feed_forward: in
+    a sparse layer Llama4TextMoe.forward runs the router (a Linear), then
+    the experts (torch.bmm with gate_up_proj, then with down_proj: every
+    expert on every token, one operation each), then the shared expert
+    (Llama4TextMLP: gate_proj, up_proj, down_proj); in a dense layer that
+    MLP alone."""
+    def layer_ops(layer):
+        ops = [[layer + "input_layernorm.weight"]]
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
+                                f"{layer}self_attn.{proj}.bias"))
+        ops.append([layer + "post_attention_layernorm.weight"])
+        ff = layer + "feed_forward."
+        if ff + "router.weight" in names:
+            ops += [[ff + "router.weight"], [ff + "experts.gate_up_proj"],
+                    [ff + "experts.down_proj"]]
+            ff += "shared_expert."
+        return ops + [[f"{ff}{proj}.weight"]
+                      for proj in ("gate_proj", "up_proj", "down_proj")]
     return _stack_ops(names, architecture, layer_ops)
 
 
@@ -388,6 +413,8 @@ def operations(description, config=None):
         ops = _gemma2_ops(names, description.architecture)
     elif model_type == "gemma3_text":
         ops = _gemma3_ops(names, description.architecture)
+    elif model_type == "llama4_text":
+        ops = _llama4_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}
