@@ -191,16 +191,22 @@ def _cohere_ops(names, architecture):
     return _stack_ops(names, architecture, layer_ops)
 
 
-def _gemma2_ops(names, architecture):
+def _gemma2_ops(names, architecture, qk_norm=False):
     """Gemma2ForCausalLM.forward (_stack_ops); each Gemma2DecoderLayer:
     input_layernorm, self_attn (q_proj, k_proj, v_proj, o_proj, each with
     its bias where attention_bias), post_attention_layernorm,
     pre_feedforward_layernorm, mlp (gate_proj, up_proj, down_proj),
     post_feedforward_layernorm (GemmaRMSNorm's `output * (1.0 +
-    self.weight.float())` each)."""
+    self.weight.float())` each). With `qk_norm`, Gemma3ForCausalLM's
+    (modeling_gemma3.py, 4.51.3): Gemma3Attention runs q_norm and k_norm
+    after q_proj, k_proj and v_proj (on the transposed query and key
+    states, before RoPE), then o_proj."""
     def layer_ops(layer):
         ops = [[layer + "input_layernorm.weight"]]
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            if qk_norm and proj == "o_proj":
+                ops += [[f"{layer}self_attn.{norm}.weight"]
+                        for norm in ("q_norm", "k_norm")]
             ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
                                 f"{layer}self_attn.{proj}.bias"))
         ops += [[layer + "post_attention_layernorm.weight"],
@@ -209,27 +215,6 @@ def _gemma2_ops(names, architecture):
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
     return _stack_ops(names, architecture, layer_ops)
-def _gemma3_ops(names, architecture):
-    """Gemma3ForCausalLM.forward (modeling_gemma3.py, 4.51.3; _stack_ops);
-    each Gemma3DecoderLayer as Gemma-2's, its Gemma3Attention running
-    q_proj, k_proj, v_proj, then q_norm and k_norm (on the transposed
-    query and key states, before RoPE), then o_proj."""
-    def layer_ops(layer):
-        ops = [[layer + "input_layernorm.weight"]]
-        attn = layer + "self_attn."
-        for proj in ("q_proj", "k_proj", "v_proj"):
-            ops.append(_present(names, f"{attn}{proj}.weight",
-                                f"{attn}{proj}.bias"))
-        ops += [[attn + "q_norm.weight"], [attn + "k_norm.weight"],
-                _present(names, attn + "o_proj.weight", attn + "o_proj.bias")]
-        ops += [[layer + "post_attention_layernorm.weight"],
-                [layer + "pre_feedforward_layernorm.weight"]]
-        ops += [[f"{layer}mlp.{proj}.weight"]
-                for proj in ("gate_proj", "up_proj", "down_proj")]
-        return ops + [[layer + "post_feedforward_layernorm.weight"]]
-    return _stack_ops(names, architecture, layer_ops)
-
-
 def _llama4_ops(names, architecture):
     """Llama4ForCausalLM.forward (modeling_llama4.py, 4.51.3; _stack_ops);
     each Llama4TextDecoderLayer: input_layernorm, self_attn (q_proj,
@@ -412,7 +397,7 @@ def operations(description, config=None):
     elif model_type == "gemma2":
         ops = _gemma2_ops(names, description.architecture)
     elif model_type == "gemma3_text":
-        ops = _gemma3_ops(names, description.architecture)
+        ops = _gemma2_ops(names, description.architecture, qk_norm=True)
     elif model_type == "llama4_text":
         ops = _llama4_ops(names, description.architecture)
     else:

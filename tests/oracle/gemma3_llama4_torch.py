@@ -26,39 +26,19 @@ import decoder_torch as dt
 import dense_torch
 
 
-class Gemma3Attention(dt.LlamaAttention):
-    """Gemma3Attention: q, k, v projections, q_norm(q) and k_norm(k) on
-    the (b, heads, s, d) views, RoPE, eager attention scaled by
-    query_pre_attn_scalar**-0.5 (no soft-capping), o_proj."""
+class Gemma3Attention(dense_torch.Gemma2Attention):
+    """Gemma3Attention: Gemma-2's projections, query_pre_attn_scalar and
+    RoPE, with q_norm(q) and k_norm(k) on the (b, heads, s, d) views before
+    RoPE and no soft-capping (the eager call takes no softcap). (Its
+    `attention_mask.to(query_states)` is a no-op in the model's dtype.)"""
 
     def __init__(self, c):
-        super().__init__(dict(c, qk_norm=False))
-        self.scaling = c["query_pre_attn_scalar"]**-0.5
+        super().__init__(dict(c, attn_softcap=None))
         self.q_norm = dt.GemmaRMSNorm(c["head_dim"])
         self.k_norm = dt.GemmaRMSNorm(c["head_dim"])
 
-    def forward(self, hidden_states, position_embeddings, attention_mask):
-        input_shape = hidden_states.shape[:-1]
-        hidden_shape = (*input_shape, -1, self.head_dim)
-        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(
-            1, 2)
-        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(
-            1, 2)
-        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(
-            1, 2)
-        query_states = self.q_norm(query_states)
-        key_states = self.k_norm(key_states)
-        cos, sin = position_embeddings
-        query_states, key_states = dt.apply_rotary_pos_emb(
-            query_states, key_states, cos, sin)
-        if attention_mask is not None:  # "backwards compatibility"
-            attention_mask = attention_mask.to(query_states)
-        attn_output = dense_torch.softcap_eager_attention(
-            self, query_states, key_states, value_states, attention_mask,
-            self.scaling,
-            0.0 if not self.training else self.attention_dropout, None)
-        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-        return self.o_proj(attn_output)
+    def qk_norms(self, query_states, key_states):
+        return self.q_norm(query_states), self.k_norm(key_states)
 
 
 class Gemma3DecoderLayer(dense_torch.Gemma2DecoderLayer):
@@ -89,20 +69,12 @@ class Gemma3DecoderLayer(dense_torch.Gemma2DecoderLayer):
             offset = max(0, last_cache_position - effective_seq_len)
             attention_mask = attention_mask[:, :, :,
                                             offset:offset + effective_seq_len]
-        residual = hidden_states
-        hidden_states = self.input_layernorm(hidden_states)
         position_embeddings = (position_embeddings_local if self.is_sliding
                                else position_embeddings_global)
-        hidden_states = self.self_attn(hidden_states, position_embeddings,
-                                       attention_mask)
-        hidden_states = self.post_attention_layernorm(hidden_states)
-        hidden_states = residual + hidden_states
-        residual = hidden_states
-        hidden_states = self.pre_feedforward_layernorm(hidden_states)
-        hidden_states = self.mlp(hidden_states)
-        hidden_states = self.post_feedforward_layernorm(hidden_states)
-        hidden_states = residual + hidden_states
-        return (hidden_states,)
+        # (Gemma-2's norms, attention and MLP)
+        return super().forward(hidden_states, attention_mask, position_ids,
+                               past_key_value, output_attentions, use_cache,
+                               cache_position, position_embeddings)
 
 
 class Gemma3TextScaledWordEmbedding(nn.Embedding):
