@@ -391,7 +391,7 @@ Checked FinalNormSaved(const TransformerShape& t, const Dims& d) {
 
 // OPT's project_in and project_out where the embedding is narrower or wider
 // than h: project_in's input and lm_head's (project_out's output).
-Checked Projections(const TransformerShape& t, const Dims& d) {
+Checked Projections(const Dims& d) {
   if (d.e == d.h) return Wide{0};
   return Mul({d.bs, d.e, 4});
 }
@@ -435,7 +435,7 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   const Checked softcap =
       t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
   return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm, Projections(t, d), softcap});
+              final_norm, Projections(d), softcap});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
