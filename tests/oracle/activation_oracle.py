@@ -66,6 +66,7 @@ router's own), or
 import json
 import sys
 
+import mla_oracle
 import tp_activation_oracle
 
 U64_MAX = 2**64 - 1
@@ -218,6 +219,8 @@ def moe_tensors(t, x):
         t["experts_per_token"]
     i, shared = t["moe_intermediate_size"], \
         t["shared_expert_intermediate_size"]
+    if t["deepseek_moe"]:  # DeepseekV3MoE (mla_oracle.py)
+        return mla_oracle.moe_tensors(t, x)
     pairs = T * k
     out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
            ("moe router: topk indices (int64)", 8 * pairs)]
@@ -267,7 +270,9 @@ def layer_tensors(t, x, attention, sparse=False):
         # each kept by its mul.
         out.append(("GPT-J sin and cos for q and k (fp32)",
                     4 * 4 * s * (t["rotary_dim"] or d)))
-    if attention == "flash_attention_2":
+    if t["kv_lora_rank"]:  # DeepSeek's latent attention (mla_oracle.py)
+        out += mla_oracle.attention_tensors(t, x, attention)
+    elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
@@ -616,6 +621,8 @@ def estimate(shape, work, adapters=None, tp=None):
     return parts
 
 
+MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+             "v_head_dim")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -623,7 +630,7 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "hidden_dropout", "embedding_dropout", "norm_topk_prob",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
-               "fp32_logits", "no_sdpa")
+               "fp32_logits", "no_sdpa", "deepseek_moe")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -641,7 +648,11 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "no_final_norm": False, "post_norm": False,
                   "embed_proj_dim": 0, "single_norm": False,
                   "gptj_rotary": False, "fp32_logits": False,
-                  "no_sdpa": False}
+                  "no_sdpa": False,
+                  # DeepSeek-V3 (mla_oracle.py)
+                  "q_lora_rank": 0, "kv_lora_rank": 0,
+                  "qk_rope_head_dim": 0, "v_head_dim": 0,
+                  "deepseek_moe": False}
 
 
 def read_request(request):
@@ -649,7 +660,7 @@ def read_request(request):
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
                             "intermediate_size", "rotary_dim",
-                            "embed_proj_dim") + MOE_SIZES:
+                            "embed_proj_dim") + MOE_SIZES + MLA_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:
