@@ -43,6 +43,11 @@ struct DecoderTraits {
   uint64_t embed_proj_dim = 0;  // 0: hidden_size
   bool single_norm = false, gptj_rotary = false, fp32_logits = false,
        no_sdpa = false;
+  // DeepSeek-V3's latent attention and DeepseekV3MoE (deepseek.cc; the
+  // planner's TransformerShape says what each means); 0 / false: none.
+  uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
+           v_head_dim = 0;
+  bool deepseek_moe = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

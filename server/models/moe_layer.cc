@@ -27,7 +27,8 @@ void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
     if (!flag.ok()) return refuse(flag.status());
     norm_topk = *flag;
   }
-  const absl::StatusOr<bool> aux = cfg.Flag("output_router_logits");
+  const absl::StatusOr<bool> aux =
+      block.router_logits_key ? cfg.Flag("output_router_logits") : false;
   if (!aux.ok()) return refuse(aux.status());
   if (*aux) {
     t.not_estimated =

@@ -24,6 +24,9 @@ struct SparseBlock {
   // where norm_topk_prob.
   bool always_norm_topk = false;
   bool jitter = false;  // Mixtral: router_jitter_noise is read
+  // output_router_logits is read (DeepSeek-V3's config has none: no
+  // auxiliary loss in its 4.51.3 forward).
+  bool router_logits_key = true;
 };
 
 // Sets d.traits' MoE facts from `block` and the config's

@@ -129,6 +129,7 @@ def dims(shape, work):
         if shape["moe_layers"] > shape["num_layers"]:
             raise ActivationError("shape.moe_layers must be at most "
                                   "shape.num_layers")
+    mla_oracle.check(shape, shape.get("head_dim") or h // a, ActivationError)
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
@@ -504,7 +505,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
         before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "q for QK^T", "k repeated",
-                                         "the 0-dim scale")))
+                                         "k for QK^T", "the 0-dim scale")))
         before += eager_kv(x)  # v repeated (a copy, or the k-sized view)
         kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
                      2 * 2 * bs * x["kv"] * x["d"])

@@ -14,6 +14,18 @@ fp32 copies, fp32 weighted outputs, shared experts without a gate).
 """
 
 
+def check(shape, head_dim, error):
+    """Raises `error` naming the MLA size out of range (kv_lora_rank set)."""
+    if not shape.get("kv_lora_rank"):
+        return
+    if not shape.get("v_head_dim"):
+        raise error("shape.v_head_dim must be at least 1 when "
+                    "shape.kv_lora_rank is set")
+    if shape.get("qk_rope_head_dim", 0) > head_dim:
+        raise error("shape.qk_rope_head_dim must be at most the head "
+                    "dimension when shape.kv_lora_rank is set")
+
+
 def _norm(kind, rows, width, where):
     import activation_oracle  # the norms' saves (no import cycle at load)
     return activation_oracle.norm_tensors(kind, rows, width, where)

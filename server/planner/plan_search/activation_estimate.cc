@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_mla.h"
 #include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
@@ -107,6 +108,9 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
   d.rotary = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
   d.e = shape.embed_proj_dim != 0 ? Wide{shape.embed_proj_dim} : d.h;
+  if (absl::Status mla = activation::CheckMla(shape, d.d); !mla.ok()) {
+    return mla;
+  }
   return d;
 }
 
@@ -186,6 +190,9 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked out =
       Sum({QkNormSaved(t, d),
            t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
+  if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
+    return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
+  }
   switch (Resolved(attention)) {
     case Attention::kFlashAttention2:  // q, k, v (kv heads; a view of the
                                        // fused output where value_view),
@@ -239,6 +246,7 @@ Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
 // its output (0 without one).
 Checked SharedSaved(const TransformerShape& t, const Dims& d) {
   const uint64_t shared = t.shared_expert_intermediate_size;
+  if (t.deepseek_moe) return activation::DeepseekSharedSaved(t, d);
   if (shared == 0) return Wide{0};
   return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
 }
@@ -252,6 +260,7 @@ Checked SharedSaved(const TransformerShape& t, const Dims& d) {
 // routing weight and the weighted output index_add_ keeps; the shared
 // expert's MLP, sigmoid's result and its output.
 Checked MoeSaved(const TransformerShape& t, const Dims& d) {
+  if (t.deepseek_moe) return activation::DeepseekMoeSaved(t, d);
   const Checked pairs = Mul({d.bs, t.experts_per_token});
   const Checked norm_topk = t.norm_topk_prob
                                 ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
