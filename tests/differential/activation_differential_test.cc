@@ -228,8 +228,7 @@ void DeepseekTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->num_experts = In(rng, 2, 8);
   t->experts_per_token = In(rng, 1, t->num_experts);
   t->moe_intermediate_size = t->hidden_size * In(rng, 10, 30) / 10;
-  t->shared_expert_intermediate_size =
-      t->moe_intermediate_size * In(rng, 1, 2);
+  t->shared_expert_intermediate_size = t->moe_intermediate_size * In(rng, 1, 2);
   t->norm_topk_prob = coin();
   t->deepseek_moe = true;
   t->attention_dropout = In(rng, 0, 3) == 0;

@@ -429,6 +429,8 @@ def moe_forward(t, x):
     gradient."""
     bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
     shared = 4 * n if t["shared_expert_intermediate_size"] else 0
+    if t["deepseek_moe"]:  # the fp32 sum; the shared experts run after
+        shared = 0
     return (8 * bs * t["experts_per_token"] * t["num_experts"] +
             4 * n + shared)
 
@@ -513,6 +515,11 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            (10 if t["fp32_softmax"] else 4) * p)
     forward_moe = (recompute + 2 * n + moe_forward(t, x)
                    if ckpt and sparse else 0)
+    if forward_moe and t["deepseek_moe"]:
+        # DeepseekV3MoE runs its shared experts after the routed ones:
+        # their saves are not made yet at the last routed expert.
+        forward_moe = max(0, forward_moe - 8 * bs * t[
+            "shared_expert_intermediate_size"])
     # (checkpoint's inner backward runs over the re-run layer's output,
     # 2N, held meanwhile)
     rerun_output = 2 * n if ckpt else 0

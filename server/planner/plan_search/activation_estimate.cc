@@ -293,9 +293,10 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
 // the sum), above the layer's saves and the incoming gradient.
 Checked MoeForward(const TransformerShape& t, const Dims& d) {
   const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
-  return Sum({mask, Hidden(d, 4),
-              t.shared_expert_intermediate_size == 0 ? Checked{Wide{0}}
-                                                     : Hidden(d, 4)});
+  // DeepseekV3MoE: the fp32 sum; its shared experts run after the routed.
+  const bool shared =
+      t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
+  return Sum({mask, Hidden(d, 4), shared ? Hidden(d, 4) : Checked{Wide{0}}});
 }
 
 // One decoder layer's saves without checkpointing (`sparse`: an MoE layer,
@@ -552,7 +553,12 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   out.inside = Max(Sum({rerun, out.backward, Hidden(d, 2)}),
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
-    out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
+    // (DeepseekV3MoE's shared experts' saves are not made yet)
+    const Checked later = t.deepseek_moe
+                              ? activation::DeepseekSharedSaved(t, d)
+                              : Checked{Wide{0}};
+    out.inside = Max(
+        out.inside, Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
   }
   return out;
 }

@@ -37,11 +37,11 @@ absl::Status CheckMla(const TransformerShape& shape, Wide head_dim) {
 
 Checked MlaAttentionSaved(const TransformerShape& t, const Dims& d,
                           Attention attention) {
-  Checked out = Sum({RmsSaved(d.bs, t.kv_lora_rank),
-                     Mul({d.bs, t.kv_lora_rank, 2})});
+  Checked out =
+      Sum({RmsSaved(d.bs, t.kv_lora_rank), Mul({d.bs, t.kv_lora_rank, 2})});
   if (t.q_lora_rank != 0) {
-    out = Sum({out, RmsSaved(d.bs, t.q_lora_rank),
-               Mul({d.bs, t.q_lora_rank, 2})});
+    out = Sum(
+        {out, RmsSaved(d.bs, t.q_lora_rank), Mul({d.bs, t.q_lora_rank, 2})});
   }
   const Checked q = Mul({d.bs, d.a, d.d, 2});  // q and k: d wide
   const Checked o = Mul({d.bs, d.a, t.v_head_dim, 2});
@@ -53,9 +53,10 @@ Checked MlaAttentionSaved(const TransformerShape& t, const Dims& d,
       // and copied for o_proj where narrower.
       const bool narrow = t.v_head_dim != d.d;
       const Checked v =
-          narrow ? q : Mul({d.bs, d.a, d.d - t.qk_rope_head_dim + t.v_head_dim, 2});
-      return Sum({out, q, q, v, q, lse, Wide{16},
-                  narrow ? o : Checked{Wide{0}}});
+          narrow ? q
+                 : Mul({d.bs, d.a, d.d - t.qk_rope_head_dim + t.v_head_dim, 2});
+      return Sum(
+          {out, q, q, v, q, lse, Wide{16}, narrow ? o : Checked{Wide{0}}});
     }
     case Attention::kSdpa:  // q, k, v (a contiguous copy), out, lse
       return Sum({out, q, q, o, o, lse});
