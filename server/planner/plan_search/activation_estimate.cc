@@ -294,8 +294,7 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
 Checked MoeForward(const TransformerShape& t, const Dims& d) {
   const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
   // DeepseekV3MoE: the fp32 sum; its shared experts run after the routed.
-  const bool shared =
-      t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
+  const bool shared = t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
   return Sum({mask, Hidden(d, 4), shared ? Hidden(d, 4) : Checked{Wide{0}}});
 }
 
@@ -554,11 +553,10 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
     // (DeepseekV3MoE's shared experts' saves are not made yet)
-    const Checked later = t.deepseek_moe
-                              ? activation::DeepseekSharedSaved(t, d)
-                              : Checked{Wide{0}};
-    out.inside = Max(
-        out.inside, Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
+    const Checked later = t.deepseek_moe ? activation::DeepseekSharedSaved(t, d)
+                                         : Checked{Wide{0}};
+    out.inside = Max(out.inside,
+                     Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
   }
   return out;
 }
