@@ -186,8 +186,6 @@ constexpr char kV2NotEstimated[] =
 // shared_experts on the residual.
 void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
               uint64_t layer) {
-  constexpr const char* kProjections[] = {".gate_proj", ".up_proj",
-                                          ".down_proj"};
   b.Op({"input_layernorm"});
   if (l.q_lora) {
     for (const char* op : {"q_a_proj", "q_a_layernorm", "q_b_proj"}) {
@@ -201,19 +199,9 @@ void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
     b.Op({absl::StrCat("self_attn.", op)});
   }
   b.Op({"post_attention_layernorm"});
-  if (!moe.Sparse(layer)) {
-    for (const char* p : kProjections) b.Op({absl::StrCat("mlp", p)});
-    return;
-  }
-  b.Op({"mlp.gate"});
-  // Stops once the builder has refused (more experts than --max_params).
-  for (uint64_t e = 0; e < moe.routed && b.status().ok(); ++e) {
-    const std::string expert = absl::StrCat("mlp.experts.", e);
-    for (const char* p : kProjections) b.Op({absl::StrCat(expert, p)});
-  }
-  for (const char* p : kProjections) {
-    b.Op({absl::StrCat("mlp.shared_experts", p)});
-  }
+  if (!moe.Sparse(layer)) return GatedMlpOps(b, "mlp");
+  RouterAndExpertOps(b, moe.routed);
+  GatedMlpOps(b, "mlp.shared_experts");
 }
 
 // DeepSeek-V3's activation traits (docs/plan.md, "DeepSeek-V3"): LLaMA's

@@ -53,4 +53,17 @@ void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
   t.norm_topk_prob = norm_topk;
 }
 
+void GatedMlpOps(ParamBuilder& b, absl::string_view module) {
+  for (const char* p : {".gate_proj", ".up_proj", ".down_proj"}) {
+    b.Op({absl::StrCat(module, p)});
+  }
+}
+
+void RouterAndExpertOps(ParamBuilder& b, uint64_t experts) {
+  b.Op({"mlp.gate"});
+  for (uint64_t e = 0; e < experts && b.status().ok(); ++e) {
+    GatedMlpOps(b, absl::StrCat("mlp.experts.", e));
+  }
+}
+
 }  // namespace chunkplan::models

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
+#include "server/models/param_builder.h"
 
 namespace chunkplan::models {
 
@@ -38,6 +40,15 @@ struct SparseBlock {
 // router_jitter_noise is not 0 (its in-place noise).
 void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
                       ModelDescription& d);
+
+// Records a gated MLP's operations in forward order (down(act(gate(x)) *
+// up(x))): `<module>.gate_proj`, `.up_proj`, `.down_proj`.
+void GatedMlpOps(ParamBuilder& b, absl::string_view module);
+
+// Records a sparse block's router `mlp.gate`, then every routed expert in
+// turn (`mlp.experts.<e>`, a gated MLP each), stopping once the builder
+// has refused (more experts than --max_params).
+void RouterAndExpertOps(ParamBuilder& b, uint64_t experts);
 
 }  // namespace chunkplan::models
 

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import decoder_torch
-from decoder_torch import DTYPE, dropout, linear, rotate_half
+from decoder_torch import DTYPE, linear, rotate_half
 
 
 def apply_rotary_pos_emb_interleave(q, k, cos, sin, unsqueeze_dim=1):
@@ -225,28 +225,19 @@ class DeepseekV3MoE(nn.Module):
         return hidden_states + self.shared_experts(residuals)
 
 
-class DeepseekV3DecoderLayer(nn.Module):
+class DeepseekV3DecoderLayer(decoder_torch.LlamaDecoderLayer):
+    """LlamaDecoderLayer's forward (DeepseekV3DecoderLayer's is the same)
+    over the latent attention and a dense MLP or DeepseekV3MoE (which
+    returns its output alone)."""
+
     def __init__(self, c, sparse):
-        super().__init__()
+        nn.Module.__init__(self)
         self.self_attn = DeepseekV3Attention(c)
+        self.sparse = False  # no router logits to drop
         self.mlp = DeepseekV3MoE(c) if sparse else decoder_torch.GatedMlp(c)
         self.input_layernorm = decoder_torch.LlamaRMSNorm(c["hidden"])
         self.post_attention_layernorm = decoder_torch.LlamaRMSNorm(
             c["hidden"])
-
-    def forward(self, hidden_states, attention_mask, position_ids,
-                past_key_value, output_attentions, use_cache, cache_position,
-                position_embeddings):
-        residual = hidden_states
-        hidden_states = self.input_layernorm(hidden_states)
-        hidden_states = self.self_attn(hidden_states, position_embeddings,
-                                       attention_mask)
-        hidden_states = residual + hidden_states
-        residual = hidden_states
-        hidden_states = self.post_attention_layernorm(hidden_states)
-        hidden_states = self.mlp(hidden_states)
-        hidden_states = residual + hidden_states
-        return (hidden_states,)
 
 
 class DeepseekV3ForCausalLM(decoder_torch.LlamaForCausalLM):
