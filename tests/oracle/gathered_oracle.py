@@ -131,7 +131,13 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append([layer + "post_attention_layernorm.weight"])
         ops += _feed_forward_ops(names, layer)
         i += 1
-    ops.append([top + "norm.weight"])
+    return ops + _norm_and_head_ops(names, architecture, top)
+
+
+def _norm_and_head_ops(names, architecture, top):
+    """LLaMA's model loop after the layers: model.norm, then lm_head
+    (embed_tokens' weight when tied) where the class has a head."""
+    ops = [[top + "norm.weight"]]
     if architecture.endswith("ForCausalLM"):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
@@ -296,11 +302,7 @@ def _deepseek_v3_ops(names, architecture):
                 e += 1
             ops += [[f"{mlp}shared_experts.{p}.weight"] for p in projections]
         i += 1
-    ops.append([top + "norm.weight"])
-    if architecture.endswith("ForCausalLM"):
-        ops.append(_present(names, "lm_head.weight")
-                   or [top + "embed_tokens.weight"])
-    return ops
+    return ops + _norm_and_head_ops(names, architecture, top)
 
 
 def layers(description):
