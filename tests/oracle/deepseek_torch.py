@@ -28,9 +28,11 @@ from decoder_torch import DTYPE, linear, rotate_half
 
 def apply_rotary_pos_emb_interleave(q, k, cos, sin, unsqueeze_dim=1):
     """modeling_deepseek_v3.py's: the rope dimensions de-interleaved (view
-    as pairs, transpose, reshape: a copy), then LLaMA's RoPE. 4.51.3 calls
-    it unconditionally (the rope_interleave switch came later); either
-    way RoPE's multiplications keep only cos and sin."""
+    as pairs, transpose, reshape: a copy), then LLaMA's RoPE. The stored
+    revision of the file read (not the v4.51.3 tag: the repository was too
+    large to fetch) chooses it by config.rope_interleave, copies of the
+    4.51-era file call it always; either way RoPE's multiplications keep
+    only cos and sin, so the saves are the same."""
     cos = cos.unsqueeze(unsqueeze_dim)
     sin = sin.unsqueeze(unsqueeze_dim)
     b, h, s, d = q.shape
