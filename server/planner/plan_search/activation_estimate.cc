@@ -114,6 +114,14 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   return d;
 }
 
+// CohereLayerNorm over `rows` x `width` elements with a weight of
+// `weight` elements (per head for q_norm and k_norm): x - mean twice (pow's
+// input, the normalizing product's), rsqrt, the normalized x (weight's
+// factor) and weight.to(fp32), all fp32.
+Checked CohereNormSaved(Checked rows, Wide width, Wide weight) {
+  return Sum({Mul({rows, width, 12}), Mul({rows, 4}), Mul({weight, 4})});
+}
+
 // One norm over `rows` x `width` elements: what its own ops save (its
 // output, kept by the next projection, is counted by the caller).
 Checked NormSaved(NormKind kind, Checked rows, Wide width) {
@@ -125,6 +133,8 @@ Checked NormSaved(NormKind kind, Checked rows, Wide width) {
       return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
     case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
       return Sum({Mul({rows, width, 2}), Mul({rows, 8})});
+    case NormKind::kCohereLayerNorm:
+      return CohereNormSaved(rows, width, width);
   }
   return std::nullopt;
 }
@@ -148,12 +158,33 @@ Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 // The fused q/k/v projection's 16-bit output.
 Checked FusedQkv(const Dims& d) { return Mul({d.bs, d.a + 2 * d.kv, d.d, 2}); }
 
-// V as eager attention's PV matmul keeps it: where V is a strided view of
-// the fused q/k/v output, matmul's reshape to bmm's batch is a view when b,
-// a or s is 1 and bmm keeps the whole output; else as EagerKv.
+// V as eager attention's PV matmul keeps it. Where V is a strided view of
+// the fused q/k/v output (GPT-NeoX's value_view), matmul's reshape to bmm's
+// batch is a view when b, a or s is 1 and bmm keeps the whole output. With
+// one fused q/k/v projection and RoPE otherwise (Phi-3's qkv_proj), q and k
+// are RoPE's fresh tensors but v stays a slice of the fused output,
+// (b, kv, s, d) with strides (sW, d, W, 1), W = (a + 2kv)d: repeat_kv's and
+// matmul's reshapes stay views where b = 1 and kv is 1 or a, or where
+// a = 1, and then the whole fused output is kept. (Without RoPE, GPT-2's
+// q, k and v are all views of one storage: as many bytes as three.) Else
+// as EagerKv.
 Checked EagerV(const TransformerShape& t, const Dims& d) {
-  if (t.value_view && (d.b == 1 || d.a == 1 || d.s == 1)) return FusedQkv(d);
+  if (t.value_view) {
+    return (d.b == 1 || d.a == 1 || d.s == 1) ? FusedQkv(d) : EagerKv(d);
+  }
+  if (t.fused_qkv && t.rotary &&
+      ((d.b == 1 && (d.kv == 1 || d.kv == d.a)) || d.a == 1)) {
+    return FusedQkv(d);
+  }
   return EagerKv(d);
+}
+
+// V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
+// a tensor whose last stride is not 1, so a fused projection's slice keeps
+// the fused output's whole storage (GPT-NeoX's view; with RoPE, see EagerV).
+Checked KernelV(const TransformerShape& t, const Dims& d) {
+  if (t.value_view || (t.fused_qkv && t.rotary)) return FusedQkv(d);
+  return Mul({d.bs, d.kv, d.d, 2});
 }
 
 // The second norm's saves: with a parallel residual a LayerNorm reads the
@@ -173,9 +204,14 @@ Checked Targets(const Dims& d) {
   return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
 }
 
-// Qwen3's q_norm and k_norm: RMS norms over (b s a, d) and (b s kv, d).
+// q_norm and k_norm over (b s a, d) and (b s kv, d): Qwen3's RMS norms, or
+// Cohere's LayerNorms (a weight row per head).
 Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
   if (!t.qk_norm) return Wide{0};
+  if (t.norm == NormKind::kCohereLayerNorm) {
+    return Sum({CohereNormSaved(Mul({d.bs, d.a}), d.d, d.a * d.d),
+                CohereNormSaved(Mul({d.bs, d.kv}), d.d, d.kv * d.d)});
+  }
   return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
               NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
 }
@@ -194,11 +230,10 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
     return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
   }
   switch (Resolved(attention)) {
-    case Attention::kFlashAttention2:  // q, k, v (kv heads; a view of the
-                                       // fused output where value_view),
-                                       // out, lse, rng_state (2 x int64)
-      return Sum(
-          {out, q, kv, t.value_view ? FusedQkv(d) : kv, q, lse, Wide{16}});
+    case Attention::kFlashAttention2:  // q, k, v (kv heads; the fused
+                                       // output where a view of it), out,
+                                       // lse, rng_state (2 x int64)
+      return Sum({out, q, kv, KernelV(t, d), q, lse, Wide{16}});
     case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
       return Sum({out, q, q, q, q, lse});
     default:
@@ -213,10 +248,12 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                          : t.fp32_softmax    ? Mul({p, 2})
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
+  // Gemma-2's soft-capping: tanh keeps its 16-bit result.
+  const Checked softcap = t.attn_softcap ? Mul({p, 2}) : Checked{Wide{0}};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
   const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
   return Sum({out, Mul({q, qk}), Mul({EagerKv(d), qk}), softmax, for_pv, scale,
-              EagerV(t, d), q});
+              EagerV(t, d), q, softcap});
 }
 
 // What one layer's MLP saves, its input aside.
@@ -240,6 +277,14 @@ Checked MlpSaved(const TransformerShape& t, const Dims& d) {
 Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
   const Checked i = Mul({tokens, inter, 2});
   return Max(Sum({i, Mul({d.h, inter, 2})}), Mul({i, 2}));
+}
+
+// Gemma-2's post_attention_layernorm and post_feedforward_layernorm (of
+// o_proj's and down_proj's outputs): their saves; their outputs go to the
+// residual add, which keeps nothing.
+Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
+  if (!t.four_norms) return Wide{0};
+  return Mul({NormSaved(t.norm, d.bs, d.h), 2});
 }
 
 // Qwen2-MoE's shared expert's saves: its gated MLP, sigmoid's result and
@@ -303,14 +348,16 @@ Checked MoeForward(const TransformerShape& t, const Dims& d) {
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  const Checked second_norm = t.single_norm
+  // GPT-J's and Cohere's attention and MLP read one norm's output.
+  const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   // Two residual dropouts (after attention, after the MLP), 1-byte masks.
   const Checked residual_masks =
       t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
-              sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks});
+              sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks,
+              SandwichNorms(t, d)});
 }
 
 // The logits the model returns, held through backward: 16-bit, or fp32
@@ -381,19 +428,32 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
   const Checked final_norm = Sum({FinalNormSaved(t, d), Hidden(d, 2)});
+  // Gemma-2's final soft-capping: tanh keeps its 16-bit (b, s, v) result.
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
   return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm, Projections(t, d)});
+              final_norm, Projections(t, d), softcap});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
 // besides the input's gradient: measured with torch.profiler on the
 // oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
-// Gemma's 16, LayerNorm's fused kernel 3.
+// Gemma's 16, LayerNorm's fused kernel 3, Cohere's fp32 LayerNorm 12.
 Checked NormBackward(NormKind kind, const Dims& d) {
-  const Wide per_element = kind == NormKind::kRmsNorm        ? 18
-                           : kind == NormKind::kGemmaRmsNorm ? 16
-                                                             : 3;
+  const Wide per_element = kind == NormKind::kRmsNorm           ? 18
+                           : kind == NormKind::kGemmaRmsNorm    ? 16
+                           : kind == NormKind::kCohereLayerNorm ? 12
+                                                                : 3;
   return Mul({d.bs, d.h, per_element});
+}
+
+// Phi-3's gate_up_proj backward: the fused output's gradient (chunk's
+// backward joins the halves, 4bsI), the fused weight's (4hI) and the
+// input's, once down_proj's input, act(gate) and the fused output (8bsI)
+// are released.
+Checked FusedGateUpStep(const Dims& d) {
+  return Less(Sum({Mul({d.h, d.inter, 4}), Hidden(d, 2)}),
+              Mul({d.bs, d.inter, 4}));
 }
 
 // The gradients one layer's backward holds above its saves (docs/plan.md,
@@ -415,22 +475,24 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // A product's three gradients (the gated one, gelu_new's or gelu_fast's
   // last) once down's input is released, relu's two while its result is
   // still saved; one op's are no more than the input's and weight's.
-  const Checked mlp_step =
+  Checked mlp_step =
       sparse ? MoeBackward(t, d)
       : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
           ? MlpStep(d, d.bs, d.inter)
           : Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+  if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   // The second norm's saves and output (none with a single norm).
-  const Checked second_norm = t.single_norm
+  const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention = Sum({mlp_and_masks, second_norm, q});
+  Checked after_attention =
+      Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
   if (Resolved(attention) == Attention::kEager) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -442,14 +504,26 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
       Less(LayerSaved(t, d, attention, sparse), Sum({norm, Hidden(d, 2)}));
+  // Cohere's MLP runs its backward first (it ran last): its input's
+  // gradient (2N) waits for the attention's share, and no second norm.
+  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked qkv_step =
       Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
-                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
+                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2),
+                waiting}),
            beyond_first_norm);
   const Checked norm_step = NormBackward(t.norm, d);
-  Checked step = Max(mlp_step, Less(attn_work, after_attention));
+  // Gemma-2: post_feedforward_layernorm's backward first, over all the
+  // layer's saves; the MLP's once that norm's saves are released.
+  if (t.four_norms) {
+    mlp_step = Max(Less(mlp_step, NormSaved(t.norm, d.bs, d.h)), norm_step);
+  }
+  Checked step =
+      Max(mlp_step, Less(Sum({attn_work, waiting}), after_attention));
   step = Max(step, qkv_step);
-  step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  if (!t.parallel_block) {
+    step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  }
   step = Max(step, Less(norm_step, beyond_first_norm));
   return Sum({Hidden(d, 2), step});
 }
@@ -464,9 +538,10 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
   if (Resolved(attention) != Attention::kEager) return Wide{0};
   const Checked q = Mul({d.bs, d.a, d.d, 2});
   const Checked p = Mul({d.b, d.a, d.s, d.s});
-  const Checked before = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2),
-                              QkNormSaved(t, d), q, EagerKv(d), EagerKv(d),
-                              t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
+  const Checked before =
+      Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d), q,
+           EagerKv(d), t.value_view ? EagerKv(d) : EagerV(t, d),
+           t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
   return Sum({Hidden(d, 2), before, q, kv_locals,
@@ -495,7 +570,10 @@ Checked Adapters(const Dims& d, const AdapterShape& adapters,
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
                              Checked loss) {
-  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2)});
+  // (Gemma-2's logits' tanh too, released by the head's backward)
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
+  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2), softcap});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
