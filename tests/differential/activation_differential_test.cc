@@ -132,8 +132,10 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->four_norms = coin();
   t->attn_softcap = coin();
   t->final_softcap = coin();
-  t->local_rotary = coin();
-  t->both_rotary_used = coin();
+  // Gemma-3's tables from the coins above (no draw of their own: a pinned
+  // seed's cases stay those it drew before them)
+  t->local_rotary = t->four_norms && t->qk_norm;
+  t->both_rotary_used = t->local_rotary && t->embed_scale;
   t->parallel_residual = coin();
   t->value_view = coin();
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
