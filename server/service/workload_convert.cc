@@ -123,12 +123,19 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.moe_intermediate_size = t.moe_intermediate_size;
   s.shared_expert_intermediate_size = t.shared_expert_intermediate_size;
   s.norm_topk_prob = t.norm_topk_prob;
+  s.q_lora_rank = t.q_lora_rank;
+  s.kv_lora_rank = t.kv_lora_rank;
+  s.qk_rope_head_dim = t.qk_rope_head_dim;
+  s.v_head_dim = t.v_head_dim;
+  s.deepseek_moe = t.deepseek_moe;
   s.tp = TpShapeOf(m);
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
   s.four_norms = t.four_norms;
   s.attn_softcap = t.attn_softcap;
   s.final_softcap = t.final_softcap;
+  s.local_rotary = t.local_rotary;
+  s.both_rotary_used = t.both_rotary_used;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

@@ -22,9 +22,9 @@
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
 // setting (default 4; the full run: 100, 200 per family; half as many,
 // at least 1, per tp family, degree and checkpointing setting),
-// CHUNKPLAN_DIFF_FAMILIES the families measured (comma-separated; default
-// all), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names another oracle script (to check
-// that a broken oracle fails this test).
+// CHUNKPLAN_DIFF_FAMILIES the families measured, tp families included
+// (comma-separated; default all), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names
+// another oracle script (to check that a broken oracle fails this test).
 
 #include <algorithm>
 #include <cstdint>
@@ -132,6 +132,10 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->four_norms = coin();
   t->attn_softcap = coin();
   t->final_softcap = coin();
+  // Gemma-3's tables from the coins above (no draw of their own: a pinned
+  // seed's cases stay those it drew before them)
+  t->local_rotary = t->four_norms && t->qk_norm;
+  t->both_rotary_used = t->local_rotary && t->embed_scale;
   t->parallel_residual = coin();
   t->value_view = coin();
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
@@ -142,6 +146,13 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->gptj_rotary = coin();
   t->fp32_logits = coin();
   t->no_sdpa = In(rng, 0, 3) == 0;
+  if (In(rng, 0, 3) == 0) {  // DeepSeek's latent attention (0s refused)
+    t->kv_lora_rank = In(rng, 1, 1024);
+    t->q_lora_rank = coin() ? 0 : In(rng, 1, 2048);
+    t->qk_rope_head_dim = In(rng, 0, 96);
+    t->v_head_dim = In(rng, 0, 256);
+  }
+  t->deepseek_moe = coin();
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -210,7 +221,35 @@ bool IsLlamaLikeFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
-         family == "gemma2";
+         family == "gemma2" || family == "gemma3_text" ||
+         family == "deepseek_v3";
+}
+
+// DeepSeek-V3 at a small random shape (DeepseekV3Config's options): the
+// latent attention's ranks (q_lora_rank 0: a plain q_proj), q/k heads of
+// qk_nope_head_dim (0 allowed) + qk_rope_head_dim, v's own width; the
+// first layers dense, the rest DeepseekV3MoE (2 to 8 experts, any top-k,
+// shared experts 1 or 2 experts wide); attention dropout at random.
+void DeepseekTraits(std::mt19937_64& rng, TransformerShape* t) {
+  auto coin = [&rng] { return In(rng, 0, 1) == 1; };
+  t->num_attention_heads = t->num_key_value_heads = In(rng, 1, 4);
+  t->qk_rope_head_dim = t->rotary_dim = 2 * In(rng, 1, 3);
+  t->head_dim = t->qk_rope_head_dim + 2 * In(rng, 0, 3);
+  t->v_head_dim = 2 * In(rng, 1, 4);
+  t->hidden_size = std::max<uint64_t>(
+      8, t->num_attention_heads * t->head_dim * In(rng, 75, 134) / 100);
+  t->intermediate_size = t->hidden_size * In(rng, 20, 60) / 10;
+  t->vocab_size = t->hidden_size * In(rng, 2, 8);
+  t->q_lora_rank = coin() ? 0 : In(rng, 2, 12);
+  t->kv_lora_rank = In(rng, 2, 12);
+  t->moe_layers = In(rng, 0, t->num_layers);
+  t->num_experts = In(rng, 2, 8);
+  t->experts_per_token = In(rng, 1, t->num_experts);
+  t->moe_intermediate_size = t->hidden_size * In(rng, 10, 30) / 10;
+  t->shared_expert_intermediate_size = t->moe_intermediate_size * In(rng, 1, 2);
+  t->norm_topk_prob = coin();
+  t->deepseek_moe = true;
+  t->attention_dropout = In(rng, 0, 3) == 0;
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
@@ -290,6 +329,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
       t.shared_expert_intermediate_size = t.hidden_size * In(rng, 10, 40) / 10;
     }
   }
+  if (family == "deepseek_v3") DeepseekTraits(rng, &t);
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
@@ -309,6 +349,12 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = t.four_norms = true;
     t.attn_softcap = In(rng, 0, 1) == 1;
+    t.final_softcap = In(rng, 0, 1) == 1;
+  }
+  if (family == "gemma3_text") {  // Gemma-2's norms, q/k norms, two tables
+    t.norm = NormKind::kGemmaRmsNorm;
+    t.tied_embeddings = t.four_norms = t.qk_norm = t.local_rotary = true;
+    t.both_rotary_used = t.num_layers >= 2 && In(rng, 0, 1) == 1;
     t.final_softcap = In(rng, 0, 1) == 1;
   }
   if (family == "gpt2") {
@@ -402,8 +448,12 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.norm_topk_prob), R"(, "fused_gate_up": )", flag(t.fused_gate_up),
       R"(, "parallel_block": )", flag(t.parallel_block), R"(, "four_norms": )",
       flag(t.four_norms), R"(, "attn_softcap": )", flag(t.attn_softcap),
-      R"(, "final_softcap": )", flag(t.final_softcap),
-      R"(, "not_estimated": ")",
+      R"(, "final_softcap": )", flag(t.final_softcap), R"(, "local_rotary": )",
+      flag(t.local_rotary), R"(, "both_rotary_used": )",
+      flag(t.both_rotary_used), R"(, "q_lora_rank": ")", t.q_lora_rank,
+      R"(", "kv_lora_rank": ")", t.kv_lora_rank, R"(", "qk_rope_head_dim": ")",
+      t.qk_rope_head_dim, R"(", "v_head_dim": ")", t.v_head_dim,
+      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -574,7 +624,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2"}) {
+        "gemma2", "gemma3_text", "deepseek_v3"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {

@@ -17,16 +17,42 @@ bool Chance(std::mt19937_64& rng, double p) {
 
 const char* Bool(bool value) { return value ? "true" : "false"; }
 
+// A small DeepSeek-V3 (q_lora_rank null or not, dense and sparse layers
+// at random, attention biases at random).
+std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
+  const uint64_t heads = Uniform(rng, 1, 4);
+  const uint64_t experts = Uniform(rng, 1, 3);
+  return absl::StrCat(
+      R"({"model_type": "deepseek_v3", "num_attention_heads": )", heads,
+      R"(, "num_key_value_heads": )", heads, R"(, "hidden_size": )",
+      Uniform(rng, 1, 16), R"(, "intermediate_size": )", Uniform(rng, 1, 40),
+      R"(, "moe_intermediate_size": )", Uniform(rng, 1, 20),
+      R"(, "num_hidden_layers": )", Uniform(rng, 1, 3),
+      R"(, "first_k_dense_replace": )", Uniform(rng, 0, 2),
+      R"(, "n_routed_experts": )", experts, R"(, "num_experts_per_tok": )",
+      Uniform(rng, 1, experts), R"(, "n_shared_experts": )", Uniform(rng, 1, 2),
+      R"(, "kv_lora_rank": )", Uniform(rng, 1, 8), R"(, "q_lora_rank": )",
+      Chance(rng, 0.5) ? std::string("null") : absl::StrCat(Uniform(rng, 1, 8)),
+      R"(, "qk_rope_head_dim": )", Uniform(rng, 1, 4),
+      R"(, "qk_nope_head_dim": )", Uniform(rng, 1, 4), R"(, "v_head_dim": )",
+      Uniform(rng, 1, 4), R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+      R"(, "vocab_size": )", Uniform(rng, 1, 300),
+      R"(, "tie_word_embeddings": )", Bool(tied), R"(, "architectures": [")",
+      Chance(rng, 0.8) ? "DeepseekV3ForCausalLM" : "DeepseekV3Model", R"("]})");
+}
+
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  // llama4_text: a family with no operation sequence (the one-chunk note).
+  // gemma: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
-      "gpt2", "llama",  "mistral", "qwen2",    "qwen3", "mixtral",
-      "phi3", "cohere", "gemma2",  "gpt_neox", "opt",   "llama4_text"};
+      "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
+      "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
+      "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
+  if (family == "deepseek_v3") return RandomDeepseekV3(rng, tied);
   if (family == "opt") {
     const uint64_t heads = Uniform(rng, 1, 4);
     const uint64_t hidden = heads * Uniform(rng, 1, 8);
@@ -78,10 +104,13 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                                         : family == "phi3"        ? "Phi3"
                                         : family == "cohere"      ? "Cohere"
                                         : family == "gemma2"      ? "Gemma2"
+                                        : family == "gemma3_text" ? "Gemma3"
+                                        : family == "gemma"       ? "Gemma"
                                         : family == "llama4_text" ? "Llama4"
                                                                   : "Llama",
                                         Chance(rng, 0.8) ? "ForCausalLM"
                                         : family == "llama4_text" ? "TextModel"
+                                        : family == "gemma3_text" ? "TextModel"
                                                                   : "Model");
   std::string config = absl::StrCat(
       R"({"model_type": ")", family, R"(", "num_attention_heads": )", heads,
@@ -113,6 +142,12 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                     Chance(rng, 0.5) ? "50.0" : "null",
                     R"(, "final_logit_softcapping": )",
                     Chance(rng, 0.5) ? "30.0" : "null");
+  }
+  if (family == "gemma3_text") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+                    R"(, "final_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "30.0" : "null",
+                    R"(, "sliding_window_pattern": )", Uniform(rng, 1, 4));
   }
   if (family == "llama4_text") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),

@@ -66,6 +66,52 @@ TEST(ActivationEstimateTest, MoeLayerSavesTheRouterAndEveryPair) {
       HasSubstr("shape.experts_per_token must be at most"));
 }
 
+TEST(ActivationEstimateTest, DeepseekV3LayerSavesTheLatentAndTheRouter) {
+  // TinyLlama with DeepSeek-V3's latent attention: head_dim d = 4
+  // (qk_nope 2 + qk_rope 2), v_head_dim 2, kv_lora_rank 4, a plain q_proj;
+  // eager, b = 2, s = 4 (bs = 8, P = bas^2 = 64). kv_a_layernorm: fp32 x
+  // 4 bs r_kv = 128, rsqrt 4bs = 32, x/rms 2bs r_kv = 64, its output 64:
+  // 288. q and k (the cats): 2 x 2bsad = 256. softmax 4P + its copy 2P =
+  // 384. v copied from kv_b_proj's output: 2bs a d_v = 64; o_proj's input
+  // 64. 1056 a layer, where LLaMA's eager attention saves q, k and v
+  // copied (kv = a), softmax and its copy, o_proj's input: 128 x 3 + 384 +
+  // 128 = 896.
+  TransformerShape mla = TinyLlama();
+  mla.head_dim = 4;
+  mla.rotary_dim = mla.qk_rope_head_dim = 2;
+  mla.v_head_dim = 2;
+  mla.kv_lora_rank = 4;
+  const ActivationWorkload eager = Work(2, 4, false, Attention::kEager);
+  auto llama = EstimateActivationBytes(TinyLlama(), eager);
+  auto got = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes, llama->layers_bytes + 2 * (1056 - 896));
+  // q_lora_rank 4 adds q_a_layernorm's saves and output: 288 a layer.
+  mla.q_lora_rank = 4;
+  auto lora = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(lora.ok()) << lora.status();
+  EXPECT_EQ(lora->layers_bytes, got->layers_bytes + 2 * 288);
+  // Layer 1 DeepseekV3MoE: E = 2, k = 1, I_e = 8, shared experts I_s = 8,
+  // norm_topk_prob; T = Tk = 8. Router: the input's fp32 copy 4Th = 256,
+  // the weight's 4Eh = 64, sigmoid 4TE = 64, gather's indices 8Tk = 64,
+  // div_'s divisor 4T = 32 and clone 4Tk = 32: 512. Per pair: nonzero 16,
+  // the state 2h = 16, the MLP 8I_e = 64, its output 16, the fp32 weight
+  // 4, the fp32 weighted output 4h = 32: 148, x 8 = 1184. Shared experts
+  // 8TI_s = 512. In place of the dense MLP's 4 x 2bsI = 1024.
+  mla.moe_layers = 1;
+  mla.num_experts = 2;
+  mla.experts_per_token = 1;
+  mla.moe_intermediate_size = 8;
+  mla.shared_expert_intermediate_size = 8;
+  mla.norm_topk_prob = mla.deepseek_moe = true;
+  auto moe = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(moe.ok()) << moe.status();
+  EXPECT_EQ(moe->layers_bytes, lora->layers_bytes + 512 + 1184 + 512 - 1024);
+  mla.qk_rope_head_dim = 5;
+  EXPECT_THAT(EstimateActivationBytes(mla, eager).status().message(),
+              HasSubstr("shape.qk_rope_head_dim must be at most"));
+}
+
 TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
   // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:

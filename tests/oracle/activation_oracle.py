@@ -70,6 +70,7 @@ router's own), or
 import json
 import sys
 
+import mla_oracle
 import tp_activation_oracle
 
 U64_MAX = 2**64 - 1
@@ -134,6 +135,7 @@ def dims(shape, work):
         if shape["moe_layers"] > shape["num_layers"]:
             raise ActivationError("shape.moe_layers must be at most "
                                   "shape.num_layers")
+    mla_oracle.check(shape, shape.get("head_dim") or h // a, ActivationError)
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
@@ -193,8 +195,9 @@ def qk_norm_tensors(t, x):
     if t["norm"] == "cohere_layer_norm":
         return (norm_tensors(t["norm"], bs * a, d, "q_norm", a * d) +
                 norm_tensors(t["norm"], bs * kv, d, "k_norm", kv * d))
-    return (norm_tensors("rms", bs * a, d, "q_norm") +
-            norm_tensors("rms", bs * kv, d, "k_norm"))
+    kind = "gemma_rms" if t["norm"] == "gemma_rms" else "rms"  # Gemma-3's
+    return (norm_tensors(kind, bs * a, d, "q_norm") +
+            norm_tensors(kind, bs * kv, d, "k_norm"))
 
 
 def eager_kv(x):
@@ -265,6 +268,8 @@ def moe_tensors(t, x):
         t["experts_per_token"]
     i, shared = t["moe_intermediate_size"], \
         t["shared_expert_intermediate_size"]
+    if t["deepseek_moe"]:  # DeepseekV3MoE (mla_oracle.py)
+        return mla_oracle.moe_tensors(t, x)
     pairs = T * k
     out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
            ("moe router: topk indices (int64)", 8 * pairs)]
@@ -313,7 +318,9 @@ def layer_tensors(t, x, attention, sparse=False):
         # each kept by its mul.
         out.append(("GPT-J sin and cos for q and k (fp32)",
                     4 * 4 * s * (t["rotary_dim"] or d)))
-    if attention == "flash_attention_2":
+    if t["kv_lora_rank"]:  # DeepSeek's latent attention (mla_oracle.py)
+        out += mla_oracle.attention_tensors(t, x, attention)
+    elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
         out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
@@ -403,6 +410,11 @@ def outside_tensors(t, x, work):
     if t["rotary"] and not t["gptj_rotary"] and not ckpt:
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
                     4 * s * (t["rotary_dim"] or d)))
+        if t["local_rotary"] and t["both_rotary_used"]:
+            # Gemma-3: the sliding layers' table beside the global one's
+            out.append(("local cos and sin (1, s, rotary width), kept by "
+                        "the sliding layers' RoPE",
+                        4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
                     2 * b * s * s if t["rotary"] or t["mask_positions"]
@@ -478,6 +490,8 @@ def moe_forward(t, x):
     gradient."""
     bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
     shared = 4 * n if t["shared_expert_intermediate_size"] else 0
+    if t["deepseek_moe"]:  # the fp32 sum; the shared experts run after
+        shared = 0
     return (8 * bs * t["experts_per_token"] * t["num_experts"] +
             4 * n + shared)
 
@@ -570,7 +584,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
         before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "q for QK^T", "k repeated",
-                                         "the 0-dim scale")))
+                                         "k for QK^T", "the 0-dim scale")))
         # v repeated (a copy, the k-sized view, or Phi-3's fused output;
         # GPT-NeoX's view of it is PV's alone, not yet made)
         before += eager_kv(x) if t["value_view"] else eager_v(t, x)
@@ -580,6 +594,11 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            (10 if t["fp32_softmax"] else 4) * p)
     forward_moe = (recompute + 2 * n + moe_forward(t, x)
                    if ckpt and sparse else 0)
+    if forward_moe and t["deepseek_moe"]:
+        # DeepseekV3MoE runs its shared experts after the routed ones:
+        # their saves are not made yet at the last routed expert.
+        forward_moe = max(0, forward_moe - 8 * bs * t[
+            "shared_expert_intermediate_size"])
     # (checkpoint's inner backward runs over the re-run layer's output,
     # 2N, held meanwhile)
     rerun_output = 2 * n if ckpt else 0
@@ -636,7 +655,10 @@ def estimate(shape, work, adapters=None, tp=None):
                     - 8 * b * s)
         logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
-    held = logits + (4 * s * (t["rotary_dim"] or x["d"])
+    # (under checkpointing the rotary tables are every layer's arguments:
+    # Gemma-3's local and global tables both)
+    held = logits + ((2 if t["local_rotary"] else 1) *
+                     4 * s * (t["rotary_dim"] or x["d"])
                      if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
@@ -699,6 +721,8 @@ def estimate(shape, work, adapters=None, tp=None):
     return parts
 
 
+MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+             "v_head_dim")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -708,7 +732,8 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
-               "four_norms", "attn_softcap", "final_softcap")
+               "four_norms", "attn_softcap", "final_softcap",
+               "local_rotary", "both_rotary_used", "deepseek_moe")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -731,7 +756,13 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   # dense families (phi3, cohere, gemma2)
                   "fused_gate_up": False, "parallel_block": False,
                   "four_norms": False, "attn_softcap": False,
-                  "final_softcap": False}
+                  "final_softcap": False,
+                  # Gemma-3: a local rotary table beside the global one
+                  "local_rotary": False, "both_rotary_used": False,
+                  # DeepSeek-V3 (mla_oracle.py)
+                  "q_lora_rank": 0, "kv_lora_rank": 0,
+                  "qk_rope_head_dim": 0, "v_head_dim": 0,
+                  "deepseek_moe": False}
 
 
 def read_request(request):
@@ -739,7 +770,7 @@ def read_request(request):
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
                             "intermediate_size", "rotary_dim",
-                            "embed_proj_dim") + MOE_SIZES:
+                            "embed_proj_dim") + MOE_SIZES + MLA_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

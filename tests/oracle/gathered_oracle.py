@@ -8,12 +8,14 @@ Independent of chunkplan's C++. Two parts:
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
-   modeling_cohere.py, modeling_gemma2.py, modeling_mixtral.py,
+   modeling_cohere.py, modeling_gemma2.py, modeling_gemma3.py,
+   modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
-   modeling_opt.py, modeling_gptj.py): the torch functions that take
-   parameters, in the order forward calls them, each with the parameters it
-   passes (named as the models oracle names them). Backward runs them in
-   reverse (autograd's order on these sequential graphs).
+   modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py): the torch
+   functions that take parameters, in the order forward calls them, each
+   with the parameters it passes (named as the models oracle names them).
+   Backward runs them in reverse (autograd's order on these sequential
+   graphs).
 
 2. The replay, written as the state machine of ColossalAI's text in
    /work/shared/reference/colossalai/ (cited as gemini_hook.py, chunk.py,
@@ -69,8 +71,9 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere", "gemma2", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gpt_neox", "opt", "gptj")
+               "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
+               "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
+               "deepseek_v3")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -131,7 +134,13 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append([layer + "post_attention_layernorm.weight"])
         ops += _feed_forward_ops(names, layer)
         i += 1
-    ops.append([top + "norm.weight"])
+    return ops + _norm_and_head_ops(names, architecture, top)
+
+
+def _norm_and_head_ops(names, architecture, top):
+    """LLaMA's model loop after the layers: model.norm, then lm_head
+    (embed_tokens' weight when tied) where the class has a head."""
+    ops = [[top + "norm.weight"]]
     if architecture.endswith("ForCausalLM"):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
@@ -190,16 +199,22 @@ def _cohere_ops(names, architecture):
     return _stack_ops(names, architecture, layer_ops)
 
 
-def _gemma2_ops(names, architecture):
+def _gemma2_ops(names, architecture, qk_norm=False):
     """Gemma2ForCausalLM.forward (_stack_ops); each Gemma2DecoderLayer:
     input_layernorm, self_attn (q_proj, k_proj, v_proj, o_proj, each with
     its bias where attention_bias), post_attention_layernorm,
     pre_feedforward_layernorm, mlp (gate_proj, up_proj, down_proj),
     post_feedforward_layernorm (GemmaRMSNorm's `output * (1.0 +
-    self.weight.float())` each)."""
+    self.weight.float())` each). With `qk_norm`, Gemma3ForCausalLM's
+    (modeling_gemma3.py, 4.51.3): Gemma3Attention runs q_norm and k_norm
+    after q_proj, k_proj and v_proj (on the transposed query and key
+    states, before RoPE), then o_proj."""
     def layer_ops(layer):
         ops = [[layer + "input_layernorm.weight"]]
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            if qk_norm and proj == "o_proj":
+                ops += [[f"{layer}self_attn.{norm}.weight"]
+                        for norm in ("q_norm", "k_norm")]
             ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
                                 f"{layer}self_attn.{proj}.bias"))
         ops += [[layer + "post_attention_layernorm.weight"],
@@ -208,6 +223,32 @@ def _gemma2_ops(names, architecture):
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
     return _stack_ops(names, architecture, layer_ops)
+def _llama4_ops(names, architecture):
+    """Llama4ForCausalLM.forward (modeling_llama4.py, 4.51.3; _stack_ops);
+    each Llama4TextDecoderLayer: input_layernorm, self_attn (q_proj,
+    k_proj, v_proj, o_proj, each with its bias where attention_bias; the
+    L2 qk_norm has no weight), post_attention_layernorm, feed_forward: in
+    a sparse layer Llama4TextMoe.forward runs the router (a Linear), then
+    the experts (torch.bmm with gate_up_proj, then with down_proj: every
+    expert on every token, one operation each), then the shared expert
+    (Llama4TextMLP: gate_proj, up_proj, down_proj); in a dense layer that
+    MLP alone."""
+    def layer_ops(layer):
+        ops = [[layer + "input_layernorm.weight"]]
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
+                                f"{layer}self_attn.{proj}.bias"))
+        ops.append([layer + "post_attention_layernorm.weight"])
+        ff = layer + "feed_forward."
+        if ff + "router.weight" in names:
+            ops += [[ff + "router.weight"], [ff + "experts.gate_up_proj"],
+                    [ff + "experts.down_proj"]]
+            ff += "shared_expert."
+        return ops + [[f"{ff}{proj}.weight"]
+                      for proj in ("gate_proj", "up_proj", "down_proj")]
+    return _stack_ops(names, architecture, layer_ops)
+
+
 def _feed_forward_ops(names, layer):
     """A layer's MLP: LlamaMLP's gate_proj, up_proj, down_proj; or the
     sparse block (4.51.3): MixtralSparseMoeBlock.forward runs self.gate,
@@ -327,6 +368,48 @@ def _gptj_ops(names, architecture):
     return ops
 
 
+def _deepseek_v3_ops(names, architecture):
+    """DeepseekV3ForCausalLM.forward (modeling_deepseek_v3.py, 4.51.3):
+    LLaMA's model loop; each DeepseekV3DecoderLayer: input_layernorm,
+    self_attn (q_b_proj(q_a_layernorm(q_a_proj(x))) or q_proj(x); then
+    kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj; o_proj; each linear
+    F.linear(x, weight, bias)), post_attention_layernorm, then the dense
+    DeepseekV3MLP (gate_proj, up_proj, down_proj) or DeepseekV3MoE:
+    self.gate (the router's F.linear on weight.type(fp32)), then
+    DeepseekV3MoE.moe's `for expert_idx in range(len(self.experts))`, each
+    expert that some token chose (`if token_indices.numel() > 0`: taken
+    here as every expert, as b s k tokens against the experts make it),
+    then self.shared_experts on the residual."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        attn = layer + "self_attn."
+        ops.append([layer + "input_layernorm.weight"])
+        for module in ("q_proj", "q_a_proj", "q_a_layernorm", "q_b_proj",
+                       "kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj",
+                       "o_proj"):
+            op = _present(names, f"{attn}{module}.weight",
+                          f"{attn}{module}.bias")
+            if op:
+                ops.append(op)
+        ops.append([layer + "post_attention_layernorm.weight"])
+        mlp = layer + "mlp."
+        projections = ("gate_proj", "up_proj", "down_proj")
+        if mlp + "gate.weight" not in names:
+            ops += [[f"{mlp}{p}.weight"] for p in projections]
+        else:
+            ops.append([mlp + "gate.weight"])
+            e = 0
+            while f"{mlp}experts.{e}.gate_proj.weight" in names:
+                ops += [[f"{mlp}experts.{e}.{p}.weight"] for p in projections]
+                e += 1
+            ops += [[f"{mlp}shared_experts.{p}.weight"] for p in projections]
+        i += 1
+    return ops + _norm_and_head_ops(names, architecture, top)
+
+
 def layers(description):
     """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
     operations(description), None for the embeddings, final norm and head."""
@@ -353,6 +436,8 @@ def operations(description, config=None):
     elif model_type == "opt":
         ops = _opt_ops(names, description.architecture,
                        (config or {}).get("do_layer_norm_before", True))
+    elif model_type == "deepseek_v3":
+        ops = _deepseek_v3_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
                         "qwen2_moe", "qwen3_moe"):
         ops = _llama_ops(names, description.architecture,
@@ -363,6 +448,10 @@ def operations(description, config=None):
         ops = _cohere_ops(names, description.architecture)
     elif model_type == "gemma2":
         ops = _gemma2_ops(names, description.architecture)
+    elif model_type == "gemma3_text":
+        ops = _gemma2_ops(names, description.architecture, qk_norm=True)
+    elif model_type == "llama4_text":
+        ops = _llama4_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

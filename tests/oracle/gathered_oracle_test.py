@@ -132,6 +132,12 @@ PHI3 = dict(LLAMA, model_type="phi3")
 COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
 GEMMA2 = dict(LLAMA, model_type="gemma2", head_dim=16,
               tie_word_embeddings=False)
+GEMMA3 = dict(GEMMA2, model_type="gemma3_text")
+LLAMA4 = {"model_type": "llama4_text", "hidden_size": 64,
+          "intermediate_size": 32, "intermediate_size_mlp": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+          "num_local_experts": 2, "tie_word_embeddings": False}
 NEOX = {"model_type": "gpt_neox", "hidden_size": 64,
         "intermediate_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 256}
@@ -220,6 +226,52 @@ class Named(unittest.TestCase):
         self.assertEqual(straddles(GEMMA2, answer), [])
         self.assertEqual(answer["gathered_chunks"], "2")
 
+    def test_gemma3_holds_three_without_a_straddle(self):
+        # Gemma3Attention registers q_norm and k_norm after o_proj but runs
+        # them before it. At 12288 elements (degree 2) a layer's q, k, v
+        # and o_proj fill one chunk; q_norm, k_norm and gate_proj share the
+        # next; down_proj and the four norms the one after up_proj's. In
+        # layer 1's backward, o_proj's step computes in its chunk while
+        # gate_proj's chunk waits for q_norm's and k_norm's gradients
+        # (after the attention's backward) and the norms' chunk for
+        # input_layernorm's: three, no operation taking two tensors.
+        # Gemma-2 (no q/k norms) holds two at the same size.
+        answer = layout(GEMMA3, 12288)
+        self.assertEqual(straddles(GEMMA3, answer), [])
+        names = models.describe(GEMMA3).names
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in answer["groups"][0]["chunks"]]
+        self.assertIn(["model.layers.1.self_attn.q_norm.weight",
+                       "model.layers.1.self_attn.k_norm.weight",
+                       "model.layers.1.mlp.gate_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(layout(GEMMA2, 12288)["gathered_chunks"], "2")
+
+    def test_llama4_holds_three_without_a_straddle(self):
+        # Llama4TextMoe registers the experts before the router but runs
+        # the router first (then the experts' two bmm, then the shared
+        # expert). At 8192 elements (degree 2) a layer's chunks are q/k/v,
+        # o_proj, experts.gate_up_proj, then experts.down_proj with the
+        # router and shared_expert.gate_proj, then the shared expert's
+        # up_proj, down_proj and the two norms. In layer 1's backward, at
+        # gate_up_proj's bmm its chunk computes while down_proj's chunk
+        # waits for the router's gradient (after gate_up_proj's) and the
+        # norms' chunk for input_layernorm's: three, no straddle.
+        answer = layout(LLAMA4, 8192)
+        self.assertEqual(straddles(LLAMA4, answer), [])
+        names = models.describe(LLAMA4).names
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in answer["groups"][0]["chunks"]]
+        ff = "model.layers.1.feed_forward."
+        self.assertIn([ff + "experts.gate_up_proj"], held)
+        self.assertIn([ff + "experts.down_proj", ff + "router.weight",
+                       ff + "shared_expert.gate_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
+
     def test_gpt_neox_holds_two_without_any_straddle(self):
         # At 16896 elements the first chunk takes embed_in (16384) and
         # layer 0's two norms (256), the second query_key_value and dense:
@@ -307,6 +359,68 @@ class MoeOperations(unittest.TestCase):
                  for p in ("gate", "up", "down")]
         want.append([mlp1 + "shared_expert_gate.weight"])
         self.assertEqual(tail, want)
+
+
+# DeepSeek-V3: layer 0 dense (first_k_dense_replace 1), layer 1
+# DeepseekV3MoE with 4 routed experts and one shared; q through q_lora.
+DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 64,
+               "intermediate_size": 128, "moe_intermediate_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4,
+               "num_key_value_heads": 4, "vocab_size": 256,
+               "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8,
+               "qk_nope_head_dim": 8, "v_head_dim": 16, "n_routed_experts": 4,
+               "num_experts_per_tok": 2, "n_shared_experts": 1,
+               "first_k_dense_replace": 1, "n_group": 2, "topk_group": 1}
+
+
+class DeepseekV3Operations(unittest.TestCase):
+    """DeepseekV3DecoderLayer.forward (4.51.3), worked by hand: the latent
+    attention's projections and norms in the order they run, then the
+    router before the experts it chooses (registered after them), then
+    the shared experts on the residual."""
+
+    def test_the_router_runs_before_the_experts_registered_before_it(self):
+        names = op_names(DEEPSEEK_V3)
+        layer = "model.layers.1."
+        attn, mlp = layer + "self_attn.", layer + "mlp."
+        want = [[layer + "input_layernorm.weight"]]
+        want += [[f"{attn}{m}.weight"] for m in (
+            "q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj_with_mqa",
+            "kv_a_layernorm", "kv_b_proj", "o_proj")]
+        want += [[layer + "post_attention_layernorm.weight"],
+                 [mlp + "gate.weight"]]
+        for e in range(4):
+            want += [[f"{mlp}experts.{e}.{p}_proj.weight"]
+                     for p in ("gate", "up", "down")]
+        want += [[f"{mlp}shared_experts.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        start = names.index([layer + "input_layernorm.weight"])
+        self.assertEqual(names[start:-2], want)
+        # Layer 0 is dense: LLaMA's MLP.
+        self.assertIn(["model.layers.0.mlp.down_proj.weight"], names)
+
+    def test_the_router_and_the_norms_wait_gathered(self):
+        # At 8192 elements chunk 10 holds expert 3's up/down_proj, the
+        # router and shared_experts.gate_proj; chunk 11 shared_experts'
+        # up/down_proj, layer 1's norms and the final norm. Backward: the
+        # shared experts' gradients first (chunk 11 still waits for the
+        # norms, used first in forward; chunk 10 for the router), then the
+        # experts' from the last: while expert 3's gate_proj (chunk 9)
+        # computes, chunks 10 and 11 wait beside it: three chunks, no
+        # operation straddling two.
+        answer = layout(DEEPSEEK_V3, 8192)
+        self.assertEqual(straddles(DEEPSEEK_V3, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        names = models.describe(DEEPSEEK_V3).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])] for c in chunks]
+        self.assertIn("model.layers.1.mlp.gate.weight", held[10])
+        self.assertIn("model.layers.1.mlp.experts.3.down_proj.weight",
+                      held[10])
+        self.assertIn("model.layers.1.input_layernorm.weight", held[11])
+        self.assertIn("model.layers.1.mlp.experts.3.gate_proj.weight",
+                      held[9])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import deepseek_torch
 import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
@@ -22,7 +23,7 @@ def config(shape, work, family="llama"):
     h, a = shape["hidden_size"], shape["num_attention_heads"]
     if family in layer_norm_torch.FAMILIES:
         return layer_norm_config(shape, work, family)
-    return {
+    c = {
         "family": (family if family in DENSE else
                    "llama" if shape["rotary"] else "gpt2"),
         "rotary_dim": shape.get("rotary_dim", 0),
@@ -44,6 +45,11 @@ def config(shape, work, family="llama"):
         "attn_softcap": 50.0 if shape.get("attn_softcap") else None,
         "final_softcap": 30.0 if shape.get("final_softcap") else None,
         "query_pre_attn_scalar": 256,
+        # Gemma-3: sliding layers beside global ones where the shape keeps
+        # both rotary tables (else every layer slides), a window of 3
+        "sliding_window_pattern": (2 if shape.get("both_rotary_used") else
+                                   shape["num_layers"] + 1),
+        "sliding_window": 3,
         "attention_dropout": PROBABILITY * shape["attention_dropout"],
         "resid_dropout": PROBABILITY * shape["hidden_dropout"],
         "embedding_dropout": PROBABILITY * shape["embedding_dropout"],
@@ -61,6 +67,30 @@ def config(shape, work, family="llama"):
                  "dense_on_top": dense_on_top(shape, work)}
                 if shape.get("moe_layers") else None),
     }
+    if family in deepseek_torch.FAMILIES:
+        c["mla"] = mla_config(shape)
+        c["moe"] = dict(c["moe"] or {"layers": 0},
+                        **deepseek_groups(shape))
+    return c
+
+
+def mla_config(shape):
+    """deepseek_torch's latent attention sizes from the oracle's traits."""
+    rope = shape["qk_rope_head_dim"]
+    return {"q_lora": shape["q_lora_rank"], "kv_lora": shape["kv_lora_rank"],
+            "rope": rope, "nope": shape["head_dim"] - rope,
+            "v": shape["v_head_dim"]}
+
+
+def deepseek_groups(shape):
+    """n_group and topk_group (they choose experts, save nothing): two
+    groups where each keeps at least two experts (topk(2) within a group),
+    and as many groups chosen as the top-k needs."""
+    experts, top_k = shape["num_experts"], shape["experts_per_token"]
+    n_group = 2 if experts and experts % 2 == 0 and experts >= 4 else 1
+    per_group = max(1, experts // n_group)
+    return {"n_group": n_group,
+            "topk_group": min(n_group, -(-top_k // per_group))}
 
 
 def dense_on_top(shape, work):
@@ -145,6 +175,8 @@ def measure(shape, work, family, seed, tp=1):
     else:
         model = (layer_norm_torch.build(c)
                  if family in layer_norm_torch.FAMILIES
+                 else deepseek_torch.build(c)
+                 if family in deepseek_torch.FAMILIES
                  else decoder_torch.build(c))
         forward = model
     model.train()

@@ -146,6 +146,22 @@ struct TransformerShape {
   bool four_norms = false;    // norms after attention and the MLP too (Gemma-2)
   bool attn_softcap = false;  // eager scores cap * tanh(scores / cap)
   bool final_softcap = false;  // logits cap * tanh(logits / cap)
+  // Gemma-3: a local rotary table (the sliding layers') beside the global
+  // one, both arguments of every layer (held under checkpointing);
+  // both_rotary_used: layers of each kind, so RoPE keeps both tables.
+  bool local_rotary = false;
+  bool both_rotary_used = false;
+  // DeepSeek-V3 (activation_mla.h): kv_lora_rank non-zero makes the
+  // attention multi-head latent attention, q through a q_lora_rank
+  // bottleneck (0: a plain q_proj), k and v from a kv_lora_rank latent, each
+  // with its RMSNorm; head_dim is q's and k's width (qk_nope_head_dim +
+  // qk_rope_head_dim), v_head_dim v's and the output's; rotary_dim is
+  // qk_rope_head_dim.
+  uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
+           v_head_dim = 0;
+  // The sparse block is DeepseekV3MoE: a sigmoid router on fp32 copies,
+  // fp32 weighted outputs, shared experts without a gate.
+  bool deepseek_moe = false;
 };
 
 // One micro-batch's work (the request's Workload).

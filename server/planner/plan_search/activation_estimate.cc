@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_mla.h"
 #include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
@@ -107,6 +108,9 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
   d.rotary = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
   d.e = shape.embed_proj_dim != 0 ? Wide{shape.embed_proj_dim} : d.h;
+  if (absl::Status mla = activation::CheckMla(shape, d.d); !mla.ok()) {
+    return mla;
+  }
   return d;
 }
 
@@ -208,8 +212,12 @@ Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
     return Sum({CohereNormSaved(Mul({d.bs, d.a}), d.d, d.a * d.d),
                 CohereNormSaved(Mul({d.bs, d.kv}), d.d, d.kv * d.d)});
   }
-  return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
-              NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
+  // (Gemma-3's are GemmaRMSNorms, the family's own kind)
+  const NormKind kind = t.norm == NormKind::kGemmaRmsNorm
+                            ? NormKind::kGemmaRmsNorm
+                            : NormKind::kRmsNorm;
+  return Sum({NormSaved(kind, Mul({d.bs, d.a}), d.d),
+              NormSaved(kind, Mul({d.bs, d.kv}), d.d)});
 }
 
 // What one layer's attention saves, its input (the norm's output) aside.
@@ -222,6 +230,9 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked out =
       Sum({QkNormSaved(t, d),
            t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
+  if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
+    return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
+  }
   switch (Resolved(attention)) {
     case Attention::kFlashAttention2:  // q, k, v (kv heads; the fused
                                        // output where a view of it), out,
@@ -284,6 +295,7 @@ Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
 // its output (0 without one).
 Checked SharedSaved(const TransformerShape& t, const Dims& d) {
   const uint64_t shared = t.shared_expert_intermediate_size;
+  if (t.deepseek_moe) return activation::DeepseekSharedSaved(t, d);
   if (shared == 0) return Wide{0};
   return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
 }
@@ -297,6 +309,7 @@ Checked SharedSaved(const TransformerShape& t, const Dims& d) {
 // routing weight and the weighted output index_add_ keeps; the shared
 // expert's MLP, sigmoid's result and its output.
 Checked MoeSaved(const TransformerShape& t, const Dims& d) {
+  if (t.deepseek_moe) return activation::DeepseekMoeSaved(t, d);
   const Checked pairs = Mul({d.bs, t.experts_per_token});
   const Checked norm_topk = t.norm_topk_prob
                                 ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
@@ -329,9 +342,9 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
 // the sum), above the layer's saves and the incoming gradient.
 Checked MoeForward(const TransformerShape& t, const Dims& d) {
   const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
-  return Sum({mask, Hidden(d, 4),
-              t.shared_expert_intermediate_size == 0 ? Checked{Wide{0}}
-                                                     : Hidden(d, 4)});
+  // DeepseekV3MoE: the fp32 sum; its shared experts run after the routed.
+  const bool shared = t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
+  return Sum({mask, Hidden(d, 4), shared ? Hidden(d, 4) : Checked{Wide{0}}});
 }
 
 // One decoder layer's saves without checkpointing (`sparse`: an MoE layer,
@@ -392,6 +405,14 @@ Checked Projections(const Dims& d) {
   return Mul({d.bs, d.e, 4});
 }
 
+// The rotary tables (cos and sin) kept: Gemma-3's local table beside the
+// global one where layers of each kind keep theirs, or, under
+// checkpointing, both held as every layer's arguments.
+Wide RotaryTables(const TransformerShape& t, bool checkpointing) {
+  if (!t.local_rotary) return 1;
+  return (checkpointing || t.both_rotary_used) ? 2 : 1;
+}
+
 // Saves outside the layers but the loss.
 Checked OutsideSaved(const TransformerShape& t, const Dims& d,
                      const ActivationWorkload& w) {
@@ -406,7 +427,7 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
   // multiplications.
   const Checked rotary = (t.rotary && !t.gptj_rotary && !ckpt)
-                             ? Mul({d.s, d.rotary, 4})
+                             ? Mul({d.s, d.rotary, 4, RotaryTables(t, ckpt)})
                              : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
@@ -621,7 +642,11 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   out.inside = Max(Sum({rerun, out.backward, Hidden(d, 2)}),
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
-    out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
+    // (DeepseekV3MoE's shared experts' saves are not made yet)
+    const Checked later = t.deepseek_moe ? activation::DeepseekSharedSaved(t, d)
+                                         : Checked{Wide{0}};
+    out.inside = Max(out.inside,
+                     Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
   }
   // The re-run's last step: the last projection's output (or its dropout's
   // input and output) and the residual sum, 4N (and the attention's output
@@ -677,9 +702,10 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  const Checked held = Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
-                                        ? Mul({d.s, d.rotary, 4})
-                                        : Checked{Wide{0}}});
+  const Checked held =
+      Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
+                       ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})
+                       : Checked{Wide{0}}});
   // Re-run under checkpointing, less a LayerNorm's saved input: the
   // layer's input, which the checkpoint keeps already.
   const Checked recompute =
