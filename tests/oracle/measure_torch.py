@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import falcon_bloom_torch
 import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
@@ -19,6 +20,8 @@ def config(shape, work, family="llama"):
     h, a = shape["hidden_size"], shape["num_attention_heads"]
     if family in layer_norm_torch.FAMILIES:
         return layer_norm_config(shape, work, family)
+    if family in falcon_bloom_torch.FAMILIES:
+        return falcon_bloom_torch.config(shape, work, family, PROBABILITY)
     return {
         "family": "llama" if shape["rotary"] else "gpt2",
         "layers": shape["num_layers"], "hidden": h, "heads": a,
@@ -133,6 +136,8 @@ def measure(shape, work, family, seed, tp=1):
     else:
         model = (layer_norm_torch.build(c)
                  if family in layer_norm_torch.FAMILIES
+                 else falcon_bloom_torch.build(c)
+                 if family in falcon_bloom_torch.FAMILIES
                  else decoder_torch.build(c))
         forward = model
     model.train()
