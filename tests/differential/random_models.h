@@ -11,8 +11,8 @@ namespace chunkplan::testing {
 
 // A small random config.json (its text) of one family: those with an
 // operation sequence (gpt2, llama, mistral, qwen2, qwen3, mixtral,
-// gpt_neox, opt; every class, tied or not, biases at random) and
-// llama4_text (none).
+// gpt_neox, opt, falcon, bloom; every class, tied or not, biases at random)
+// and llama4_text (none).
 std::string RandomModelConfig(std::mt19937_64& rng);
 
 }  // namespace chunkplan::testing
