@@ -526,10 +526,11 @@ def layer_terms(t, x, attention, ckpt, sparse):
     if sparse:
         step = moe_backward(t, x)
     elif t["activation"] == "bloom_gelu":
-        # bloom_gelu_back: the incoming gradient and, at most, five
-        # temporaries of its tanh arithmetic at once (2bsI each), once
-        # dense_4h_to_h's input is released
-        step = 10 * bs * i
+        # dense_4h_to_h's input and weight gradients, then bloom_gelu_back:
+        # the incoming gradient and, at most, five temporaries of its tanh
+        # arithmetic at once (2bsI each), once dense_4h_to_h's input is
+        # released
+        step = max(10 * bs * i, 2 * bs * i + 2 * h * i)
     elif t["gated_mlp"] or t["activation"] != "single_op":
         step = mlp_step(bs, h, i)
     else:

@@ -472,15 +472,17 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // A product's three gradients (the gated one, gelu_new's or gelu_fast's
   // last) once down's input is released, relu's two while its result is
   // still saved; one op's are no more than the input's and weight's.
-  // BLOOM's bloom_gelu_back: the incoming gradient and at most five
-  // temporaries of its tanh arithmetic (2bsI each) at once, once
-  // dense_4h_to_h's input is released.
+  // BLOOM: dense_4h_to_h's, then bloom_gelu_back: the incoming gradient
+  // and at most five temporaries of its tanh arithmetic (2bsI each) at
+  // once, once dense_4h_to_h's input is released.
+  const Checked one_op = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
   const Checked mlp_step =
-      sparse                                      ? MoeBackward(t, d)
-      : t.activation == MlpActivation::kBloomGelu ? Mul({d.bs, d.inter, 10})
+      sparse ? MoeBackward(t, d)
+      : t.activation == MlpActivation::kBloomGelu
+          ? Max(Mul({d.bs, d.inter, 10}), one_op)
       : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
           ? MlpStep(d, d.bs, d.inter)
-          : Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+          : one_op;
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   // The second norm's saves and output (none with a single norm).
