@@ -54,6 +54,16 @@ class FalconLinear(nn.Linear):
         return hidden_states + self.bias
 
 
+def run_layer(layer, args, checkpointing):
+    """One layer's forward: in torch.utils.checkpoint (use_reentrant=True,
+    the positional arguments the model passes) under checkpointing."""
+    if checkpointing:
+        return torch.utils.checkpoint.checkpoint(
+            layer.__call__, *args, use_reentrant=True,
+            preserve_rng_state=decoder_torch.PRESERVE_RNG_STATE)
+    return layer(*args)
+
+
 def dropout_add(x, residual, prob, training):
     """modeling_falcon.py's / modeling_bloom.py's dropout_add."""
     return residual + dropout(x, prob, training)
@@ -223,13 +233,8 @@ class FalconForCausalLM(nn.Module):
             # 4.51.3's _gradient_checkpointing_func(block.__call__, ...)
             args = (hidden_states, None, causal_mask, position_ids, None,
                     None, False, False, cache_position, position_embeddings)
-            if self.gradient_checkpointing:
-                out = torch.utils.checkpoint.checkpoint(
-                    block.__call__, *args, use_reentrant=True,
-                    preserve_rng_state=decoder_torch.PRESERVE_RNG_STATE)
-            else:
-                out = block(*args)
-            hidden_states = out[0]
+            hidden_states = run_layer(block, args,
+                                      self.gradient_checkpointing)[0]
         hidden_states = self.ln_f(hidden_states)
         lm_logits = self.lm_head(hidden_states[:, slice(0, None), :])
         loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
@@ -416,13 +421,8 @@ class BloomForCausalLM(nn.Module):
         for block in self.h:
             args = (hidden_states, alibi, causal_mask, None, None, False,
                     False, cache_position)
-            if self.gradient_checkpointing:
-                out = torch.utils.checkpoint.checkpoint(
-                    block.__call__, *args, use_reentrant=True,
-                    preserve_rng_state=decoder_torch.PRESERVE_RNG_STATE)
-            else:
-                out = block(*args)
-            hidden_states = out[0]
+            hidden_states = run_layer(block, args,
+                                      self.gradient_checkpointing)[0]
         hidden_states = self.ln_f(hidden_states)
         lm_logits = self.lm_head(hidden_states)
         loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
