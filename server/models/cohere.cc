@@ -12,6 +12,35 @@
 namespace chunkplan::models {
 namespace {
 
+// The layer the activation estimate models: LLaMA's attention and gated
+// MLP (ModelLlamaLayer) side by side on one CohereLayerNorm, whose kind
+// q_norm and k_norm share where use_qk_norm.
+void ModelCohereLayer(const HfConfig& cfg, bool qk_norm, ModelDescription& d) {
+  ModelLlamaLayer(cfg, "silu", d);
+  d.traits.norm = "cohere_layer_norm";
+  d.traits.parallel_block = true;
+  d.traits.qk_norm = qk_norm;
+}
+
+// CohereDecoderLayer.forward's operations: input_layernorm, q_proj,
+// k_proj, v_proj, q_norm and k_norm (where use_qk_norm), o_proj, then the
+// MLP's gate_proj, up_proj, down_proj. Backward runs them in reverse: the
+// MLP's nodes, created last, come first in autograd's order.
+void CohereLayerOps(ParamBuilder& b, bool qk_norm) {
+  for (absl::string_view op : {"input_layernorm", "self_attn.q_proj",
+                               "self_attn.k_proj", "self_attn.v_proj"}) {
+    b.Op({op});
+  }
+  if (qk_norm) {
+    b.Op({"self_attn.q_norm"});
+    b.Op({"self_attn.k_norm"});
+  }
+  for (absl::string_view op :
+       {"self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
+    b.Op({op});
+  }
+}
+
 // CohereDecoderLayer: self_attn (q, k, v, o with attention_bias, then
 // q_norm [heads, head_dim] and k_norm [kv_heads, head_dim]), mlp,
 // input_layernorm. CohereLayerNorm's weight has RmsNorm's shape.
@@ -23,17 +52,22 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   SetDecoderFacts(decoder.shape, decoder.dims, decoder.inter, d);
   const HeadDims& dims = decoder.dims;
   const uint64_t h = decoder.shape.hidden;
-  CausalLm(b, architecture, decoder.shape, [&](uint64_t) {
-    Attention(b, dims, h, bias, bias);
-    if (qk_norm) {
-      b.In("self_attn", [&] {
-        b.Add("q_norm.weight", {dims.heads, dims.head_dim});
-        b.Add("k_norm.weight", {dims.kv_heads, dims.head_dim});
-      });
-    }
-    b.In("mlp", [&] { GatedMlp(b, h, decoder.inter, /*bias=*/false); });
-    RmsNorm(b, "input_layernorm", h);
-  });
+  CausalLm(
+      b, architecture, decoder.shape,
+      [&](uint64_t) {
+        Attention(b, dims, h, bias, bias);
+        if (qk_norm) {
+          b.In("self_attn", [&] {
+            b.Add("q_norm.weight", {dims.heads, dims.head_dim});
+            b.Add("k_norm.weight", {dims.kv_heads, dims.head_dim});
+          });
+        }
+        b.In("mlp", [&] { GatedMlp(b, h, decoder.inter, /*bias=*/false); });
+        RmsNorm(b, "input_layernorm", h);
+        CohereLayerOps(b, qk_norm);
+      },
+      /*operations=*/true);
+  ModelCohereLayer(cfg, qk_norm, d);
   return absl::OkStatus();
 }
 

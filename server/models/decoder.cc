@@ -79,9 +79,9 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
 }
 
 void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
-                     ModelDescription& d) {
+                     ModelDescription& d, absl::string_view act_key) {
   const absl::StatusOr<std::optional<std::string>> act =
-      cfg.OptionalText("hidden_act");
+      cfg.OptionalText(act_key);
   const absl::StatusOr<bool> dropout =
       cfg.NonZeroProbability("attention_dropout");
   if (!act.ok() || !dropout.ok()) {
@@ -93,7 +93,7 @@ void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
   if (name != "silu" && name != "swish" && name != "gelu" &&
       name != "gelu_pytorch_tanh") {
     d.traits.not_estimated =
-        absl::StrCat("hidden_act \"", name,
+        absl::StrCat(act_key, " \"", name,
                      "\" is not modelled (silu, swish, gelu, "
                      "gelu_pytorch_tanh are)");
     return;

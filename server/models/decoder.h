@@ -68,7 +68,8 @@ void SetDecoderFacts(const DecoderShape& shape, const HeadDims& dims,
 // attention_dropout read; any other value leaves traits.not_estimated set
 // to the reason. Call after SetDecoderFacts (BuildDecoder).
 void ModelLlamaLayer(const HfConfig& cfg, absl::string_view act_default,
-                     ModelDescription& d);
+                     ModelDescription& d,
+                     absl::string_view act_key = "hidden_act");
 
 // *Model (embed_tokens, layers.<i> = layer(i), norm) or, for an
 // `architecture` that ends in ForCausalLM, that under "model" and then

@@ -6,6 +6,10 @@
 // tied by default; Gemma-2 adds a norm before and after the MLP; Gemma-3
 // keeps those and adds q_norm and k_norm to the attention.
 
+#include <span>
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
@@ -13,6 +17,43 @@
 
 namespace chunkplan::models {
 namespace {
+
+// Gemma2DecoderLayer.forward's operations: input_layernorm, q_proj,
+// k_proj, v_proj, o_proj, post_attention_layernorm (of o_proj's output),
+// pre_feedforward_layernorm, gate_proj, up_proj, down_proj,
+// post_feedforward_layernorm.
+constexpr absl::string_view kGemma2LayerOps[] = {"input_layernorm",
+                                                 "self_attn.q_proj",
+                                                 "self_attn.k_proj",
+                                                 "self_attn.v_proj",
+                                                 "self_attn.o_proj",
+                                                 "post_attention_layernorm",
+                                                 "pre_feedforward_layernorm",
+                                                 "mlp.gate_proj",
+                                                 "mlp.up_proj",
+                                                 "mlp.down_proj",
+                                                 "post_feedforward_layernorm"};
+
+// Gemma-2's layer as the activation estimate models it: Gemma's norms and
+// normalizer, four norms a layer, the MLP's act from hidden_activation, the
+// eager scores and the logits soft-capped where attn_logit_softcapping and
+// final_logit_softcapping are not null (Gemma2Config: 50.0, 30.0).
+void ModelGemma2Layer(const HfConfig& cfg, ModelDescription& d) {
+  ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d, "hidden_activation");
+  d.traits.norm = "gemma_rms";
+  d.traits.embed_scale = d.traits.four_norms = true;
+  if (!d.traits.not_estimated.empty()) return;
+  for (const auto& [key, trait] :
+       {std::pair{"attn_logit_softcapping", &d.traits.attn_softcap},
+        std::pair{"final_logit_softcapping", &d.traits.final_softcap}}) {
+    const absl::StatusOr<bool> set = cfg.NumberNotNull(key, /*absent=*/true);
+    if (!set.ok()) {
+      d.traits.not_estimated = std::string(set.status().message());
+      return;
+    }
+    *trait = *set;
+  }
+}
 
 // Any of them: a layer is self_attn (q, k, v, o all with attention_bias;
 // for Gemma-3, q_norm and k_norm), mlp, input_layernorm,
@@ -25,21 +66,26 @@ absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("num_key_value_heads").status());
   CHUNKPLAN_RETURN_IF_ERROR(cfg.Size("head_dim").status());
   CHUNKPLAN_ASSIGN_OR_RETURN(bool bias, cfg.Flag("attention_bias"));
-  const LayerStyle style{.qkv_bias = bias,
-                         .o_bias = bias,
-                         .qk_norm = generation >= 3,
-                         .feed_forward_norms = generation >= 2};
+  const LayerStyle style{
+      .qkv_bias = bias,
+      .o_bias = bias,
+      .qk_norm = generation >= 3,
+      .feed_forward_norms = generation >= 2,
+      .forward_ops = generation == 2
+                         ? std::span<const absl::string_view>(kGemma2LayerOps)
+                         : std::span<const absl::string_view>()};
   CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture, style,
                                               /*mlp_bias=*/false, b, d));
-  if (generation == 1) {  // Gemma-2's soft-capping and Gemma-3's layers: not
-                          // modelled
+  if (generation == 1) {
     ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d);
     d.traits.norm = "gemma_rms";
     d.traits.embed_scale = true;  // GemmaModel's normalizer
+  } else if (generation == 2) {
+    ModelGemma2Layer(cfg, d);
   } else {
-    d.traits.not_estimated = absl::StrCat(
-        "Gemma-", generation,
-        "'s layer (soft-capped scores, four norms) is not modelled");
+    d.traits.not_estimated =
+        "Gemma-3's layer (q/k norms, local and global rotary tables) is not "
+        "modelled";
   }
   return absl::OkStatus();
 }

@@ -259,6 +259,25 @@ absl::StatusOr<double> HfConfig::Fraction(absl::string_view key) const {
   return value->get<double>();
 }
 
+absl::StatusOr<double> HfConfig::Number(absl::string_view key,
+                                        double fallback) const {
+  const json* value = Find(key);
+  if (Unset(value)) return fallback;
+  if (!value->is_number()) return ConfigError(key, "expected a number", value);
+  return value->get<double>();
+}
+
+absl::StatusOr<bool> HfConfig::NumberNotNull(absl::string_view key,
+                                             bool absent) const {
+  const json* value = Find(key);
+  if (value == nullptr) return absent;
+  if (value->is_null()) return false;
+  if (!value->is_number()) {
+    return ConfigError(key, "expected a number or null", value);
+  }
+  return true;
+}
+
 absl::StatusOr<std::optional<std::string>> HfConfig::OptionalText(
     absl::string_view key) const {
   const json* value = Find(key);

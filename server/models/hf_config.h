@@ -56,6 +56,13 @@ class HfConfig {
   absl::StatusOr<bool> NonZeroProbability(absl::string_view key) const;
   // A fraction: a number in [0, 1] (unset: 0).
   absl::StatusOr<double> Fraction(absl::string_view key) const;
+  // A number, integer or not ("expected a number" otherwise), or
+  // `fallback` where config and defaults leave it unset.
+  absl::StatusOr<double> Number(absl::string_view key, double fallback) const;
+  // Whether a number or null ("expected a number or null" otherwise) is a
+  // number; `absent` where config and defaults leave the key out (a config
+  // class whose default is a number, e.g. Gemma-2's soft-capping).
+  absl::StatusOr<bool> NumberNotNull(absl::string_view key, bool absent) const;
   // A string, or nullopt where config and defaults leave it unset.
   absl::StatusOr<std::optional<std::string>> OptionalText(
       absl::string_view key) const;

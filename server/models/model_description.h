@@ -20,7 +20,8 @@ namespace chunkplan::models {
 // TransformerShape).
 struct DecoderTraits {
   uint64_t head_dim = 0;
-  std::string norm = "rms";  // "rms", "gemma_rms" or "layer_norm"
+  std::string norm = "rms";  // "rms", "gemma_rms", "layer_norm" or
+                             // "cohere_layer_norm"
   bool gated_mlp = true;     // down(act(gate(x)) * up(x))
   bool gelu_new = false;     // the MLP's act is gelu_new (else one op)
   bool rotary = true;        // RoPE (else learned positions)
@@ -37,7 +38,7 @@ struct DecoderTraits {
   bool norm_topk_prob = false;
   // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
   bool gelu_fast = false, relu = false;  // the MLP's act (else as above)
-  uint64_t rotary_dim = 0;               // RoPE's width (0: head_dim)
+  uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim; Phi-3 too)
   bool parallel_residual = false, value_view = false;
   bool mask_positions = false, no_final_norm = false;
   uint64_t embed_proj_dim = 0;  // 0: hidden_size
@@ -47,6 +48,10 @@ struct DecoderTraits {
   bool kv_broadcast = false, indexed_kv = false, one_residual_mask = false,
        direct_sdpa = false, alibi = false, embedding_norm = false,
        no_flash = false, bloom_gelu = false;
+  // dense families (phi3, cohere, gemma2/3)
+  bool fused_gate_up = false;
+  bool parallel_block = false;  // attention and MLP on one norm (Cohere)
+  bool four_norms = false, attn_softcap = false, final_softcap = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -86,9 +86,10 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.intermediate_size = m.intermediate_size;
   s.tied_embeddings = t.tied_embeddings;
   s.fused_qkv = t.fused_qkv;
-  s.norm = t.norm == "gemma_rms"    ? planner::NormKind::kGemmaRmsNorm
-           : t.norm == "layer_norm" ? planner::NormKind::kLayerNorm
-                                    : planner::NormKind::kRmsNorm;
+  s.norm = t.norm == "gemma_rms"           ? planner::NormKind::kGemmaRmsNorm
+           : t.norm == "layer_norm"        ? planner::NormKind::kLayerNorm
+           : t.norm == "cohere_layer_norm" ? planner::NormKind::kCohereLayerNorm
+                                           : planner::NormKind::kRmsNorm;
   s.gated_mlp = t.gated_mlp;
   s.activation = t.gelu_new     ? planner::MlpActivation::kGeluNew
                  : t.gelu_fast  ? planner::MlpActivation::kGeluFast
@@ -127,6 +128,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.shared_expert_intermediate_size = t.shared_expert_intermediate_size;
   s.norm_topk_prob = t.norm_topk_prob;
   s.tp = TpShapeOf(m);
+  s.fused_gate_up = t.fused_gate_up;
+  s.parallel_block = t.parallel_block;
+  s.four_norms = t.four_norms;
+  s.attn_softcap = t.attn_softcap;
+  s.final_softcap = t.final_softcap;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

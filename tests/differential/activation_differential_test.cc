@@ -111,7 +111,7 @@ uint64_t In(std::mt19937_64& rng, uint64_t lo, uint64_t hi) {
 
 void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
-  t->norm = static_cast<NormKind>(In(rng, 0, 2));
+  t->norm = static_cast<NormKind>(In(rng, 0, 3));
   t->activation = static_cast<MlpActivation>(In(rng, 0, 4));
   t->tied_embeddings = coin();
   t->fused_qkv = coin();
@@ -124,6 +124,11 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->attention_dropout = coin();
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
+  t->fused_gate_up = coin();
+  t->parallel_block = coin();
+  t->four_norms = coin();
+  t->attn_softcap = coin();
+  t->final_softcap = coin();
   t->parallel_residual = coin();
   t->value_view = coin();
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
@@ -175,6 +180,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.vocab_size = In(rng, 1, 262144);
     c.work.micro_batch = static_cast<uint32_t>(In(rng, 1, 64));
     c.work.sequence_length = static_cast<uint32_t>(In(rng, 1, 131072));
+    t.rotary_dim = In(rng, 0, 1) == 1 ? 0 : In(rng, 1, 256);
   } else {  // any width: zeros, non-divisors, parts past 2^64-1
     t.num_layers = AnyWidth(rng, 64);
     t.hidden_size = AnyWidth(rng, 64);
@@ -185,6 +191,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.vocab_size = AnyWidth(rng, 64);
     c.work.micro_batch = static_cast<uint32_t>(AnyWidth(rng, 32));
     c.work.sequence_length = static_cast<uint32_t>(AnyWidth(rng, 32));
+    t.rotary_dim = AnyWidth(rng, 64);
   }
   RandomMoe(rng, &t);
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
@@ -201,10 +208,13 @@ Case RandomCase(std::mt19937_64& rng) {
   return c;
 }
 
-bool IsRmsFamily(const std::string& family) {
+// The families SmallFamilyCase sets up itself (LLaMA-like layers), not
+// through LayerNormFamilyTraits.
+bool IsLlamaLikeFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
-         family == "qwen3_moe";
+         family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
+         family == "gemma2";
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
@@ -334,6 +344,23 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
   }
+  if (family == "phi3") {  // Phi-3's fused projections, partial RoPE
+    t.fused_qkv = t.fused_gate_up = true;
+    t.rotary_dim = 2 * In(rng, 1, t.head_dim / 2);
+    t.attention_dropout = In(rng, 0, 1) == 1;
+    t.hidden_dropout = In(rng, 0, 1) == 1;
+  }
+  if (family == "cohere") {  // one fp32 LayerNorm, attention and MLP beside
+    t.norm = NormKind::kCohereLayerNorm;
+    t.parallel_block = t.tied_embeddings = true;
+    t.qk_norm = In(rng, 0, 1) == 1;
+  }
+  if (family == "gemma2") {  // four Gemma norms, soft-capping
+    t.norm = NormKind::kGemmaRmsNorm;
+    t.embed_scale = t.tied_embeddings = t.four_norms = true;
+    t.attn_softcap = In(rng, 0, 1) == 1;
+    t.final_softcap = In(rng, 0, 1) == 1;
+  }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
@@ -348,7 +375,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.hidden_dropout = In(rng, 0, 1) == 1;
     t.embedding_dropout = In(rng, 0, 1) == 1;
   }
-  if (family != "gpt2" && family != "gemma" && !IsRmsFamily(family)) {
+  if (family != "gpt2" && family != "gemma" && !IsLlamaLikeFamily(family)) {
     LayerNormFamilyTraits(rng, family, &t);
   }
   if (family == "opt") OptTraits(rng, &c);
@@ -387,7 +414,8 @@ std::string TpField(const planner::TensorParallelShape& tp) {
 std::string RequestLine(const Case& c, uint64_t seed) {
   auto flag = [](bool b) { return b ? "true" : "false"; };
   const TransformerShape& t = c.shape;
-  constexpr const char* kNorms[] = {"rms", "gemma_rms", "layer_norm"};
+  constexpr const char* kNorms[] = {"rms", "gemma_rms", "layer_norm",
+                                    "cohere_layer_norm"};
   constexpr const char* kAttention[] = {"default", "eager", "sdpa",
                                         "flash_attention_2"};
   constexpr const char* kActivations[] = {"single_op", "gelu_new", "gelu_fast",
@@ -426,7 +454,11 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       t.experts_per_token, R"(", "moe_intermediate_size": ")",
       t.moe_intermediate_size, R"(", "shared_expert_intermediate_size": ")",
       t.shared_expert_intermediate_size, R"(", "norm_topk_prob": )",
-      flag(t.norm_topk_prob), R"(, "not_estimated": ")",
+      flag(t.norm_topk_prob), R"(, "fused_gate_up": )", flag(t.fused_gate_up),
+      R"(, "parallel_block": )", flag(t.parallel_block), R"(, "four_norms": )",
+      flag(t.four_norms), R"(, "attn_softcap": )", flag(t.attn_softcap),
+      R"(, "final_softcap": )", flag(t.final_softcap),
+      R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -589,9 +621,10 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::vector<Case> cases;
   std::vector<std::string> lines;
   const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES");
-  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gemma",
-                             "gpt2", "gpt_neox", "opt", "gptj", "mixtral",
-                             "qwen2_moe", "qwen3_moe", "falcon", "bloom"}) {
+  for (const char* family :
+       {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
+        "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
+        "gemma2", "falcon", "bloom"}) {
     if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
                                               absl::StrCat(",", family, ","))) {
       continue;

@@ -191,6 +191,23 @@ constexpr char kQwen2[] =
         "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2, "vocab_size": 256})";
 
+constexpr char kPhi3[] =
+    R"({"model_type": "phi3", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 256})";
+
+constexpr char kCohere[] =
+    R"({"model_type": "cohere", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 256,
+        "tie_word_embeddings": false})";
+
+constexpr char kGemma2[] =
+    R"({"model_type": "gemma2", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+        "tie_word_embeddings": false})";
+
 constexpr char kFalcon[] =
     R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4,
         "num_hidden_layers": 2, "vocab_size": 256, "bias": true,
@@ -252,6 +269,17 @@ INSTANTIATE_TEST_SUITE_P(
         // (registered after its MLP, used first) stays gathered through the
         // layer's backward.
         NamedCase{"LlamaNoStraddle", kLlama, 11008, 2, ""},
+        // Phi-3 registers o_proj before qkv_proj: the chunk with layer 0's
+        // MLP and norms and layer 1's o_proj gets o_proj's gradient in
+        // layer 1's backward and waits for layer 0's input_layernorm,
+        // beside layer 1's own waiting norms, while qkv_proj computes.
+        NamedCase{"Phi3NoStraddleHoldsThree", kPhi3, 12544, 3, ""},
+        // Cohere's one norm, registered after the MLP and used first,
+        // waits through the layer's backward as LLaMA's do.
+        NamedCase{"CohereNormRegisteredLast", kCohere, 11008, 2, ""},
+        // Gemma-2's four norms, registered after the MLP, the first used
+        // first: the chunk holding them waits through the layer.
+        NamedCase{"Gemma2FourNormsRegisteredLast", kGemma2, 11008, 2, ""},
         // query_key_value's bias opens a chunk, but FalconLinear's
         // transpose takes the weight and its addition the bias: no step
         // holds both; the chunk with the layer's input_layernorm (registered

@@ -22,9 +22,11 @@ const char* Bool(bool value) { return value ? "true" : "false"; }
 std::string RandomModelConfig(std::mt19937_64& rng) {
   // llama4_text: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
-      "gpt2",     "llama", "mistral",     "qwen2",  "qwen3", "mixtral",
-      "gpt_neox", "opt",   "llama4_text", "falcon", "bloom"};
-  const std::string family = kFamilies[Uniform(rng, 0, 10)];
+      "gpt2",    "llama",       "mistral", "qwen2",  "qwen3",
+      "mixtral", "phi3",        "cohere",  "gemma2", "gpt_neox",
+      "opt",     "llama4_text", "falcon",  "bloom"};
+  const std::string family =
+      kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
   if (family == "falcon") {  // any of the three layouts, biased or not
     const uint64_t heads = Uniform(rng, 1, 4);
@@ -99,6 +101,9 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                                         : family == "qwen3"       ? "Qwen3"
                                         : family == "mistral"     ? "Mistral"
                                         : family == "mixtral"     ? "Mixtral"
+                                        : family == "phi3"        ? "Phi3"
+                                        : family == "cohere"      ? "Cohere"
+                                        : family == "gemma2"      ? "Gemma2"
                                         : family == "llama4_text" ? "Llama4"
                                                                   : "Llama",
                                         Chance(rng, 0.8) ? "ForCausalLM"
@@ -118,6 +123,22 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   }
   if (family == "qwen3") {
     absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "phi3") {
+    static const char* const kFactors[] = {"0.5", "0.75", "1.0"};
+    absl::StrAppend(&config, R"(, "partial_rotary_factor": )",
+                    kFactors[Uniform(rng, 0, 2)], R"(, "resid_pdrop": )",
+                    Chance(rng, 0.5) ? "0.1" : "0.0");
+  }
+  if (family == "cohere") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+                    R"(, "use_qk_norm": )", Bool(Chance(rng, 0.5)));
+  }
+  if (family == "gemma2") {
+    absl::StrAppend(&config, R"(, "attn_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "50.0" : "null",
+                    R"(, "final_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "30.0" : "null");
   }
   if (family == "llama4_text") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),

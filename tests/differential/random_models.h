@@ -10,9 +10,10 @@
 namespace chunkplan::testing {
 
 // A small random config.json (its text) of one family: those with an
-// operation sequence (gpt2, llama, mistral, qwen2, qwen3, mixtral,
-// gpt_neox, opt, falcon, bloom; every class, tied or not, biases at random)
-// and llama4_text (none).
+// operation sequence (gpt2, llama, mistral, qwen2, qwen3, phi3, cohere,
+// gemma2, mixtral, gpt_neox, opt, falcon, bloom; every class, tied or not,
+// biases, Phi-3's partial RoPE and dropout, Cohere's q/k norms, Gemma-2's
+// soft-capping at random) and llama4_text (none).
 std::string RandomModelConfig(std::mt19937_64& rng);
 
 }  // namespace chunkplan::testing

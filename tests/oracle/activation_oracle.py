@@ -46,7 +46,8 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "no_flash",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_dropout", "hidden_dropout", "embedding_dropout",
-             "not_estimated": "...",
+             "not_estimated": "...", "rotary_dim", "fused_gate_up",
+             "parallel_block", "norm": ... | "cohere_layer_norm",
              MoE families: "moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size",
              "norm_topk_prob"},
@@ -55,8 +56,10 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma, gpt2, mixtral, qwen2_moe, qwen3_moe, gpt_neox, opt, gptj, falcon or
-bloom; its traits must be the shape's.)
+gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe,
+qwen3_moe, gpt_neox, opt, gptj, falcon or bloom; its traits must be the
+shape's. Cohere's logit_scale multiplies the logits by a Python float:
+nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
 "measured_peak_bytes" (backward's peak over the memory before forward; for
@@ -89,8 +92,10 @@ SIZE_FIELDS = ("num_layers", "hidden_size", "num_attention_heads",
 # on the norms of decoder_torch.py (tests/oracle/norm_backward_test in
 # activation_oracle_test.py re-measures them): RMSNorm's fp32 chain
 # (grad.to(fp32), x * rsqrt's two gradients, mean's expand, pow's 2x)
-# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3.
-NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3}
+# peaks at 18, Gemma's at 16; LayerNorm's fused kernel at 3; Cohere's
+# fp32 LayerNorm (no bias) at 12.
+NORM_BACKWARD = {"rms": 18, "gemma_rms": 16, "layer_norm": 3,
+                 "cohere_layer_norm": 12}
 
 
 class ActivationError(ValueError):
@@ -185,8 +190,17 @@ def pv_operand(t, x):
     return eager_v(t, x)
 
 
-def norm_tensors(kind, rows, width, where):
-    """(name, bytes) a norm's own ops save over rows x width."""
+def norm_tensors(kind, rows, width, where, weight=None):
+    """(name, bytes) a norm's own ops save over rows x width (`weight`: the
+    weight's elements, where not width: Cohere's per-head q/k norms)."""
+    if kind == "cohere_layer_norm":  # CohereLayerNorm (fp32, no bias)
+        return [(f"{where}: x - mean (fp32), kept by pow", 4 * rows * width),
+                (f"{where}: x - mean again (fp32), kept by the mul",
+                 4 * rows * width),
+                (f"{where}: rsqrt(variance + eps) (fp32)", 4 * rows),
+                (f"{where}: the normalized x (fp32), kept by weight * (.)",
+                 4 * rows * width),
+                (f"{where}: weight.to(fp32)", 4 * (weight or width))]
     if kind == "rms":  # LlamaRMSNorm
         return [(f"{where}: x.to(fp32), kept by pow and by x * rsqrt",
                  4 * rows * width),
@@ -207,6 +221,17 @@ def norm_tensors(kind, rows, width, where):
             (f"{where}: rstd (fp32)", 4 * rows)]
 
 
+def qk_norm_tensors(t, x):
+    """q_norm and k_norm over each head: LlamaRMSNorm's (Qwen3) or, in the
+    family's own kind, Cohere's (a weight row per head)."""
+    bs, a, kv, d = x["b"] * x["s"], x["a"], x["kv"], x["d"]
+    if t["norm"] == "cohere_layer_norm":
+        return (norm_tensors(t["norm"], bs * a, d, "q_norm", a * d) +
+                norm_tensors(t["norm"], bs * kv, d, "k_norm", kv * d))
+    return (norm_tensors("rms", bs * a, d, "q_norm") +
+            norm_tensors("rms", bs * kv, d, "k_norm"))
+
+
 def eager_kv(x):
     """K (or V) as eager attention's matmul keeps it: repeat_kv's
     expand + reshape is a view when kv = 1, and so is matmul's reshape to
@@ -218,13 +243,24 @@ def eager_kv(x):
 
 
 def eager_v(t, x):
-    """V as eager attention's PV matmul keeps it: with value_view (V a
+    """V as eager attention's PV matmul keeps it. With value_view (V a
     strided view of the fused q/k/v output, GPT-NeoX) matmul's reshape to
     bmm's batch is a view when b, a or s is 1, and bmm keeps the whole fused
-    output; else a copy as wide as q (eager_kv)."""
-    if t["value_view"] and 1 in (x["b"], x["a"], x["s"]):
+    output. With one fused q/k/v projection and RoPE otherwise (Phi-3's
+    qkv_proj) q and k are RoPE's fresh tensors but v stays a slice (a view)
+    of the fused output, (b, kv, s, d) with strides (s W, d, W, 1),
+    W = (a + 2kv)d. repeat_kv's and matmul's reshapes stay views (size-1
+    dimensions take any stride) where b = 1 and kv is 1 or a, or where
+    a = 1: then the storage kept is the whole fused output. (Without RoPE,
+    GPT-2's c_attn, q, k and v are all views of that one storage: as many
+    bytes as three.) Else a copy as wide as q (eager_kv)."""
+    b, a, kv = x["b"], x["a"], x["kv"]
+    if t["value_view"]:
+        return fused_qkv_bytes(x) if 1 in (b, a, x["s"]) else eager_kv(x)
+    if t["fused_qkv"] and t["rotary"] and not t["indexed_kv"] and (
+            (b == 1 and (kv == 1 or kv == a)) or a == 1):
         return fused_qkv_bytes(x)
-    return eager_kv(x)
+    return eager_kv(x)  # (Falcon's V: a list index's copy)
 
 
 def broadcast_v(x):
@@ -238,6 +274,20 @@ def broadcast_v(x):
 def fused_qkv_bytes(x):
     """The fused q/k/v projection's 16-bit output."""
     return 2 * x["b"] * x["s"] * (x["a"] + 2 * x["kv"]) * x["d"]
+
+
+def v_kernel(t, x):
+    """V as flash_attention_2 keeps it: at its own heads (flash-attn's
+    maybe_contiguous copies only a tensor whose last stride is not 1), so
+    where V is a view of the fused q/k/v output (GPT-NeoX's value_view, or
+    a fused projection with RoPE) that output's whole storage; Falcon's
+    list-indexed V at its heads, or broadcast (new architecture)."""
+    if t["kv_broadcast"]:
+        return broadcast_v(x)
+    if t["value_view"] or (t["fused_qkv"] and t["rotary"] and
+                           not t["indexed_kv"]):
+        return fused_qkv_bytes(x)
+    return 2 * x["b"] * x["s"] * x["kv"] * x["d"]
 
 
 def targets(b, s):
@@ -302,8 +352,7 @@ def layer_tensors(t, x, attention, sparse=False):
     out = norm_tensors(t["norm"], bs, h, "input norm")
     out.append(("input norm's output, kept by q/k/v projections", 2 * n))
     if t["qk_norm"]:
-        out += norm_tensors("rms", bs * a, d, "q_norm")
-        out += norm_tensors("rms", bs * kv, d, "k_norm")
+        out += qk_norm_tensors(t, x)
     q = 2 * bs * a * d
     if t["gptj_rotary"]:
         # GPT-J: fp32 sin and cos gathered in each layer (position_ids is
@@ -314,13 +363,10 @@ def layer_tensors(t, x, attention, sparse=False):
     if attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
-        # Falcon's new architecture: K rotated at every query head, V a
-        # broadcast (a stride-0 view of its one head where kv is 1).
-        kv_bytes = 2 * bs * kv * d
+        # Falcon's new architecture: K rotated at every query head.
         out += [("q", q), ("k (kv heads)", q if t["kv_broadcast"]
-                           else kv_bytes),
-                ("v (kv heads)", fused_qkv_bytes(x) if t["value_view"]
-                 else broadcast_v(x) if t["kv_broadcast"] else kv_bytes),
+                           else 2 * bs * kv * d),
+                ("v (kv heads)", v_kernel(t, x)),
                 ("out (also o_proj's input)", q),
                 ("softmax_lse (fp32)", 4 * bs * a), ("rng_state", 16)]
     elif not eager_terms(t, x, attention):
@@ -350,6 +396,8 @@ def layer_tensors(t, x, attention, sparse=False):
                      qk * (q if t["kv_broadcast"] else eager_kv(x)))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
+        if t["attn_softcap"]:  # Gemma-2: softcap * tanh(scores / softcap)
+            out.append(("tanh of the scores (soft-capping)", 2 * p))
         out.append(("softmax result", (4 if t["fp32_softmax"] else 2) * p))
         if t["attention_dropout"]:
             out += [("attention dropout mask", p),
@@ -362,12 +410,15 @@ def layer_tensors(t, x, attention, sparse=False):
         # Falcon: fused[..., [-2], :] and [..., [-1], :]: index keeps its
         # int64 indices (derivatives.yaml index.Tensor), one element each.
         out.append(("K and V list indices (int64)", 16))
+    if t["four_norms"]:  # Gemma-2's post_attention_layernorm (o_proj's out)
+        out += norm_tensors(t["norm"], bs, h, "sandwich norm after attention")
     if t["hidden_dropout"] and not t["one_residual_mask"]:
         out.append(("residual dropout mask after attention", n))
     second = norm_tensors(t["norm"], bs, h, "post-attention norm")
     if t["parallel_residual"] and t["norm"] == "layer_norm":
         second = second[1:]  # its input is the layer's, the first's too
-    if not t["single_norm"]:  # GPT-J: the MLP reads ln_1's output too
+    # GPT-J and Cohere: the MLP reads the first norm's output too
+    if not t["single_norm"] and not t["parallel_block"]:
         out += second
         out.append(("post-attention norm's output, kept by the MLP", 2 * n))
     bi = 2 * bs * i
@@ -394,6 +445,8 @@ def layer_tensors(t, x, attention, sparse=False):
         out += act + [("act output, c_proj's input", bi)]
     if t["hidden_dropout"]:
         out.append(("residual dropout mask after the MLP", n))
+    if t["four_norms"]:  # post_feedforward_layernorm (down_proj's output)
+        out += norm_tensors(t["norm"], bs, h, "sandwich norm after the MLP")
     return out
 
 
@@ -433,6 +486,9 @@ def outside_tensors(t, x, work):
         out.append(("embedding dropout mask", b * s * h))
     if t["embed_scale"]:
         out.append(("embedding normalizer (0-dim)", 2))
+    if t["final_softcap"]:  # Gemma-2: cap * tanh(logits / cap)
+        out.append(("tanh of the logits (final soft-capping)",
+                    2 * b * s * x["v"]))
     if not t["no_final_norm"]:
         out += norm_tensors(t["norm"], b * s, h, "final norm")
     out.append(("final hidden states, lm_head's (project_out's) input",
@@ -535,11 +591,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
         step = mlp_step(bs, h, i)
     else:
         step = 2 * bs * i + 2 * h * i
+    if t["fused_gate_up"]:
+        # Phi-3's gate_up_proj: the fused output's gradient (chunk's
+        # backward joins the two halves, 4bsI), the fused weight's (4hI)
+        # and the input's, once down_proj's input, act(gate) and the fused
+        # output (8bsI) are released.
+        step = max(step, 4 * h * i + 2 * n - 4 * bs * i)
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
     after_attention = (sum(m for name, m in tensors
-                           if name.startswith(("post-attention",) +
-                                              mlp_names))
+                           if name.startswith(("post-attention",
+                                               "sandwich") + mlp_names))
                        + q)  # o_proj's input
     if eager_terms(t, x, attention):
         p = b * x["a"] * s * s
@@ -560,10 +622,20 @@ def layer_terms(t, x, attention, ckpt, sparse):
     norm_step = NORM_BACKWARD[t["norm"]] * n
     mlp_and_masks = sum(m for name, m in tensors
                         if name.startswith(mlp_names))
-    backward = 2 * n + max(step, attn_work - after_attention,
-                           qkv_step,
-                           norm_step - mlp_and_masks - 2 * n,
-                           norm_step - (layer - norm - 2 * n))
+    if t["four_norms"]:
+        # Gemma-2: post_feedforward_layernorm's backward comes first, over
+        # all the layer's saves; the MLP's once its saves are released.
+        step = max(step - norm, norm_step)
+    steps = [step, attn_work - after_attention, qkv_step,
+             norm_step - mlp_and_masks - 2 * n,
+             norm_step - (layer - norm - 2 * n)]
+    if t["parallel_block"]:
+        # Cohere: attention and MLP read one norm's output; the MLP's
+        # backward runs first (it ran last) and its input's gradient (2N)
+        # waits for the attention's share; no second norm.
+        steps = [step, attn_work - after_attention + 2 * n,
+                 qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
+    backward = 2 * n + max(steps)
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)
     recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
@@ -579,10 +651,13 @@ def layer_terms(t, x, attention, ckpt, sparse):
         before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
                                          "the 0-dim scale")))
-        # q and k for QK^T (GPT-J's fp32), v repeated (a copy, or the
-        # k-sized view); the same bound for BLOOM's and Falcon's layouts
+        # q and k for QK^T (GPT-J's fp32; the same bound for BLOOM's and
+        # Falcon's layouts), v repeated (a copy, the k-sized view, or
+        # Phi-3's fused output; GPT-NeoX's view of it is PV's alone, not
+        # yet made)
         qk = 2 if t["gptj_rotary"] else 1
-        before += qk * q + qk * eager_kv(x) + eager_kv(x)
+        before += qk * q + qk * eager_kv(x)
+        before += eager_kv(x) if t["value_view"] else eager_v(t, x)
         kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
                      2 * 2 * bs * x["kv"] * x["d"])
         forward_softmax = (2 * n + before + q + kv_locals +
@@ -648,6 +723,8 @@ def estimate(shape, work, adapters=None, tp=None):
     e = t["embed_proj_dim"] or h  # the embedding's and lm_head's width
     final = 0 if t["no_final_norm"] else norm
     released = loss + final + 2 * n
+    if t["final_softcap"]:  # the logits' tanh, released by the head
+        released += 2 * b * s * v
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
     if tp is not None:
@@ -706,7 +783,8 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "hidden_dropout", "embedding_dropout", "norm_topk_prob",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
-               "fp32_logits", "no_sdpa",
+               "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
+               "four_norms", "attn_softcap", "final_softcap",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
                "direct_sdpa", "alibi", "embedding_norm", "no_flash")
@@ -728,6 +806,10 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "embed_proj_dim": 0, "single_norm": False,
                   "gptj_rotary": False, "fp32_logits": False,
                   "no_sdpa": False,
+                  # dense families (phi3, cohere, gemma2)
+                  "fused_gate_up": False, "parallel_block": False,
+                  "four_norms": False, "attn_softcap": False,
+                  "final_softcap": False,
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,

@@ -75,6 +75,27 @@ class HandWorked(unittest.TestCase):
         self.assertEqual(ckpt["per_layer_bytes"], 2 * 1 * 4 * 8)
         self.assertEqual(ckpt["recompute_bytes"], full["per_layer_bytes"])
 
+    def test_phi3_v_keeps_the_fused_output_and_rope_is_partial(self):
+        # Phi-3, b = 1, no repeat (kv = a = 2, d = 4, s = 4): v is a view
+        # of qkv_proj's output, whose whole storage 2s(a + 2kv)d = 192 PV
+        # keeps, against LLaMA's v (2sad = 64); cos and sin two wide:
+        # 4s x 2 = 32 against 4sd = 64.
+        phi3 = dict(TINY_LLAMA, fused_qkv=True, fused_gate_up=True,
+                    rotary_dim=2)
+        p = answer(request(phi3, 1, 4, attention="eager"))
+        ll = answer(request(TINY_LLAMA, 1, 4, attention="eager"))
+        self.assertEqual(p["per_layer_bytes"] - ll["per_layer_bytes"], 128)
+        self.assertEqual(p["outside_layers_bytes"] -
+                         ll["outside_layers_bytes"], -32)
+        # At b = 2 the reshape copies: v as LLaMA's.
+        p2 = answer(request(phi3, 2, 4, attention="eager"))
+        ll2 = answer(request(TINY_LLAMA, 2, 4, attention="eager"))
+        self.assertEqual(p2["per_layer_bytes"], ll2["per_layer_bytes"])
+        # flash_attention_2 keeps v at its heads: the fused storage again.
+        f = answer(request(phi3, 1, 4, attention="flash_attention_2"))
+        fl = answer(request(TINY_LLAMA, 1, 4, attention="flash_attention_2"))
+        self.assertEqual(f["per_layer_bytes"] - fl["per_layer_bytes"], 128)
+
     def test_refusals(self):
         self.assertEqual(
             answer(request(TINY_LLAMA, 0, 4))["error"],
@@ -151,6 +172,14 @@ class Measured(unittest.TestCase):
                 "qwen3": {"qk_norm": True},
                 "gemma": {"norm": "gemma_rms", "embed_scale": True,
                           "tied_embeddings": True},
+                "phi3": {"fused_qkv": True, "fused_gate_up": True,
+                         "rotary_dim": 4, "attention_dropout": True,
+                         "hidden_dropout": True},
+                "cohere": {"norm": "cohere_layer_norm", "parallel_block": True,
+                           "tied_embeddings": True, "qk_norm": True},
+                "gemma2": {"norm": "gemma_rms", "embed_scale": True,
+                           "tied_embeddings": True, "four_norms": True,
+                           "attn_softcap": True, "final_softcap": True},
                 "gpt2": dict(GPT2, num_key_value_heads=0, head_dim=0,
                              attention_dropout=True, hidden_dropout=True,
                              embedding_dropout=True),

@@ -590,4 +590,7 @@ def build(c):
     """The model for config `c` (the oracle's traits, one family)."""
     if c["family"] == "gpt2":
         return GPT2LMHeadModel(c)
+    import dense_torch  # phi3, cohere, gemma2, gemma3_text
+    if c["family"] in dense_torch.LAYERS:
+        return dense_torch.build(c)
     return LlamaForCausalLM(c)

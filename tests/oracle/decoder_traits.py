@@ -134,7 +134,8 @@ def _sizes(description, heads):
             "intermediate_size": inter}
 
 
-def _llama_like(config, model_type, description, heads):
+def _llama_like(config, model_type, description, heads,
+                act_key="hidden_act"):
     t = _sizes(description, heads)
     if model_type in _MOE:
         t.update(_moe_sizes(description))
@@ -146,7 +147,7 @@ def _llama_like(config, model_type, description, heads):
              scale_by_tensor=False, embed_scale=model_type == "gemma",
              hidden_dropout=False, embedding_dropout=False,
              not_estimated="")
-    act = config.get("hidden_act")
+    act = config.get(act_key)
     act = _LLAMA_LIKE[model_type] if act is None else act
     try:
         t["attention_dropout"] = _probability(config, "attention_dropout", 0)
@@ -154,13 +155,93 @@ def _llama_like(config, model_type, description, heads):
         t["not_estimated"] = str(e)
         return t
     if act not in _SINGLE_OP:
-        t["not_estimated"] = (f'hidden_act "{act}" is not modelled (silu, '
+        t["not_estimated"] = (f'{act_key} "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
     elif model_type in _MOE and t["moe_layers"]:
         _moe_traits(config, model_type, t)
     return t
 
 
+def _number(config, key, default):
+    """A number the config holds (default where absent or null)."""
+    value = config.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"config {key}: expected a number, got "
+                         f"{json.dumps(value)}")
+    return value
+
+
+def _phi3(config, description, heads):
+    """Phi3ForCausalLM (modeling_phi3.py): LLaMA's layer with one
+    qkv_proj (q, k and v its slices), RoPE over int(head_dim *
+    partial_rotary_factor) dimensions, resid_pdrop's two dropouts; the
+    sizes from qkv_proj, o_proj and gate_up_proj."""
+    d = description
+    h = d.hidden_size
+    t = _llama_like(config, "llama", d, heads)
+    q_width = _numel(d, "o_proj.weight") // h
+    head_dim = q_width // heads
+    t.update(head_dim=head_dim,
+             num_key_value_heads=(_numel(d, "qkv_proj.weight") // h -
+                                  q_width) // 2 // head_dim,
+             intermediate_size=_numel(d, "gate_up_proj.weight") // h // 2,
+             fused_qkv=True, fused_gate_up=True)
+    if t["not_estimated"]:
+        return t
+    try:
+        t["hidden_dropout"] = _probability(config, "resid_pdrop", 0)
+        factor = _number(config, "partial_rotary_factor", 1.0)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    # Phi3RotaryEmbedding: dim = int(head_dim * partial_rotary_factor),
+    # inv_freq over arange(0, dim, 2): cos and sin 2 ceil(dim / 2) wide.
+    dim = int(head_dim * factor)
+    t["rotary_dim"] = 2 * ((dim + 1) // 2)
+    if not 0 < t["rotary_dim"] <= head_dim:
+        t["not_estimated"] = ("partial_rotary_factor: the rotary width "
+                              "must be from 1 to head_dim "
+                              f"({head_dim})")
+    return t
+
+
+def _cohere(config, description, heads):
+    """CohereForCausalLM (modeling_cohere.py): one CohereLayerNorm per
+    layer whose output attention and MLP both read; q_norm and k_norm
+    CohereLayerNorms where use_qk_norm (their weights in the parameter
+    list); lm_head tied by default; logits times logit_scale (nothing
+    saved)."""
+    t = _llama_like(config, "llama", description, heads)
+    t.update(norm="cohere_layer_norm", parallel_block=True,
+             tied_embeddings=bool(config.get("tie_word_embeddings", True)),
+             qk_norm=any(n.endswith("q_norm.weight")
+                         for n in description.names))
+    return t
+
+
+def _gemma2(config, description, heads):
+    """Gemma2ForCausalLM (modeling_gemma2.py): Gemma's layer (the MLP's act
+    from hidden_activation) with GemmaRMSNorm four times a layer, the
+    scores and the logits soft-capped where attn_logit_softcapping and
+    final_logit_softcapping are not null (Gemma2Config: 50.0 and 30.0)."""
+    t = _llama_like(config, "gemma", description, heads,
+                    act_key="hidden_activation")
+    t["four_norms"] = True
+    if t["not_estimated"]:
+        return t
+    for trait, key, default in (
+            ("attn_softcap", "attn_logit_softcapping", 50.0),
+            ("final_softcap", "final_logit_softcapping", 30.0)):
+        value = config.get(key, default)
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, (int, float))):
+            t["not_estimated"] = (f"config {key}: expected a number or "
+                                  f"null, got {json.dumps(value)}")
+            return t
+        t[trait] = value is not None
+    return t
 def _moe_sizes(description):
     """A MoE family's sizes off the parameter list: the sparse layers (those
     with a router, `.gate.weight`), the experts (the router's rows), an
@@ -539,14 +620,19 @@ def traits(config, description, heads):
         t = _bloom(config, description, heads)
     elif model_type in _LLAMA_LIKE:
         t = _llama_like(config, model_type, description, heads)
+    elif model_type == "phi3":
+        t = _phi3(config, description, heads)
+    elif model_type == "cohere":
+        t = _cohere(config, description, heads)
+    elif model_type == "gemma2":
+        t = _gemma2(config, description, heads)
     else:
         reason = _NOT_MODELLED
         if model_type in _NOT_MODELLED_MOE:
             reason = _NOT_MODELLED_MOE[model_type]
-        if model_type in ("gemma2", "gemma3_text"):
-            generation = 2 if model_type == "gemma2" else 3
-            reason = (f"Gemma-{generation}'s layer (soft-capped scores, four "
-                      "norms) is not modelled")
+        if model_type == "gemma3_text":
+            reason = ("Gemma-3's layer (q/k norms, local and global rotary "
+                      "tables) is not modelled")
         t = {"not_estimated": reason}
     if t["not_estimated"]:
         t["not_estimated"] = (f'{description.architecture} (model_type '

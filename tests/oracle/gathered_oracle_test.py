@@ -128,6 +128,10 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
          "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "vocab_size": 256}
 QWEN2 = dict(LLAMA, model_type="qwen2")
+PHI3 = dict(LLAMA, model_type="phi3")
+COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
+GEMMA2 = dict(LLAMA, model_type="gemma2", head_dim=16,
+              tie_word_embeddings=False)
 NEOX = {"model_type": "gpt_neox", "hidden_size": 64,
         "intermediate_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 256}
@@ -176,6 +180,50 @@ class Named(unittest.TestCase):
         self.assertTrue(any(names[p].endswith("q_proj.bias")
                             for op in split for p in op))
         self.assertEqual(answer["gathered_chunks"], "3")
+
+    def test_phi3_holds_three_without_a_straddle(self):
+        # Phi-3 registers o_proj before qkv_proj. At 12544 elements the
+        # chunk after layer 0's gate_up_proj holds its down_proj, both
+        # norms and layer 1's o_proj: o_proj's gradient arrives in layer
+        # 1's backward, the chunk waits for layer 0's input_layernorm,
+        # beside the chunk with layer 1's norms (waiting too) and the one
+        # qkv_proj computes in: three, though no operation takes two
+        # tensors.
+        answer = layout(PHI3, 12544)
+        self.assertEqual(straddles(PHI3, answer), [])
+        names = models.describe(PHI3).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in chunks]
+        self.assertIn(["model.layers.0.mlp.down_proj.weight",
+                       "model.layers.0.input_layernorm.weight",
+                       "model.layers.0.post_attention_layernorm.weight",
+                       "model.layers.1.self_attn.o_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
+        # Where each chunk is one layer's part, two (the norms' wait).
+        self.assertEqual(layout(PHI3, 4096)["gathered_chunks"], "2")
+
+    def test_cohere_holds_two_without_a_straddle(self):
+        # Cohere's one input_layernorm is registered after the MLP and
+        # used first: its chunk waits through the layer's backward.
+        answer = layout(COHERE, 11008)
+        self.assertEqual(straddles(COHERE, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
+        # The attention and the MLP run one after the other (the MLP's
+        # backward first): an op's chunk and the waiting one, never more
+        # without q/k norms or biases.
+        self.assertEqual({layout(COHERE, size)["gathered_chunks"]
+                          for size in SIZES}, {"1", "2"})
+
+    def test_gemma2_holds_two_without_a_straddle(self):
+        # Gemma-2's four norms are registered after the MLP; the first,
+        # input_layernorm, is used first: its chunk waits through the
+        # layer's backward, as LLaMA's.
+        answer = layout(GEMMA2, 11008)
+        self.assertEqual(straddles(GEMMA2, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "2")
 
     def test_gpt_neox_holds_two_without_any_straddle(self):
         # At 16896 elements the first chunk takes embed_in (16384) and

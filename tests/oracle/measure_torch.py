@@ -11,6 +11,9 @@ import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
 
+# The families decoder_torch builds from dense_torch's layers.
+DENSE = ("phi3", "cohere", "gemma2", "gemma3_text")
+
 PROBABILITY = 0.1  # any non-zero dropout: only the masks' sizes count
 
 
@@ -23,7 +26,9 @@ def config(shape, work, family="llama"):
     if family in falcon_bloom_torch.FAMILIES:
         return falcon_bloom_torch.config(shape, work, family, PROBABILITY)
     return {
-        "family": "llama" if shape["rotary"] else "gpt2",
+        "family": (family if family in DENSE else
+                   "llama" if shape["rotary"] else "gpt2"),
+        "rotary_dim": shape.get("rotary_dim", 0),
         "layers": shape["num_layers"], "hidden": h, "heads": a,
         "kv_heads": shape["num_key_value_heads"] or a,
         "head_dim": shape["head_dim"] or h // a,
@@ -31,10 +36,17 @@ def config(shape, work, family="llama"):
         "vocab": shape["vocab_size"],
         "qkv_bias": family in ("qwen2", "qwen2_moe"), "o_bias": False,
         "mlp_bias": False, "qk_norm": shape["qk_norm"],
-        "norm": {"rms": "rms", "gemma_rms": "gemma_rms",
-                 "layer_norm": "ln"}[shape["norm"]],
+        "norm": {"rms": "rms", "gemma_rms": "gemma_rms", "layer_norm": "ln",
+                 "cohere_layer_norm": "cohere"}[shape["norm"]],
         "act": ("gelu_new" if shape["activation"] == "gelu_new" else
-                "silu" if shape["norm"] == "rms" else "gelu_pytorch_tanh"),
+                "gelu_pytorch_tanh" if shape["norm"] == "gemma_rms" else
+                "silu"),
+        # CohereConfig's default logit_scale
+        "logit_scale": 0.0625 if family == "cohere" else None,
+        # Gemma2Config's defaults where the shape soft-caps
+        "attn_softcap": 50.0 if shape.get("attn_softcap") else None,
+        "final_softcap": 30.0 if shape.get("final_softcap") else None,
+        "query_pre_attn_scalar": 256,
         "attention_dropout": PROBABILITY * shape["attention_dropout"],
         "resid_dropout": PROBABILITY * shape["hidden_dropout"],
         "embedding_dropout": PROBABILITY * shape["embedding_dropout"],

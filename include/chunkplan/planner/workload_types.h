@@ -12,9 +12,10 @@ namespace chunkplan::planner {
 
 // How a family's decoder layer normalizes (transformers 4.51.3).
 enum class NormKind : uint8_t {
-  kRmsNorm,       // LlamaRMSNorm: fp32 upcast, weight * x.to(dtype)
-  kGemmaRmsNorm,  // GemmaRMSNorm: fp32 throughout, x * (1 + weight)
-  kLayerNorm,     // nn.LayerNorm (fp32 mean and rstd kept)
+  kRmsNorm,          // LlamaRMSNorm: fp32 upcast, weight * x.to(dtype)
+  kGemmaRmsNorm,     // GemmaRMSNorm: fp32 throughout, x * (1 + weight)
+  kLayerNorm,        // nn.LayerNorm (fp32 mean and rstd kept)
+  kCohereLayerNorm,  // CohereLayerNorm: fp32, no bias, x - mean twice
 };
 
 // What the MLP's activation saves: one op that keeps its input (silu,
@@ -113,7 +114,9 @@ struct TransformerShape {
   uint64_t shared_expert_intermediate_size = 0;
   bool norm_topk_prob = false;  // the top-k weights renormalized (div_)
   // LayerNorm families (gpt_neox, opt, gptj, falcon, bloom)
-  uint64_t rotary_dim = 0;  // the width RoPE's cos and sin cover (0: d)
+  // The width RoPE's cos and sin cover (0: d): GPT-NeoX's rotary_pct,
+  // GPT-J's rotary_dim, Phi-3's partial_rotary_factor.
+  uint64_t rotary_dim = 0;
   // The second LayerNorm reads the layer's input, as the first does
   // (GPT-NeoX's use_parallel_residual): one saved input for both.
   bool parallel_residual = false;
@@ -163,6 +166,14 @@ struct TransformerShape {
   // No flash_attention_2 path in transformers 4.51.3 (BLOOM):
   // ATTENTION_FLASH_ATTENTION_2 is refused (INVALID_ARGUMENT).
   bool no_flash = false;
+  // dense families (phi3, cohere, gemma2/3)
+  bool fused_gate_up = false;   // one gate_up_proj whose halves are views
+                                // (Phi-3)
+  bool parallel_block = false;  // attention and MLP side by side on one
+                                // norm's output (Cohere)
+  bool four_norms = false;    // norms after attention and the MLP too (Gemma-2)
+  bool attn_softcap = false;  // eager scores cap * tanh(scores / cap)
+  bool final_softcap = false;  // logits cap * tanh(logits / cap)
 };
 
 // One micro-batch's work (the request's Workload).

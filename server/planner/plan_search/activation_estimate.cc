@@ -110,6 +110,14 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   return d;
 }
 
+// CohereLayerNorm over `rows` x `width` elements with a weight of
+// `weight` elements (per head for q_norm and k_norm): x - mean twice (pow's
+// input, the normalizing product's), rsqrt, the normalized x (weight's
+// factor) and weight.to(fp32), all fp32.
+Checked CohereNormSaved(Checked rows, Wide width, Wide weight) {
+  return Sum({Mul({rows, width, 12}), Mul({rows, 4}), Mul({weight, 4})});
+}
+
 // One norm over `rows` x `width` elements: what its own ops save (its
 // output, kept by the next projection, is counted by the caller).
 Checked NormSaved(NormKind kind, Checked rows, Wide width) {
@@ -121,6 +129,8 @@ Checked NormSaved(NormKind kind, Checked rows, Wide width) {
       return Sum({Mul({rows, width, 8}), Mul({rows, 4}), Wide{width} * 4});
     case NormKind::kLayerNorm:  // 16-bit input, fp32 mean and rstd
       return Sum({Mul({rows, width, 2}), Mul({rows, 8})});
+    case NormKind::kCohereLayerNorm:
+      return CohereNormSaved(rows, width, width);
   }
   return std::nullopt;
 }
@@ -144,11 +154,24 @@ Checked Hidden(const Dims& d, Wide bytes) { return Mul({d.bs, d.h, bytes}); }
 // The fused q/k/v projection's 16-bit output.
 Checked FusedQkv(const Dims& d) { return Mul({d.bs, d.a + 2 * d.kv, d.d, 2}); }
 
-// V as eager attention's PV matmul keeps it: where V is a strided view of
-// the fused q/k/v output, matmul's reshape to bmm's batch is a view when b,
-// a or s is 1 and bmm keeps the whole output; else as EagerKv.
+// V as eager attention's PV matmul keeps it. Where V is a strided view of
+// the fused q/k/v output (GPT-NeoX's value_view), matmul's reshape to bmm's
+// batch is a view when b, a or s is 1 and bmm keeps the whole output. With
+// one fused q/k/v projection and RoPE otherwise (Phi-3's qkv_proj), q and k
+// are RoPE's fresh tensors but v stays a slice of the fused output,
+// (b, kv, s, d) with strides (sW, d, W, 1), W = (a + 2kv)d: repeat_kv's and
+// matmul's reshapes stay views where b = 1 and kv is 1 or a, or where
+// a = 1, and then the whole fused output is kept. (Without RoPE, GPT-2's
+// q, k and v are all views of one storage: as many bytes as three.) Else
+// (and for Falcon's V, a list index's copy) as EagerKv.
 Checked EagerV(const TransformerShape& t, const Dims& d) {
-  if (t.value_view && (d.b == 1 || d.a == 1 || d.s == 1)) return FusedQkv(d);
+  if (t.value_view) {
+    return (d.b == 1 || d.a == 1 || d.s == 1) ? FusedQkv(d) : EagerKv(d);
+  }
+  if (t.fused_qkv && t.rotary && !t.indexed_kv &&
+      ((d.b == 1 && (d.kv == 1 || d.kv == d.a)) || d.a == 1)) {
+    return FusedQkv(d);
+  }
   return EagerKv(d);
 }
 
@@ -193,6 +216,19 @@ bool EagerPath(const TransformerShape& t, const Dims& d, Attention attention) {
                                     !t.kv_broadcast && d.kv != d.a);
 }
 
+// V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
+// a tensor whose last stride is not 1, so a fused projection's slice keeps
+// the fused output's whole storage (GPT-NeoX's view; with RoPE, see EagerV).
+// Falcon's K and V are picked by a list index (copies): V at its heads, or
+// the broadcast under the new architecture.
+Checked KernelV(const TransformerShape& t, const Dims& d) {
+  if (t.kv_broadcast) return BroadcastV(d);
+  if (t.value_view || (t.fused_qkv && t.rotary && !t.indexed_kv)) {
+    return FusedQkv(d);
+  }
+  return Mul({d.bs, d.kv, d.d, 2});
+}
+
 // The second norm's saves: with a parallel residual a LayerNorm reads the
 // layer's input, saved by the first norm already.
 Checked SecondNormSaved(const TransformerShape& t, const Dims& d) {
@@ -210,9 +246,14 @@ Checked Targets(const Dims& d) {
   return d.b == 1 ? Mul({d.s + 1, 8}) : Mul({d.bs, 8});
 }
 
-// Qwen3's q_norm and k_norm: RMS norms over (b s a, d) and (b s kv, d).
+// q_norm and k_norm over (b s a, d) and (b s kv, d): Qwen3's RMS norms, or
+// Cohere's LayerNorms (a weight row per head).
 Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
   if (!t.qk_norm) return Wide{0};
+  if (t.norm == NormKind::kCohereLayerNorm) {
+    return Sum({CohereNormSaved(Mul({d.bs, d.a}), d.d, d.a * d.d),
+                CohereNormSaved(Mul({d.bs, d.kv}), d.d, d.kv * d.d)});
+  }
   return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
               NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
 }
@@ -227,15 +268,14 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked out =
       Sum({QkNormSaved(t, d),
            t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
-  // Falcon's new architecture: K at every query head, V the broadcast.
+  // Falcon's new architecture: K at every query head.
   const Checked k = t.kv_broadcast ? q : kv;
-  const Checked v = t.kv_broadcast ? BroadcastV(d) : kv;
   switch (EagerPath(t, d, attention) ? Attention::kEager
                                      : Resolved(attention)) {
-    case Attention::kFlashAttention2:  // q, k, v (kv heads; a view of the
-                                       // fused output where value_view),
-                                       // out, lse, rng_state (2 x int64)
-      return Sum({out, q, k, t.value_view ? FusedQkv(d) : v, q, lse, Wide{16}});
+    case Attention::kFlashAttention2:  // q, k, v (kv heads; the fused
+                                       // output where a view of it), out,
+                                       // lse, rng_state (2 x int64)
+      return Sum({out, q, k, KernelV(t, d), q, lse, Wide{16}});
     case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse; the
                             // tensors passed where direct_sdpa
       return Sum({out, q, q,
@@ -255,8 +295,10 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
                          : t.fp32_softmax    ? Mul({p, 2})
                                              : Checked{Wide{0}};
   const Checked scale = t.scale_by_tensor ? Checked{Wide{2}} : Wide{0};
+  // Gemma-2's soft-capping: tanh keeps its 16-bit result.
+  const Checked softcap = t.attn_softcap ? Mul({p, 2}) : Checked{Wide{0}};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  return Sum({out, EagerQkv(t, d), softmax, for_pv, scale, q});
+  return Sum({out, EagerQkv(t, d), softmax, for_pv, scale, q, softcap});
 }
 
 // What one layer's MLP saves, its input aside.
@@ -280,6 +322,14 @@ Checked MlpSaved(const TransformerShape& t, const Dims& d) {
 Checked MlpStep(const Dims& d, Checked tokens, Wide inter) {
   const Checked i = Mul({tokens, inter, 2});
   return Max(Sum({i, Mul({d.h, inter, 2})}), Mul({i, 2}));
+}
+
+// Gemma-2's post_attention_layernorm and post_feedforward_layernorm (of
+// o_proj's and down_proj's outputs): their saves; their outputs go to the
+// residual add, which keeps nothing.
+Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
+  if (!t.four_norms) return Wide{0};
+  return Mul({NormSaved(t.norm, d.bs, d.h), 2});
 }
 
 // Qwen2-MoE's shared expert's saves: its gated MLP, sigmoid's result and
@@ -348,14 +398,15 @@ Checked ResidualMasks(const TransformerShape& t, const Dims& d) {
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
-  const Checked second_norm = t.single_norm
+  // GPT-J's and Cohere's attention and MLP read one norm's output.
+  const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   // Falcon's K and V list indices (int64, one element each).
   const Checked indices = t.indexed_kv ? Checked{Wide{16}} : Wide{0};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
               sparse ? MoeSaved(t, d) : MlpSaved(t, d), ResidualMasks(t, d),
-              indices});
+              indices, SandwichNorms(t, d)});
 }
 
 // The logits the model returns, held through backward: 16-bit, or fp32
@@ -399,7 +450,7 @@ Checked FinalNormSaved(const TransformerShape& t, const Dims& d) {
 
 // OPT's project_in and project_out where the embedding is narrower or wider
 // than h: project_in's input and lm_head's (project_out's output).
-Checked Projections(const TransformerShape& t, const Dims& d) {
+Checked Projections(const Dims& d) {
   if (d.e == d.h) return Wide{0};
   return Mul({d.bs, d.e, 4});
 }
@@ -438,19 +489,32 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
   const Checked final_norm = Sum({FinalNormSaved(t, d), Hidden(d, 2)});
+  // Gemma-2's final soft-capping: tanh keeps its 16-bit (b, s, v) result.
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
   return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm, Projections(t, d), alibi, embedding_norm});
+              final_norm, Projections(d), softcap, alibi, embedding_norm});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
 // besides the input's gradient: measured with torch.profiler on the
 // oracle's norms (docs/plan.md, "Transients"): RMSNorm's fp32 chain 18,
-// Gemma's 16, LayerNorm's fused kernel 3.
+// Gemma's 16, LayerNorm's fused kernel 3, Cohere's fp32 LayerNorm 12.
 Checked NormBackward(NormKind kind, const Dims& d) {
-  const Wide per_element = kind == NormKind::kRmsNorm        ? 18
-                           : kind == NormKind::kGemmaRmsNorm ? 16
-                                                             : 3;
+  const Wide per_element = kind == NormKind::kRmsNorm           ? 18
+                           : kind == NormKind::kGemmaRmsNorm    ? 16
+                           : kind == NormKind::kCohereLayerNorm ? 12
+                                                                : 3;
   return Mul({d.bs, d.h, per_element});
+}
+
+// Phi-3's gate_up_proj backward: the fused output's gradient (chunk's
+// backward joins the halves, 4bsI), the fused weight's (4hI) and the
+// input's, once down_proj's input, act(gate) and the fused output (8bsI)
+// are released.
+Checked FusedGateUpStep(const Dims& d) {
+  return Less(Sum({Mul({d.h, d.inter, 4}), Hidden(d, 2)}),
+              Mul({d.bs, d.inter, 4}));
 }
 
 // The gradients one layer's backward holds above its saves (docs/plan.md,
@@ -476,24 +540,25 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // and at most five temporaries of its tanh arithmetic (2bsI each) at
   // once, once dense_4h_to_h's input is released.
   const Checked one_op = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
-  const Checked mlp_step =
-      sparse ? MoeBackward(t, d)
-      : t.activation == MlpActivation::kBloomGelu
-          ? Max(Mul({d.bs, d.inter, 10}), one_op)
-      : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
-          ? MlpStep(d, d.bs, d.inter)
-          : one_op;
+  Checked mlp_step = sparse ? MoeBackward(t, d)
+                     : t.activation == MlpActivation::kBloomGelu
+                         ? Max(Mul({d.bs, d.inter, 10}), one_op)
+                     : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
+                         ? MlpStep(d, d.bs, d.inter)
+                         : one_op;
+  if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   // The second norm's saves and output (none with a single norm).
-  const Checked second_norm = t.single_norm
+  const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
   const Checked masks = ResidualMasks(t, d);
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
-  Checked after_attention = Sum({mlp_and_masks, second_norm, q});
+  Checked after_attention =
+      Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
   if (EagerPath(t, d, attention)) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -505,14 +570,26 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
       Less(LayerSaved(t, d, attention, sparse), Sum({norm, Hidden(d, 2)}));
+  // Cohere's MLP runs its backward first (it ran last): its input's
+  // gradient (2N) waits for the attention's share, and no second norm.
+  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked qkv_step =
       Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
-                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2)}),
+                Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2),
+                waiting}),
            beyond_first_norm);
   const Checked norm_step = NormBackward(t.norm, d);
-  Checked step = Max(mlp_step, Less(attn_work, after_attention));
+  // Gemma-2: post_feedforward_layernorm's backward first, over all the
+  // layer's saves; the MLP's once that norm's saves are released.
+  if (t.four_norms) {
+    mlp_step = Max(Less(mlp_step, NormSaved(t.norm, d.bs, d.h)), norm_step);
+  }
+  Checked step =
+      Max(mlp_step, Less(Sum({attn_work, waiting}), after_attention));
   step = Max(step, qkv_step);
-  step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  if (!t.parallel_block) {
+    step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
+  }
   step = Max(step, Less(norm_step, beyond_first_norm));
   return Sum({Hidden(d, 2), step});
 }
@@ -530,7 +607,8 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
   const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
   const Checked before =
       Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d),
-           Mul({q, qk}), Mul({EagerKv(d), qk}), EagerKv(d),
+           Mul({q, qk}), Mul({EagerKv(d), qk}),
+           t.value_view ? EagerKv(d) : EagerV(t, d),
            t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
@@ -560,7 +638,10 @@ Checked Adapters(const Dims& d, const AdapterShape& adapters,
 // run theirs.
 Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
                              Checked loss) {
-  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2)});
+  // (Gemma-2's logits' tanh too, released by the head's backward)
+  const Checked softcap =
+      t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
+  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2), softcap});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its

@@ -5,7 +5,7 @@ gate_up_proj."""
 from .decoder import causal_lm, head_dims, norms
 from .family import Family
 from .layers import linear, scoped
-from .random_config import common_head, decoder_shape, leave_out
+from .random_config import common_head, decoder_shape, leave_out, maybe
 
 # Phi3Config's defaults (Phi-3-mini).
 _DEFAULTS = {
@@ -35,6 +35,10 @@ def random_config(rng):
     """A small Phi-3 config."""
     config = decoder_shape(rng, "phi3")
     leave_out(rng, config, "num_key_value_heads")
+    # Read only by the activation estimate's traits (decoder_traits.py).
+    maybe(rng, config, "partial_rotary_factor",
+          rng.choice([0.5, 0.75, 1.0]))
+    maybe(rng, config, "resid_pdrop", rng.choice([0.0, 0.1]))
     return common_head(rng, config, FAMILY)
 
 
