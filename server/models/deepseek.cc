@@ -8,12 +8,14 @@
 // prediction layer (DeepSeek-V3's layer 61) is not part of either model.
 
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 #include "server/models/layers.h"
+#include "server/models/moe_layer.h"
 
 namespace chunkplan::models {
 namespace {
@@ -22,7 +24,7 @@ namespace {
 struct Latent {
   uint64_t heads = 0;
   std::optional<uint64_t> q_lora;  // unset: a plain q_proj
-  uint64_t kv_lora = 0, rope = 0;
+  uint64_t kv_lora = 0, rope = 0, v = 0;
   uint64_t q_width = 0;     // heads * (qk_nope_head_dim + qk_rope_head_dim)
   uint64_t kv_a_width = 0;  // kv_lora_rank + qk_rope_head_dim
   uint64_t kv_b_width = 0;  // heads * (qk_nope_head_dim + v_head_dim)
@@ -48,7 +50,8 @@ absl::StatusOr<Latent> ReadLatent(const HfConfig& cfg) {
   CHUNKPLAN_ASSIGN_OR_RETURN(l.kv_lora, cfg.Size("kv_lora_rank"));
   CHUNKPLAN_ASSIGN_OR_RETURN(l.rope, cfg.Size("qk_rope_head_dim"));
   CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t nope, cfg.Size("qk_nope_head_dim"));
-  CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t v, cfg.Size("v_head_dim"));
+  CHUNKPLAN_ASSIGN_OR_RETURN(l.v, cfg.Size("v_head_dim"));
+  const uint64_t v = l.v;
   CHUNKPLAN_ASSIGN_OR_RETURN(l.bias, cfg.Flag("attention_bias"));
   CHUNKPLAN_ASSIGN_OR_RETURN(
       l.head_dim, Sum(nope, l.rope, "qk_nope_head_dim + qk_rope_head_dim"));
@@ -165,14 +168,77 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   }
 }
 
-// Why the activation estimate refuses DeepSeek (docs/plan.md, "MoE
-// layers").
-constexpr char kNotEstimated[] =
-    "DeepSeek's layer is not modelled: multi-head latent attention (low-rank "
-    "q and kv projections with their norms, a decoupled RoPE head) and "
-    "DeepSeekMoE (group-limited top-k routing, shared experts; V2's "
-    "training-time auxiliary loss, V3's sigmoid scores with a correction "
-    "bias)";
+// Why the activation estimate refuses DeepSeek-V2 (docs/plan.md,
+// "DeepSeek-V3"): its remote code's training forward differs from V3's.
+constexpr char kV2NotEstimated[] =
+    "DeepSeek-V2's layer is not modelled: its remote code's training "
+    "forward (modeling_deepseek.py) adds MoEGate's auxiliary loss "
+    "(aux_loss_alpha), dispatches the experts over repeat_interleave'd "
+    "tokens and assembles q and k by slice assignment";
+
+// Layer `layer`'s operations in DeepseekV3DecoderLayer.forward's order
+// (4.51.3): input_layernorm; q_a_proj, q_a_layernorm, q_b_proj (or
+// q_proj); kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj; o_proj;
+// post_attention_layernorm; then the dense MLP's gate_proj, up_proj,
+// down_proj, or DeepseekV3MoE's gate (the router), every routed expert in
+// turn (one no token chose is skipped: the op sequence takes every expert
+// as chosen, as b s k tokens against the experts make it) and
+// shared_experts on the residual.
+void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
+              uint64_t layer) {
+  b.Op({"input_layernorm"});
+  if (l.q_lora) {
+    for (const char* op : {"q_a_proj", "q_a_layernorm", "q_b_proj"}) {
+      b.Op({absl::StrCat("self_attn.", op)});
+    }
+  } else {
+    b.Op({"self_attn.q_proj"});
+  }
+  for (const char* op :
+       {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}) {
+    b.Op({absl::StrCat("self_attn.", op)});
+  }
+  b.Op({"post_attention_layernorm"});
+  if (!moe.Sparse(layer)) return GatedMlpOps(b, "mlp");
+  RouterAndExpertOps(b, moe.routed);
+  GatedMlpOps(b, "mlp.shared_experts");
+}
+
+// DeepSeek-V3's activation traits (docs/plan.md, "DeepSeek-V3"): LLaMA's
+// norms and MLP, the latent attention's sizes, DeepseekV3MoE on the
+// sparse layers. UNIMPLEMENTED reasons name num_key_value_heads where it
+// is not num_attention_heads (4.51.3's attention would repeat k and v past
+// q's heads).
+void ModelV3Layer(const HfConfig& cfg, const Latent& l, const Moe& moe,
+                  uint64_t sparse_layers, ModelDescription& d) {
+  ModelLlamaLayer(cfg, "silu", d);
+  DecoderTraits& t = d.traits;
+  if (!t.not_estimated.empty()) return;
+  const absl::StatusOr<std::optional<uint64_t>> kv =
+      cfg.OptionalSize("num_key_value_heads");
+  if (!kv.ok()) {
+    t.not_estimated = std::string(kv.status().message());
+    return;
+  }
+  if (kv->has_value() && **kv != l.heads) {
+    t.not_estimated = absl::StrCat(
+        "num_key_value_heads ", **kv, " is not num_attention_heads ", l.heads,
+        ": the latent attention's k and v have one head per query head");
+    return;
+  }
+  t.rotary_dim = t.qk_rope_head_dim = l.rope;
+  t.q_lora_rank = l.q_lora.value_or(0);
+  t.kv_lora_rank = l.kv_lora;
+  t.v_head_dim = l.v;
+  ModelSparseBlock(cfg,
+                   {.layers = sparse_layers,
+                    .experts = moe.routed,
+                    .expert_inter = moe.expert_inter,
+                    .shared_inter = moe.shared_inter,
+                    .router_logits_key = false},
+                   d);
+  t.deepseek_moe = t.moe_layers > 0;
+}
 
 // A layer is self_attn, mlp (sparse or dense), input_layernorm,
 // post_attention_layernorm.
@@ -194,18 +260,31 @@ absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
                       .kv_width = latent.q_width};
   SetDecoderFacts(shape, dims, inter, d);
   const uint64_t h = shape.hidden;
-  CausalLm(b, architecture, shape, [&](uint64_t layer) {
-    LatentAttention(b, latent, h);
-    b.In("mlp", [&] {
-      if (moe.Sparse(layer)) {
-        SparseBlock(b, h, moe);
-      } else {
-        GatedMlp(b, h, inter, /*bias=*/false);
-      }
-    });
-    Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
-  });
-  d.traits.not_estimated = kNotEstimated;
+  CausalLm(
+      b, architecture, shape,
+      [&](uint64_t layer) {
+        LatentAttention(b, latent, h);
+        b.In("mlp", [&] {
+          if (moe.Sparse(layer)) {
+            SparseBlock(b, h, moe);
+          } else {
+            GatedMlp(b, h, inter, /*bias=*/false);
+          }
+        });
+        Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
+        if (!v2) LayerOps(b, latent, moe, layer);
+      },
+      /*operations=*/!v2);
+  if (v2) {
+    d.traits.not_estimated = kV2NotEstimated;
+    return absl::OkStatus();
+  }
+  if (!b.status().ok()) return absl::OkStatus();
+  uint64_t sparse_layers = 0;
+  for (uint64_t layer = 0; layer < shape.layers; ++layer) {
+    sparse_layers += moe.Sparse(layer) ? 1 : 0;
+  }
+  ModelV3Layer(cfg, latent, moe, sparse_layers, d);
   return absl::OkStatus();
 }
 
@@ -257,6 +336,7 @@ const Family& DeepseekV3Family() {
         "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
         "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
         "first_k_dense_replace": 3, "attention_bias": false,
+        "num_experts_per_tok": 8, "norm_topk_prob": true,
         "tie_word_embeddings": false})",
                              &BuildV3,
                              &tp};

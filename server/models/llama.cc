@@ -30,14 +30,15 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // LlamaConfig's defaults (configuration_llama.py: LLaMA-7B's shape).
 const Family& LlamaFamily() {
   // ColossalAI's LlamaPolicy (shardformer/policies/llama.py).
-  static const TpPolicy tp{.file = "llama",
-                           .rules = DecoderTpRules(TpLayer::kVocab),
-                           .kv_heads_key = "num_key_value_heads",
-                           .kv_heads_at_least_tp = true,
-                           // llama_for_causal_lm_forward
-                           // (modeling/llama.py): 16-bit logits, the
-                           // model's dtype for the loss.
-                           .causal_lm = {.modelled = true}};
+  static const TpPolicy tp{
+      .file = "llama",
+      .rules = DecoderTpRules(TpLayer::kVocab),
+      .kv_heads_key = "num_key_value_heads",
+      .kv_heads_at_least_tp = true,
+      // llama_for_causal_lm_forward
+      // (modeling/llama.py): 16-bit logits, the
+      // model's dtype for the loss.
+      .causal_lm = {.modelled = true, .sp_group_assert = "llama.py:503-505"}};
   static const Family family{"llama",
                              {"LlamaForCausalLM", "LlamaModel"},
                              R"({

@@ -27,6 +27,7 @@ struct DecoderTraits {
   bool rotary = true;        // RoPE (else learned positions)
   bool qk_norm = false, fp32_softmax = true, scale_by_tensor = false,
        embed_scale = false, tied_embeddings = false, fused_qkv = false;
+  bool attention_output_held = false;  // GPT2Block's attn_output
   bool attention_dropout = false, hidden_dropout = false,
        embedding_dropout = false;
   // Non-empty: the layer is not modelled, and why.
@@ -52,6 +53,11 @@ struct DecoderTraits {
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)
   bool four_norms = false, attn_softcap = false, final_softcap = false;
+  // DeepSeek-V3's latent attention and DeepseekV3MoE (deepseek.cc; the
+  // planner's TransformerShape says what each means); 0 / false: none.
+  uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
+           v_head_dim = 0;
+  bool deepseek_moe = false;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -27,7 +27,8 @@ void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
     if (!flag.ok()) return refuse(flag.status());
     norm_topk = *flag;
   }
-  const absl::StatusOr<bool> aux = cfg.Flag("output_router_logits");
+  const absl::StatusOr<bool> aux =
+      block.router_logits_key ? cfg.Flag("output_router_logits") : false;
   if (!aux.ok()) return refuse(aux.status());
   if (*aux) {
     t.not_estimated =
@@ -50,6 +51,19 @@ void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
   t.moe_intermediate_size = block.expert_inter;
   t.shared_expert_intermediate_size = block.shared_inter;
   t.norm_topk_prob = norm_topk;
+}
+
+void GatedMlpOps(ParamBuilder& b, absl::string_view module) {
+  for (const char* p : {".gate_proj", ".up_proj", ".down_proj"}) {
+    b.Op({absl::StrCat(module, p)});
+  }
+}
+
+void RouterAndExpertOps(ParamBuilder& b, uint64_t experts) {
+  b.Op({"mlp.gate"});
+  for (uint64_t e = 0; e < experts && b.status().ok(); ++e) {
+    GatedMlpOps(b, absl::StrCat("mlp.experts.", e));
+  }
 }
 
 }  // namespace chunkplan::models

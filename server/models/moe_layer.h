@@ -9,8 +9,10 @@
 
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
 #include "server/models/hf_config.h"
 #include "server/models/model_description.h"
+#include "server/models/param_builder.h"
 
 namespace chunkplan::models {
 
@@ -24,6 +26,9 @@ struct SparseBlock {
   // where norm_topk_prob.
   bool always_norm_topk = false;
   bool jitter = false;  // Mixtral: router_jitter_noise is read
+  // output_router_logits is read (DeepSeek-V3's config has none: no
+  // auxiliary loss in its 4.51.3 forward).
+  bool router_logits_key = true;
 };
 
 // Sets d.traits' MoE facts from `block` and the config's
@@ -35,6 +40,15 @@ struct SparseBlock {
 // router_jitter_noise is not 0 (its in-place noise).
 void ModelSparseBlock(const HfConfig& cfg, const SparseBlock& block,
                       ModelDescription& d);
+
+// Records a gated MLP's operations in forward order (down(act(gate(x)) *
+// up(x))): `<module>.gate_proj`, `.up_proj`, `.down_proj`.
+void GatedMlpOps(ParamBuilder& b, absl::string_view module);
+
+// Records a sparse block's router `mlp.gate`, then every routed expert in
+// turn (`mlp.experts.<e>`, a gated MLP each), stopping once the builder
+// has refused (more experts than --max_params).
+void RouterAndExpertOps(ParamBuilder& b, uint64_t experts);
 
 }  // namespace chunkplan::models
 

@@ -32,7 +32,10 @@ const Family& Qwen2Family() {
       // get_lm_forward_with_dist_cross_entropy
       // (modeling/qwen2.py): logits.float(), the
       // loss in logits.dtype (fp32).
-      .causal_lm = {.modelled = true, .logits_fp32 = true, .loss_fp32 = true}};
+      .causal_lm = {.modelled = true,
+                    .logits_fp32 = true,
+                    .loss_fp32 = true,
+                    .sp_group_assert = "qwen2.py:493-495"}};
   static const Family family{"qwen2",
                              {"Qwen2ForCausalLM", "Qwen2Model"},
                              R"({

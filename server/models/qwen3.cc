@@ -52,7 +52,10 @@ const Family& Qwen3Family() {
       .kv_heads_key = "num_key_value_heads",
       // get_lm_forward_with_dist_cross_entropy
       // (modeling/qwen3.py): as Qwen2's.
-      .causal_lm = {.modelled = true, .logits_fp32 = true, .loss_fp32 = true}};
+      .causal_lm = {.modelled = true,
+                    .logits_fp32 = true,
+                    .loss_fp32 = true,
+                    .sp_group_assert = "qwen3.py:479-481"}};
   static const Family family{"qwen3",
                              {"Qwen3ForCausalLM", "Qwen3Model"},
                              R"({

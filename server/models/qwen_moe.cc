@@ -88,22 +88,10 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
 // shared_expert and shared_expert_gate
 // (sigmoid(shared_expert_gate(x)) * shared_expert(x), the expert first).
 void MlpOps(ParamBuilder& b, const Moe& moe, uint64_t layer) {
-  constexpr const char* kProjections[] = {".gate_proj", ".up_proj",
-                                          ".down_proj"};
-  if (!moe.Sparse(layer)) {
-    for (const char* p : kProjections) b.Op({absl::StrCat("mlp", p)});
-    return;
-  }
-  b.Op({"mlp.gate"});
-  // Stops once the builder has refused (more experts than --max_params).
-  for (uint64_t e = 0; e < moe.experts && b.status().ok(); ++e) {
-    const std::string expert = absl::StrCat("mlp.experts.", e);
-    for (const char* p : kProjections) b.Op({absl::StrCat(expert, p)});
-  }
+  if (!moe.Sparse(layer)) return GatedMlpOps(b, "mlp");
+  RouterAndExpertOps(b, moe.experts);
   if (!moe.shared) return;
-  for (const char* p : kProjections) {
-    b.Op({absl::StrCat("mlp.shared_expert", p)});
-  }
+  GatedMlpOps(b, "mlp.shared_expert");
   b.Op({"mlp.shared_expert_gate"});
 }
 

@@ -57,6 +57,16 @@ struct TpCausalLm {
   bool modelled = false;
   bool logits_fp32 = false;  // logits.float() before the loss
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // Sequence parallelism under GeminiPlugin (split_gather, which it leaves
+  // the only mode, and no sequence_parallel_process_group) where the
+  // policy keeps it on: the file and lines of ColossalAI's attention
+  // forward (shardformer/modeling/) that asserts "Must specify sp_size and
+  // sp_group for sequence parallel" (the policy's sp_group is None: the
+  // first forward fails); or, GPT-2, that its forward splits the sequence
+  // over the tp group but gathers it over sequence_parallel_process_group
+  // (None: the whole world). Neither: the split is not modelled.
+  absl::string_view sp_group_assert = "";
+  bool sp_gathers_over_world = false;
 };
 
 // A config flag and the value that triggers a condition.

@@ -1,5 +1,6 @@
 #include "server/service/workload_convert.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +46,35 @@ absl::StatusOr<planner::Attention> AttentionOf(const v1::Workload& w) {
   }
 }
 
+// Why sequence parallelism leaves tp rank 0's activations unsplit
+// (docs/tensor-parallelism.md, "Activations"): GeminiPlugin's
+// split_gather runs without a sequence_parallel_process_group.
+std::string SequenceParallelNote(const models::ModelDescription& m) {
+  const models::TpCausalLm& lm = m.tp_causal_lm;
+  if (!lm.sp_group_assert.empty()) {
+    return absl::StrCat(
+        "sequence parallelism: ColossalAI's attention forward for model_type "
+        "\"",
+        m.model_type,
+        "\" asserts \"Must specify sp_size and sp_group for sequence "
+        "parallel\" (shardformer/modeling/",
+        lm.sp_group_assert,
+        "): GeminiPlugin gives ShardConfig no "
+        "sequence_parallel_process_group, so the first forward fails");
+  }
+  if (lm.sp_gathers_over_world) {
+    return "sequence parallelism (split_gather) is not modelled: "
+           "gpt2_model_forward splits the sequence over the tp group but "
+           "gather_sp_output gathers it over sequence_parallel_process_group, "
+           "which GeminiPlugin leaves None (the whole world): only where "
+           "zero x extra_dp is 1 do the two agree; elsewhere "
+           "dist_cross_entropy asserts \"label shape ... does not match "
+           "logit shape ...\" (shardformer/layer/loss.py:324)";
+  }
+  return "sequence parallelism (split_gather: each rank's sequence shard, "
+         "gathered inputs, ColossalAI's attention forward) is not modelled";
+}
+
 }  // namespace
 
 planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
@@ -60,9 +90,7 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
                                 "\": ShardFormer's forward for it (policy ",
                                 m.tp_policy, ") is not modelled");
   } else if (m.tp_sequence_parallelism) {
-    tp.not_split =
-        "sequence parallelism (split_gather: each rank's sequence shard, "
-        "gathered inputs, ColossalAI's attention forward) is not modelled";
+    tp.not_split = SequenceParallelNote(m);
   }
   tp.padded_vocab = m.padded_vocab_size;
   tp.column_head = m.tp_column_head;
@@ -118,6 +146,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.fp32_softmax = t.fp32_softmax;
   s.scale_by_tensor = t.scale_by_tensor;
   s.embed_scale = t.embed_scale;
+  s.attention_output_held = t.attention_output_held;
   s.attention_dropout = t.attention_dropout;
   s.hidden_dropout = t.hidden_dropout;
   s.embedding_dropout = t.embedding_dropout;
@@ -127,6 +156,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.moe_intermediate_size = t.moe_intermediate_size;
   s.shared_expert_intermediate_size = t.shared_expert_intermediate_size;
   s.norm_topk_prob = t.norm_topk_prob;
+  s.q_lora_rank = t.q_lora_rank;
+  s.kv_lora_rank = t.kv_lora_rank;
+  s.qk_rope_head_dim = t.qk_rope_head_dim;
+  s.v_head_dim = t.v_head_dim;
+  s.deepseek_moe = t.deepseek_moe;
   s.tp = TpShapeOf(m);
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;

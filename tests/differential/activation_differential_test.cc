@@ -12,16 +12,17 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2 and Qwen3 at tp 2, 4 and 8 as ColossalAI's ShardFormer
-//    runs it (the oracle's stand-ins of its autograd functions,
-//    tests/oracle/tp_decoder_torch.py), held the same way.
+//    Mistral, Qwen2, Qwen3 and GPT-2 at tp 2, 4 and 8 as ColossalAI's
+//    ShardFormer runs it (the oracle's stand-ins of its autograd functions,
+//    tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py), held the same
+//    way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
 // setting (default 4; the full run: 100, 200 per family; half as many,
 // at least 1, per tp family, degree and checkpointing setting),
-// CHUNKPLAN_DIFF_FAMILIES the families measured, tp ranks included
+// CHUNKPLAN_DIFF_FAMILIES the families measured, tp families included
 // (comma-separated; default all), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names
 // another oracle script (to check that a broken oracle fails this test).
 
@@ -79,15 +80,16 @@ uint64_t Padded(uint64_t vocab, uint64_t tp) {
 }
 
 // ShardFormer's causal-LM facts of a served family at `tp` (those of the
-// policies modelled: LLaMA's 16-bit logits and loss, Mistral's fp32 logits,
-// Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain lm_head).
+// policies modelled: LLaMA's and GPT-2's 16-bit logits and loss, Mistral's
+// fp32 logits, Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain
+// lm_head).
 planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
                                       uint64_t vocab) {
   planner::TensorParallelShape out;
   out.tp_size = tp;
   out.padded_vocab = Padded(vocab, tp);
   out.column_head = family == "qwen3";
-  out.logits_fp32 = family != "llama";
+  out.logits_fp32 = family != "llama" && family != "gpt2";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
   return out;
 }
@@ -121,6 +123,7 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->fp32_softmax = coin();
   t->scale_by_tensor = coin();
   t->embed_scale = coin();
+  t->attention_output_held = coin();
   t->attention_dropout = coin();
   t->hidden_dropout = coin();
   t->embedding_dropout = coin();
@@ -146,6 +149,13 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->alibi = coin();
   t->embedding_norm = coin();
   t->no_flash = In(rng, 0, 3) == 0;
+  if (In(rng, 0, 3) == 0) {  // DeepSeek's latent attention (0s refused)
+    t->kv_lora_rank = In(rng, 1, 1024);
+    t->q_lora_rank = coin() ? 0 : In(rng, 1, 2048);
+    t->qk_rope_head_dim = In(rng, 0, 96);
+    t->v_head_dim = In(rng, 0, 256);
+  }
+  t->deepseek_moe = coin();
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -214,7 +224,34 @@ bool IsLlamaLikeFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
-         family == "gemma2";
+         family == "gemma2" || family == "deepseek_v3";
+}
+
+// DeepSeek-V3 at a small random shape (DeepseekV3Config's options): the
+// latent attention's ranks (q_lora_rank 0: a plain q_proj), q/k heads of
+// qk_nope_head_dim (0 allowed) + qk_rope_head_dim, v's own width; the
+// first layers dense, the rest DeepseekV3MoE (2 to 8 experts, any top-k,
+// shared experts 1 or 2 experts wide); attention dropout at random.
+void DeepseekTraits(std::mt19937_64& rng, TransformerShape* t) {
+  auto coin = [&rng] { return In(rng, 0, 1) == 1; };
+  t->num_attention_heads = t->num_key_value_heads = In(rng, 1, 4);
+  t->qk_rope_head_dim = t->rotary_dim = 2 * In(rng, 1, 3);
+  t->head_dim = t->qk_rope_head_dim + 2 * In(rng, 0, 3);
+  t->v_head_dim = 2 * In(rng, 1, 4);
+  t->hidden_size = std::max<uint64_t>(
+      8, t->num_attention_heads * t->head_dim * In(rng, 75, 134) / 100);
+  t->intermediate_size = t->hidden_size * In(rng, 20, 60) / 10;
+  t->vocab_size = t->hidden_size * In(rng, 2, 8);
+  t->q_lora_rank = coin() ? 0 : In(rng, 2, 12);
+  t->kv_lora_rank = In(rng, 2, 12);
+  t->moe_layers = In(rng, 0, t->num_layers);
+  t->num_experts = In(rng, 2, 8);
+  t->experts_per_token = In(rng, 1, t->num_experts);
+  t->moe_intermediate_size = t->hidden_size * In(rng, 10, 30) / 10;
+  t->shared_expert_intermediate_size = t->moe_intermediate_size * In(rng, 1, 2);
+  t->norm_topk_prob = coin();
+  t->deepseek_moe = true;
+  t->attention_dropout = In(rng, 0, 3) == 0;
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
@@ -340,6 +377,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
       t.shared_expert_intermediate_size = t.hidden_size * In(rng, 10, 40) / 10;
     }
   }
+  if (family == "deepseek_v3") DeepseekTraits(rng, &t);
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
@@ -370,7 +408,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.norm = NormKind::kLayerNorm;
     t.gated_mlp = t.rotary = t.fp32_softmax = false;
     t.activation = MlpActivation::kGeluNew;
-    t.scale_by_tensor = true;
+    t.scale_by_tensor = t.attention_output_held = true;
     t.attention_dropout = In(rng, 0, 1) == 1;
     t.hidden_dropout = In(rng, 0, 1) == 1;
     t.embedding_dropout = In(rng, 0, 1) == 1;
@@ -446,19 +484,24 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.embedding_norm), R"(, "no_flash": )", flag(t.no_flash),
       R"(, "qk_norm": )", flag(t.qk_norm), R"(, "fp32_softmax": )",
       flag(t.fp32_softmax), R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
-      R"(, "embed_scale": )", flag(t.embed_scale), R"(, "attention_dropout": )",
-      flag(t.attention_dropout), R"(, "hidden_dropout": )",
-      flag(t.hidden_dropout), R"(, "embedding_dropout": )",
-      flag(t.embedding_dropout), R"(, "moe_layers": ")", t.moe_layers,
-      R"(", "num_experts": ")", t.num_experts, R"(", "experts_per_token": ")",
-      t.experts_per_token, R"(", "moe_intermediate_size": ")",
-      t.moe_intermediate_size, R"(", "shared_expert_intermediate_size": ")",
+      R"(, "embed_scale": )", flag(t.embed_scale),
+      R"(, "attention_output_held": )", flag(t.attention_output_held),
+      R"(, "attention_dropout": )", flag(t.attention_dropout),
+      R"(, "hidden_dropout": )", flag(t.hidden_dropout),
+      R"(, "embedding_dropout": )", flag(t.embedding_dropout),
+      R"(, "moe_layers": ")", t.moe_layers, R"(", "num_experts": ")",
+      t.num_experts, R"(", "experts_per_token": ")", t.experts_per_token,
+      R"(", "moe_intermediate_size": ")", t.moe_intermediate_size,
+      R"(", "shared_expert_intermediate_size": ")",
       t.shared_expert_intermediate_size, R"(", "norm_topk_prob": )",
       flag(t.norm_topk_prob), R"(, "fused_gate_up": )", flag(t.fused_gate_up),
       R"(, "parallel_block": )", flag(t.parallel_block), R"(, "four_norms": )",
       flag(t.four_norms), R"(, "attn_softcap": )", flag(t.attn_softcap),
-      R"(, "final_softcap": )", flag(t.final_softcap),
-      R"(, "not_estimated": ")",
+      R"(, "final_softcap": )", flag(t.final_softcap), R"(, "q_lora_rank": ")",
+      t.q_lora_rank, R"(", "kv_lora_rank": ")", t.kv_lora_rank,
+      R"(", "qk_rope_head_dim": ")", t.qk_rope_head_dim,
+      R"(", "v_head_dim": ")", t.v_head_dim, R"(", "deepseek_moe": )",
+      flag(t.deepseek_moe), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -621,14 +664,16 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   std::vector<Case> cases;
   std::vector<std::string> lines;
   const char* only = std::getenv("CHUNKPLAN_DIFF_FAMILIES");
+  auto skipped = [only](const char* family) {
+    return only != nullptr &&
+           !absl::StrContains(absl::StrCat(",", only, ","),
+                              absl::StrCat(",", family, ","));
+  };
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2", "falcon", "bloom"}) {
-    if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
-                                              absl::StrCat(",", family, ","))) {
-      continue;
-    }
+        "gemma2", "deepseek_v3", "falcon", "bloom"}) {
+    if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {
         cases.push_back(SmallFamilyCase(rng, family, checkpointing));
@@ -640,11 +685,8 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // stand-ins of ColossalAI's autograd functions), for the families whose
   // policy's forward is modelled (docs/tensor-parallelism.md).
   const int per_tp = std::max(1, (per + 1) / 2);
-  for (const char* family : {"llama", "mistral", "qwen2", "qwen3"}) {
-    if (only != nullptr && !absl::StrContains(absl::StrCat(",", only, ","),
-                                              absl::StrCat(",", family, ","))) {
-      continue;
-    }
+  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gpt2"}) {
+    if (skipped(family)) continue;
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {
         for (int i = 0; i < per_tp; ++i) {

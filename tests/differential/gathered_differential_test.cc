@@ -190,6 +190,14 @@ constexpr char kQwen2[] =
     R"({"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128,
         "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2, "vocab_size": 256})";
+constexpr char kDeepseekV3[] =
+    R"({"model_type": "deepseek_v3", "hidden_size": 64,
+        "intermediate_size": 128, "moe_intermediate_size": 32,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 4, "vocab_size": 256, "kv_lora_rank": 16,
+        "q_lora_rank": 24, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+        "v_head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2,
+        "n_shared_experts": 1, "first_k_dense_replace": 1})";
 
 constexpr char kPhi3[] =
     R"({"model_type": "phi3", "hidden_size": 64, "intermediate_size": 128,
@@ -280,6 +288,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Gemma-2's four norms, registered after the MLP, the first used
         // first: the chunk holding them waits through the layer.
         NamedCase{"Gemma2FourNormsRegisteredLast", kGemma2, 11008, 2, ""},
+        // DeepseekV3MoE's router, registered after the experts and run
+        // before them, waits gathered for its gradient through the
+        // experts' backward, beside the chunk with the layer's norms and
+        // the expert's own (tests/oracle/gathered_oracle_test.py works it
+        // by hand).
+        NamedCase{"DeepseekV3RouterWaits", kDeepseekV3, 8192, 3, ""},
         // query_key_value's bias opens a chunk, but FalconLinear's
         // transpose takes the weight and its addition the bias: no step
         // holds both; the chunk with the layer's input_layernorm (registered

@@ -17,17 +17,42 @@ bool Chance(std::mt19937_64& rng, double p) {
 
 const char* Bool(bool value) { return value ? "true" : "false"; }
 
+// A small DeepSeek-V3 (q_lora_rank null or not, dense and sparse layers
+// at random, attention biases at random).
+std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
+  const uint64_t heads = Uniform(rng, 1, 4);
+  const uint64_t experts = Uniform(rng, 1, 3);
+  return absl::StrCat(
+      R"({"model_type": "deepseek_v3", "num_attention_heads": )", heads,
+      R"(, "num_key_value_heads": )", heads, R"(, "hidden_size": )",
+      Uniform(rng, 1, 16), R"(, "intermediate_size": )", Uniform(rng, 1, 40),
+      R"(, "moe_intermediate_size": )", Uniform(rng, 1, 20),
+      R"(, "num_hidden_layers": )", Uniform(rng, 1, 3),
+      R"(, "first_k_dense_replace": )", Uniform(rng, 0, 2),
+      R"(, "n_routed_experts": )", experts, R"(, "num_experts_per_tok": )",
+      Uniform(rng, 1, experts), R"(, "n_shared_experts": )", Uniform(rng, 1, 2),
+      R"(, "kv_lora_rank": )", Uniform(rng, 1, 8), R"(, "q_lora_rank": )",
+      Chance(rng, 0.5) ? std::string("null") : absl::StrCat(Uniform(rng, 1, 8)),
+      R"(, "qk_rope_head_dim": )", Uniform(rng, 1, 4),
+      R"(, "qk_nope_head_dim": )", Uniform(rng, 1, 4), R"(, "v_head_dim": )",
+      Uniform(rng, 1, 4), R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+      R"(, "vocab_size": )", Uniform(rng, 1, 300),
+      R"(, "tie_word_embeddings": )", Bool(tied), R"(, "architectures": [")",
+      Chance(rng, 0.8) ? "DeepseekV3ForCausalLM" : "DeepseekV3Model", R"("]})");
+}
+
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
   // llama4_text: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
-      "gpt2",    "llama",       "mistral", "qwen2",  "qwen3",
-      "mixtral", "phi3",        "cohere",  "gemma2", "gpt_neox",
-      "opt",     "llama4_text", "falcon",  "bloom"};
+      "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
+      "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
+      "opt",     "llama4_text", "deepseek_v3", "falcon", "bloom"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
+  if (family == "deepseek_v3") return RandomDeepseekV3(rng, tied);
   if (family == "falcon") {  // any of the three layouts, biased or not
     const uint64_t heads = Uniform(rng, 1, 4);
     const bool new_arch = Chance(rng, 0.4);

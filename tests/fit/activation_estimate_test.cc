@@ -66,6 +66,52 @@ TEST(ActivationEstimateTest, MoeLayerSavesTheRouterAndEveryPair) {
       HasSubstr("shape.experts_per_token must be at most"));
 }
 
+TEST(ActivationEstimateTest, DeepseekV3LayerSavesTheLatentAndTheRouter) {
+  // TinyLlama with DeepSeek-V3's latent attention: head_dim d = 4
+  // (qk_nope 2 + qk_rope 2), v_head_dim 2, kv_lora_rank 4, a plain q_proj;
+  // eager, b = 2, s = 4 (bs = 8, P = bas^2 = 64). kv_a_layernorm: fp32 x
+  // 4 bs r_kv = 128, rsqrt 4bs = 32, x/rms 2bs r_kv = 64, its output 64:
+  // 288. q and k (the cats): 2 x 2bsad = 256. softmax 4P + its copy 2P =
+  // 384. v copied from kv_b_proj's output: 2bs a d_v = 64; o_proj's input
+  // 64. 1056 a layer, where LLaMA's eager attention saves q, k and v
+  // copied (kv = a), softmax and its copy, o_proj's input: 128 x 3 + 384 +
+  // 128 = 896.
+  TransformerShape mla = TinyLlama();
+  mla.head_dim = 4;
+  mla.rotary_dim = mla.qk_rope_head_dim = 2;
+  mla.v_head_dim = 2;
+  mla.kv_lora_rank = 4;
+  const ActivationWorkload eager = Work(2, 4, false, Attention::kEager);
+  auto llama = EstimateActivationBytes(TinyLlama(), eager);
+  auto got = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes, llama->layers_bytes + 2 * (1056 - 896));
+  // q_lora_rank 4 adds q_a_layernorm's saves and output: 288 a layer.
+  mla.q_lora_rank = 4;
+  auto lora = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(lora.ok()) << lora.status();
+  EXPECT_EQ(lora->layers_bytes, got->layers_bytes + 2 * 288);
+  // Layer 1 DeepseekV3MoE: E = 2, k = 1, I_e = 8, shared experts I_s = 8,
+  // norm_topk_prob; T = Tk = 8. Router: the input's fp32 copy 4Th = 256,
+  // the weight's 4Eh = 64, sigmoid 4TE = 64, gather's indices 8Tk = 64,
+  // div_'s divisor 4T = 32 and clone 4Tk = 32: 512. Per pair: nonzero 16,
+  // the state 2h = 16, the MLP 8I_e = 64, its output 16, the fp32 weight
+  // 4, the fp32 weighted output 4h = 32: 148, x 8 = 1184. Shared experts
+  // 8TI_s = 512. In place of the dense MLP's 4 x 2bsI = 1024.
+  mla.moe_layers = 1;
+  mla.num_experts = 2;
+  mla.experts_per_token = 1;
+  mla.moe_intermediate_size = 8;
+  mla.shared_expert_intermediate_size = 8;
+  mla.norm_topk_prob = mla.deepseek_moe = true;
+  auto moe = EstimateActivationBytes(mla, eager);
+  ASSERT_TRUE(moe.ok()) << moe.status();
+  EXPECT_EQ(moe->layers_bytes, lora->layers_bytes + 512 + 1184 + 512 - 1024);
+  mla.qk_rope_head_dim = 5;
+  EXPECT_THAT(EstimateActivationBytes(mla, eager).status().message(),
+              HasSubstr("shape.qk_rope_head_dim must be at most"));
+}
+
 TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
   // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:
@@ -135,11 +181,9 @@ TEST(ActivationEstimateTest, FlashAttention2KeepsKAndVAtTheirHeads) {
   EXPECT_EQ(sdpa->per_layer_bytes, 544u + 320 + 512);
 }
 
-TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
-  // GPT-2: LayerNorm (input 2N, fp32 mean and rstd 8bs), c_fc 4h wide,
-  // gelu_new (x, tanh, 0.5x, 1 + tanh), learned positions, a 16-bit
-  // softmax after a 0-dim divisor, dropout 1-byte masks. L = 1, h = 8,
-  // a = 2, v = 16, b = 1, s = 4: N = 32, I = 32, P = 32.
+// A GPT-2 of L = 1, h = 8, a = 2 (d = 4), v = 16, tied: LayerNorm,
+// gelu_new, learned positions, a 16-bit softmax after a 0-dim divisor.
+TransformerShape TinyGpt2() {
   TransformerShape t;
   t.num_layers = 1;
   t.hidden_size = 8;
@@ -151,6 +195,15 @@ TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
   t.activation = MlpActivation::kGeluNew;
   t.rotary = t.fp32_softmax = false;
   t.scale_by_tensor = true;
+  return t;
+}
+
+TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
+  // GPT-2: LayerNorm (input 2N, fp32 mean and rstd 8bs), c_fc 4h wide,
+  // gelu_new (x, tanh, 0.5x, 1 + tanh), learned positions, a 16-bit
+  // softmax after a 0-dim divisor, dropout 1-byte masks. b = 1, s = 4:
+  // N = 32, I = 32, P = 32.
+  TransformerShape t = TinyGpt2();
   t.attention_dropout = t.hidden_dropout = t.embedding_dropout = true;
   auto got = EstimateActivationBytes(t, Work(1, 4, false, Attention::kEager));
   ASSERT_TRUE(got.ok()) << got.status();
@@ -161,6 +214,41 @@ TEST(ActivationEstimateTest, Gpt2LayerWithDropout) {
   // input_ids 32, position_ids 8s = 32, the embedding mask N, ln_f 96 +
   // lm_head's input 64.
   EXPECT_EQ(got->outside_layers_bytes, 32u + 32 + 32 + 160);
+}
+
+TEST(ActivationEstimateTest, Gpt2AtTpTwoReRunsItsLastStepAboveItsBackward) {
+  // Tp rank 0 of TinyGpt2 with an MLP of 8 under ShardFormer at tp 2 (1
+  // head, MLP 4, vocabulary padded to 128: 64 rows, 16 valid), b = 1,
+  // s = 64, sdpa, checkpointed: N = 512.
+  TransformerShape t = TinyGpt2();
+  t.intermediate_size = 8;
+  t.fused_qkv = true;  // c_attn
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  auto unheld = EstimateActivationBytes(t, Work(1, 64, true));
+  t.attention_output_held = true;  // GPT2Block's attn_output
+  auto got = EstimateActivationBytes(t, Work(1, 64, true));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(unheld.ok()) << unheld.status();
+  // Saves: the layer's input 2N; input_ids 512, position_ids 512, the
+  // vocab-parallel embedding's bool mask 64, ln_f 1536 + its output 1024;
+  // dist_cross_entropy over 63 rows: exp_logits 63 x 16 x 2, bool mask and
+  // int64 target 63 x 9; held: lm_head's 16-bit output, 64 padded rows.
+  EXPECT_EQ(got->loss_bytes, 2016u + 567);
+  EXPECT_EQ(got->total_bytes, 1024u + 3648 + 2583 + 8192);
+  // The re-run saves norms 2 x 2560, sdpa's q, k, v, out 4 x 512 and lse
+  // 256, the MLP 5 x 512, less the layer's input the checkpoint keeps.
+  EXPECT_EQ(got->recompute_bytes, 9984u - 1024);
+  // Its last step holds the c_proj output and the residual sum 4N, the
+  // attention's output 2N and the incoming gradient 2N over those saves
+  // (8960 + 4096), above its backward (8960 + 2048 + the re-run's output
+  // 1024); with the tied weight's gradient (64 x 8 x 2), less what the
+  // loss and ln_f released (2583 + 1536 + 1024): 8937 > lm_head's 7657.
+  EXPECT_EQ(got->head_backward_bytes, 7657u);
+  EXPECT_EQ(got->transient_bytes, 13056u + 1024 - 5143);
+  // Where the block does not keep the attention's output: 6N, level with
+  // the backward's 12032.
+  EXPECT_EQ(unheld->transient_bytes, 12032u + 1024 - 5143);
 }
 
 TEST(ActivationEstimateTest, GemmaAndQwen3Norms) {

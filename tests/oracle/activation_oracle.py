@@ -45,6 +45,7 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "one_residual_mask", "direct_sdpa", "alibi", "embedding_norm",
              "no_flash",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
+             "attention_output_held" (GPT2Block keeps attn_output),
              "attention_dropout", "hidden_dropout", "embedding_dropout",
              "not_estimated": "...", "rotary_dim", "fused_gate_up",
              "parallel_block", "norm": ... | "cohere_layer_norm",
@@ -72,6 +73,7 @@ router's own), or
 import json
 import sys
 
+import mla_oracle
 import tp_activation_oracle
 
 U64_MAX = 2**64 - 1
@@ -136,6 +138,7 @@ def dims(shape, work):
         if shape["moe_layers"] > shape["num_layers"]:
             raise ActivationError("shape.moe_layers must be at most "
                                   "shape.num_layers")
+    mla_oracle.check(shape, shape.get("head_dim") or h // a, ActivationError)
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
@@ -312,6 +315,8 @@ def moe_tensors(t, x):
         t["experts_per_token"]
     i, shared = t["moe_intermediate_size"], \
         t["shared_expert_intermediate_size"]
+    if t["deepseek_moe"]:  # DeepseekV3MoE (mla_oracle.py)
+        return mla_oracle.moe_tensors(t, x)
     pairs = T * k
     out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
            ("moe router: topk indices (int64)", 8 * pairs)]
@@ -360,7 +365,9 @@ def layer_tensors(t, x, attention, sparse=False):
         # each kept by its mul.
         out.append(("GPT-J sin and cos for q and k (fp32)",
                     4 * 4 * s * (t["rotary_dim"] or d)))
-    if attention == "flash_attention_2":
+    if t["kv_lora_rank"]:  # DeepSeek's latent attention (mla_oracle.py)
+        out += mla_oracle.attention_tensors(t, x, attention)
+    elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
         # Falcon's new architecture: K rotated at every query head.
@@ -553,6 +560,8 @@ def moe_forward(t, x):
     gradient."""
     bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
     shared = 4 * n if t["shared_expert_intermediate_size"] else 0
+    if t["deepseek_moe"]:  # the fp32 sum; the shared experts run after
+        shared = 0
     return (8 * bs * t["experts_per_token"] * t["num_experts"] +
             4 * n + shared)
 
@@ -664,12 +673,25 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            (10 if t["fp32_softmax"] else 4) * p)
     forward_moe = (recompute + 2 * n + moe_forward(t, x)
                    if ckpt and sparse else 0)
+    if forward_moe and t["deepseek_moe"]:
+        # DeepseekV3MoE runs its shared experts after the routed ones:
+        # their saves are not made yet at the last routed expert.
+        forward_moe = max(0, forward_moe - 8 * bs * t[
+            "shared_expert_intermediate_size"])
     # (checkpoint's inner backward runs over the re-run layer's output,
     # 2N, held meanwhile)
     rerun_output = 2 * n if ckpt else 0
+    # The re-run's last step: the layer's last projection's output (or its
+    # dropout's input and output) and the residual sum, 4N (and, GPT-2,
+    # the attention's output that GPT2Block.forward keeps bound as
+    # attn_output, 2N), beside all its saves and the incoming gradient (2N):
+    # above the backward's own steps where those are narrow (one tp rank's
+    # MLP).
+    forward_end = (recompute + (8 if t["attention_output_held"] else 6) * n
+                   if ckpt else 0)
     return {"saved": layer, "backward": backward,
             "inside": max(recompute + backward + rerun_output,
-                          forward_softmax, forward_moe)}
+                          forward_softmax, forward_moe, forward_end)}
 
 
 def estimate(shape, work, adapters=None, tp=None):
@@ -776,15 +798,19 @@ def estimate(shape, work, adapters=None, tp=None):
     return parts
 
 
+MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+             "v_head_dim")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
-               "scale_by_tensor", "embed_scale", "attention_dropout",
+               "scale_by_tensor", "embed_scale", "attention_output_held",
+               "attention_dropout",
                "hidden_dropout", "embedding_dropout", "norm_topk_prob",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
+               "deepseek_moe",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
                "direct_sdpa", "alibi", "embedding_norm", "no_flash")
@@ -792,6 +818,7 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
                   "scale_by_tensor": False, "embed_scale": False,
+                  "attention_output_held": False,
                   "attention_dropout": False, "hidden_dropout": False,
                   "embedding_dropout": False, "not_estimated": "",
                   # MoE families (0: none)
@@ -810,6 +837,10 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "fused_gate_up": False, "parallel_block": False,
                   "four_norms": False, "attn_softcap": False,
                   "final_softcap": False,
+                  # DeepSeek-V3 (mla_oracle.py)
+                  "q_lora_rank": 0, "kv_lora_rank": 0,
+                  "qk_rope_head_dim": 0, "v_head_dim": 0,
+                  "deepseek_moe": False}
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,
@@ -822,7 +853,7 @@ def read_request(request):
     shape.update(request["shape"])
     for f in SIZE_FIELDS + ("num_key_value_heads", "head_dim",
                             "intermediate_size", "rotary_dim",
-                            "embed_proj_dim") + MOE_SIZES:
+                            "embed_proj_dim") + MOE_SIZES + MLA_SIZES:
         shape[f] = int(shape.get(f, 0) or 0)
     shape["not_estimated"] = shape.get("not_estimated") or ""
     for f in BOOL_TRAITS:

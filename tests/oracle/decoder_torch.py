@@ -58,10 +58,36 @@ def mean_last(x):
     return x.mean(-1, keepdim=True)
 
 
+# Set by the peak measurement: dropout allocates as CUDA's fused
+# native_dropout kernel does (the bool mask and the output); ATen's CPU
+# native_dropout first draws the mask in the input's dtype and multiplies
+# through it (a temporary as large as the output), which no CUDA run holds.
+CUDA_DROPOUT = False
+
+
+class CudaDropout(torch.autograd.Function):
+    """native_dropout's forward and backward with CUDA's allocations: a
+    bool mask and the output; backward the gradient times mask and scale."""
+
+    @staticmethod
+    def forward(ctx, x, p):
+        keep = torch.empty(x.shape, dtype=torch.bool).bernoulli_(1 - p)
+        ctx.save_for_backward(keep)
+        ctx.scale = 1.0 / (1 - p)
+        return torch.where(keep, x, 0).mul_(ctx.scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        keep, = ctx.saved_tensors
+        return torch.where(keep, grad, 0).mul_(ctx.scale), None
+
+
 def dropout(x, p, training=True):
     """F.dropout as CUDA runs it (native_dropout, a bool mask saved)."""
     if p == 0 or not training:
         return x
+    if CUDA_DROPOUT:
+        return CudaDropout.apply(x, p)
     return torch.native_dropout(x, p, True)[0]
 
 
@@ -558,6 +584,13 @@ class GPT2LMHeadModel(nn.Module):
         self.gradient_checkpointing = c["checkpointing"]
 
     def forward(self, input_ids, attention_mask, labels):
+        hidden_states = self.hidden(input_ids, attention_mask)
+        lm_logits = self.lm_head(hidden_states)
+        loss = for_causal_lm_loss(lm_logits, labels, self.c["vocab"])
+        return loss, lm_logits
+
+    def hidden(self, input_ids, attention_mask):
+        """GPT2Model.forward: ln_f's output."""
         batch_size, seq = input_ids.shape
         inputs_embeds = self.wte(input_ids)
         cache_position = torch.arange(0, seq)
@@ -580,10 +613,7 @@ class GPT2LMHeadModel(nn.Module):
             else:
                 out = block(hidden_states, None, attention_mask)
             hidden_states = out[0]
-        hidden_states = self.ln_f(hidden_states)
-        lm_logits = self.lm_head(hidden_states)
-        loss = for_causal_lm_loss(lm_logits, labels, self.c["vocab"])
-        return loss, lm_logits
+        return self.ln_f(hidden_states)
 
 
 def build(c):

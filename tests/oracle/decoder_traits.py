@@ -16,26 +16,30 @@ import re
 # model_type: (the config key of the MLP's activation, its default).
 _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
                "qwen3": "silu", "gemma": "gelu_pytorch_tanh",
-               "mixtral": "silu", "qwen2_moe": "silu", "qwen3_moe": "silu"}
+               "mixtral": "silu", "qwen2_moe": "silu", "qwen3_moe": "silu",
+               "deepseek_v3": "silu"}
 # The MoE families (the sparse block of modeling_mixtral.py,
 # modeling_qwen2_moe.py, modeling_qwen3_moe.py, 4.51.3): the config
 # classes' num_experts_per_tok default, and whether the block renormalizes
 # the top-k weights always (Mixtral) or where norm_topk_prob (default
 # False); Mixtral's router_jitter_noise (default 0) is read too.
 _MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
-        "qwen3_moe": (8, False)}
+        "qwen3_moe": (8, False), "deepseek_v3": (8, False)}
+# DeepseekV3Config's norm_topk_prob default (True; the others' False). Its
+# config has no output_router_logits: no auxiliary loss in 4.51.3.
+_NORM_TOPK_DEFAULT = {"deepseek_v3": True}
 _SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
 _NOT_MODELLED = "the family's layer is not modelled"
 # The MoE families whose layer the estimate refuses, and what it leaves out
 # (transformers 4.51.3's modeling_llama4.py, modeling_deepseek_v3.py;
 # DeepSeek-V2's remote modeling_deepseek.py).
-_DEEPSEEK = ("DeepSeek's layer is not modelled: multi-head latent attention "
-             "(low-rank q and kv projections with their norms, a decoupled "
-             "RoPE head) and DeepSeekMoE (group-limited top-k routing, shared "
-             "experts; V2's training-time auxiliary loss, V3's sigmoid scores "
-             "with a correction bias)")
+_DEEPSEEK_V2 = ("DeepSeek-V2's layer is not modelled: its remote code's "
+                "training forward (modeling_deepseek.py) adds MoEGate's "
+                "auxiliary loss (aux_loss_alpha), dispatches the experts over "
+                "repeat_interleave'd tokens and assembles q and k by slice "
+                "assignment")
 _NOT_MODELLED_MOE = {
-    "deepseek_v2": _DEEPSEEK, "deepseek_v3": _DEEPSEEK,
+    "deepseek_v2": _DEEPSEEK_V2,
     "llama4_text": ("Llama 4's layer is not modelled: its MoE (every expert "
                     "on every token: the input repeated num_local_experts "
                     "times, scaled by sigmoid router scores, one batched "
@@ -157,9 +161,50 @@ def _llama_like(config, model_type, description, heads,
     if act not in _SINGLE_OP:
         t["not_estimated"] = (f'{act_key} "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
+    elif model_type == "deepseek_v3" and not _mla_traits(config, description,
+                                                          heads, t):
+        pass
     elif model_type in _MOE and t["moe_layers"]:
         _moe_traits(config, model_type, t)
     return t
+
+
+def _mla_traits(config, description, heads, t):
+    """DeepSeek-V3's latent attention (modeling_deepseek_v3.py, 4.51.3)
+    off the parameter list: kv_lora_rank (kv_a_layernorm's width),
+    qk_rope_head_dim (kv_a_proj_with_mqa's rows past it), q_lora_rank
+    (q_a_layernorm's width; 0: a plain q_proj), v_head_dim (o_proj's
+    columns a head), head_dim (kv_b_proj's rows a head less v, plus the
+    rope part); the shared experts' width; DeepseekV3MoE on the sparse
+    layers. False (and the reason) where num_key_value_heads is set and
+    not the heads."""
+    d, h = description, description.hidden_size
+    # (the config's heads: keys_read calls traits with heads 1)
+    heads = config.get("num_attention_heads", 128)
+    kv = config.get("num_key_value_heads")
+    if kv is not None and (isinstance(kv, bool) or not isinstance(kv, int)
+                           or not 0 < kv < 2**64):
+        t["not_estimated"] = ("config num_key_value_heads: expected a "
+                              "positive integer below 2^64, got " +
+                              _shown(kv))
+        return False
+    if kv is not None and kv != heads:
+        t["not_estimated"] = (f"num_key_value_heads {kv} is not "
+                              f"num_attention_heads {heads}: the latent "
+                              "attention's k and v have one head per query "
+                              "head")
+        return False
+    kv_lora = _numel(d, "kv_a_layernorm.weight")
+    rope = _numel(d, "kv_a_proj_with_mqa.weight") // h - kv_lora
+    v = _numel(d, "o_proj.weight") // h // heads
+    head_dim = _numel(d, "kv_b_proj.weight") // kv_lora // heads - v + rope
+    t.update(q_lora_rank=_numel(d, "q_a_layernorm.weight"),
+             kv_lora_rank=kv_lora, qk_rope_head_dim=rope, rotary_dim=rope,
+             v_head_dim=v, head_dim=head_dim, num_key_value_heads=heads,
+             deepseek_moe=t["moe_layers"] > 0,
+             shared_expert_intermediate_size=_numel(
+                 d, ".shared_experts.gate_proj.weight") // h)
+    return True
 
 
 def _number(config, key, default):
@@ -292,17 +337,18 @@ def _moe_traits(config, model_type, t):
         return
     norm = always_norm
     keys = ([] if always_norm else ["norm_topk_prob"]) + \
-        ["output_router_logits"]
+        ([] if model_type == "deepseek_v3" else ["output_router_logits"])
     flags = {}
     for key in keys:
-        value = config.get(key, False)
+        value = config.get(key, _NORM_TOPK_DEFAULT.get(model_type, False)
+                           if key == "norm_topk_prob" else False)
         if not isinstance(value, bool):
             t["not_estimated"] = (f"config {key}: expected true or false, "
                                   f"got {_shown(value)}")
             return
         flags[key] = value
     norm = norm or flags.get("norm_topk_prob", False)
-    if flags["output_router_logits"]:
+    if flags.get("output_router_logits"):
         t["not_estimated"] = ("output_router_logits: the router's auxiliary "
                               "loss is not modelled")
         return
@@ -327,7 +373,7 @@ def _gpt2(config, description, heads):
              activation="gelu_new" if act == "gelu_new" else "single_op",
              rotary=False, qk_norm=False, fp32_softmax=False,
              scale_by_tensor=config.get("scale_attn_weights", True),
-             embed_scale=False,
+             embed_scale=False, attention_output_held=True,
              not_estimated="")
     try:
         for trait, key in (("attention_dropout", "attn_pdrop"),

@@ -10,8 +10,8 @@ Independent of chunkplan's C++. Two parts:
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
    modeling_cohere.py, modeling_gemma2.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
-   modeling_opt.py, modeling_gptj.py, modeling_falcon.py,
-   modeling_bloom.py): the torch functions that take
+   modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
+   modeling_falcon.py, modeling_bloom.py): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -71,7 +71,7 @@ import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gpt_neox", "opt", "gptj", "falcon", "bloom")
+               "gpt_neox", "opt", "gptj", "deepseek_v3", "falcon", "bloom")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -132,7 +132,13 @@ def _llama_ops(names, architecture, qk_norm):
         ops.append([layer + "post_attention_layernorm.weight"])
         ops += _feed_forward_ops(names, layer)
         i += 1
-    ops.append([top + "norm.weight"])
+    return ops + _norm_and_head_ops(names, architecture, top)
+
+
+def _norm_and_head_ops(names, architecture, top):
+    """LLaMA's model loop after the layers: model.norm, then lm_head
+    (embed_tokens' weight when tied) where the class has a head."""
+    ops = [[top + "norm.weight"]]
     if architecture.endswith("ForCausalLM"):
         ops.append(_present(names, "lm_head.weight")
                    or [top + "embed_tokens.weight"])
@@ -393,6 +399,48 @@ def _bloom_ops(names, architecture):
     return ops
 
 
+def _deepseek_v3_ops(names, architecture):
+    """DeepseekV3ForCausalLM.forward (modeling_deepseek_v3.py, 4.51.3):
+    LLaMA's model loop; each DeepseekV3DecoderLayer: input_layernorm,
+    self_attn (q_b_proj(q_a_layernorm(q_a_proj(x))) or q_proj(x); then
+    kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj; o_proj; each linear
+    F.linear(x, weight, bias)), post_attention_layernorm, then the dense
+    DeepseekV3MLP (gate_proj, up_proj, down_proj) or DeepseekV3MoE:
+    self.gate (the router's F.linear on weight.type(fp32)), then
+    DeepseekV3MoE.moe's `for expert_idx in range(len(self.experts))`, each
+    expert that some token chose (`if token_indices.numel() > 0`: taken
+    here as every expert, as b s k tokens against the experts make it),
+    then self.shared_experts on the residual."""
+    top = "model." if architecture.endswith("ForCausalLM") else ""
+    ops = [[top + "embed_tokens.weight"]]
+    i = 0
+    while f"{top}layers.{i}.input_layernorm.weight" in names:
+        layer = f"{top}layers.{i}."
+        attn = layer + "self_attn."
+        ops.append([layer + "input_layernorm.weight"])
+        for module in ("q_proj", "q_a_proj", "q_a_layernorm", "q_b_proj",
+                       "kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj",
+                       "o_proj"):
+            op = _present(names, f"{attn}{module}.weight",
+                          f"{attn}{module}.bias")
+            if op:
+                ops.append(op)
+        ops.append([layer + "post_attention_layernorm.weight"])
+        mlp = layer + "mlp."
+        projections = ("gate_proj", "up_proj", "down_proj")
+        if mlp + "gate.weight" not in names:
+            ops += [[f"{mlp}{p}.weight"] for p in projections]
+        else:
+            ops.append([mlp + "gate.weight"])
+            e = 0
+            while f"{mlp}experts.{e}.gate_proj.weight" in names:
+                ops += [[f"{mlp}experts.{e}.{p}.weight"] for p in projections]
+                e += 1
+            ops += [[f"{mlp}shared_experts.{p}.weight"] for p in projections]
+        i += 1
+    return ops + _norm_and_head_ops(names, architecture, top)
+
+
 def layers(description):
     """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
     operations(description), None for the embeddings, final norm and head."""
@@ -423,6 +471,8 @@ def operations(description, config=None):
     elif model_type == "opt":
         ops = _opt_ops(names, description.architecture,
                        (config or {}).get("do_layer_norm_before", True))
+    elif model_type == "deepseek_v3":
+        ops = _deepseek_v3_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
                         "qwen2_moe", "qwen3_moe"):
         ops = _llama_ops(names, description.architecture,

@@ -379,5 +379,67 @@ class MoeOperations(unittest.TestCase):
         self.assertEqual(tail, want)
 
 
+# DeepSeek-V3: layer 0 dense (first_k_dense_replace 1), layer 1
+# DeepseekV3MoE with 4 routed experts and one shared; q through q_lora.
+DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 64,
+               "intermediate_size": 128, "moe_intermediate_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4,
+               "num_key_value_heads": 4, "vocab_size": 256,
+               "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8,
+               "qk_nope_head_dim": 8, "v_head_dim": 16, "n_routed_experts": 4,
+               "num_experts_per_tok": 2, "n_shared_experts": 1,
+               "first_k_dense_replace": 1, "n_group": 2, "topk_group": 1}
+
+
+class DeepseekV3Operations(unittest.TestCase):
+    """DeepseekV3DecoderLayer.forward (4.51.3), worked by hand: the latent
+    attention's projections and norms in the order they run, then the
+    router before the experts it chooses (registered after them), then
+    the shared experts on the residual."""
+
+    def test_the_router_runs_before_the_experts_registered_before_it(self):
+        names = op_names(DEEPSEEK_V3)
+        layer = "model.layers.1."
+        attn, mlp = layer + "self_attn.", layer + "mlp."
+        want = [[layer + "input_layernorm.weight"]]
+        want += [[f"{attn}{m}.weight"] for m in (
+            "q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj_with_mqa",
+            "kv_a_layernorm", "kv_b_proj", "o_proj")]
+        want += [[layer + "post_attention_layernorm.weight"],
+                 [mlp + "gate.weight"]]
+        for e in range(4):
+            want += [[f"{mlp}experts.{e}.{p}_proj.weight"]
+                     for p in ("gate", "up", "down")]
+        want += [[f"{mlp}shared_experts.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        start = names.index([layer + "input_layernorm.weight"])
+        self.assertEqual(names[start:-2], want)
+        # Layer 0 is dense: LLaMA's MLP.
+        self.assertIn(["model.layers.0.mlp.down_proj.weight"], names)
+
+    def test_the_router_and_the_norms_wait_gathered(self):
+        # At 8192 elements chunk 10 holds expert 3's up/down_proj, the
+        # router and shared_experts.gate_proj; chunk 11 shared_experts'
+        # up/down_proj, layer 1's norms and the final norm. Backward: the
+        # shared experts' gradients first (chunk 11 still waits for the
+        # norms, used first in forward; chunk 10 for the router), then the
+        # experts' from the last: while expert 3's gate_proj (chunk 9)
+        # computes, chunks 10 and 11 wait beside it: three chunks, no
+        # operation straddling two.
+        answer = layout(DEEPSEEK_V3, 8192)
+        self.assertEqual(straddles(DEEPSEEK_V3, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        names = models.describe(DEEPSEEK_V3).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])] for c in chunks]
+        self.assertIn("model.layers.1.mlp.gate.weight", held[10])
+        self.assertIn("model.layers.1.mlp.experts.3.down_proj.weight",
+                      held[10])
+        self.assertIn("model.layers.1.input_layernorm.weight", held[11])
+        self.assertIn("model.layers.1.mlp.experts.3.gate_proj.weight",
+                      held[9])
+
+
 if __name__ == "__main__":
     unittest.main()

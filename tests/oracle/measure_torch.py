@@ -6,6 +6,7 @@ import torch
 import torch.profiler
 
 import decoder_torch
+import deepseek_torch
 import falcon_bloom_torch
 import layer_norm_torch
 import saved_tensors
@@ -25,7 +26,7 @@ def config(shape, work, family="llama"):
         return layer_norm_config(shape, work, family)
     if family in falcon_bloom_torch.FAMILIES:
         return falcon_bloom_torch.config(shape, work, family, PROBABILITY)
-    return {
+    c = {
         "family": (family if family in DENSE else
                    "llama" if shape["rotary"] else "gpt2"),
         "rotary_dim": shape.get("rotary_dim", 0),
@@ -64,6 +65,30 @@ def config(shape, work, family="llama"):
                  "dense_on_top": dense_on_top(shape, work)}
                 if shape.get("moe_layers") else None),
     }
+    if family in deepseek_torch.FAMILIES:
+        c["mla"] = mla_config(shape)
+        c["moe"] = dict(c["moe"] or {"layers": 0},
+                        **deepseek_groups(shape))
+    return c
+
+
+def mla_config(shape):
+    """deepseek_torch's latent attention sizes from the oracle's traits."""
+    rope = shape["qk_rope_head_dim"]
+    return {"q_lora": shape["q_lora_rank"], "kv_lora": shape["kv_lora_rank"],
+            "rope": rope, "nope": shape["head_dim"] - rope,
+            "v": shape["v_head_dim"]}
+
+
+def deepseek_groups(shape):
+    """n_group and topk_group (they choose experts, save nothing): two
+    groups where each keeps at least two experts (topk(2) within a group),
+    and as many groups chosen as the top-k needs."""
+    experts, top_k = shape["num_experts"], shape["experts_per_token"]
+    n_group = 2 if experts and experts % 2 == 0 and experts >= 4 else 1
+    per_group = max(1, experts // n_group)
+    return {"n_group": n_group,
+            "topk_group": min(n_group, -(-top_k // per_group))}
 
 
 def dense_on_top(shape, work):
@@ -150,6 +175,8 @@ def measure(shape, work, family, seed, tp=1):
                  if family in layer_norm_torch.FAMILIES
                  else falcon_bloom_torch.build(c)
                  if family in falcon_bloom_torch.FAMILIES
+                 else deepseek_torch.build(c)
+                 if family in deepseek_torch.FAMILIES
                  else decoder_torch.build(c))
         forward = model
     model.train()
@@ -173,6 +200,7 @@ def measure(shape, work, family, seed, tp=1):
     if c.get("moe") is not None:
         runs.append(("measured_peak_bytes_random_routing", False))
     decoder_torch.TORCH_2_MEAN = True
+    decoder_torch.CUDA_DROPOUT = True
     decoder_torch.PRESERVE_RNG_STATE = False
     tp_decoder_torch.CUDA_MUL = True
     try:
@@ -188,6 +216,7 @@ def measure(shape, work, family, seed, tp=1):
             peaks[key] = backward_peak(prof, "oracle_backward")
     finally:
         decoder_torch.TORCH_2_MEAN = False
+        decoder_torch.CUDA_DROPOUT = False
         decoder_torch.PRESERVE_RNG_STATE = True
         decoder_torch.ROUTE_ALL_TO_LAST = False
         tp_decoder_torch.CUDA_MUL = False

@@ -1015,9 +1015,7 @@ def _tp_split(parsed, tp):
             f"(policy {policy.file}) is not modelled")
     if parsed.sequence_parallelism and not policy.sp_ignored:
         return None, not_split_note(
-            "sequence parallelism (split_gather: each rank's sequence "
-            "shard, gathered inputs, ColossalAI's attention forward) is not "
-            "modelled")
+            tp_activation_oracle.sequence_parallel_why(model_type))
     return dict(family, tp_size=tp), None
 
 

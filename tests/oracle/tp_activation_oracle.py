@@ -34,7 +34,49 @@ FAMILIES = {
     "mistral": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": False},
     "qwen2": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": True},
     "qwen3": {"lm_head": "column", "logits_fp32": True, "loss_fp32": True},
+    # GPT2LMHeadModelPolicy: VocabParallelLMHead1D; gpt2_lmhead_model_forward
+    # (modeling/gpt2.py:404-417) passes the 16-bit logits and the model's
+    # dtype, as LLaMA's
+    "gpt2": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
 }
+
+
+# Sequence parallelism under GeminiPlugin: ShardConfig's mode defaults to
+# split_gather (shard_config.py: __post_init__) and GeminiPlugin passes no
+# sequence_parallel_process_group (gemini_plugin.py: ShardConfig(...)), so
+# the policies' sp_group is None. LLaMA's, Qwen2's and Qwen3's attention
+# forward (the policy replaces it whenever sequence parallelism is on)
+# then asserts a group at these lines of shardformer/modeling/:
+SP_GROUP_ASSERT = {"llama": "llama.py:503-505", "qwen2": "qwen2.py:493-495",
+                   "qwen3": "qwen3.py:479-481"}
+
+
+def sequence_parallel_why(model_type):
+    """Why tp rank 0's activations are not split where sequence
+    parallelism stays on (the activation note's reason). GPT-2's
+    gpt2_model_forward (modeling/gpt2.py:238-244) splits over
+    tensor_parallel_process_group, but gather_sp_output
+    (_operation.py:1378-1393) gathers over the sequence group, None: the
+    default (whole world) group."""
+    where = SP_GROUP_ASSERT.get(model_type)
+    if where is not None:
+        return ("sequence parallelism: ColossalAI's attention forward for "
+                f'model_type "{model_type}" asserts "Must specify sp_size '
+                'and sp_group for sequence parallel" (shardformer/modeling/'
+                f"{where}): GeminiPlugin gives ShardConfig no "
+                "sequence_parallel_process_group, so the first forward fails")
+    if model_type == "gpt2":
+        return ("sequence parallelism (split_gather) is not modelled: "
+                "gpt2_model_forward splits the sequence over the tp group but "
+                "gather_sp_output gathers it over "
+                "sequence_parallel_process_group, which GeminiPlugin leaves "
+                "None (the whole world): only where zero x extra_dp is 1 do "
+                "the two agree; elsewhere dist_cross_entropy asserts \"label "
+                "shape ... does not match logit shape ...\" "
+                "(shardformer/layer/loss.py:324)")
+    return ("sequence parallelism (split_gather: each rank's sequence "
+            "shard, gathered inputs, ColossalAI's attention forward) is not "
+            "modelled")
 
 
 class TpError(ValueError):

@@ -57,6 +57,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import decoder_torch
+import tp_gpt2_torch
 
 IGNORE_INDEX = -100
 
@@ -72,7 +73,9 @@ VOCAB_MULTIPLE = 64  # ShardConfig.make_vocab_size_divisible_by
 
 # model_type: (logits upcast to fp32 before the loss, the loss's dtype fp32)
 LOSS = {"llama": (False, False), "mistral": (True, False),
-        "qwen2": (True, True), "qwen3": (True, True)}
+        "qwen2": (True, True), "qwen3": (True, True),
+        # gpt2_lmhead_model_forward (tp_gpt2_torch.py): as LLaMA's
+        "gpt2": (False, False)}
 
 
 def padded_vocab(v, t):
@@ -217,12 +220,17 @@ def local_config(c, t):
 
 def build(c, t, family):
     """(model, forward) of tp rank 0 of `family` (llama, mistral, qwen2,
-    qwen3) at tp size t for decoder_torch config `c`."""
+    qwen3, gpt2) at tp size t for decoder_torch config `c`."""
     if family not in LOSS:
         raise ValueError(f"no tp stand-in for {family}")
-    model = decoder_torch.build(local_config(c, t))
+    gpt2 = family == "gpt2"
+    if gpt2:  # the whole GPT-2, its blocks then sharded
+        model = decoder_torch.build(c)
+        tp_gpt2_torch.shard_blocks(model, c, t)
+    else:
+        model = decoder_torch.build(local_config(c, t))
     h, v = c["hidden"], c["vocab"]
-    for layer in model.layers:
+    for layer in [] if gpt2 else model.layers:
         attn, mlp = layer.self_attn, layer.mlp
         for name in ("q_proj", "k_proj", "v_proj"):
             setattr(attn, name, ColumnLinear(getattr(attn, name)))
@@ -236,11 +244,15 @@ def build(c, t, family):
         vocab_size = padded_vocab(v, t)
         head_rows = vocab_size // t
         valid, sliced = min(head_rows, v), True
-    model.embed_tokens = VocabParallelEmbedding(padded_vocab(v, t) // t, h)
+    embedding = VocabParallelEmbedding(padded_vocab(v, t) // t, h)
+    if gpt2:
+        model.wte = embedding
+    else:
+        model.embed_tokens = embedding
     head_weight = nn.Parameter(torch.randn(head_rows, h,
                                            dtype=decoder_torch.DTYPE))
     if c["tied"]:
-        head_weight = model.embed_tokens.weight
+        head_weight = embedding.weight
     upcast, fp32_loss = LOSS[family]
 
     def forward(input_ids, attention_mask, labels):

@@ -385,6 +385,42 @@ TEST(LayoutWorkloadConvert, AModelsShapeFillsTheWorkload) {
   EXPECT_FALSE(without->workload.has_value());
 }
 
+// A small GPT-2: 2 layers, n_embd 64, 4 heads, vocabulary 1000 (tied).
+constexpr char kGpt2Config[] = R"({
+  "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+  "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000})";
+
+// The Layout request's tp split for `config` at tp 2, with or without
+// sequence parallelism (GeminiPlugin's split_gather).
+planner::TensorParallelShape TpOf(const char* config, bool sp) {
+  v1::LayoutRequest r = WithWorkload(config);
+  r.mutable_gemini()->set_tp_size(2);
+  r.mutable_gemini()->set_enable_sequence_parallelism(sp);
+  const absl::StatusOr<planner::LayoutRequest> got = FromProto(r);
+  EXPECT_TRUE(got.ok()) << got.status();
+  if (!got.ok() || !got->workload.has_value()) return {};
+  return got->workload->shape.tp;
+}
+
+TEST(LayoutWorkloadConvert, SequenceParallelismSaysWhatGeminiPluginRuns) {
+  // GPT-2 without sequence parallelism: the split is modelled
+  // (gpt2_lmhead_model_forward: 16-bit logits and loss, padded to 128).
+  const planner::TensorParallelShape gpt2 = TpOf(kGpt2Config, false);
+  EXPECT_EQ(gpt2.tp_size, 2u);
+  EXPECT_EQ(gpt2.not_split, "");
+  EXPECT_EQ(gpt2.padded_vocab, 1024u);
+  EXPECT_FALSE(gpt2.logits_fp32 || gpt2.loss_fp32 || gpt2.column_head);
+  // LLaMA with it: ColossalAI's attention forward asserts the group that
+  // GeminiPlugin does not make (shardformer/modeling/llama.py:503-505).
+  EXPECT_THAT(TpOf(kLlamaConfig, true).not_split,
+              HasSubstr("asserts \"Must specify sp_size and sp_group for "
+                        "sequence parallel\" (shardformer/modeling/"
+                        "llama.py:503-505)"));
+  // GPT-2 with it: split over the tp group, gathered over the world.
+  EXPECT_THAT(TpOf(kGpt2Config, true).not_split,
+              HasSubstr("only where zero x extra_dp is 1"));
+}
+
 TEST(LayoutWorkloadConvert, AWorkloadNeedsADecoderOnlyModel) {
   v1::LayoutRequest numels;
   numels.mutable_search()->add_numels(100);

@@ -94,6 +94,9 @@ struct TransformerShape {
   bool fp32_softmax = true;      // softmax(dtype=float32) then back to 16 bits
   bool scale_by_tensor = false;  // scores divided by a 0-dim tensor (GPT-2)
   bool embed_scale = false;      // embeddings times a 0-dim normalizer
+  // The block keeps its attention's output bound until it returns
+  // (GPT2Block's attn_output): 2N more at a re-run layer's last step.
+  bool attention_output_held = false;
   // Dropout with a non-zero probability in the config (a 1-byte mask).
   bool attention_dropout = false, hidden_dropout = false,
        embedding_dropout = false;
@@ -174,6 +177,17 @@ struct TransformerShape {
   bool four_norms = false;    // norms after attention and the MLP too (Gemma-2)
   bool attn_softcap = false;  // eager scores cap * tanh(scores / cap)
   bool final_softcap = false;  // logits cap * tanh(logits / cap)
+  // DeepSeek-V3 (activation_mla.h): kv_lora_rank non-zero makes the
+  // attention multi-head latent attention, q through a q_lora_rank
+  // bottleneck (0: a plain q_proj), k and v from a kv_lora_rank latent, each
+  // with its RMSNorm; head_dim is q's and k's width (qk_nope_head_dim +
+  // qk_rope_head_dim), v_head_dim v's and the output's; rotary_dim is
+  // qk_rope_head_dim.
+  uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
+           v_head_dim = 0;
+  // The sparse block is DeepseekV3MoE: a sigmoid router on fp32 copies,
+  // fp32 weighted outputs, shared experts without a gate.
+  bool deepseek_moe = false;
 };
 
 // One micro-batch's work (the request's Workload).

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_mla.h"
 #include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
@@ -107,6 +108,9 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
       shape.intermediate_size != 0 ? Wide{shape.intermediate_size} : 4 * d.h;
   d.rotary = shape.rotary_dim != 0 ? Wide{shape.rotary_dim} : d.d;
   d.e = shape.embed_proj_dim != 0 ? Wide{shape.embed_proj_dim} : d.h;
+  if (absl::Status mla = activation::CheckMla(shape, d.d); !mla.ok()) {
+    return mla;
+  }
   return d;
 }
 
@@ -268,6 +272,9 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   const Checked out =
       Sum({QkNormSaved(t, d),
            t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
+  if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
+    return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
+  }
   // Falcon's new architecture: K at every query head.
   const Checked k = t.kv_broadcast ? q : kv;
   switch (EagerPath(t, d, attention) ? Attention::kEager
@@ -336,6 +343,7 @@ Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
 // its output (0 without one).
 Checked SharedSaved(const TransformerShape& t, const Dims& d) {
   const uint64_t shared = t.shared_expert_intermediate_size;
+  if (t.deepseek_moe) return activation::DeepseekSharedSaved(t, d);
   if (shared == 0) return Wide{0};
   return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
 }
@@ -349,6 +357,7 @@ Checked SharedSaved(const TransformerShape& t, const Dims& d) {
 // routing weight and the weighted output index_add_ keeps; the shared
 // expert's MLP, sigmoid's result and its output.
 Checked MoeSaved(const TransformerShape& t, const Dims& d) {
+  if (t.deepseek_moe) return activation::DeepseekMoeSaved(t, d);
   const Checked pairs = Mul({d.bs, t.experts_per_token});
   const Checked norm_topk = t.norm_topk_prob
                                 ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
@@ -381,9 +390,9 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
 // the sum), above the layer's saves and the incoming gradient.
 Checked MoeForward(const TransformerShape& t, const Dims& d) {
   const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
-  return Sum({mask, Hidden(d, 4),
-              t.shared_expert_intermediate_size == 0 ? Checked{Wide{0}}
-                                                     : Hidden(d, 4)});
+  // DeepseekV3MoE: the fp32 sum; its shared experts run after the routed.
+  const bool shared = t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
+  return Sum({mask, Hidden(d, 4), shared ? Hidden(d, 4) : Checked{Wide{0}}});
 }
 
 // The residual dropouts' 1-byte masks: two (after attention, after the
@@ -698,8 +707,19 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   out.inside = Max(Sum({rerun, out.backward, Hidden(d, 2)}),
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
-    out.inside = Max(out.inside, Sum({rerun, Hidden(d, 2), MoeForward(t, d)}));
+    // (DeepseekV3MoE's shared experts' saves are not made yet)
+    const Checked later = t.deepseek_moe ? activation::DeepseekSharedSaved(t, d)
+                                         : Checked{Wide{0}};
+    out.inside = Max(out.inside,
+                     Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
   }
+  // The re-run's last step: the last projection's output (or its dropout's
+  // input and output) and the residual sum, 4N (and the attention's output
+  // where the block keeps it, 2N), beside all the re-run's saves and the
+  // incoming gradient (2N): above the backward's own steps where those are
+  // narrow (one tp rank's MLP).
+  out.inside =
+      Max(out.inside, Sum({rerun, Hidden(d, t.attention_output_held ? 8 : 6)}));
   return out;
 }
 
