@@ -840,7 +840,7 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   # DeepSeek-V3 (mla_oracle.py)
                   "q_lora_rank": 0, "kv_lora_rank": 0,
                   "qk_rope_head_dim": 0, "v_head_dim": 0,
-                  "deepseek_moe": False}
+                  "deepseek_moe": False,
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,
