@@ -243,6 +243,18 @@ v1::PlanRequest WorkloadRequest(const std::string& name) {
   return r;
 }
 
+// A Plan of the model `config` describes, searched at `interval` around the
+// smallest chunks (search_range_m 0.001, min_chunk_size_m 0).
+v1::PlanRequest ModelPlanRequest(const std::string& config, uint64_t interval) {
+  v1::PlanRequest r;
+  v1::ChunkSearchRequest* search = r.mutable_search();
+  search->mutable_model()->set_hf_config_json(config);
+  search->set_search_range_m(0.001);
+  search->set_search_interval(interval);
+  search->set_min_chunk_size_m(0);
+  return r;
+}
+
 // Plans of random small models (tests/differential/random_models.h): the
 // gathered chunks follow each family's operations under every placement,
 // max_prefetch and gradient chunks of their own included; the device
@@ -260,12 +272,7 @@ TEST(PlanDifferentialTest, ModelsMatchTheOracle) {
     const absl::StatusOr<models::ModelDescription> d =
         models::DescribeModel(config, "", 1'000'000);
     if (!d.ok()) continue;
-    v1::PlanRequest r;
-    v1::ChunkSearchRequest* search = r.mutable_search();
-    search->mutable_model()->set_hf_config_json(config);
-    search->set_search_range_m(0.001);
-    search->set_search_interval(uniform(1, 16));
-    search->set_min_chunk_size_m(0);
+    v1::PlanRequest r = ModelPlanRequest(config, uniform(1, 16));
     v1::GeminiSettings* g = r.mutable_gemini();
     g->set_master_weights(uniform(0, 4) != 0);
     g->set_gradient_accumulation(uniform(0, 4) == 0);
@@ -341,12 +348,7 @@ TEST(PlanDifferentialTest, FalconAndBloomWorkloadsMatchTheOracle) {
     const absl::StatusOr<models::ModelDescription> d =
         models::DescribeModel(config, "", 1'000'000);
     if (!d.ok()) continue;
-    v1::PlanRequest r;
-    v1::ChunkSearchRequest* search = r.mutable_search();
-    search->mutable_model()->set_hf_config_json(config);
-    search->set_search_range_m(0.001);
-    search->set_search_interval(uniform(1, 16));
-    search->set_min_chunk_size_m(0);
+    v1::PlanRequest r = ModelPlanRequest(config, uniform(1, 16));
     v1::Cluster* c = r.mutable_cluster();
     c->set_device_memory_bytes(d->total * 24 + (uint64_t{1} << 20));
     c->set_gpus_per_node(8);
