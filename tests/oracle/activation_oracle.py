@@ -175,8 +175,8 @@ def eager_terms(t, x, attention):
     scaled, matmul, _softmax in the input's dtype, matmul) saves the
     16-bit tensors eager does."""
     return attention == "eager" or (
-        attention == "sdpa" and t["direct_sdpa"] and not t["kv_broadcast"]
-        and x["kv"] != x["a"])
+        attention == "sdpa" and t["direct_sdpa"] and not t["kv_lora_rank"]
+        and not t["kv_broadcast"] and x["kv"] != x["a"])
 
 
 def alibi_views(x):

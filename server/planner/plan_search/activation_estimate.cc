@@ -216,8 +216,9 @@ Checked EagerQkv(const TransformerShape& t, const Dims& d) {
 // check_batch_size_and_num_heads_dense): the math path's 16-bit saves.
 bool EagerPath(const TransformerShape& t, const Dims& d, Attention attention) {
   const Attention a = Resolved(attention);
-  return a == Attention::kEager || (a == Attention::kSdpa && t.direct_sdpa &&
-                                    !t.kv_broadcast && d.kv != d.a);
+  return a == Attention::kEager ||
+         (a == Attention::kSdpa && t.direct_sdpa && t.kv_lora_rank == 0 &&
+          !t.kv_broadcast && d.kv != d.a);
 }
 
 // V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
