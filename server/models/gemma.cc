@@ -6,6 +6,7 @@
 // tied by default; Gemma-2 adds a norm before and after the MLP; Gemma-3
 // keeps those and adds q_norm and k_norm to the attention.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -55,6 +56,57 @@ void ModelGemma2Layer(const HfConfig& cfg, ModelDescription& d) {
   }
 }
 
+// Gemma3DecoderLayer.forward's operations: Gemma-2's, with q_norm and
+// k_norm (Gemma3Attention: after q_proj, k_proj and v_proj, before RoPE).
+constexpr absl::string_view kGemma3LayerOps[] = {"input_layernorm",
+                                                 "self_attn.q_proj",
+                                                 "self_attn.k_proj",
+                                                 "self_attn.v_proj",
+                                                 "self_attn.q_norm",
+                                                 "self_attn.k_norm",
+                                                 "self_attn.o_proj",
+                                                 "post_attention_layernorm",
+                                                 "pre_feedforward_layernorm",
+                                                 "mlp.gate_proj",
+                                                 "mlp.up_proj",
+                                                 "mlp.down_proj",
+                                                 "post_feedforward_layernorm"};
+
+// Gemma-3's layer (modeling_gemma3.py, 4.51.3) as the activation estimate
+// models it: Gemma-2's four norms and act, q_norm and k_norm (GemmaRMSNorms
+// per head), two rotary tables (the global one and rope_local_base_freq's
+// for the sliding layers, layer i sliding where (i + 1) %
+// sliding_window_pattern != 0, default 6), the logits soft-capped where
+// final_logit_softcapping is not null (Gemma3TextConfig: None). 4.51.3's
+// Gemma3Attention passes no softcap to the attention function:
+// attn_logit_softcapping changes nothing.
+void ModelGemma3Layer(const HfConfig& cfg, uint64_t layers,
+                      ModelDescription& d) {
+  ModelLlamaLayer(cfg, "gelu_pytorch_tanh", d, "hidden_activation");
+  d.traits.norm = "gemma_rms";
+  d.traits.four_norms = d.traits.qk_norm = d.traits.local_rotary = true;
+  // Gemma3TextScaledWordEmbedding's embed_scale is a buffer (model state),
+  // what its mul keeps: no activation of its own.
+  d.traits.embed_scale = false;
+  if (!d.traits.not_estimated.empty()) return;
+  const absl::StatusOr<std::optional<uint64_t>> pattern =
+      cfg.OptionalSize("sliding_window_pattern");
+  const absl::StatusOr<bool> softcap =
+      cfg.NumberNotNull("final_logit_softcapping", /*absent=*/false);
+  for (const absl::Status& st : {pattern.status(), softcap.status()}) {
+    if (!st.ok()) {
+      d.traits.not_estimated = std::string(st.message());
+      return;
+    }
+  }
+  // (sliding_window changes the sliding layers' mask values only: read,
+  // no term)
+  cfg.Has("sliding_window");
+  const uint64_t step = pattern->value_or(6);
+  d.traits.both_rotary_used = step > 1 && layers >= step;
+  d.traits.final_softcap = *softcap;
+}
+
 // Any of them: a layer is self_attn (q, k, v, o all with attention_bias;
 // for Gemma-3, q_norm and k_norm), mlp, input_layernorm,
 // post_attention_layernorm and, from Gemma-2 on, pre_feedforward_layernorm
@@ -73,6 +125,8 @@ absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
       .feed_forward_norms = generation >= 2,
       .forward_ops = generation == 2
                          ? std::span<const absl::string_view>(kGemma2LayerOps)
+                     : generation == 3
+                         ? std::span<const absl::string_view>(kGemma3LayerOps)
                          : std::span<const absl::string_view>()};
   CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture, style,
                                               /*mlp_bias=*/false, b, d));
@@ -83,9 +137,7 @@ absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
   } else if (generation == 2) {
     ModelGemma2Layer(cfg, d);
   } else {
-    d.traits.not_estimated =
-        "Gemma-3's layer (q/k norms, local and global rotary tables) is not "
-        "modelled";
+    ModelGemma3Layer(cfg, d.num_layers, d);
   }
   return absl::OkStatus();
 }

@@ -108,8 +108,33 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
       GatedMlp(b, h, moe.dense_inter, /*bias=*/false);
     }
   };
-  const LayerStyle style{
-      .qkv_bias = bias, .o_bias = bias, .feed_forward = "feed_forward"};
+  // Llama4TextDecoderLayer.forward's operations (4.51.3): LLaMA's
+  // attention (the L2 qk_norm has no weight), then Llama4TextMoe.forward's
+  // router, the experts' two torch.bmm (every expert on every token) and
+  // the shared expert's gate_proj, up_proj, down_proj; or, in a dense
+  // layer, that MLP alone.
+  auto feed_forward_ops = [&](uint64_t layer) {
+    if (moe.Sparse(layer)) {
+      for (const char* op :
+           {"feed_forward.router", "feed_forward.experts.gate_up_proj",
+            "feed_forward.experts.down_proj",
+            "feed_forward.shared_expert.gate_proj",
+            "feed_forward.shared_expert.up_proj",
+            "feed_forward.shared_expert.down_proj"}) {
+        b.Op({op});
+      }
+    } else {
+      for (const char* op : {"feed_forward.gate_proj", "feed_forward.up_proj",
+                             "feed_forward.down_proj"}) {
+        b.Op({op});
+      }
+    }
+  };
+  const LayerStyle style{.qkv_bias = bias,
+                         .o_bias = bias,
+                         .feed_forward = "feed_forward",
+                         .forward_ops = kLlamaAttentionOps,
+                         .feed_forward_ops = feed_forward_ops};
   BuildDecoder(b, architecture, decoder, style, feed_forward, d);
   d.traits.not_estimated = kLlama4NotEstimated;
   return absl::OkStatus();

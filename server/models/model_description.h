@@ -53,6 +53,7 @@ struct DecoderTraits {
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)
   bool four_norms = false, attn_softcap = false, final_softcap = false;
+  bool local_rotary = false, both_rotary_used = false;  // Gemma-3
   // DeepSeek-V3's latent attention and DeepseekV3MoE (deepseek.cc; the
   // planner's TransformerShape says what each means); 0 / false: none.
   uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,

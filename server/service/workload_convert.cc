@@ -167,6 +167,8 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.four_norms = t.four_norms;
   s.attn_softcap = t.attn_softcap;
   s.final_softcap = t.final_softcap;
+  s.local_rotary = t.local_rotary;
+  s.both_rotary_used = t.both_rotary_used;
   if (!t.not_estimated.empty()) {
     s.not_estimated = absl::StrCat(m.architecture, " (model_type \"",
                                    m.model_type, "\"): ", t.not_estimated);

@@ -132,6 +132,10 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->four_norms = coin();
   t->attn_softcap = coin();
   t->final_softcap = coin();
+  // Gemma-3's tables from the coins above (no draw of their own: a pinned
+  // seed's cases stay those it drew before them)
+  t->local_rotary = t->four_norms && t->qk_norm;
+  t->both_rotary_used = t->local_rotary && t->embed_scale;
   t->parallel_residual = coin();
   t->value_view = coin();
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
@@ -224,7 +228,8 @@ bool IsLlamaLikeFamily(const std::string& family) {
   return family == "llama" || family == "mistral" || family == "qwen2" ||
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
-         family == "gemma2" || family == "deepseek_v3";
+         family == "gemma2" || family == "gemma3_text" ||
+         family == "deepseek_v3";
 }
 
 // DeepSeek-V3 at a small random shape (DeepseekV3Config's options): the
@@ -399,6 +404,12 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     t.attn_softcap = In(rng, 0, 1) == 1;
     t.final_softcap = In(rng, 0, 1) == 1;
   }
+  if (family == "gemma3_text") {  // Gemma-2's norms, q/k norms, two tables
+    t.norm = NormKind::kGemmaRmsNorm;
+    t.tied_embeddings = t.four_norms = t.qk_norm = t.local_rotary = true;
+    t.both_rotary_used = t.num_layers >= 2 && In(rng, 0, 1) == 1;
+    t.final_softcap = In(rng, 0, 1) == 1;
+  }
   if (family == "gpt2") {
     t.num_key_value_heads = 0;
     t.hidden_size = t.num_attention_heads * std::max<uint64_t>(t.head_dim, 4);
@@ -497,11 +508,12 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.norm_topk_prob), R"(, "fused_gate_up": )", flag(t.fused_gate_up),
       R"(, "parallel_block": )", flag(t.parallel_block), R"(, "four_norms": )",
       flag(t.four_norms), R"(, "attn_softcap": )", flag(t.attn_softcap),
-      R"(, "final_softcap": )", flag(t.final_softcap), R"(, "q_lora_rank": ")",
-      t.q_lora_rank, R"(", "kv_lora_rank": ")", t.kv_lora_rank,
-      R"(", "qk_rope_head_dim": ")", t.qk_rope_head_dim,
-      R"(", "v_head_dim": ")", t.v_head_dim, R"(", "deepseek_moe": )",
-      flag(t.deepseek_moe), R"(, "not_estimated": ")",
+      R"(, "final_softcap": )", flag(t.final_softcap), R"(, "local_rotary": )",
+      flag(t.local_rotary), R"(, "both_rotary_used": )",
+      flag(t.both_rotary_used), R"(, "q_lora_rank": ")", t.q_lora_rank,
+      R"(", "kv_lora_rank": ")", t.kv_lora_rank, R"(", "qk_rope_head_dim": ")",
+      t.qk_rope_head_dim, R"(", "v_head_dim": ")", t.v_head_dim,
+      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -672,7 +684,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2", "deepseek_v3", "falcon", "bloom"}) {
+        "gemma2", "gemma3_text", "deepseek_v3", "falcon", "bloom"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {

@@ -216,6 +216,19 @@ constexpr char kGemma2[] =
         "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
         "tie_word_embeddings": false})";
 
+constexpr char kGemma3[] =
+    R"({"model_type": "gemma3_text", "hidden_size": 64,
+        "intermediate_size": 128, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "vocab_size": 256, "tie_word_embeddings": false})";
+
+constexpr char kLlama4[] =
+    R"({"model_type": "llama4_text", "hidden_size": 64,
+        "intermediate_size": 32, "intermediate_size_mlp": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+        "num_local_experts": 2, "tie_word_embeddings": false})";
+
 constexpr char kFalcon[] =
     R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4,
         "num_hidden_layers": 2, "vocab_size": 256, "bias": true,
@@ -288,6 +301,14 @@ INSTANTIATE_TEST_SUITE_P(
         // Gemma-2's four norms, registered after the MLP, the first used
         // first: the chunk holding them waits through the layer.
         NamedCase{"Gemma2FourNormsRegisteredLast", kGemma2, 11008, 2, ""},
+        // Gemma-3's q_norm and k_norm, registered after o_proj and run
+        // before it, share gate_proj's chunk: it waits through the
+        // attention's backward beside the norms' chunk (no straddle).
+        NamedCase{"Gemma3QkNormsAfterOProj", kGemma3, 12288, 3, ""},
+        // Llama 4's router, registered after the experts and run before
+        // them, shares experts.down_proj's chunk: it waits through
+        // gate_up_proj's backward beside the norms' chunk (no straddle).
+        NamedCase{"Llama4RouterAfterExperts", kLlama4, 8192, 3, ""},
         // DeepseekV3MoE's router, registered after the experts and run
         // before them, waits gathered for its gradient through the
         // experts' backward, beside the chunk with the layer's norms and

@@ -44,11 +44,12 @@ std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  // llama4_text: a family with no operation sequence (the one-chunk note).
+  // gemma: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
       "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
       "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
-      "opt",     "llama4_text", "deepseek_v3", "falcon", "bloom"};
+      "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3",
+      "falcon",  "bloom"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
@@ -129,10 +130,13 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                                         : family == "phi3"        ? "Phi3"
                                         : family == "cohere"      ? "Cohere"
                                         : family == "gemma2"      ? "Gemma2"
+                                        : family == "gemma3_text" ? "Gemma3"
+                                        : family == "gemma"       ? "Gemma"
                                         : family == "llama4_text" ? "Llama4"
                                                                   : "Llama",
                                         Chance(rng, 0.8) ? "ForCausalLM"
                                         : family == "llama4_text" ? "TextModel"
+                                        : family == "gemma3_text" ? "TextModel"
                                                                   : "Model");
   std::string config = absl::StrCat(
       R"({"model_type": ")", family, R"(", "num_attention_heads": )", heads,
@@ -164,6 +168,12 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                     Chance(rng, 0.5) ? "50.0" : "null",
                     R"(, "final_logit_softcapping": )",
                     Chance(rng, 0.5) ? "30.0" : "null");
+  }
+  if (family == "gemma3_text") {
+    absl::StrAppend(&config, R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
+                    R"(, "final_logit_softcapping": )",
+                    Chance(rng, 0.5) ? "30.0" : "null",
+                    R"(, "sliding_window_pattern": )", Uniform(rng, 1, 4));
   }
   if (family == "llama4_text") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),

@@ -231,8 +231,9 @@ def qk_norm_tensors(t, x):
     if t["norm"] == "cohere_layer_norm":
         return (norm_tensors(t["norm"], bs * a, d, "q_norm", a * d) +
                 norm_tensors(t["norm"], bs * kv, d, "k_norm", kv * d))
-    return (norm_tensors("rms", bs * a, d, "q_norm") +
-            norm_tensors("rms", bs * kv, d, "k_norm"))
+    kind = "gemma_rms" if t["norm"] == "gemma_rms" else "rms"  # Gemma-3's
+    return (norm_tensors(kind, bs * a, d, "q_norm") +
+            norm_tensors(kind, bs * kv, d, "k_norm"))
 
 
 def eager_kv(x):
@@ -480,6 +481,11 @@ def outside_tensors(t, x, work):
     if t["rotary"] and not t["gptj_rotary"] and not ckpt:
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
                     4 * s * (t["rotary_dim"] or d)))
+        if t["local_rotary"] and t["both_rotary_used"]:
+            # Gemma-3: the sliding layers' table beside the global one's
+            out.append(("local cos and sin (1, s, rotary width), kept by "
+                        "the sliding layers' RoPE",
+                        4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
                     2 * b * s * s if t["rotary"] or t["mask_positions"] or
@@ -734,7 +740,10 @@ def estimate(shape, work, adapters=None, tp=None):
                     - 8 * b * s)
         logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
-    held = logits + (4 * s * (t["rotary_dim"] or x["d"])
+    # (under checkpointing the rotary tables are every layer's arguments:
+    # Gemma-3's local and global tables both)
+    held = logits + ((2 if t["local_rotary"] else 1) *
+                     4 * s * (t["rotary_dim"] or x["d"])
                      if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
@@ -810,7 +819,7 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
-               "deepseek_moe",
+               "local_rotary", "both_rotary_used", "deepseek_moe",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
                "direct_sdpa", "alibi", "embedding_norm", "no_flash")
@@ -837,6 +846,8 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "fused_gate_up": False, "parallel_block": False,
                   "four_norms": False, "attn_softcap": False,
                   "final_softcap": False,
+                  # Gemma-3: a local rotary table beside the global one
+                  "local_rotary": False, "both_rotary_used": False,
                   # DeepSeek-V3 (mla_oracle.py)
                   "q_lora_rank": 0, "kv_lora_rank": 0,
                   "qk_rope_head_dim": 0, "v_head_dim": 0,

@@ -620,7 +620,10 @@ def build(c):
     """The model for config `c` (the oracle's traits, one family)."""
     if c["family"] == "gpt2":
         return GPT2LMHeadModel(c)
-    import dense_torch  # phi3, cohere, gemma2, gemma3_text
+    import gemma3_llama4_torch  # gemma3_text
+    if c["family"] in gemma3_llama4_torch.FAMILIES:
+        return gemma3_llama4_torch.build(c)
+    import dense_torch  # phi3, cohere, gemma2
     if c["family"] in dense_torch.LAYERS:
         return dense_torch.build(c)
     return LlamaForCausalLM(c)

@@ -287,6 +287,46 @@ def _gemma2(config, description, heads):
             return t
         t[trait] = value is not None
     return t
+def _gemma3(config, description, heads):
+    """Gemma3ForCausalLM (modeling_gemma3.py, 4.51.3): Gemma-2's layer
+    with q_norm and k_norm (GemmaRMSNorm over head_dim), two rotary tables
+    (the global one, and rope_local_base_freq's for the sliding layers:
+    layer i slides where (i + 1) % sliding_window_pattern, default 6, is
+    not 0), both passed to every layer; the logits soft-capped where
+    final_logit_softcapping is not null (Gemma3TextConfig: None).
+    Gemma3Attention passes no softcap to the attention function:
+    attn_logit_softcapping changes nothing."""
+    t = _llama_like(config, "gemma", description, heads,
+                    act_key="hidden_activation")
+    # (Gemma3TextScaledWordEmbedding's embed_scale is a buffer: its mul
+    # keeps model state, no activation)
+    t.update(four_norms=True, qk_norm=True, local_rotary=True,
+             embed_scale=False)
+    if t["not_estimated"]:
+        return t
+    _look_up(config, "sliding_window_pattern", "final_logit_softcapping")
+    step = config.get("sliding_window_pattern")
+    if step is not None and (isinstance(step, bool) or
+                             not isinstance(step, int) or
+                             not 1 <= step < 2**64):
+        t["not_estimated"] = ("config sliding_window_pattern: expected a "
+                              "positive integer below 2^64, got "
+                              f"{json.dumps(step)}")
+        return t
+    cap = config.get("final_logit_softcapping")
+    if cap is not None and (isinstance(cap, bool) or
+                            not isinstance(cap, (int, float))):
+        t["not_estimated"] = ("config final_logit_softcapping: expected a "
+                              f"number or null, got {json.dumps(cap)}")
+        return t
+    # (sliding_window changes the sliding layers' mask values only)
+    _look_up(config, "sliding_window")
+    step = 6 if step is None else step
+    t["both_rotary_used"] = step > 1 and t["num_layers"] >= step
+    t["final_softcap"] = cap is not None
+    return t
+
+
 def _moe_sizes(description):
     """A MoE family's sizes off the parameter list: the sparse layers (those
     with a router, `.gate.weight`), the experts (the router's rows), an
@@ -672,13 +712,12 @@ def traits(config, description, heads):
         t = _cohere(config, description, heads)
     elif model_type == "gemma2":
         t = _gemma2(config, description, heads)
+    elif model_type == "gemma3_text":
+        t = _gemma3(config, description, heads)
     else:
         reason = _NOT_MODELLED
         if model_type in _NOT_MODELLED_MOE:
             reason = _NOT_MODELLED_MOE[model_type]
-        if model_type == "gemma3_text":
-            reason = ("Gemma-3's layer (q/k norms, local and global rotary "
-                      "tables) is not modelled")
         t = {"not_estimated": reason}
     if t["not_estimated"]:
         t["not_estimated"] = (f'{description.architecture} (model_type '

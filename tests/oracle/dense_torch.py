@@ -269,6 +269,10 @@ class Gemma2Attention(dt.LlamaAttention):
         self.scaling = c["query_pre_attn_scalar"]**-0.5
         self.softcap = c.get("attn_softcap")
 
+    def qk_norms(self, query_states, key_states):
+        """None in Gemma-2 (Gemma-3's q_norm and k_norm go here)."""
+        return query_states, key_states
+
     def forward(self, hidden_states, position_embeddings, attention_mask):
         input_shape = hidden_states.shape[:-1]
         hidden_shape = (*input_shape, -1, self.head_dim)
@@ -278,6 +282,7 @@ class Gemma2Attention(dt.LlamaAttention):
             1, 2)
         value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(
             1, 2)
+        query_states, key_states = self.qk_norms(query_states, key_states)
         cos, sin = position_embeddings
         query_states, key_states = dt.apply_rotary_pos_emb(
             query_states, key_states, cos, sin)

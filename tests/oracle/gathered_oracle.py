@@ -8,7 +8,8 @@ Independent of chunkplan's C++. Two parts:
 1. Each family's operations, transcribed here from transformers 4.51.3's
    modeling code (modeling_gpt2.py, modeling_llama.py, modeling_mistral.py,
    modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py,
-   modeling_cohere.py, modeling_gemma2.py, modeling_mixtral.py,
+   modeling_cohere.py, modeling_gemma2.py, modeling_gemma3.py,
+   modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
    modeling_falcon.py, modeling_bloom.py): the torch functions that take
@@ -70,8 +71,9 @@ Independent of chunkplan's C++. Two parts:
 import re
 
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
-               "cohere", "gemma2", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gpt_neox", "opt", "gptj", "deepseek_v3", "falcon", "bloom")
+               "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
+               "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
+               "deepseek_v3", "falcon", "bloom")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -197,16 +199,22 @@ def _cohere_ops(names, architecture):
     return _stack_ops(names, architecture, layer_ops)
 
 
-def _gemma2_ops(names, architecture):
+def _gemma2_ops(names, architecture, qk_norm=False):
     """Gemma2ForCausalLM.forward (_stack_ops); each Gemma2DecoderLayer:
     input_layernorm, self_attn (q_proj, k_proj, v_proj, o_proj, each with
     its bias where attention_bias), post_attention_layernorm,
     pre_feedforward_layernorm, mlp (gate_proj, up_proj, down_proj),
     post_feedforward_layernorm (GemmaRMSNorm's `output * (1.0 +
-    self.weight.float())` each)."""
+    self.weight.float())` each). With `qk_norm`, Gemma3ForCausalLM's
+    (modeling_gemma3.py, 4.51.3): Gemma3Attention runs q_norm and k_norm
+    after q_proj, k_proj and v_proj (on the transposed query and key
+    states, before RoPE), then o_proj."""
     def layer_ops(layer):
         ops = [[layer + "input_layernorm.weight"]]
         for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            if qk_norm and proj == "o_proj":
+                ops += [[f"{layer}self_attn.{norm}.weight"]
+                        for norm in ("q_norm", "k_norm")]
             ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
                                 f"{layer}self_attn.{proj}.bias"))
         ops += [[layer + "post_attention_layernorm.weight"],
@@ -215,6 +223,32 @@ def _gemma2_ops(names, architecture):
                 for proj in ("gate_proj", "up_proj", "down_proj")]
         return ops + [[layer + "post_feedforward_layernorm.weight"]]
     return _stack_ops(names, architecture, layer_ops)
+def _llama4_ops(names, architecture):
+    """Llama4ForCausalLM.forward (modeling_llama4.py, 4.51.3; _stack_ops);
+    each Llama4TextDecoderLayer: input_layernorm, self_attn (q_proj,
+    k_proj, v_proj, o_proj, each with its bias where attention_bias; the
+    L2 qk_norm has no weight), post_attention_layernorm, feed_forward: in
+    a sparse layer Llama4TextMoe.forward runs the router (a Linear), then
+    the experts (torch.bmm with gate_up_proj, then with down_proj: every
+    expert on every token, one operation each), then the shared expert
+    (Llama4TextMLP: gate_proj, up_proj, down_proj); in a dense layer that
+    MLP alone."""
+    def layer_ops(layer):
+        ops = [[layer + "input_layernorm.weight"]]
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            ops.append(_present(names, f"{layer}self_attn.{proj}.weight",
+                                f"{layer}self_attn.{proj}.bias"))
+        ops.append([layer + "post_attention_layernorm.weight"])
+        ff = layer + "feed_forward."
+        if ff + "router.weight" in names:
+            ops += [[ff + "router.weight"], [ff + "experts.gate_up_proj"],
+                    [ff + "experts.down_proj"]]
+            ff += "shared_expert."
+        return ops + [[f"{ff}{proj}.weight"]
+                      for proj in ("gate_proj", "up_proj", "down_proj")]
+    return _stack_ops(names, architecture, layer_ops)
+
+
 def _feed_forward_ops(names, layer):
     """A layer's MLP: LlamaMLP's gate_proj, up_proj, down_proj; or the
     sparse block (4.51.3): MixtralSparseMoeBlock.forward runs self.gate,
@@ -483,6 +517,10 @@ def operations(description, config=None):
         ops = _cohere_ops(names, description.architecture)
     elif model_type == "gemma2":
         ops = _gemma2_ops(names, description.architecture)
+    elif model_type == "gemma3_text":
+        ops = _gemma2_ops(names, description.architecture, qk_norm=True)
+    elif model_type == "llama4_text":
+        ops = _llama4_ops(names, description.architecture)
     else:
         return None
     index = {name: i for i, name in enumerate(description.names)}

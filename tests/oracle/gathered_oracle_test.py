@@ -132,6 +132,12 @@ PHI3 = dict(LLAMA, model_type="phi3")
 COHERE = dict(LLAMA, model_type="cohere", tie_word_embeddings=False)
 GEMMA2 = dict(LLAMA, model_type="gemma2", head_dim=16,
               tie_word_embeddings=False)
+GEMMA3 = dict(GEMMA2, model_type="gemma3_text")
+LLAMA4 = {"model_type": "llama4_text", "hidden_size": 64,
+          "intermediate_size": 32, "intermediate_size_mlp": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+          "num_local_experts": 2, "tie_word_embeddings": False}
 NEOX = {"model_type": "gpt_neox", "hidden_size": 64,
         "intermediate_size": 256, "num_hidden_layers": 2,
         "num_attention_heads": 4, "vocab_size": 256}
@@ -224,6 +230,52 @@ class Named(unittest.TestCase):
         answer = layout(GEMMA2, 11008)
         self.assertEqual(straddles(GEMMA2, answer), [])
         self.assertEqual(answer["gathered_chunks"], "2")
+
+    def test_gemma3_holds_three_without_a_straddle(self):
+        # Gemma3Attention registers q_norm and k_norm after o_proj but runs
+        # them before it. At 12288 elements (degree 2) a layer's q, k, v
+        # and o_proj fill one chunk; q_norm, k_norm and gate_proj share the
+        # next; down_proj and the four norms the one after up_proj's. In
+        # layer 1's backward, o_proj's step computes in its chunk while
+        # gate_proj's chunk waits for q_norm's and k_norm's gradients
+        # (after the attention's backward) and the norms' chunk for
+        # input_layernorm's: three, no operation taking two tensors.
+        # Gemma-2 (no q/k norms) holds two at the same size.
+        answer = layout(GEMMA3, 12288)
+        self.assertEqual(straddles(GEMMA3, answer), [])
+        names = models.describe(GEMMA3).names
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in answer["groups"][0]["chunks"]]
+        self.assertIn(["model.layers.1.self_attn.q_norm.weight",
+                       "model.layers.1.self_attn.k_norm.weight",
+                       "model.layers.1.mlp.gate_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(layout(GEMMA2, 12288)["gathered_chunks"], "2")
+
+    def test_llama4_holds_three_without_a_straddle(self):
+        # Llama4TextMoe registers the experts before the router but runs
+        # the router first (then the experts' two bmm, then the shared
+        # expert). At 8192 elements (degree 2) a layer's chunks are q/k/v,
+        # o_proj, experts.gate_up_proj, then experts.down_proj with the
+        # router and shared_expert.gate_proj, then the shared expert's
+        # up_proj, down_proj and the two norms. In layer 1's backward, at
+        # gate_up_proj's bmm its chunk computes while down_proj's chunk
+        # waits for the router's gradient (after gate_up_proj's) and the
+        # norms' chunk for input_layernorm's: three, no straddle.
+        answer = layout(LLAMA4, 8192)
+        self.assertEqual(straddles(LLAMA4, answer), [])
+        names = models.describe(LLAMA4).names
+        held = [[names[p] for p in range(int(c["first_param"]),
+                                         int(c["first_param"]) +
+                                         int(c["num_params"]))]
+                for c in answer["groups"][0]["chunks"]]
+        ff = "model.layers.1.feed_forward."
+        self.assertIn([ff + "experts.gate_up_proj"], held)
+        self.assertIn([ff + "experts.down_proj", ff + "router.weight",
+                       ff + "shared_expert.gate_proj.weight"], held)
+        self.assertEqual(answer["gathered_chunks"], "3")
 
     def test_gpt_neox_holds_two_without_any_straddle(self):
         # At 16896 elements the first chunk takes embed_in (16384) and

@@ -48,6 +48,11 @@ def config(shape, work, family="llama"):
         "attn_softcap": 50.0 if shape.get("attn_softcap") else None,
         "final_softcap": 30.0 if shape.get("final_softcap") else None,
         "query_pre_attn_scalar": 256,
+        # Gemma-3: sliding layers beside global ones where the shape keeps
+        # both rotary tables (else every layer slides), a window of 3
+        "sliding_window_pattern": (2 if shape.get("both_rotary_used") else
+                                   shape["num_layers"] + 1),
+        "sliding_window": 3,
         "attention_dropout": PROBABILITY * shape["attention_dropout"],
         "resid_dropout": PROBABILITY * shape["hidden_dropout"],
         "embedding_dropout": PROBABILITY * shape["embedding_dropout"],

@@ -177,6 +177,11 @@ struct TransformerShape {
   bool four_norms = false;    // norms after attention and the MLP too (Gemma-2)
   bool attn_softcap = false;  // eager scores cap * tanh(scores / cap)
   bool final_softcap = false;  // logits cap * tanh(logits / cap)
+  // Gemma-3: a local rotary table (the sliding layers') beside the global
+  // one, both arguments of every layer (held under checkpointing);
+  // both_rotary_used: layers of each kind, so RoPE keeps both tables.
+  bool local_rotary = false;
+  bool both_rotary_used = false;
   // DeepSeek-V3 (activation_mla.h): kv_lora_rank non-zero makes the
   // attention multi-head latent attention, q through a q_lora_rank
   // bottleneck (0: a plain q_proj), k and v from a kv_lora_rank latent, each

@@ -259,8 +259,12 @@ Checked QkNormSaved(const TransformerShape& t, const Dims& d) {
     return Sum({CohereNormSaved(Mul({d.bs, d.a}), d.d, d.a * d.d),
                 CohereNormSaved(Mul({d.bs, d.kv}), d.d, d.kv * d.d)});
   }
-  return Sum({NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.a}), d.d),
-              NormSaved(NormKind::kRmsNorm, Mul({d.bs, d.kv}), d.d)});
+  // (Gemma-3's are GemmaRMSNorms, the family's own kind)
+  const NormKind kind = t.norm == NormKind::kGemmaRmsNorm
+                            ? NormKind::kGemmaRmsNorm
+                            : NormKind::kRmsNorm;
+  return Sum({NormSaved(kind, Mul({d.bs, d.a}), d.d),
+              NormSaved(kind, Mul({d.bs, d.kv}), d.d)});
 }
 
 // What one layer's attention saves, its input (the norm's output) aside.
@@ -465,6 +469,14 @@ Checked Projections(const Dims& d) {
   return Mul({d.bs, d.e, 4});
 }
 
+// The rotary tables (cos and sin) kept: Gemma-3's local table beside the
+// global one where layers of each kind keep theirs, or, under
+// checkpointing, both held as every layer's arguments.
+Wide RotaryTables(const TransformerShape& t, bool checkpointing) {
+  if (!t.local_rotary) return 1;
+  return (checkpointing || t.both_rotary_used) ? 2 : 1;
+}
+
 // Saves outside the layers but the loss.
 Checked OutsideSaved(const TransformerShape& t, const Dims& d,
                      const ActivationWorkload& w) {
@@ -480,7 +492,7 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
   // multiplications.
   const Checked rotary = (t.rotary && !t.gptj_rotary && !ckpt)
-                             ? Mul({d.s, d.rotary, 4})
+                             ? Mul({d.s, d.rotary, 4, RotaryTables(t, ckpt)})
                              : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
@@ -768,9 +780,10 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  const Checked held = Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
-                                        ? Mul({d.s, d.rotary, 4})
-                                        : Checked{Wide{0}}});
+  const Checked held =
+      Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
+                       ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})
+                       : Checked{Wide{0}}});
   // Re-run under checkpointing, less a LayerNorm's saved input: the
   // layer's input, which the checkpoint keeps already.
   const Checked recompute =
