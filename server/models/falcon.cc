@@ -5,8 +5,10 @@
 // Falcon-RW's multi-head with sequential attention and MLP.
 
 #include <optional>
+#include <string>
 
 #include "common/status_macros.h"
+#include "server/models/falcon_traits.h"
 #include "server/models/family.h"
 #include "server/models/hf_config.h"
 #include "server/models/layers.h"
@@ -19,6 +21,7 @@ struct Shape {
   uint64_t h = 0, heads = 0, head_dim = 0, qkv = 0, ffn = 0, vocab = 0;
   uint64_t layers = 0;
   bool bias = false, parallel = true, two_norms = false, tied = true;
+  bool new_arch = false;
 };
 
 // FalconAttention's fused query_key_value width: new architecture
@@ -61,6 +64,7 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
       s.head_dim, Divide(s.h, s.heads, "hidden_size / num_attention_heads"));
   CHUNKPLAN_ASSIGN_OR_RETURN(bool new_arch,
                              cfg.Flag("new_decoder_architecture"));
+  s.new_arch = new_arch;
   CHUNKPLAN_ASSIGN_OR_RETURN(s.qkv, QkvWidth(cfg, s, new_arch));
   CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> ffn,
                              cfg.OptionalSize("ffn_hidden_size"));
@@ -81,6 +85,34 @@ absl::StatusOr<Shape> ReadShape(const HfConfig& cfg,
   CHUNKPLAN_ASSIGN_OR_RETURN(
       s.tied, OutputTied(cfg, architecture == "FalconForCausalLM"));
   return s;
+}
+
+// One FalconLinear's operations: `input @ self.weight.T` (the weight's
+// transpose is the torch function that takes it) and, where biased,
+// `+ self.bias`: two operations, each gathering its own parameter.
+void FalconLinearOps(ParamBuilder& b, absl::string_view module, bool bias) {
+  const std::string path(module);
+  b.Op({path + ".weight"});
+  if (bias) b.Op({path + ".bias"});
+}
+
+// FalconDecoderLayer.forward's operations in order: its norms first (ln_attn
+// and ln_mlp, both on the layer's input, or input_layernorm), the
+// attention's query_key_value and dense, post_attention_layernorm where the
+// attention and the MLP run one after the other, the MLP's dense_h_to_4h and
+// dense_4h_to_h.
+void LayerOps(ParamBuilder& b, const Shape& s) {
+  if (s.parallel && s.two_norms) {
+    b.Op({"ln_attn"});
+    b.Op({"ln_mlp"});
+  } else {
+    b.Op({"input_layernorm"});
+  }
+  FalconLinearOps(b, "self_attention.query_key_value", s.bias);
+  FalconLinearOps(b, "self_attention.dense", s.bias);
+  if (!s.parallel) b.Op({"post_attention_layernorm"});
+  FalconLinearOps(b, "mlp.dense_h_to_4h", s.bias);
+  FalconLinearOps(b, "mlp.dense_4h_to_h", s.bias);
 }
 
 // FalconDecoderLayer: self_attention (query_key_value, dense), mlp
@@ -105,6 +137,7 @@ void Layer(ParamBuilder& b, const Shape& s) {
   } else {
     LayerNorm(b, "input_layernorm", s.h);
   }
+  LayerOps(b, s);
 }
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -117,15 +150,26 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.num_key_value_heads = (s.qkv - s.h) / (2 * s.head_dim);
   d.intermediate_size = s.ffn;
   d.vocab_size = s.vocab;
+  SetFalconTraits(cfg,
+                  {.head_dim = s.head_dim,
+                   .heads = s.heads,
+                   .new_arch = s.new_arch,
+                   .parallel = s.parallel,
+                   .two_norms = s.two_norms,
+                   .tied = s.tied},
+                  d.traits);
   const bool lm_head = architecture == "FalconForCausalLM";
-  // FalconModel: word_embeddings, h, ln_f.
+  // FalconModel: word_embeddings, h, ln_f (forward in that order).
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "word_embeddings", s.vocab, s.h);
+    b.Op({"word_embeddings"});
     b.Repeat("h", s.layers, [&](uint64_t) { Layer(b, s); });
     LayerNorm(b, "ln_f", s.h);
+    b.Op({"ln_f"});
   });
   // FalconForCausalLM: lm_head, unless tied to word_embeddings.
   if (lm_head && !s.tied) Linear(b, "lm_head", s.h, s.vocab, false);
+  if (lm_head) b.Op({s.tied ? "transformer.word_embeddings" : "lm_head"});
   return absl::OkStatus();
 }
 
@@ -152,7 +196,9 @@ const Family& FalconFamily() {
         "num_attention_heads": 71, "num_ln_in_parallel_attn": null,
         "num_kv_heads": null, "new_decoder_architecture": false,
         "multi_query": true, "parallel_attn": true, "bias": false,
-        "ffn_hidden_size": null, "tie_word_embeddings": true})",
+        "ffn_hidden_size": null, "tie_word_embeddings": true,
+        "alibi": false, "activation": "gelu", "hidden_dropout": 0.0,
+        "attention_dropout": 0.0})",
                              &Build,
                              &tp};
   return family;

@@ -45,6 +45,10 @@ struct DecoderTraits {
   uint64_t embed_proj_dim = 0;  // 0: hidden_size
   bool single_norm = false, gptj_rotary = false, fp32_logits = false,
        no_sdpa = false;
+  // Falcon and BLOOM (the planner's TransformerShape says what each means)
+  bool kv_broadcast = false, indexed_kv = false, one_residual_mask = false,
+       direct_sdpa = false, alibi = false, embedding_norm = false,
+       no_flash = false, bloom_gelu = false;
   // dense families (phi3, cohere, gemma2/3)
   bool fused_gate_up = false;
   bool parallel_block = false;  // attention and MLP on one norm (Cohere)

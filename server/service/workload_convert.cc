@@ -94,10 +94,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
            : t.norm == "cohere_layer_norm" ? planner::NormKind::kCohereLayerNorm
                                            : planner::NormKind::kRmsNorm;
   s.gated_mlp = t.gated_mlp;
-  s.activation = t.gelu_new    ? planner::MlpActivation::kGeluNew
-                 : t.gelu_fast ? planner::MlpActivation::kGeluFast
-                 : t.relu      ? planner::MlpActivation::kRelu
-                               : planner::MlpActivation::kSingleOp;
+  s.activation = t.gelu_new     ? planner::MlpActivation::kGeluNew
+                 : t.gelu_fast  ? planner::MlpActivation::kGeluFast
+                 : t.relu       ? planner::MlpActivation::kRelu
+                 : t.bloom_gelu ? planner::MlpActivation::kBloomGelu
+                                : planner::MlpActivation::kSingleOp;
   s.rotary_dim = t.rotary_dim;
   s.parallel_residual = t.parallel_residual;
   s.value_view = t.value_view;
@@ -108,6 +109,13 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.gptj_rotary = t.gptj_rotary;
   s.fp32_logits = t.fp32_logits;
   s.no_sdpa = t.no_sdpa;
+  s.kv_broadcast = t.kv_broadcast;
+  s.indexed_kv = t.indexed_kv;
+  s.one_residual_mask = t.one_residual_mask;
+  s.direct_sdpa = t.direct_sdpa;
+  s.alibi = t.alibi;
+  s.embedding_norm = t.embedding_norm;
+  s.no_flash = t.no_flash;
   s.rotary = t.rotary;
   s.qk_norm = t.qk_norm;
   s.fp32_softmax = t.fp32_softmax;

@@ -114,7 +114,7 @@ uint64_t In(std::mt19937_64& rng, uint64_t lo, uint64_t hi) {
 void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
   t->norm = static_cast<NormKind>(In(rng, 0, 3));
-  t->activation = static_cast<MlpActivation>(In(rng, 0, 3));
+  t->activation = static_cast<MlpActivation>(In(rng, 0, 4));
   t->tied_embeddings = coin();
   t->fused_qkv = coin();
   t->gated_mlp = coin();
@@ -146,6 +146,13 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->gptj_rotary = coin();
   t->fp32_logits = coin();
   t->no_sdpa = In(rng, 0, 3) == 0;
+  t->kv_broadcast = coin();
+  t->indexed_kv = coin();
+  t->one_residual_mask = coin();
+  t->direct_sdpa = coin();
+  t->alibi = coin();
+  t->embedding_norm = coin();
+  t->no_flash = In(rng, 0, 3) == 0;
   if (In(rng, 0, 3) == 0) {  // DeepSeek's latent attention (0s refused)
     t->kv_lora_rank = In(rng, 1, 1024);
     t->q_lora_rank = coin() ? 0 : In(rng, 1, 2048);
@@ -294,6 +301,52 @@ void OptTraits(std::mt19937_64& rng, Case* c) {
   if (coin()) t->embed_proj_dim = t->hidden_size / 2;
 }
 
+// Falcon's layouts at random (FalconConfig, alibi false): the new
+// architecture (num_kv_heads dividing the heads; ln_attn and ln_mlp, or one
+// norm), multi_query (one K/V head) or three full projections; one norm
+// (parallel_attn) or a sequential layer; attention_dropout (a residual mask
+// of the sequential layer) and hidden_dropout; gelu or relu.
+void FalconTraits(std::mt19937_64& rng, TransformerShape* t) {
+  auto coin = [&rng] { return In(rng, 0, 1) == 1; };
+  t->fused_qkv = t->direct_sdpa = true;
+  t->fp32_softmax = t->attention_dropout = false;
+  const uint64_t a = t->num_attention_heads;
+  const uint64_t layout = In(rng, 0, 2);
+  if (layout == 0) {  // new_decoder_architecture
+    std::vector<uint64_t> divisors;
+    for (uint64_t kv = 1; kv <= a; ++kv) {
+      if (a % kv == 0) divisors.push_back(kv);
+    }
+    t->num_key_value_heads = divisors[In(rng, 0, divisors.size() - 1)];
+    t->kv_broadcast = t->indexed_kv = true;
+  } else if (layout == 1) {  // multi_query
+    t->num_key_value_heads = 1;
+    t->indexed_kv = true;
+  } else {
+    t->num_key_value_heads = a;
+    t->value_view = true;
+  }
+  // 0: ln_attn and ln_mlp; 1: one norm (parallel_attn); 2: sequential.
+  const uint64_t norms = layout == 0 ? In(rng, 0, 1) : In(rng, 1, 2);
+  t->parallel_residual = norms == 0;
+  t->single_norm = norms == 1;
+  const bool attention = norms == 2 && coin();
+  const bool hidden = coin();
+  t->hidden_dropout = attention || hidden;
+  t->one_residual_mask = attention != hidden;
+  t->activation = coin() ? MlpActivation::kRelu : MlpActivation::kSingleOp;
+}
+
+// BLOOM (BloomConfig): the MLP 4h wide, ALiBi, the embedding's LayerNorm,
+// GeLUFunction, an fp32 softmax, eager only; dropout as drawn.
+void BloomTraits(TransformerShape* t) {
+  t->intermediate_size = 4 * t->hidden_size;
+  t->rotary = false;
+  t->fused_qkv = t->alibi = t->embedding_norm = true;
+  t->no_sdpa = t->no_flash = true;
+  t->activation = MlpActivation::kBloomGelu;
+}
+
 // A small model of `family` (the traits its Family sets) for the torch run.
 // At `tp` > 1, tp rank 0 as ColossalAI's ShardFormer runs it (the heads, the
 // key/value heads, the MLP width and Qwen3's vocabulary divisible by tp, as
@@ -375,6 +428,8 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     LayerNormFamilyTraits(rng, family, &t);
   }
   if (family == "opt") OptTraits(rng, &c);
+  if (family == "falcon") FalconTraits(rng, &t);
+  if (family == "bloom") BloomTraits(&t);
   if (family == "gptj") {  // GPTJConfig: rotary_dim, dropout at random
     t.rotary = t.single_norm = t.gptj_rotary = t.fp32_logits = true;
     t.no_sdpa = true;
@@ -413,7 +468,7 @@ std::string RequestLine(const Case& c, uint64_t seed) {
   constexpr const char* kAttention[] = {"default", "eager", "sdpa",
                                         "flash_attention_2"};
   constexpr const char* kActivations[] = {"single_op", "gelu_new", "gelu_fast",
-                                          "relu"};
+                                          "relu", "bloom_gelu"};
   return absl::StrCat(
       R"({"shape": {"num_layers": ")", t.num_layers, R"(", "hidden_size": ")",
       t.hidden_size, R"(", "num_attention_heads": ")", t.num_attention_heads,
@@ -433,6 +488,11 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       t.embed_proj_dim, R"(", "single_norm": )", flag(t.single_norm),
       R"(, "gptj_rotary": )", flag(t.gptj_rotary), R"(, "fp32_logits": )",
       flag(t.fp32_logits), R"(, "no_sdpa": )", flag(t.no_sdpa),
+      R"(, "kv_broadcast": )", flag(t.kv_broadcast), R"(, "indexed_kv": )",
+      flag(t.indexed_kv), R"(, "one_residual_mask": )",
+      flag(t.one_residual_mask), R"(, "direct_sdpa": )", flag(t.direct_sdpa),
+      R"(, "alibi": )", flag(t.alibi), R"(, "embedding_norm": )",
+      flag(t.embedding_norm), R"(, "no_flash": )", flag(t.no_flash),
       R"(, "qk_norm": )", flag(t.qk_norm), R"(, "fp32_softmax": )",
       flag(t.fp32_softmax), R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
       R"(, "embed_scale": )", flag(t.embed_scale),
@@ -624,7 +684,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   for (const char* family :
        {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
         "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2", "gemma3_text", "deepseek_v3"}) {
+        "gemma2", "gemma3_text", "deepseek_v3", "falcon", "bloom"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {

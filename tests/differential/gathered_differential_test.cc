@@ -229,6 +229,14 @@ constexpr char kLlama4[] =
         "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
         "num_local_experts": 2, "tie_word_embeddings": false})";
 
+constexpr char kFalcon[] =
+    R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "vocab_size": 256, "bias": true,
+        "ffn_hidden_size": 256})";
+constexpr char kBloom[] =
+    R"({"model_type": "bloom", "hidden_size": 64, "n_head": 4, "n_layer": 2,
+        "vocab_size": 256})";
+
 class NamedLayoutTest : public ::testing::TestWithParam<NamedCase> {};
 
 TEST_P(NamedLayoutTest, HoldsTheIssuesCountAtTheOraclesBytes) {
@@ -306,7 +314,19 @@ INSTANTIATE_TEST_SUITE_P(
         // experts' backward, beside the chunk with the layer's norms and
         // the expert's own (tests/oracle/gathered_oracle_test.py works it
         // by hand).
-        NamedCase{"DeepseekV3RouterWaits", kDeepseekV3, 8192, 3, ""}),
+        NamedCase{"DeepseekV3RouterWaits", kDeepseekV3, 8192, 3, ""},
+        // query_key_value's bias opens a chunk, but FalconLinear's
+        // transpose takes the weight and its addition the bias: no step
+        // holds both; the chunk with the layer's input_layernorm (registered
+        // last, used first) waits for its gradient: two.
+        NamedCase{"FalconBiasOpensAChunkAlone", kFalcon, 22528, 2,
+                  "query_key_value.bias"},
+        // BLOOM's F.linear takes query_key_value's weight and the bias that
+        // opens the next chunk: two.
+        NamedCase{"BloomBiasOpensAChunk", kBloom, 28928, 2,
+                  "query_key_value.bias"},
+        // BLOOM registers a block in the order it runs: one chunk.
+        NamedCase{"BloomNoStraddle", kBloom, 16896, 1, ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -48,11 +48,37 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
   static const char* const kFamilies[] = {
       "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
       "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
-      "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3"};
+      "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3",
+      "falcon",  "bloom"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
   if (family == "deepseek_v3") return RandomDeepseekV3(rng, tied);
+  if (family == "falcon") {  // any of the three layouts, biased or not
+    const uint64_t heads = Uniform(rng, 1, 4);
+    const bool new_arch = Chance(rng, 0.4);
+    return absl::StrCat(
+        R"({"model_type": "falcon", "num_attention_heads": )", heads,
+        R"(, "hidden_size": )", heads * Uniform(rng, 1, 8),
+        R"(, "ffn_hidden_size": )", Uniform(rng, 1, 40),
+        R"(, "num_hidden_layers": )", Uniform(rng, 1, 3), R"(, "vocab_size": )",
+        Uniform(rng, 1, 300), R"(, "tie_word_embeddings": )", Bool(tied),
+        R"(, "new_decoder_architecture": )", Bool(new_arch),
+        R"(, "num_kv_heads": )", new_arch ? heads : 1, R"(, "multi_query": )",
+        Bool(Chance(rng, 0.5)), R"(, "parallel_attn": )",
+        Bool(Chance(rng, 0.6)), R"(, "bias": )", Bool(Chance(rng, 0.5)),
+        R"(, "architectures": [")",
+        Chance(rng, 0.8) ? "FalconForCausalLM" : "FalconModel", R"("]})");
+  }
+  if (family == "bloom") {
+    const uint64_t heads = Uniform(rng, 1, 4);
+    return absl::StrCat(
+        R"({"model_type": "bloom", "n_head": )", heads, R"(, "hidden_size": )",
+        heads * Uniform(rng, 1, 8), R"(, "n_layer": )", Uniform(rng, 1, 3),
+        R"(, "vocab_size": )", Uniform(rng, 1, 300),
+        R"(, "tie_word_embeddings": )", Bool(tied), R"(, "architectures": [")",
+        Chance(rng, 0.8) ? "BloomForCausalLM" : "BloomModel", R"("]})");
+  }
   if (family == "opt") {
     const uint64_t heads = Uniform(rng, 1, 4);
     const uint64_t hidden = heads * Uniform(rng, 1, 8);

@@ -11,8 +11,8 @@ namespace chunkplan::testing {
 
 // A small random config.json (its text) of one family: those with an
 // operation sequence (gpt2, llama, mistral, qwen2, qwen3, phi3, cohere,
-// gemma2, gemma3_text, llama4_text, mixtral, gpt_neox, opt, deepseek_v3;
-// every class,
+// gemma2, gemma3_text, llama4_text, mixtral, gpt_neox, opt, deepseek_v3,
+// falcon, bloom; every class,
 // tied or not, biases, Phi-3's partial RoPE and dropout, Cohere's q/k
 // norms, Gemma-2's soft-capping, Gemma-3's sliding_window_pattern at
 // random) and gemma (none).

@@ -348,6 +348,39 @@ TEST(ActivationEstimateTest, RefusesZeroSizesNamingTheField) {
               HasSubstr("shape.num_key_value_heads"));
 }
 
+// A BLOOM layer (alibi, the embedding's LayerNorm, GeLUFunction, eager):
+// L = 1, h = 8, a = 2 (d = 4), I = 32, v = 16; b = 1, s = 3, P = 18. The
+// input norm 48 + 24 and its output 48; q, k and v views of the fused
+// output, kept once by baddbmm and bmm: 2 x 3 x 24 = 144; the fp32 softmax
+// 72 and its 16-bit copy 36; dense's input 48; the second norm 48 + 24 and
+// its output 48; GeLUFunction's input 192 and dense_4h_to_h's 192: 924. At
+// b = 2 the views become three copies (3 x 96): 2 x (924 - 144) + 288.
+TEST(ActivationEstimateTest, BloomKeepsTheFusedOutputOnceWhereViews) {
+  TransformerShape t = TinyLlama();
+  t.num_layers = 1;
+  t.intermediate_size = 32;
+  t.norm = NormKind::kLayerNorm;
+  t.gated_mlp = t.rotary = false;
+  t.fused_qkv = t.alibi = t.embedding_norm = t.no_sdpa = t.no_flash = true;
+  t.activation = MlpActivation::kBloomGelu;
+  absl::StatusOr<ActivationBytes> one =
+      EstimateActivationBytes(t, Work(1, 3, false));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->per_layer_bytes, 924u);
+  // Outside: input_ids 24, the embedding norm 48 + 24, the final norm
+  // 48 + 24 and its output 48.
+  EXPECT_EQ(one->outside_layers_bytes, 24u + 72 + 72 + 48);
+  absl::StatusOr<ActivationBytes> two =
+      EstimateActivationBytes(t, Work(2, 3, false));
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->per_layer_bytes, 2 * (924u - 144) + 288);
+  // No sdpa or flash_attention_2 path: both refused.
+  for (Attention a : {Attention::kSdpa, Attention::kFlashAttention2}) {
+    EXPECT_EQ(EstimateActivationBytes(t, Work(1, 3, false, a)).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(ActivationEstimateTest, AFamilyNotModelledIsNotEstimated) {
   TransformerShape t = TinyLlama();
   t.not_estimated = "MixtralForCausalLM: routing not modelled";

@@ -35,12 +35,15 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
   {"shape": {"num_layers", "hidden_size", "num_attention_heads",
              "vocab_size", "num_key_value_heads", "head_dim",
              "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
-             "gated_mlp", "activation": "single_op"|"gelu_new"|"gelu_fast"|"relu",
+             "gated_mlp", "activation": "single_op"|"gelu_new"|"gelu_fast"|"relu"|"bloom_gelu",
              "rotary", "rotary_dim", "parallel_residual", "value_view",
              "mask_positions", "no_final_norm", "post_norm" (the same
              bytes as the pre-norm layer: only the torch model reads it),
              "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
              "no_sdpa",
+             Falcon and BLOOM: "kv_broadcast", "indexed_kv",
+             "one_residual_mask", "direct_sdpa", "alibi", "embedding_norm",
+             "no_flash",
              "qk_norm", "fp32_softmax", "scale_by_tensor", "embed_scale",
              "attention_output_held" (GPT2Block keeps attn_output),
              "attention_dropout", "hidden_dropout", "embedding_dropout",
@@ -54,10 +57,10 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
-gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe or
-qwen3_moe; its traits must be the shape's. Cohere's logit_scale multiplies
-the logits by a Python float: nothing saved, the estimate has no term for
-it.)
+gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe,
+qwen3_moe, gpt_neox, opt, gptj, falcon or bloom; its traits must be the
+shape's. Cohere's logit_scale multiplies the logits by a Python float:
+nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
 "measure": "measured_saved_bytes", "measured_saved_bytes_torch_1_13",
 "measured_peak_bytes" (backward's peak over the memory before forward; for
@@ -146,6 +149,8 @@ def attention_of(work, t=None):
     family without an sdpa path (GPT-J in 4.51.3: _supports_sdpa unset),
     which refuses sdpa by name."""
     a = work.get("attention", "default")
+    if t is not None and t.get("no_flash") and a == "flash_attention_2":
+        raise ActivationError(NO_FLASH)
     if t is not None and t.get("no_sdpa"):
         if a == "sdpa":
             raise ActivationError(NO_SDPA)
@@ -155,6 +160,37 @@ def attention_of(work, t=None):
 
 NO_SDPA = ("workload.attention: ATTENTION_SDPA: the family has no sdpa path "
            "in transformers 4.51.3 (its default is eager)")
+NO_FLASH = ("workload.attention: ATTENTION_FLASH_ATTENTION_2: the family has "
+            "no flash_attention_2 path in transformers 4.51.3")
+
+
+def eager_terms(t, x, attention):
+    """Whether the attention saves what eager attention saves: eager, or
+    (Falcon, direct_sdpa) F.scaled_dot_product_attention called on query
+    heads that K and V do not match (multi-query): neither fused kernel
+    takes unequal head counts (torch >= 2.2 sdp_utils_cpp.h,
+    check_batch_size_and_num_heads_dense: "both fused kernels require
+    query, key and value to have the same batch_size and num_heads"), and
+    torch 2.2's math path (_scaled_dot_product_attention_math: q and k
+    scaled, matmul, _softmax in the input's dtype, matmul) saves the
+    16-bit tensors eager does."""
+    return attention == "eager" or (
+        attention == "sdpa" and t["direct_sdpa"] and not t["kv_lora_rank"]
+        and not t["kv_broadcast"] and x["kv"] != x["a"])
+
+
+def alibi_views(x):
+    """BLOOM: q, k and v are strided views of the fused q/k/v output;
+    their reshape to (b * a, s, d) stays a view when b, a or s is 1."""
+    return 1 in (x["b"], x["a"], x["s"])
+
+
+def pv_operand(t, x):
+    """V as the PV matmul keeps it (BLOOM's views: the fused output, still
+    held by the scores' baddbmm: nothing released with PV)."""
+    if t["alibi"]:
+        return 0 if alibi_views(x) else 2 * x["b"] * x["s"] * x["a"] * x["d"]
+    return eager_v(t, x)
 
 
 def norm_tensors(kind, rows, width, where, weight=None):
@@ -225,10 +261,18 @@ def eager_v(t, x):
     b, a, kv = x["b"], x["a"], x["kv"]
     if t["value_view"]:
         return fused_qkv_bytes(x) if 1 in (b, a, x["s"]) else eager_kv(x)
-    if t["fused_qkv"] and t["rotary"] and (
+    if t["fused_qkv"] and t["rotary"] and not t["indexed_kv"] and (
             (b == 1 and (kv == 1 or kv == a)) or a == 1):
         return fused_qkv_bytes(x)
-    return eager_kv(x)
+    return eager_kv(x)  # (Falcon's V: a list index's copy)
+
+
+def broadcast_v(x):
+    """Falcon's new architecture: V broadcast to every query head, a copy
+    (flatten) unless kv is 1 (a stride-0 view of its one head)."""
+    if x["kv"] == 1:
+        return 2 * x["b"] * x["s"] * x["d"]
+    return 2 * x["b"] * x["s"] * x["a"] * x["d"]
 
 
 def fused_qkv_bytes(x):
@@ -240,8 +284,12 @@ def v_kernel(t, x):
     """V as flash_attention_2 keeps it: at its own heads (flash-attn's
     maybe_contiguous copies only a tensor whose last stride is not 1), so
     where V is a view of the fused q/k/v output (GPT-NeoX's value_view, or
-    a fused projection with RoPE) that output's whole storage."""
-    if t["value_view"] or (t["fused_qkv"] and t["rotary"]):
+    a fused projection with RoPE) that output's whole storage; Falcon's
+    list-indexed V at its heads, or broadcast (new architecture)."""
+    if t["kv_broadcast"]:
+        return broadcast_v(x)
+    if t["value_view"] or (t["fused_qkv"] and t["rotary"] and
+                           not t["indexed_kv"]):
         return fused_qkv_bytes(x)
     return 2 * x["b"] * x["s"] * x["kv"] * x["d"]
 
@@ -323,20 +371,37 @@ def layer_tensors(t, x, attention, sparse=False):
     elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
-        out += [("q", q), ("k (kv heads)", 2 * bs * kv * d),
+        # Falcon's new architecture: K rotated at every query head.
+        out += [("q", q), ("k (kv heads)", q if t["kv_broadcast"]
+                           else 2 * bs * kv * d),
                 ("v (kv heads)", v_kernel(t, x)),
                 ("out (also o_proj's input)", q),
                 ("softmax_lse (fp32)", 4 * bs * a), ("rng_state", 16)]
-    elif attention == "sdpa":
+    elif not eager_terms(t, x, attention):
+        # direct_sdpa (Falcon): the kernel keeps the tensors passed, V a
+        # view of the fused output (value_view) or a broadcast.
+        value = (fused_qkv_bytes(x) if t["direct_sdpa"] and t["value_view"]
+                 else broadcast_v(x) if t["kv_broadcast"] else q)
         out += [("query", q), ("key (repeated)", q),
-                ("value (repeated)", q), ("output (also o_proj's input)", q),
+                ("value (repeated)", value),
+                ("output (also o_proj's input)", q),
                 ("logsumexp (fp32)", 4 * bs * a)]
     else:
         p = b * a * s * s
         # GPT-J: q and k fp32 (RoPE by fp32 tables, then upcast)
         qk = 2 if t["gptj_rotary"] else 1
-        out += [("q for QK^T", qk * q),
-                ("k repeated, for QK^T", qk * eager_kv(x))]
+        if t["alibi"]:
+            # BLOOM: baddbmm keeps batch1 and batch2 (derivatives.yaml
+            # baddbmm), bmm its two operands: q, k and v reshaped to
+            # (b * a, s, d), one fused storage where they stay views.
+            out += ([("alibi: q, k, v views of the fused output",
+                      fused_qkv_bytes(x))] if alibi_views(x) else
+                    [("alibi: q copy (baddbmm's batch1)", q),
+                     ("alibi: k copy (baddbmm's batch2)", q)])
+        else:
+            out += [("q for QK^T", qk * q),
+                    ("k repeated, for QK^T",
+                     qk * (q if t["kv_broadcast"] else eager_kv(x)))]
         if t["scale_by_tensor"]:
             out.append(("the 0-dim scale tensor divided by", 2))
         if t["attn_softcap"]:  # Gemma-2: softcap * tanh(scores / softcap)
@@ -347,11 +412,15 @@ def layer_tensors(t, x, attention, sparse=False):
                     ("dropped probabilities for PV", 2 * p)]
         elif t["fp32_softmax"]:
             out.append(("probabilities .to(dtype) for PV", 2 * p))
-        out += [("v repeated, for PV", eager_v(t, x)),
+        out += [("v repeated, for PV", pv_operand(t, x)),
                 ("o_proj input (contiguous copy)", q)]
+    if t["indexed_kv"]:
+        # Falcon: fused[..., [-2], :] and [..., [-1], :]: index keeps its
+        # int64 indices (derivatives.yaml index.Tensor), one element each.
+        out.append(("K and V list indices (int64)", 16))
     if t["four_norms"]:  # Gemma-2's post_attention_layernorm (o_proj's out)
         out += norm_tensors(t["norm"], bs, h, "sandwich norm after attention")
-    if t["hidden_dropout"]:
+    if t["hidden_dropout"] and not t["one_residual_mask"]:
         out.append(("residual dropout mask after attention", n))
     second = norm_tensors(t["norm"], bs, h, "post-attention norm")
     if t["parallel_residual"] and t["norm"] == "layer_norm":
@@ -371,6 +440,8 @@ def layer_tensors(t, x, attention, sparse=False):
            # FastGELUActivation: x, 0.044715x, 0.79788x, 1 + 0.044715x^2,
            # tanh, 1 + tanh, 0.5x
            "gelu_fast": [(f"gelu_fast: saved {k}", bi) for k in range(7)],
+           # BLOOM's GeLUFunction: ctx.save_for_backward(input)
+           "bloom_gelu": [("act's input (GeLUFunction's save)", bi)],
            "relu": []}[t["activation"]]
     if sparse:
         out += moe_tensors(t, x)
@@ -402,7 +473,7 @@ def outside_tensors(t, x, work):
         if ckpt:
             out += [("position_ids (checkpoint argument)", 8 * b * s),
                     ("cache_position (checkpoint argument)", 8 * s)]
-    elif not t["rotary"]:
+    elif not t["rotary"] and not t["alibi"]:
         out.append(("position_ids (wpe's indices)", 8 * s))
     elif ckpt:
         out.append(("cache_position / position_ids (checkpoint argument)",
@@ -417,8 +488,13 @@ def outside_tensors(t, x, work):
                         4 * s * (t["rotary_dim"] or d)))
     if ckpt and eager:
         out.append(("eager mask (checkpoint argument)",
-                    2 * b * s * s if t["rotary"] or t["mask_positions"]
-                    else 2 * b * s))
+                    2 * b * s * s if t["rotary"] or t["mask_positions"] or
+                    t["alibi"] else 2 * b * s))
+    if ckpt and t["alibi"]:
+        out.append(("alibi (b * a, 1, s) (checkpoint argument)",
+                    2 * b * x["a"] * s))
+    if t["embedding_norm"]:
+        out += norm_tensors(t["norm"], b * s, h, "embedding norm")
     if t["embedding_dropout"]:
         out.append(("embedding dropout mask", b * s * h))
     if t["embed_scale"]:
@@ -520,6 +596,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # no more than the input's gradient with the weight's)
     if sparse:
         step = moe_backward(t, x)
+    elif t["activation"] == "bloom_gelu":
+        # dense_4h_to_h's input and weight gradients, then bloom_gelu_back:
+        # the incoming gradient and, at most, five temporaries of its tanh
+        # arithmetic at once (2bsI each), once dense_4h_to_h's input is
+        # released
+        step = max(10 * bs * i, 2 * bs * i + 2 * h * i)
     elif t["gated_mlp"] or t["activation"] != "single_op":
         step = mlp_step(bs, h, i)
     else:
@@ -536,12 +618,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            if name.startswith(("post-attention",
                                                "sandwich") + mlp_names))
                        + q)  # o_proj's input
-    if attention == "eager":
+    if eager_terms(t, x, attention):
         p = b * x["a"] * s * s
         attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
         for_pv = (3 * p if t["attention_dropout"] else
                   2 * p if t["fp32_softmax"] else 0)
-        after_attention += eager_v(t, x) + for_pv  # v, PV's left factor
+        after_attention += pv_operand(t, x) + for_pv  # v, PV's left factor
     # Last, q, k and v's projections: their gradients, the largest
     # projection weight's gradient (GPT-2's fused c_attn: all three) and the
     # input's, once all but the first norm's saves and output is released.
@@ -579,14 +661,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # the attention's locals still hold (q, k and v before their copies)
     # and the incoming gradient.
     forward_softmax = 0
-    if ckpt and attention == "eager":
+    if ckpt and eager_terms(t, x, attention):
         p = b * x["a"] * s * s
         before = sum(m for name, m in tensors
                      if name.startswith(("input norm", "q_norm", "k_norm",
-                                         "q for QK^T", "k repeated",
-                                         "k for QK^T", "the 0-dim scale")))
-        # v repeated (a copy, the k-sized view, or Phi-3's fused output;
-        # GPT-NeoX's view of it is PV's alone, not yet made)
+                                         "the 0-dim scale")))
+        # q and k for QK^T (GPT-J's fp32; the same bound for BLOOM's and
+        # Falcon's layouts), v repeated (a copy, the k-sized view, or
+        # Phi-3's fused output; GPT-NeoX's view of it is PV's alone, not
+        # yet made)
+        qk = 2 if t["gptj_rotary"] else 1
+        before += qk * q + qk * eager_kv(x)
         before += eager_kv(x) if t["value_view"] else eager_v(t, x)
         kv_locals = (0 if eager_kv(x) == 2 * x["s"] * x["d"] else
                      2 * 2 * bs * x["kv"] * x["d"])
@@ -705,7 +790,8 @@ def estimate(shape, work, adapters=None, tp=None):
     # once everything but the embedding's indices and the 16-bit logits
     # (the model's output) is released.
     kept = (8 * bs + (8 * bs if t["mask_positions"] else
-                      8 * s if not t["rotary"] else 0) + logits)
+                      8 * s if not t["rotary"] and not t["alibi"] else 0)
+            + logits)
     embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
                     embedding_rows * e - (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
@@ -733,7 +819,10 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
-               "local_rotary", "both_rotary_used", "deepseek_moe")
+               "local_rotary", "both_rotary_used", "deepseek_moe",
+               # Falcon and BLOOM
+               "kv_broadcast", "indexed_kv", "one_residual_mask",
+               "direct_sdpa", "alibi", "embedding_norm", "no_flash")
 DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "norm": "rms", "gated_mlp": True, "activation": "single_op",
                   "rotary": True, "qk_norm": False, "fp32_softmax": True,
@@ -762,7 +851,12 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   # DeepSeek-V3 (mla_oracle.py)
                   "q_lora_rank": 0, "kv_lora_rank": 0,
                   "qk_rope_head_dim": 0, "v_head_dim": 0,
-                  "deepseek_moe": False}
+                  "deepseek_moe": False,
+                  # Falcon and BLOOM
+                  "kv_broadcast": False, "indexed_kv": False,
+                  "one_residual_mask": False, "direct_sdpa": False,
+                  "alibi": False, "embedding_norm": False,
+                  "no_flash": False}
 
 
 def read_request(request):

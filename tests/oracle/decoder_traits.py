@@ -562,6 +562,132 @@ def _gptj(config, description, heads):
     return t
 
 
+def _layer_norm_base(description, heads, embed, first_mlp):
+    """The shape facts off the parameter list of a fused-q/k/v LayerNorm
+    family (Falcon, BLOOM)."""
+    d = description
+    h = d.hidden_size
+    return {"num_layers": len({m.group(2) for m in map(_LAYER.match, d.names)
+                               if m}),
+            "hidden_size": h, "num_attention_heads": heads,
+            "head_dim": h // heads,
+            "intermediate_size": _numel(d, first_mlp) // h,
+            "vocab_size": _numel(d, embed) // h,
+            "tied_embeddings": "lm_head.weight" not in d.names,
+            "fused_qkv": True, "norm": "layer_norm", "gated_mlp": False,
+            "qk_norm": False, "scale_by_tensor": False, "embed_scale": False,
+            "not_estimated": ""}
+
+
+def _size(config, key):
+    """An optional positive size (None where unset)."""
+    value = config.get(key)
+    if value is not None and (isinstance(value, bool) or
+                              not isinstance(value, int) or
+                              not 0 < value < 2**64):
+        raise ValueError(f"config {key}: expected a positive integer below "
+                         f"2^64, got {json.dumps(value)}")
+    return value
+
+
+def _falcon(config, description, heads):
+    """modeling_falcon.py (alibi false): LayerNorm, the fused
+    query_key_value (new_decoder_architecture: K and V picked by a list
+    index and broadcast to every query head; multi_query: one K/V head
+    picked by a list index; else strided views of three projections), RoPE
+    over the head, softmax in the hidden states' dtype and no dropout on
+    it, FalconMLP's `activation`, the MLP on the attention's norm
+    (parallel_attn, one norm), on ln_mlp (two norms) or on
+    post_attention_layernorm (sequential), dropout_add after the attention
+    (sequential, attention_dropout) and after the MLP (hidden_dropout);
+    F.scaled_dot_product_attention called directly. alibi true, the layouts
+    FalconDecoderLayer.forward fails on and unmodelled activations are
+    refused by name."""
+    d = description
+    h = d.hidden_size
+    t = _layer_norm_base(d, heads, "word_embeddings.weight",
+                         "dense_h_to_4h.weight")
+    head = h // heads
+    qkv = _numel(d, "query_key_value.weight") // h
+    t.update(num_key_value_heads=(qkv - h) // (2 * head), rotary=True,
+             fp32_softmax=False, direct_sdpa=True, embedding_dropout=False,
+             attention_dropout=False)
+    new_arch = config.get("new_decoder_architecture", False)
+    parallel = config.get("parallel_attn", True)
+    num_ln = config.get("num_ln_in_parallel_attn")
+    two_norms = (num_ln if num_ln is not None else
+                 2 if new_arch else 1) == 2
+    _look_up(config, "alibi", "activation", "hidden_dropout",
+             "attention_dropout", "num_kv_heads")
+    try:
+        alibi = _flag(config, "alibi", False)
+        act = _text(config, "activation", "gelu")
+        hidden = _probability(config, "hidden_dropout", 0.0)
+        attn = _probability(config, "attention_dropout", 0.0)
+        kv = _size(config, "num_kv_heads")
+        multi_query = (False if new_arch else
+                       _flag(config, "multi_query", True))
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    t["kv_broadcast"] = new_arch
+    t["indexed_kv"] = new_arch or multi_query
+    t["value_view"] = not t["indexed_kv"]
+    t["single_norm"] = parallel and not two_norms
+    t["parallel_residual"] = parallel and two_norms
+    masks = (1 if not parallel and attn else 0) + (1 if hidden else 0)
+    t["hidden_dropout"] = masks > 0
+    t["one_residual_mask"] = masks == 1
+    if not _activation(t, "activation", act):
+        return t
+    if alibi:
+        t["not_estimated"] = ("alibi true (ALiBi attention, Falcon-RW's) is "
+                              "not modelled")
+    elif new_arch and not parallel:
+        t["not_estimated"] = ("new_decoder_architecture true with "
+                              "parallel_attn false: FalconDecoderLayer."
+                              "forward fails in transformers 4.51.3")
+    elif not new_arch and parallel and two_norms:
+        t["not_estimated"] = ("num_ln_in_parallel_attn 2 without "
+                              "new_decoder_architecture: FalconDecoderLayer."
+                              "forward calls input_layernorm, which it does "
+                              "not build")
+    elif t["value_view"] and kv is not None and kv != heads:
+        t["not_estimated"] = (f"num_kv_heads {kv} with multi_query false "
+                              "and the old architecture: FalconAttention's "
+                              f"reshape fails ({heads} heads)")
+    return t
+
+
+def _bloom(config, description, heads):
+    """modeling_bloom.py: word_embeddings_layernorm, LayerNorm, the fused
+    query_key_value whose q, k, v are reshaped strided views (baddbmm onto
+    the ALiBi bias, bmm), an fp32 softmax, GeLUFunction (bloom_gelu),
+    attention_dropout and hidden_dropout; eager only (no sdpa, no
+    flash_attention_2 path in 4.51.3). pretraining_tp > 1 with
+    slow_but_exact is refused."""
+    t = _layer_norm_base(description, heads, "word_embeddings.weight",
+                         "dense_h_to_4h.weight")
+    t.update(num_key_value_heads=heads, rotary=False, alibi=True,
+             embedding_norm=True, activation="bloom_gelu", fp32_softmax=True,
+             no_sdpa=True, no_flash=True, embedding_dropout=False)
+    _look_up(config, "attention_dropout", "hidden_dropout", "pretraining_tp",
+             "slow_but_exact")
+    try:
+        t["attention_dropout"] = _probability(config, "attention_dropout",
+                                              0.0)
+        t["hidden_dropout"] = _probability(config, "hidden_dropout", 0.0)
+        tp = _size(config, "pretraining_tp")
+        exact = _flag(config, "slow_but_exact", False)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    if exact and (tp or 1) > 1:
+        t["not_estimated"] = ("slow_but_exact true with pretraining_tp > 1 "
+                              "(the sliced F.linear loops) is not modelled")
+    return t
+
+
 def traits(config, description, heads):
     """The shape dict of a described decoder-only config with `heads`
     query heads."""
@@ -574,6 +700,10 @@ def traits(config, description, heads):
         t = _opt(config, description, heads)
     elif model_type == "gptj":
         t = _gptj(config, description, heads)
+    elif model_type == "falcon":
+        t = _falcon(config, description, heads)
+    elif model_type == "bloom":
+        t = _bloom(config, description, heads)
     elif model_type in _LLAMA_LIKE:
         t = _llama_like(config, model_type, description, heads)
     elif model_type == "phi3":

@@ -11,11 +11,11 @@ Independent of chunkplan's C++. Two parts:
    modeling_cohere.py, modeling_gemma2.py, modeling_gemma3.py,
    modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
-   modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py): the torch
-   functions that take parameters, in the order forward calls them, each
-   with the parameters it passes (named as the models oracle names them).
-   Backward runs them in reverse (autograd's order on these sequential
-   graphs).
+   modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
+   modeling_falcon.py, modeling_bloom.py): the torch functions that take
+   parameters, in the order forward calls them, each with the parameters it
+   passes (named as the models oracle names them). Backward runs them in
+   reverse (autograd's order on these sequential graphs).
 
 2. The replay, written as the state machine of ColossalAI's text in
    /work/shared/reference/colossalai/ (cited as gemini_hook.py, chunk.py,
@@ -73,7 +73,7 @@ import re
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
                "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
-               "deepseek_v3")
+               "deepseek_v3", "falcon", "bloom")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -368,6 +368,71 @@ def _gptj_ops(names, architecture):
     return ops
 
 
+def _falcon_ops(names, architecture):
+    """FalconForCausalLM.forward -> FalconModel.forward (modeling_falcon
+    .py): self.word_embeddings(input_ids); each FalconDecoderLayer: its
+    norms first (ln_attn(hidden_states) and ln_mlp(hidden_states) where it
+    has both, else input_layernorm: F.layer_norm(weight, bias)), then
+    self_attention's query_key_value and dense, post_attention_layernorm
+    where it has one (the sequential layer, after the attention's
+    residual), mlp's dense_h_to_4h and dense_4h_to_h; each FalconLinear is
+    `input @ self.weight.T` then `+ self.bias`: the transpose takes the
+    weight, the addition the bias, two operations; self.ln_f; then
+    self.lm_head (word_embeddings' weight when tied)."""
+    top = "transformer." if architecture == "FalconForCausalLM" else ""
+    ops = [[top + "word_embeddings.weight"]]
+    i = 0
+    while f"{top}h.{i}.self_attention.dense.weight" in names:
+        layer = f"{top}h.{i}."
+        if layer + "ln_attn.weight" in names:
+            modules = ["ln_attn", "ln_mlp"]
+        else:
+            modules = ["input_layernorm"]
+        modules += ["self_attention.query_key_value", "self_attention.dense"]
+        if layer + "post_attention_layernorm.weight" in names:
+            modules.append("post_attention_layernorm")
+        modules += ["mlp.dense_h_to_4h", "mlp.dense_4h_to_h"]
+        for module in modules:
+            if module.endswith("norm") or module.startswith("ln_"):
+                ops.append([layer + module + ".weight",
+                            layer + module + ".bias"])
+                continue
+            ops.append([layer + module + ".weight"])
+            ops += [[p] for p in _present(names, layer + module + ".bias")]
+        i += 1
+    ops.append([top + "ln_f.weight", top + "ln_f.bias"])
+    if architecture == "FalconForCausalLM":
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "word_embeddings.weight"])
+    return ops
+
+
+def _bloom_ops(names, architecture):
+    """BloomForCausalLM.forward -> BloomModel.forward (modeling_bloom.py):
+    self.word_embeddings(input_ids), self.word_embeddings_layernorm; each
+    BloomBlock: input_layernorm, self_attention's query_key_value and dense
+    (nn.Linear: F.linear(x, weight, bias)), post_attention_layernorm, mlp's
+    dense_h_to_4h and dense_4h_to_h; self.ln_f; then self.lm_head
+    (word_embeddings' weight when tied)."""
+    top = "transformer." if architecture == "BloomForCausalLM" else ""
+    ops = [[top + "word_embeddings.weight"],
+           [top + "word_embeddings_layernorm.weight",
+            top + "word_embeddings_layernorm.bias"]]
+    i = 0
+    while f"{top}h.{i}.input_layernorm.weight" in names:
+        block = f"{top}h.{i}."
+        for module in ("input_layernorm", "self_attention.query_key_value",
+                       "self_attention.dense", "post_attention_layernorm",
+                       "mlp.dense_h_to_4h", "mlp.dense_4h_to_h"):
+            ops.append([block + module + ".weight", block + module + ".bias"])
+        i += 1
+    ops.append([top + "ln_f.weight", top + "ln_f.bias"])
+    if architecture == "BloomForCausalLM":
+        ops.append(_present(names, "lm_head.weight")
+                   or [top + "word_embeddings.weight"])
+    return ops
+
+
 def _deepseek_v3_ops(names, architecture):
     """DeepseekV3ForCausalLM.forward (modeling_deepseek_v3.py, 4.51.3):
     LLaMA's model loop; each DeepseekV3DecoderLayer: input_layernorm,
@@ -433,6 +498,10 @@ def operations(description, config=None):
         ops = _gpt_neox_ops(names, description.architecture)
     elif model_type == "gptj":
         ops = _gptj_ops(names, description.architecture)
+    elif model_type == "falcon":
+        ops = _falcon_ops(names, description.architecture)
+    elif model_type == "bloom":
+        ops = _bloom_ops(names, description.architecture)
     elif model_type == "opt":
         ops = _opt_ops(names, description.architecture,
                        (config or {}).get("do_layer_norm_before", True))

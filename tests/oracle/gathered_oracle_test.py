@@ -146,6 +146,11 @@ OPT = {"model_type": "opt", "hidden_size": 64, "ffn_dim": 256,
        "max_position_embeddings": 64}
 GPTJ = {"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2,
         "vocab_size": 256, "rotary_dim": 8, "tie_word_embeddings": False}
+FALCON = {"model_type": "falcon", "hidden_size": 64,
+          "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 256,
+          "bias": True, "ffn_hidden_size": 256}
+BLOOM = {"model_type": "bloom", "hidden_size": 64, "n_head": 4, "n_layer": 2,
+         "vocab_size": 256}
 SIZES = range(4096, 40000, 256)
 
 
@@ -309,6 +314,71 @@ class Named(unittest.TestCase):
         self.assertEqual(answer["gathered_chunks"], "1")
         answer = layout(GPTJ, 4096)
         self.assertTrue(straddles(GPTJ, answer))
+        self.assertEqual(answer["gathered_chunks"], "2")
+
+
+class FalconAndBloom(unittest.TestCase):
+    """Falcon's and BLOOM's operations and layouts, worked by hand from
+    4.51.3's modeling code."""
+
+    def test_falcon_runs_norms_first_and_each_falcon_linear_twice(self):
+        # A sequential layer (parallel_attn false, three projections):
+        # input_layernorm, then query_key_value's `input @ weight.T` (the
+        # transpose takes the weight) and `+ bias`, dense's two,
+        # post_attention_layernorm, the MLP's four; ln_f; lm_head tied.
+        config = dict(FALCON, num_hidden_layers=1, parallel_attn=False,
+                      multi_query=False)
+        layer = "transformer.h.0."
+        want = [["transformer.word_embeddings.weight"],
+                [layer + "input_layernorm.weight",
+                 layer + "input_layernorm.bias"]]
+        for module in ("self_attention.query_key_value",
+                       "self_attention.dense"):
+            want += [[layer + module + ".weight"], [layer + module + ".bias"]]
+        want.append([layer + "post_attention_layernorm.weight",
+                     layer + "post_attention_layernorm.bias"])
+        for module in ("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"):
+            want += [[layer + module + ".weight"], [layer + module + ".bias"]]
+        want += [["transformer.ln_f.weight", "transformer.ln_f.bias"],
+                 ["transformer.word_embeddings.weight"]]
+        self.assertEqual(op_names(config), want)
+        # The new architecture: ln_attn and ln_mlp, both on the layer's
+        # input, before the attention.
+        names = op_names(dict(FALCON, new_decoder_architecture=True,
+                              num_kv_heads=2))
+        self.assertEqual(names[1:4], [[layer + "ln_attn.weight",
+                                       layer + "ln_attn.bias"],
+                                      [layer + "ln_mlp.weight",
+                                       layer + "ln_mlp.bias"],
+                                      [layer + "self_attention."
+                                       "query_key_value.weight"]])
+
+    def test_falcon_bias_opens_a_chunk_without_a_straddle(self):
+        # At 22528 elements chunk 0 is word_embeddings (16384) and layer
+        # 0's query_key_value.weight (6144): its bias opens chunk 1, yet no
+        # operation straddles (FalconLinear's transpose takes the weight,
+        # its addition the bias). Chunk 2 (dense_4h_to_h and the layer's
+        # input_layernorm, registered last, used first) has some but not all
+        # of its gradients while the attention's backward runs: two chunks.
+        answer = layout(FALCON, 22528)
+        self.assertEqual(straddles(FALCON, answer), [])
+        names = models.describe(FALCON).names
+        first = int(answer["groups"][0]["chunks"][1]["first_param"])
+        self.assertTrue(names[first].endswith("query_key_value.bias"))
+        self.assertEqual(answer["gathered_chunks"], "2")
+
+    def test_bloom_holds_one_or_two_like_gpt2(self):
+        # BLOOM registers a block in the order it runs: at 16896 no
+        # operation straddles and no chunk waits: one chunk; at 28928
+        # query_key_value's bias opens a chunk after its weight, and
+        # F.linear takes both: two.
+        answer = layout(BLOOM, 16896)
+        self.assertEqual(straddles(BLOOM, answer), [])
+        self.assertEqual(answer["gathered_chunks"], "1")
+        answer = layout(BLOOM, 28928)
+        names = models.describe(BLOOM).names
+        self.assertTrue(any(names[p].endswith("query_key_value.bias")
+                            for op in straddles(BLOOM, answer) for p in op))
         self.assertEqual(answer["gathered_chunks"], "2")
 
 

@@ -7,6 +7,7 @@ import torch.profiler
 
 import decoder_torch
 import deepseek_torch
+import falcon_bloom_torch
 import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
@@ -23,6 +24,8 @@ def config(shape, work, family="llama"):
     h, a = shape["hidden_size"], shape["num_attention_heads"]
     if family in layer_norm_torch.FAMILIES:
         return layer_norm_config(shape, work, family)
+    if family in falcon_bloom_torch.FAMILIES:
+        return falcon_bloom_torch.config(shape, work, family, PROBABILITY)
     c = {
         "family": (family if family in DENSE else
                    "llama" if shape["rotary"] else "gpt2"),
@@ -175,6 +178,8 @@ def measure(shape, work, family, seed, tp=1):
     else:
         model = (layer_norm_torch.build(c)
                  if family in layer_norm_torch.FAMILIES
+                 else falcon_bloom_torch.build(c)
+                 if family in falcon_bloom_torch.FAMILIES
                  else deepseek_torch.build(c)
                  if family in deepseek_torch.FAMILIES
                  else decoder_torch.build(c))

@@ -154,7 +154,12 @@ _PLACEMENT_NAMES = {po.PLACEMENT_STATIC: "PLACEMENT_STATIC",
 
 
 class PlanError(ValueError):
-    """A PlanRequest Plan refuses; the message names the field."""
+    """A PlanRequest Plan refuses; the message names the field. `code`:
+    INVALID_ARGUMENT, or UNIMPLEMENTED for a family's layer not estimated."""
+
+    def __init__(self, message, code="INVALID_ARGUMENT"):
+        super().__init__(message)
+        self.code = code
 
 
 # ---------------------------------------------------------------------------
@@ -182,7 +187,8 @@ _ATTENTION = ("ATTENTION_DEFAULT", "ATTENTION_EAGER", "ATTENTION_SDPA",
               "ATTENTION_FLASH_ATTENTION_2")
 _ATTENTION_IMPLEMENTATION = ("default", "eager", "sdpa", "flash_attention_2")
 # The shape's config keys: (layers, hidden, heads, vocabulary).
-_SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size")}
+_SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size"),
+               "bloom": ("n_layer", "hidden_size", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
                        "num_attention_heads", "vocab_size")
 _NOT_DECODER_ONLY = ("bert",)
@@ -1027,7 +1033,7 @@ def _activation(parsed, tp=1):
         parts = activation_oracle.estimate(
             _shape(parsed.model[0], parsed.model[1]), work, None, split)
     except activation_oracle.ActivationError as exc:
-        raise PlanError(str(exc)) from None
+        raise PlanError(str(exc), exc.code) from None
     return parts["total_bytes"], parts["transient_bytes"], note
 
 
@@ -1077,6 +1083,8 @@ def plan(request):
                 keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:
+        if getattr(exc, "code", "INVALID_ARGUMENT") != "INVALID_ARGUMENT":
+            return {"error": str(exc), "code": exc.code}
         return {"error": str(exc)}
     keyed.sort(key=lambda pair: pair[0])
     return collections.OrderedDict([

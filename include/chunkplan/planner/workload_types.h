@@ -22,8 +22,15 @@ enum class NormKind : uint8_t {
 // gelu, gelu_pytorch_tanh), or GPT-2's gelu_new written as tanh arithmetic
 // (its input, tanh's result, 0.5x and 1 + tanh); FastGELUActivation's
 // gelu_fast (seven tensors); relu, which keeps its result (the next
-// projection's input).
-enum class MlpActivation : uint8_t { kSingleOp, kGeluNew, kGeluFast, kRelu };
+// projection's input); BLOOM's GeLUFunction (its input; a backward of
+// tanh arithmetic).
+enum class MlpActivation : uint8_t {
+  kSingleOp,
+  kGeluNew,
+  kGeluFast,
+  kRelu,
+  kBloomGelu
+};
 
 // The attention implementation a trainer runs (transformers'
 // attn_implementation); kDefault is transformers 4.51.3's default, sdpa.
@@ -138,6 +145,30 @@ struct TransformerShape {
   // No sdpa path in transformers 4.51.3: the default runs eager and
   // ATTENTION_SDPA is refused (INVALID_ARGUMENT).
   bool no_sdpa = false;
+  // Falcon and BLOOM (docs/plan.md, "Falcon and BLOOM").
+  // Falcon's new architecture: K and V broadcast from num_key_value_heads
+  // to every query head before RoPE (K rotated at a heads; V a copy, or a
+  // stride-0 view of its one head where kv is 1).
+  bool kv_broadcast = false;
+  // K and V picked by a list index (Falcon's multi-query and new
+  // architecture): each index keeps its int64 index, 8 bytes a layer each.
+  bool indexed_kv = false;
+  // hidden_dropout gives one residual mask a layer, not two.
+  bool one_residual_mask = false;
+  // The family calls F.scaled_dot_product_attention on its own q, k, v
+  // (Falcon): V kept as the fused view (value_view) or the broadcast, and
+  // with fewer key/value heads than query heads the math path (eager's
+  // 16-bit saves).
+  bool direct_sdpa = false;
+  // BLOOM's ALiBi attention: q, k, v reshaped views of the fused output
+  // (kept once by baddbmm and bmm when b, a or s is 1, else three copies),
+  // no positions, the alibi (b a, 1, s) and eager mask checkpoint
+  // arguments.
+  bool alibi = false;
+  bool embedding_norm = false;  // a LayerNorm after the word embeddings
+  // No flash_attention_2 path in transformers 4.51.3 (BLOOM):
+  // ATTENTION_FLASH_ATTENTION_2 is refused (INVALID_ARGUMENT).
+  bool no_flash = false;
   // dense families (phi3, cohere, gemma2/3)
   bool fused_gate_up = false;   // one gate_up_proj whose halves are views
                                 // (Phi-3)

@@ -167,23 +167,70 @@ Checked FusedQkv(const Dims& d) { return Mul({d.bs, d.a + 2 * d.kv, d.d, 2}); }
 // matmul's reshapes stay views where b = 1 and kv is 1 or a, or where
 // a = 1, and then the whole fused output is kept. (Without RoPE, GPT-2's
 // q, k and v are all views of one storage: as many bytes as three.) Else
-// as EagerKv.
+// (and for Falcon's V, a list index's copy) as EagerKv.
 Checked EagerV(const TransformerShape& t, const Dims& d) {
   if (t.value_view) {
     return (d.b == 1 || d.a == 1 || d.s == 1) ? FusedQkv(d) : EagerKv(d);
   }
-  if (t.fused_qkv && t.rotary &&
+  if (t.fused_qkv && t.rotary && !t.indexed_kv &&
       ((d.b == 1 && (d.kv == 1 || d.kv == d.a)) || d.a == 1)) {
     return FusedQkv(d);
   }
   return EagerKv(d);
 }
 
+// Falcon's new architecture: V broadcast to every query head, a copy
+// (flatten) unless kv is 1 (a stride-0 view of its one head).
+Checked BroadcastV(const Dims& d) {
+  if (d.kv == 1) return Mul({d.bs, d.d, 2});
+  return Mul({d.bs, d.a, d.d, 2});
+}
+
+// BLOOM: q, k and v reshaped to (b a, s, d) stay views of the fused
+// output when b, a or s is 1.
+bool AlibiViews(const Dims& d) { return d.b == 1 || d.a == 1 || d.s == 1; }
+
+// V as the PV matmul keeps it, released with PV's backward (BLOOM's views:
+// the fused output, still held by the scores' baddbmm: nothing).
+Checked PvOperand(const TransformerShape& t, const Dims& d) {
+  if (t.alibi) {
+    return AlibiViews(d) ? Checked{Wide{0}} : Mul({d.bs, d.a, d.d, 2});
+  }
+  return EagerV(t, d);
+}
+
+// q, k and v as eager attention's matmuls keep them: BLOOM's baddbmm and
+// bmm the fused output once (views) or three copies; else q and k (fp32
+// for GPT-J; K rotated at every query head where kv_broadcast) and V.
+Checked EagerQkv(const TransformerShape& t, const Dims& d) {
+  const Checked q = Mul({d.bs, d.a, d.d, 2});
+  if (t.alibi) return AlibiViews(d) ? FusedQkv(d) : Mul({q, 3});
+  const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
+  const Checked k = t.kv_broadcast ? q : EagerKv(d);
+  return Sum({Mul({q, qk}), Mul({k, qk}), EagerV(t, d)});
+}
+
+// Whether the attention saves what eager saves: eager, or (direct_sdpa)
+// F.scaled_dot_product_attention on fewer key/value heads than query
+// heads, which neither fused kernel takes (torch >= 2.2 sdp_utils_cpp.h,
+// check_batch_size_and_num_heads_dense): the math path's 16-bit saves.
+bool EagerPath(const TransformerShape& t, const Dims& d, Attention attention) {
+  const Attention a = Resolved(attention);
+  return a == Attention::kEager ||
+         (a == Attention::kSdpa && t.direct_sdpa && t.kv_lora_rank == 0 &&
+          !t.kv_broadcast && d.kv != d.a);
+}
+
 // V as flash_attention_2 keeps it, at its own heads: flash-attn copies only
 // a tensor whose last stride is not 1, so a fused projection's slice keeps
 // the fused output's whole storage (GPT-NeoX's view; with RoPE, see EagerV).
+// Falcon's K and V are picked by a list index (copies): V at its heads, or
+// the broadcast under the new architecture.
 Checked KernelV(const TransformerShape& t, const Dims& d) {
-  if (t.value_view || (t.fused_qkv && t.rotary)) return FusedQkv(d);
+  if (t.kv_broadcast) return BroadcastV(d);
+  if (t.value_view || (t.fused_qkv && t.rotary && !t.indexed_kv)) {
+    return FusedQkv(d);
+  }
   return Mul({d.bs, d.kv, d.d, 2});
 }
 
@@ -233,13 +280,21 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
     return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
   }
-  switch (Resolved(attention)) {
+  // Falcon's new architecture: K at every query head.
+  const Checked k = t.kv_broadcast ? q : kv;
+  switch (EagerPath(t, d, attention) ? Attention::kEager
+                                     : Resolved(attention)) {
     case Attention::kFlashAttention2:  // q, k, v (kv heads; the fused
                                        // output where a view of it), out,
                                        // lse, rng_state (2 x int64)
-      return Sum({out, q, kv, KernelV(t, d), q, lse, Wide{16}});
-    case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse
-      return Sum({out, q, q, q, q, lse});
+      return Sum({out, q, k, KernelV(t, d), q, lse, Wide{16}});
+    case Attention::kSdpa:  // q, k, v repeated to a heads, out, lse; the
+                            // tensors passed where direct_sdpa
+      return Sum({out, q, q,
+                  (t.direct_sdpa && t.value_view) ? FusedQkv(d)
+                  : t.kv_broadcast                ? BroadcastV(d)
+                                                  : q,
+                  q, lse});
     default:
       break;
   }
@@ -255,9 +310,7 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   // Gemma-2's soft-capping: tanh keeps its 16-bit result.
   const Checked softcap = t.attn_softcap ? Mul({p, 2}) : Checked{Wide{0}};
   // q and k (repeated to a heads) for QK^T, v for PV, o_proj's input.
-  const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
-  return Sum({out, Mul({q, qk}), Mul({EagerKv(d), qk}), softmax, for_pv, scale,
-              EagerV(t, d), q, softcap});
+  return Sum({out, EagerQkv(t, d), softmax, for_pv, scale, q, softcap});
 }
 
 // What one layer's MLP saves, its input aside.
@@ -347,6 +400,13 @@ Checked MoeForward(const TransformerShape& t, const Dims& d) {
   return Sum({mask, Hidden(d, 4), shared ? Hidden(d, 4) : Checked{Wide{0}}});
 }
 
+// The residual dropouts' 1-byte masks: two (after attention, after the
+// MLP), or one (one_residual_mask).
+Checked ResidualMasks(const TransformerShape& t, const Dims& d) {
+  if (!t.hidden_dropout) return Wide{0};
+  return Hidden(d, t.one_residual_mask ? 1 : 2);
+}
+
 // One decoder layer's saves without checkpointing (`sparse`: an MoE layer,
 // the sparse block in place of the MLP).
 Checked LayerSaved(const TransformerShape& t, const Dims& d,
@@ -356,12 +416,11 @@ Checked LayerSaved(const TransformerShape& t, const Dims& d,
   const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
-  // Two residual dropouts (after attention, after the MLP), 1-byte masks.
-  const Checked residual_masks =
-      t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  // Falcon's K and V list indices (int64, one element each).
+  const Checked indices = t.indexed_kv ? Checked{Wide{16}} : Wide{0};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
-              sparse ? MoeSaved(t, d) : MlpSaved(t, d), residual_masks,
-              SandwichNorms(t, d)});
+              sparse ? MoeSaved(t, d) : MlpSaved(t, d), ResidualMasks(t, d),
+              indices, SandwichNorms(t, d)});
 }
 
 // The logits the model returns, held through backward: 16-bit, or fp32
@@ -375,6 +434,11 @@ Checked Logits(const TransformerShape& t, const Dims& d) {
 absl::StatusOr<ActivationWorkload> AsRun(const TransformerShape& t,
                                          const ActivationWorkload& w) {
   ActivationWorkload run = w;
+  if (t.no_flash && w.attention == Attention::kFlashAttention2) {
+    return absl::InvalidArgumentError(
+        "workload.attention: ATTENTION_FLASH_ATTENTION_2: the family has no "
+        "flash_attention_2 path in transformers 4.51.3");
+  }
   if (!t.no_sdpa) return run;
   if (w.attention == Attention::kSdpa) {
     return absl::InvalidArgumentError(
@@ -421,9 +485,10 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   const Checked indices = Mul({d.bs, 8});  // input_ids (int64)
   // position_ids: the learned embedding keeps them; under checkpointing
   // they are an argument of every layer (cache_position's storage).
-  const Checked positions = t.mask_positions      ? MaskPositions(d, ckpt)
-                            : (!t.rotary || ckpt) ? Mul({d.s, 8})
-                                                  : Checked{Wide{0}};
+  const Checked positions = t.mask_positions ? MaskPositions(d, ckpt)
+                            : ((!t.rotary && !t.alibi) || ckpt)
+                                ? Mul({d.s, 8})
+                                : Checked{Wide{0}};
   // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
   // multiplications.
   const Checked rotary = (t.rotary && !t.gptj_rotary && !ckpt)
@@ -433,9 +498,15 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
   if (ckpt && eager) {
-    mask = (t.rotary || t.mask_positions) ? Mul({d.b, d.s, d.s, 2})
-                                          : Mul({d.bs, 2});
+    mask = (t.rotary || t.mask_positions || t.alibi) ? Mul({d.b, d.s, d.s, 2})
+                                                     : Mul({d.bs, 2});
   }
+  // BLOOM: the alibi (b a, 1, s) 16-bit, a checkpoint argument; the
+  // LayerNorm after the word embeddings.
+  const Checked alibi =
+      (ckpt && t.alibi) ? Mul({d.b, d.a, d.s, 2}) : Checked{Wide{0}};
+  const Checked embedding_norm =
+      t.embedding_norm ? NormSaved(t.norm, d.bs, d.h) : Checked{Wide{0}};
   const Checked embed_mask =
       t.embedding_dropout ? Hidden(d, 1) : Checked{Wide{0}};
   const Checked normalizer = t.embed_scale ? Checked{Wide{2}} : Wide{0};
@@ -444,7 +515,7 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   const Checked softcap =
       t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
   return Sum({indices, positions, rotary, mask, embed_mask, normalizer,
-              final_norm, Projections(d), softcap});
+              final_norm, Projections(d), softcap, alibi, embedding_norm});
 }
 
 // Bytes a norm's backward holds above its saves per element of its input,
@@ -487,11 +558,16 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // A product's three gradients (the gated one, gelu_new's or gelu_fast's
   // last) once down's input is released, relu's two while its result is
   // still saved; one op's are no more than the input's and weight's.
-  Checked mlp_step =
-      sparse ? MoeBackward(t, d)
-      : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
-          ? MlpStep(d, d.bs, d.inter)
-          : Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+  // BLOOM: dense_4h_to_h's, then bloom_gelu_back: the incoming gradient
+  // and at most five temporaries of its tanh arithmetic (2bsI each) at
+  // once, once dense_4h_to_h's input is released.
+  const Checked one_op = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+  Checked mlp_step = sparse ? MoeBackward(t, d)
+                     : t.activation == MlpActivation::kBloomGelu
+                         ? Max(Mul({d.bs, d.inter, 10}), one_op)
+                     : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
+                         ? MlpStep(d, d.bs, d.inter)
+                         : one_op;
   if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
@@ -499,19 +575,19 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Checked second_norm = (t.single_norm || t.parallel_block)
                                   ? Checked{Wide{0}}
                                   : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
-  const Checked masks = t.hidden_dropout ? Hidden(d, 2) : Checked{Wide{0}};
+  const Checked masks = ResidualMasks(t, d);
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
   Checked after_attention =
       Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
-  if (Resolved(attention) == Attention::kEager) {
+  if (EagerPath(t, d, attention)) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
     const Checked for_pv = t.attention_dropout ? Mul({p, 3})
                            : t.fp32_softmax    ? Mul({p, 2})
                                                : Checked{Wide{0}};
-    after_attention = Sum({after_attention, EagerV(t, d), for_pv});
+    after_attention = Sum({after_attention, PvOperand(t, d), for_pv});
   }
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
@@ -547,12 +623,14 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
 // copies) and the incoming gradient. 0 for another attention.
 Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
                        Attention attention) {
-  if (Resolved(attention) != Attention::kEager) return Wide{0};
+  if (!EagerPath(t, d, attention)) return Wide{0};
   const Checked q = Mul({d.bs, d.a, d.d, 2});
   const Checked p = Mul({d.b, d.a, d.s, d.s});
+  const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
   const Checked before =
-      Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d), q,
-           EagerKv(d), t.value_view ? EagerKv(d) : EagerV(t, d),
+      Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d),
+           Mul({q, qk}), Mul({EagerKv(d), qk}),
+           t.value_view ? EagerKv(d) : EagerV(t, d),
            t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
@@ -602,9 +680,9 @@ Checked HeadBackward(const Dims& d, Checked loss) {
 // `logits` bytes) is released.
 Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
                           Checked total, Wide rows, Checked logits) {
-  const Checked positions = t.mask_positions ? Mul({d.bs, 8})
-                            : t.rotary       ? Checked{Wide{0}}
-                                             : Mul({d.s, 8});
+  const Checked positions = t.mask_positions        ? Mul({d.bs, 8})
+                            : (t.rotary || t.alibi) ? Checked{Wide{0}}
+                                                    : Mul({d.s, 8});
   const Checked kept = Sum({Mul({d.bs, 8}), positions, logits});
   return Less(Sum({Mul({d.bs, d.e, 2}),
                    Mul({rows, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
