@@ -41,6 +41,22 @@ class Gemma3Attention(dense_torch.Gemma2Attention):
         return self.q_norm(query_states), self.k_norm(key_states)
 
 
+def run_layers(model, hidden_states, rest):
+    """The model's layer loop: each layer on (hidden_states, *rest), under
+    torch.utils.checkpoint (reentrant, as transformers 4.51.3's
+    _gradient_checkpointing_func) where the model checkpoints."""
+    for layer in model.layers:
+        args = (hidden_states, *rest)
+        if model.gradient_checkpointing:
+            out = torch.utils.checkpoint.checkpoint(
+                layer.__call__, *args, use_reentrant=True,
+                preserve_rng_state=dt.PRESERVE_RNG_STATE)
+        else:
+            out = layer(*args)
+        hidden_states = out[0]
+    return hidden_states
+
+
 class Gemma3DecoderLayer(dense_torch.Gemma2DecoderLayer):
     """Gemma-2's four norms around Gemma3Attention; a sliding layer's own
     mask and the local rotary table."""
@@ -125,17 +141,11 @@ class Gemma3ForCausalLM(dense_torch.DenseForCausalLM):
                                                      position_ids)
         position_embeddings_local = self.rotary_emb_local(hidden_states,
                                                           position_ids)
-        for layer in self.layers:
-            args = (hidden_states, position_embeddings_global,
-                    position_embeddings_local, causal_mask, position_ids,
-                    None, False, False, cache_position, last_cache_position)
-            if self.gradient_checkpointing:
-                out = torch.utils.checkpoint.checkpoint(
-                    layer.__call__, *args, use_reentrant=True,
-                    preserve_rng_state=dt.PRESERVE_RNG_STATE)
-            else:
-                out = layer(*args)
-            hidden_states = out[0]
+        hidden_states = run_layers(
+            self, hidden_states,
+            (position_embeddings_global, position_embeddings_local,
+             causal_mask, position_ids, None, False, False, cache_position,
+             last_cache_position))
         return self.norm(hidden_states)
 
 
@@ -389,16 +399,10 @@ class Llama4ForCausalLM(dt.LlamaForCausalLM):
                                            cache_position)
         hidden_states = inputs_embeds
         freq_cis = self.rotary_emb(hidden_states, position_ids)
-        for layer in self.layers:
-            args = (hidden_states, causal_mask, None, position_ids, None,
-                    False, False, False, cache_position, freq_cis)
-            if self.gradient_checkpointing:
-                out = torch.utils.checkpoint.checkpoint(
-                    layer.__call__, *args, use_reentrant=True,
-                    preserve_rng_state=dt.PRESERVE_RNG_STATE)
-            else:
-                out = layer(*args)
-            hidden_states = out[0]
+        hidden_states = run_layers(
+            self, hidden_states,
+            (causal_mask, None, position_ids, None, False, False, False,
+             cache_position, freq_cis))
         return self.norm(hidden_states)
 
 
