@@ -123,7 +123,10 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // shape), and PretrainedConfig's tie_word_embeddings.
 const Family& BloomFamily() {
   // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
-  // query_key_value is a plain Linear1D_Col.
+  // query_key_value is a plain Linear1D_Col. Sequence parallelism runs on
+  // every mesh: get_bloom_sequence_parallel_forward_fn splits the sequence
+  // and gathers it over the tp group (modeling/bloom.py:1020-1067), so no
+  // refusal (its activations under it are not modelled: TpShapeOf's note).
   static const TpPolicy tp{
       .file = "bloom", .rules = FusedQkvTpRules(), .heads_key = "n_head"};
   static const Family family{"bloom",

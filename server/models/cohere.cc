@@ -78,10 +78,14 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 const Family& CohereFamily() {
   // ColossalAI's CommandPolicy (shardformer/policies/command.py); the
   // per-head q_norm and k_norm stay whole.
-  static const TpPolicy tp{.file = "command",
-                           .rules = DecoderTpRules(TpLayer::kVocab),
-                           .kv_heads_key = "num_key_value_heads",
-                           .kv_heads_at_least_tp = true};
+  static const TpPolicy tp{
+      .file = "command",
+      .rules = DecoderTpRules(TpLayer::kVocab),
+      .kv_heads_key = "num_key_value_heads",
+      .kv_heads_at_least_tp = true,
+      // get_command_flash_attention_forward, swapped
+      // in whatever the mode (modeling/command.py).
+      .causal_lm = {.sp_group_assert = "command.py:361-363"}};
   static const Family family{"cohere",
                              {"CohereForCausalLM", "CohereModel"},
                              R"({

@@ -113,7 +113,10 @@ const Family& MixtralFamily() {
                 {"block_sparse_moe.gate", TpLayer::kColumn},
                 {"embed_tokens", TpLayer::kVocab},
                 {"lm_head", TpLayer::kColumn}},
-      .kv_heads_key = "num_key_value_heads"};
+      .kv_heads_key = "num_key_value_heads",
+      // get_mixtral_flash_attention_forward, swapped in under sequence
+      // parallelism (policies/mixtral.py:70-80; modeling/mixtral.py).
+      .causal_lm = {.sp_group_assert = "mixtral.py:592-594"}};
   static const Family family{"mixtral",
                              {"MixtralForCausalLM", "MixtralModel"},
                              R"({

@@ -13,6 +13,7 @@
 // CHUNKPLAN_DIFF_PLAN_ORACLE names another oracle script (to check that a
 // broken oracle fails this test).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -505,6 +507,77 @@ TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
   EXPECT_TRUE(absl::StartsWith(answers[1].status().message(),
                                "gemini.enable_sequence_parallelism"))
       << answers[1].status();
+}
+
+// The other policies with sequence parallelism (docs/tensor-parallelism.md,
+// the table), tp searched over every mesh: Command's and Mixtral's
+// attention forwards assert a group GeminiPlugin does not make (tp 1's
+// options only); BLOOM's forward splits and gathers over the tp group and
+// OPT's, Falcon's and GPT-J's policies turn it off, so their tp options
+// run on every mesh (zero x extra_dp above 1 included). Equal to the
+// oracle's (tp_oracle.py).
+TEST(PlanDifferentialTest, OtherPoliciesSequenceParallelMatchTheOracle) {
+  const std::vector<std::pair<const char*, bool>> families = {
+      {R"({"architectures": ["CohereForCausalLM"], "model_type": "cohere",
+          "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 8,
+          "num_key_value_heads": 8, "vocab_size": 1000})",
+       false},
+      {R"({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+          "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 8,
+          "num_key_value_heads": 8, "vocab_size": 1000,
+          "num_local_experts": 4, "num_experts_per_tok": 2})",
+       false},
+      {R"({"architectures": ["BloomForCausalLM"], "model_type": "bloom",
+          "hidden_size": 64, "n_layer": 2, "n_head": 8,
+          "vocab_size": 1000})",
+       true},
+      {R"({"architectures": ["OPTForCausalLM"], "model_type": "opt",
+          "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2,
+          "num_attention_heads": 8, "word_embed_proj_dim": 64,
+          "vocab_size": 1000})",
+       true},
+      {R"({"architectures": ["FalconForCausalLM"], "model_type": "falcon",
+          "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 8, "num_kv_heads": 8,
+          "new_decoder_architecture": true, "vocab_size": 1000})",
+       true},
+      {R"({"architectures": ["GPTJForCausalLM"], "model_type": "gptj",
+          "n_embd": 64, "n_layer": 2, "n_head": 8, "rotary_dim": 4,
+          "vocab_size": 1000})",
+       true}};
+  std::vector<v1::PlanRequest> requests;
+  for (const auto& [config, runs] : families) {
+    v1::PlanRequest r;
+    r.mutable_search()->mutable_model()->set_hf_config_json(config);
+    r.mutable_search()->set_search_range_m(0.001);
+    r.mutable_search()->set_min_chunk_size_m(0);
+    r.set_search_tp(true);
+    r.add_extra_dp_sizes(1);
+    r.add_extra_dp_sizes(2);
+    r.set_max_options(200);
+    r.mutable_gemini()->set_enable_sequence_parallelism(true);
+    v1::Workload* w = r.mutable_workload();
+    w->set_micro_batch(1);
+    w->set_sequence_length(64);
+    v1::Cluster* c = r.mutable_cluster();
+    c->set_device_memory_bytes(kGiB);
+    c->set_gpus_per_node(8);
+    for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
+    requests.push_back(std::move(r));
+  }
+  const auto answers = CheckAgainstOracle(requests, "other policies' sp");
+  for (size_t i = 0; i < families.size(); ++i) {
+    ASSERT_TRUE(answers[i].ok()) << answers[i].status();
+    bool wide_tp = false;  // a tp option with zero x extra_dp above 1
+    for (const v1::PlanOption& o : answers[i]->options()) {
+      const uint32_t tp = std::max(1u, o.gemini().tp_size());
+      if (!families[i].second) EXPECT_EQ(tp, 1u) << families[i].first;
+      wide_tp = wide_tp || (tp > 1 && o.world_size() > tp);
+    }
+    EXPECT_EQ(wide_tp, families[i].second) << families[i].first;
+  }
 }
 
 }  // namespace

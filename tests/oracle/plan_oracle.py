@@ -188,7 +188,8 @@ _ATTENTION = ("ATTENTION_DEFAULT", "ATTENTION_EAGER", "ATTENTION_SDPA",
 _ATTENTION_IMPLEMENTATION = ("default", "eager", "sdpa", "flash_attention_2")
 # The shape's config keys: (layers, hidden, heads, vocabulary).
 _SHAPE_KEYS = {"gpt2": ("n_layer", "n_embd", "n_head", "vocab_size"),
-               "bloom": ("n_layer", "hidden_size", "n_head", "vocab_size")}
+               "bloom": ("n_layer", "hidden_size", "n_head", "vocab_size"),
+               "gptj": ("n_layer", "n_embd", "n_head", "vocab_size")}
 _DEFAULT_SHAPE_KEYS = ("num_hidden_layers", "hidden_size",
                        "num_attention_heads", "vocab_size")
 _NOT_DECODER_ONLY = ("bert",)

@@ -64,13 +64,16 @@ class Policy:
     # 560-568, so the policy's sp_group is None) and no mode (split_gather,
     # shard_config.py's __post_init__). sp_assert: the policy swaps in its
     # attention forward whenever enable_sequence_parallelism (llama.py,
-    # qwen2.py, qwen3.py: get_*_flash_attention_forward(shard_config,
-    # sp_mode, sp_size, sp_group)), which asserts "Must specify sp_size and
-    # sp_group for sequence parallel" at this file:line of
-    # shardformer/modeling/. sp_world: GPT-2's forward splits the sequence
-    # over the tp group and gathers it over the sequence group, None: the
-    # whole world; the loss's shape assert fails unless the world is the
-    # tp group (zero x extra_dp = 1).
+    # qwen2.py, qwen3.py, mixtral.py: get_*_flash_attention_forward(
+    # shard_config, sp_mode, sp_size, sp_group); command.py swaps it in
+    # always), which asserts "Must specify sp_size and sp_group for
+    # sequence parallel" at this file:line of shardformer/modeling/ once
+    # sp_mode is set. sp_world: GPT-2's forward splits the sequence over
+    # the tp group and gathers it over the sequence group, None: the whole
+    # world; the loss's shape assert fails unless the world is the tp
+    # group (zero x extra_dp = 1). Neither: BLOOM, whose model forward
+    # (bloom.py: get_bloom_sequence_parallel_forward_fn) splits and
+    # gathers over the tp group, so it runs on every mesh.
     sp_assert: str = None
     sp_world: bool = False
 
@@ -82,7 +85,8 @@ POLICIES = {
                     kv_key="num_key_value_heads", kv_not_less=True,
                     sp_assert="llama.py:503-505"),
     "cohere": Policy("command", dict(_DECODER, lm_head=VOCAB),
-                     kv_key="num_key_value_heads", kv_not_less=True),
+                     kv_key="num_key_value_heads", kv_not_less=True,
+                     sp_assert="command.py:361-363"),
     "mistral": Policy("mistral", dict(_DECODER, lm_head=VOCAB),
                       kv_key="num_key_value_heads", sp_ignored=True),
     "qwen2": Policy("qwen2", dict(_DECODER, lm_head=VOCAB),
@@ -95,7 +99,7 @@ POLICIES = {
         "self_attn.q_proj": COL, "self_attn.k_proj": COL,
         "self_attn.v_proj": COL, "self_attn.o_proj": ROW,
         "block_sparse_moe.gate": COL, "embed_tokens": VOCAB, "lm_head": COL},
-        kv_key="num_key_value_heads"),
+        kv_key="num_key_value_heads", sp_assert="mixtral.py:592-594"),
     "gpt2": Policy("gpt2", {
         "wte": VOCAB, "attn.c_attn": (GPT2_COL, 3), "attn.c_proj": GPT2_ROW,
         "mlp.c_fc": (GPT2_COL, 1), "mlp.c_proj": GPT2_ROW, "lm_head": VOCAB},

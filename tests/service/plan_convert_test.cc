@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "chunkplan/planner/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -503,6 +505,68 @@ TEST(PlanConvert, SequenceParallelismSkipsTheMeshesGeminiPluginCannotRun) {
   ASSERT_GT(got->options.size(), 0u);
   for (const planner::PlanOption& o : got->options) {
     EXPECT_EQ(o.gemini.tp_size, 1u);
+  }
+}
+
+// The other policies' sequence parallelism under GeminiPlugin (docs/
+// tensor-parallelism.md, the table): Command's and Mixtral's attention
+// forwards assert the group GeminiPlugin does not make, on every mesh;
+// BLOOM's forward splits and gathers over the tp group, so it runs on every
+// mesh (its split not modelled: the note); OPT's, Falcon's and GPT-J's
+// policies turn it off with a warning, so the split is as without it.
+TEST(LayoutWorkloadConvert, SequenceParallelismOfTheOtherPolicies) {
+  constexpr char kCohere[] = R"({
+    "architectures": ["CohereForCausalLM"], "model_type": "cohere",
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000})";
+  constexpr char kMixtral[] = R"({
+    "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+    "num_local_experts": 4, "num_experts_per_tok": 2})";
+  for (const auto& [config, family, where] :
+       {std::tuple{kCohere, "cohere", "command.py:361-363"},
+        std::tuple{kMixtral, "mixtral", "mixtral.py:592-594"}}) {
+    const absl::Status refused = SequenceParallelLayout(config, 1, 1);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << family;
+    EXPECT_THAT(refused.message(),
+                HasSubstr(absl::StrCat(
+                    "gemini.enable_sequence_parallelism: model_type \"", family,
+                    "\" at tp_size 2")));
+    EXPECT_THAT(refused.message(),
+                HasSubstr(absl::StrCat(
+                    "asserts \"Must specify sp_size and sp_group for "
+                    "sequence parallel\" (shardformer/modeling/",
+                    where, ")")));
+  }
+  constexpr char kBloom[] = R"({
+    "architectures": ["BloomForCausalLM"], "model_type": "bloom",
+    "hidden_size": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000})";
+  constexpr char kOpt[] = R"({
+    "architectures": ["OPTForCausalLM"], "model_type": "opt",
+    "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "word_embed_proj_dim": 64,
+    "vocab_size": 1000})";
+  constexpr char kFalcon[] = R"({
+    "architectures": ["FalconForCausalLM"], "model_type": "falcon",
+    "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_kv_heads": 2, "new_decoder_architecture": true,
+    "vocab_size": 1000})";
+  constexpr char kGptj[] = R"({
+    "architectures": ["GPTJForCausalLM"], "model_type": "gptj",
+    "n_embd": 64, "n_layer": 2, "n_head": 4, "rotary_dim": 8,
+    "vocab_size": 1000})";
+  for (const char* config : {kBloom, kOpt, kFalcon, kGptj}) {
+    for (const auto& [dp, extra_dp] :
+         {std::pair{1u, 1u}, std::pair{2u, 1u}, std::pair{1u, 2u}}) {
+      EXPECT_TRUE(SequenceParallelLayout(config, dp, extra_dp).ok())
+          << config << " " << SequenceParallelLayout(config, dp, extra_dp);
+    }
+  }
+  EXPECT_THAT(TpOf(kBloom, true).not_split, HasSubstr("not modelled"));
+  for (const char* ignored : {kOpt, kFalcon, kGptj}) {
+    EXPECT_EQ(TpOf(ignored, true).not_split, TpOf(ignored, false).not_split)
+        << ignored;
   }
 }
 
