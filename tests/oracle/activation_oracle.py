@@ -75,6 +75,7 @@ import sys
 
 import mla_oracle
 import tp_activation_oracle
+import tp_gpt2_sp_oracle
 
 U64_MAX = 2**64 - 1
 
@@ -723,8 +724,15 @@ def estimate(shape, work, adapters=None, tp=None):
     kinds = [k for k, count in ((False, x["L"] - sparse_layers),
                                 (True, sparse_layers)) if count]
     terms = {k: layer_terms(t, x, attention, ckpt, k) for k in kinds}
+    # GPT-2 under sequence parallelism (tp_gpt2_sp_oracle.py): the blocks
+    # on s / t rows
+    sp = tp is not None and tp.get("sequence_parallel", False)
+    if sp:
+        tp_gpt2_sp_oracle.check(x, tp)
+        terms = {False: tp_gpt2_sp_oracle.layer_terms(t, x, tp, ckpt)}
+    rows = s // tp["tp_size"] if sp else s  # the blocks' sequence
     layer = max(terms[k]["saved"] for k in kinds)
-    per_layer = 2 * b * s * h if ckpt else layer
+    per_layer = 2 * b * rows * h if ckpt else layer
     layers_bytes = (x["L"] * per_layer if ckpt else
                     sum(terms[k]["saved"] * (sparse_layers if k else
                                              x["L"] - sparse_layers)
@@ -763,7 +771,8 @@ def estimate(shape, work, adapters=None, tp=None):
     layer_backward = max(terms[k]["backward"] for k in kinds)
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)
-    recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
+    recompute = (layer - (2 * b * rows * h if t["norm"] == "layer_norm"
+                          else 0)
                  if ckpt else 0)
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
@@ -792,6 +801,8 @@ def estimate(shape, work, adapters=None, tp=None):
     kept = (8 * bs + (8 * bs if t["mask_positions"] else
                       8 * s if not t["rotary"] and not t["alibi"] else 0)
             + logits)
+    if sp:  # the blocks' gathered inputs, held until the graph is freed
+        kept += tp_gpt2_sp_oracle.gathered_bytes(x, tp, ckpt)
     embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
                     embedding_rows * e - (parts["total_bytes"] - kept))
     parts["embedding_backward_bytes"] = embedding
@@ -893,7 +904,9 @@ def answer(line):
                     measure_torch.measure(
                         shape, work, request.get("family", "llama"),
                         request.get("seed", 0),
-                        (request.get("tp") or {}).get("tp_size", 1)).items()})
+                        (request.get("tp") or {}).get("tp_size", 1),
+                        (request.get("tp") or {}).get("sequence_parallel",
+                                                      False)).items()})
     return json.dumps(out)
 
 

@@ -582,6 +582,9 @@ class GPT2LMHeadModel(nn.Module):
         if c["tied"]:  # tie_word_embeddings
             self.lm_head.weight = self.wte.weight
         self.gradient_checkpointing = c["checkpointing"]
+        # Sequence parallelism's split before the blocks and gather before
+        # ln_f (tp_gpt2_sp_torch.py sets them; identities otherwise).
+        self.split_sequence = self.gather_sequence = lambda x: x
 
     def forward(self, input_ids, attention_mask, labels):
         hidden_states = self.hidden(input_ids, attention_mask)
@@ -604,6 +607,7 @@ class GPT2LMHeadModel(nn.Module):
         attention_mask = (1.0 - attention_mask) * torch.finfo(DTYPE).min
         hidden_states = dropout(hidden_states, self.c["embedding_dropout"],
                                 self.training)
+        hidden_states = self.split_sequence(hidden_states)
         for block in self.h:
             if self.gradient_checkpointing:
                 out = torch.utils.checkpoint.checkpoint(
@@ -613,7 +617,7 @@ class GPT2LMHeadModel(nn.Module):
             else:
                 out = block(hidden_states, None, attention_mask)
             hidden_states = out[0]
-        return self.ln_f(hidden_states)
+        return self.ln_f(self.gather_sequence(hidden_states))
 
 
 def build(c):

@@ -166,14 +166,18 @@ def backward_peak(prof, start_marker):
     return peak
 
 
-def measure(shape, work, family, seed, tp=1):
+def measure(shape, work, family, seed, tp=1, sp=False):
     """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
-    ShardFormer runs it (tp_decoder_torch.py)."""
+    ShardFormer runs it (tp_decoder_torch.py; `sp`: GPT-2 with sequence
+    parallelism, tp_gpt2_sp_torch.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
     c = config(shape, work, family)
-    if tp > 1:
+    if tp > 1 and sp:
+        import tp_gpt2_sp_torch
+        model, forward = tp_gpt2_sp_torch.build(c, tp)
+    elif tp > 1:
         model, forward = tp_decoder_torch.build(c, tp, family)
     else:
         model = (layer_norm_torch.build(c)
