@@ -805,6 +805,9 @@ def estimate(shape, work, adapters=None, tp=None):
         kept += tp_gpt2_sp_oracle.gathered_bytes(x, tp, ckpt)
     embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
                     embedding_rows * e - (parts["total_bytes"] - kept))
+    if sp:
+        embedding = tp_gpt2_sp_oracle.embedding_step(
+            t, x, embedding_rows, parts["total_bytes"] - kept)
     parts["embedding_backward_bytes"] = embedding
     # The final norm's backward, once the loss and lm_head released theirs.
     final_norm = (0 if t["no_final_norm"] else

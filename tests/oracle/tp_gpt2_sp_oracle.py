@@ -125,3 +125,17 @@ def gathered_bytes(x, tp, ckpt):
     """The gathered inputs every block keeps until the graph is freed
     (without checkpointing: all of them at the embedding's backward)."""
     return 0 if ckpt else 4 * x["b"] * x["s"] * x["h"] * x["L"]
+
+
+def embedding_step(t, x, rows, released):
+    """The embedding's backward, last, above what is still held then (the
+    logits, the input ids and positions, the gathered inputs; `released`:
+    the rest): wte's weight gradient (`rows` x h) beside its output's
+    (2n) and, tied, lm_head's held share; then, tied, AccumulateGrad's
+    out-of-place sum beside both shares (6 rows h) once the output's
+    gradient, the ids and the positions are released."""
+    b, s, h = x["b"], x["s"], x["h"]
+    tied = t["tied_embeddings"]
+    during = 2 * b * s * h + (4 if tied else 2) * rows * h
+    summed = 6 * rows * h - 8 * b * s - 8 * s if tied else 0
+    return max(0, during - released, summed - released)
