@@ -134,19 +134,20 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 const Family& Gpt2Family() {
   // ColossalAI's GPT2Policy (shardformer/policies/gpt2.py): c_attn splits
   // each of q, k, v; wpe and the norms stay whole.
-  static const TpPolicy tp{
-      .file = "gpt2",
-      .rules = {{"wte", TpLayer::kVocab},
-                {"attn.c_attn", TpLayer::kConv1DColumn, 3},
-                {"attn.c_proj", TpLayer::kConv1DRow},
-                {"mlp.c_fc", TpLayer::kConv1DColumn, 1},
-                {"mlp.c_proj", TpLayer::kConv1DRow},
-                {"lm_head", TpLayer::kVocab}},
-      .heads_key = "n_head",
-      // gpt2_lmhead_model_forward (modeling/gpt2.py,
-      // with parallel_output): 16-bit logits, the
-      // model's dtype for the loss.
-      .causal_lm = {.modelled = true, .sp_gathers_over_world = true}};
+  static const TpPolicy tp{.file = "gpt2",
+                           .rules = {{"wte", TpLayer::kVocab},
+                                     {"attn.c_attn", TpLayer::kConv1DColumn, 3},
+                                     {"attn.c_proj", TpLayer::kConv1DRow},
+                                     {"mlp.c_fc", TpLayer::kConv1DColumn, 1},
+                                     {"mlp.c_proj", TpLayer::kConv1DRow},
+                                     {"lm_head", TpLayer::kVocab}},
+                           .heads_key = "n_head",
+                           // gpt2_lmhead_model_forward (modeling/gpt2.py,
+                           // with parallel_output): 16-bit logits, the
+                           // model's dtype for the loss.
+                           .causal_lm = {.modelled = true,
+                                         .sp_gathers_over_world = true,
+                                         .sp_modelled = true}};
   static const Family family{"gpt2",
                              {"GPT2LMHeadModel", "GPT2Model"},
                              R"({

@@ -60,9 +60,9 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
     tp.not_split = absl::StrCat("model_type \"", m.model_type,
                                 "\": ShardFormer's forward for it (policy ",
                                 m.tp_policy, ") is not modelled");
-  } else if (m.tp_sequence_parallelism) {
-    // What DescribeModel and CheckSequenceParallelMesh let through (GPT-2
-    // where zero x extra_dp is 1: the world is the tp group).
+  } else if (m.tp_sequence_parallelism && !m.tp_causal_lm.sp_modelled) {
+    // What DescribeModel and CheckSequenceParallelMesh let through and is
+    // not modelled (BLOOM's split over the tp group).
     tp.not_split =
         "sequence parallelism (split_gather: each rank's sequence shard, "
         "gathered inputs, ColossalAI's attention forward) is not modelled";
@@ -71,6 +71,9 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
   tp.column_head = m.tp_column_head;
   tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
   tp.loss_fp32 = m.tp_causal_lm.loss_fp32;
+  // GPT-2 where zero x extra_dp is 1 (the world is the tp group).
+  tp.sequence_parallel =
+      m.tp_sequence_parallelism && m.tp_causal_lm.sp_modelled;
   return tp;
 }
 

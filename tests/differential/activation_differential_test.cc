@@ -454,10 +454,11 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
 std::string TpField(const planner::TensorParallelShape& tp) {
   if (tp.tp_size <= 1 || !tp.not_split.empty()) return "";
   auto flag = [](bool b) { return b ? "true" : "false"; };
-  return absl::StrCat(R"(, "tp": {"tp_size": )", tp.tp_size,
-                      R"(, "lm_head": ")", tp.column_head ? "column" : "vocab",
-                      R"(", "logits_fp32": )", flag(tp.logits_fp32),
-                      R"(, "loss_fp32": )", flag(tp.loss_fp32), "}");
+  return absl::StrCat(
+      R"(, "tp": {"tp_size": )", tp.tp_size, R"(, "lm_head": ")",
+      tp.column_head ? "column" : "vocab", R"(", "logits_fp32": )",
+      flag(tp.logits_fp32), R"(, "loss_fp32": )", flag(tp.loss_fp32),
+      tp.sequence_parallel ? R"(, "sequence_parallel": true)" : "", "}");
 }
 
 std::string RequestLine(const Case& c, uint64_t seed) {
@@ -703,6 +704,23 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
       for (bool checkpointing : {false, true}) {
         for (int i = 0; i < per_tp; ++i) {
           cases.push_back(SmallFamilyCase(rng, family, checkpointing, tp));
+          lines.push_back(RequestLine(cases.back(), seed + cases.size()));
+        }
+      }
+    }
+  }
+  // GPT-2's tp rank 0 under sequence parallelism where the world is the
+  // tp group (tests/oracle/tp_gpt2_sp_torch.py), the sequence a multiple
+  // of tp ("gpt2_sp" in CHUNKPLAN_DIFF_FAMILIES).
+  if (!skipped("gpt2_sp")) {
+    for (uint32_t tp : {2u, 4u, 8u}) {
+      for (bool checkpointing : {false, true}) {
+        for (int i = 0; i < per_tp; ++i) {
+          Case c = SmallFamilyCase(rng, "gpt2", checkpointing, tp);
+          c.shape.tp.sequence_parallel = true;
+          c.work.sequence_length =
+              static_cast<uint32_t>(tp * In(rng, 1, std::max(1u, 16 / tp)));
+          cases.push_back(std::move(c));
           lines.push_back(RequestLine(cases.back(), seed + cases.size()));
         }
       }

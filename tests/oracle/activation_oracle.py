@@ -729,7 +729,8 @@ def estimate(shape, work, adapters=None, tp=None):
     sp = tp is not None and tp.get("sequence_parallel", False)
     if sp:
         tp_gpt2_sp_oracle.check(x, tp)
-        terms = {False: tp_gpt2_sp_oracle.layer_terms(t, x, tp, ckpt)}
+        terms = {False: tp_gpt2_sp_oracle.layer_terms(t, x, tp, attention,
+                                                      ckpt)}
     rows = s // tp["tp_size"] if sp else s  # the blocks' sequence
     layer = max(terms[k]["saved"] for k in kinds)
     per_layer = 2 * b * rows * h if ckpt else layer

@@ -1018,8 +1018,10 @@ def _tp_split(parsed, tp):
             f'model_type "{model_type}": ShardFormer\'s forward for it '
             f"(policy {policy.file}) is not modelled")
     if parsed.sequence_parallelism and not policy.sp_ignored:
-        return None, not_split_note(
-            tp_activation_oracle.SEQUENCE_PARALLEL_WHY)
+        if model_type not in tp_activation_oracle.SEQUENCE_PARALLEL:
+            return None, not_split_note(
+                tp_activation_oracle.SEQUENCE_PARALLEL_WHY)
+        return dict(family, tp_size=tp, sequence_parallel=True), None
     return dict(family, tp_size=tp), None
 
 

@@ -41,10 +41,16 @@ FAMILIES = {
 }
 
 
+# The policies whose forward under sequence parallelism (split_gather, as
+# GeminiPlugin runs it) is modelled: GPT-2's where zero x extra_dp is 1
+# (tp_gpt2_sp_oracle.py; the request's "sequence_parallel": true).
+SEQUENCE_PARALLEL = ("gpt2",)
+
 # Why tp rank 0's activations are not split where sequence parallelism
-# stays on (the activation note's reason): what tp_oracle lets through,
-# GPT-2 where zero x extra_dp is 1 (LLaMA's, Qwen2's and Qwen3's forwards
-# fail on every mesh, GPT-2's elsewhere: refused).
+# stays on and is not modelled (the activation note's reason): what
+# tp_oracle lets through otherwise, BLOOM's (LLaMA's, Qwen2's, Qwen3's,
+# Command's and Mixtral's forwards fail on every mesh, GPT-2's where the
+# world is not the tp group: refused).
 SEQUENCE_PARALLEL_WHY = (
     "sequence parallelism (split_gather: each rank's sequence shard, "
     "gathered inputs, ColossalAI's attention forward) is not modelled")

@@ -46,15 +46,15 @@ def check(x, tp):
             "(...), cannot split tensor evenly\")")
 
 
-def layer_tensors(t, x, tp):
+def layer_tensors(t, x, tp, attention):
     """One GPT-2 block's saves at rank dims `x` under split_gather."""
     n = x["b"] * x["s"] * x["h"]
     out = [(name, m // tp["tp_size"] if name.startswith(SHARDED) else m)
-           for name, m in ao.layer_tensors(t, x, "eager")]
+           for name, m in ao.layer_tensors(t, x, attention)]
     return out + [(name, 2 * n) for name in GATHERED]
 
 
-def layer_terms(t, x, tp, ckpt):
+def layer_terms(t, x, tp, attention, ckpt):
     """{"saved", "backward", "inside"} as activation_oracle.layer_terms
     gives them, for a GPT-2 block under split_gather. The backward, above
     all the saves (the top block's: every block's saves held), the
@@ -70,7 +70,7 @@ def layer_terms(t, x, tp, ckpt):
     ad = x["a"] * x["d"]
     n, bs = b * s * h, b * s
     ns = n // tt
-    tensors = layer_tensors(t, x, tp)
+    tensors = layer_tensors(t, x, tp, attention)
     layer = sum(m for _, m in tensors)
     mask = ns if t["hidden_dropout"] else 0
     drop_grad = 2 * ns if t["hidden_dropout"] else 0
@@ -91,10 +91,16 @@ def layer_terms(t, x, tp, ckpt):
     # ln_2's saves and c_fc's shard.
     after_mlp = mask + mlp_saves + ln + 2 * ns
     q = 2 * bs * ad
-    p = b * x["a"] * s * s
-    attn_drop = 3 * p if t["attention_dropout"] else 0
-    after_attention = after_mlp + mask + q + ao.pv_operand(t, x) + attn_drop
-    attn_work = max(4 * q, 4 * p)
+    # (an attention kernel's dq, dk, dv, d(out); eager softmax's gradients
+    # in and out once PV's operands are released too)
+    after_attention = after_mlp + mask + q
+    attn_work = 4 * q
+    if ao.eager_terms(t, x, attention):
+        p = b * x["a"] * s * s
+        after_attention += ao.pv_operand(t, x) + (
+            3 * p if t["attention_dropout"] else
+            2 * p if t["fp32_softmax"] else 0)
+        attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
     steps += [drop_grad - after_mlp,
               drop_grad + 4 * n - after_mlp - mask,
               2 * n + q + 2 * h * ad - after_mlp - mask,

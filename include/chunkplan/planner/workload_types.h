@@ -67,6 +67,10 @@ struct TensorParallelShape {
   bool column_head = false;
   bool logits_fp32 = false;  // the forward upcasts the logits (.float())
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // GPT-2 under GeminiPlugin's sequence parallelism (split_gather, the
+  // world the tp group): the blocks on the rank's sequence shard, the Col
+  // layers' gathered inputs (docs/tensor-parallelism.md).
+  bool sequence_parallel = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).

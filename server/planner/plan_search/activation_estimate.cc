@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
 #include "server/planner/plan_search/activation_mla.h"
+#include "server/planner/plan_search/activation_sp.h"
 #include "server/planner/plan_search/activation_tp.h"
 
 namespace chunkplan::planner {
@@ -736,6 +737,33 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   return out;
 }
 
+// A GPT-2 block under sequence parallelism (activation_sp.h), from the
+// block's own terms over the whole sequence at rank dims.
+LayerTerms SequenceParallelKind(const TransformerShape& t, const Dims& d,
+                                Attention attention, bool ckpt) {
+  activation::SpLayerPieces pieces;
+  pieces.layer = LayerSaved(t, d, attention, false);
+  pieces.sharded =
+      Sum({Mul({Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)}), 2}),
+           ResidualMasks(t, d)});
+  pieces.mlp = MlpSaved(t, d);
+  const Checked q = Mul({d.bs, d.a, d.d, 2});
+  pieces.attn_work = Mul({q, 4});
+  pieces.attn_released = Wide{0};
+  if (EagerPath(t, d, attention)) {
+    const Checked p = Mul({d.b, d.a, d.s, d.s});
+    pieces.attn_work =
+        Max(pieces.attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
+    pieces.attn_released =
+        Sum({PvOperand(t, d), t.attention_dropout ? Mul({p, 3})
+                              : t.fp32_softmax    ? Mul({p, 2})
+                                                  : Checked{Wide{0}}});
+  }
+  const activation::SpLayerTerms sp =
+      activation::SequenceParallelLayer(t, d, pieces, ckpt);
+  return {sp.saved, sp.backward, sp.inside};
+}
+
 }  // namespace
 
 absl::StatusOr<ActivationBytes> EstimateActivationBytes(
@@ -748,6 +776,14 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
       return st;
     }
   }
+  // GPT-2's blocks on the rank's sequence shard (activation_sp.h).
+  const bool sp = split && shape.tp.sequence_parallel;
+  if (sp) {
+    if (absl::Status st = activation::CheckSequenceSplit(shape.tp, *dims);
+        !st.ok()) {
+      return st;
+    }
+  }
   const Dims& d = *dims;
   const absl::StatusOr<ActivationWorkload> run = AsRun(shape, workload);
   if (!run.ok()) return run.status();
@@ -757,11 +793,16 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const uint64_t sparse_layers = shape.moe_layers;
   const uint64_t dense_layers = shape.num_layers - sparse_layers;
   const LayerTerms dense =
-      KindTerms(shape, d, attention, ckpt, false, dense_layers);
+      sp ? SequenceParallelKind(shape, d, attention, ckpt)
+         : KindTerms(shape, d, attention, ckpt, false, dense_layers);
   const LayerTerms sparse =
       KindTerms(shape, d, attention, ckpt, true, sparse_layers);
   const Checked layer = Max(dense.saved, sparse.saved);
-  const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
+  // The checkpointed input (and a LayerNorm's saved input, the same), on
+  // the shard under sequence parallelism.
+  const Checked block_input =
+      sp ? activation::OnShard(Hidden(d, 2), shape.tp.tp_size) : Hidden(d, 2);
+  const Checked per_layer = ckpt ? block_input : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
   // The whole model's loss, logits, embedding and backward steps, or a tp
   // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
@@ -787,7 +828,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // Re-run under checkpointing, less a LayerNorm's saved input: the
   // layer's input, which the checkpoint keeps already.
   const Checked recompute =
-      ckpt ? Less(layer, RerunKept(shape, d)) : Checked{Wide{0}};
+      ckpt ? Less(layer, sp ? block_input : RerunKept(shape, d))
+           : Checked{Wide{0}};
   const Checked layer_backward = Max(dense.backward, sparse.backward);
 
   ActivationBytes out;
@@ -807,7 +849,12 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward =
-      EmbeddingBackward(shape, d, total, embedding_rows, logits);
+      sp ? activation::SequenceParallelEmbedding(
+               shape, d, embedding_rows,
+               Less(total, Sum({Mul({d.bs, 8}), Mul({d.s, 8}), logits,
+                                activation::GatheredInputs(d, shape.num_layers,
+                                                           ckpt)})))
+         : EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
   const Checked final_norm_backward =
       shape.no_final_norm ? Checked{Wide{0}}
