@@ -432,6 +432,32 @@ TEST(ActivationEstimateTest, TpRefusesHeadsItDoesNotDivide) {
             "at least shape.vocab_size");
 }
 
+// GPT-2 under sequence parallelism (docs/tensor-parallelism.md): _split
+// asserts the sequence a multiple of tp; with checkpointing each block
+// keeps its input's shard (s / tp rows), and a block's saves shrink
+// wherever its norms, residual masks and norm outputs outweigh the two
+// gathered inputs it adds. (Its figures are the oracle's:
+// activation_differential_test.)
+TEST(ActivationEstimateTest, Gpt2SequenceParallelSplitsTheBlocksSequence) {
+  TransformerShape t = TinyGpt2();
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  t.tp.sequence_parallel = true;
+  EXPECT_EQ(EstimateActivationBytes(t, Work(1, 7, true)).status().message(),
+            "workload.sequence_length must be a multiple of shape.tp.tp_size "
+            "under sequence parallelism (ColossalAI's _split asserts \"The "
+            "dimension to split (...) is not a multiple of world size (...), "
+            "cannot split tensor evenly\")");
+  TransformerShape whole = t;
+  whole.tp.sequence_parallel = false;
+  const auto sp = EstimateActivationBytes(t, Work(2, 8, true));
+  const auto tp = EstimateActivationBytes(whole, Work(2, 8, true));
+  ASSERT_TRUE(sp.ok() && tp.ok()) << sp.status() << tp.status();
+  EXPECT_EQ(sp->per_layer_bytes * 2, tp->per_layer_bytes);
+  EXPECT_EQ(sp->outside_layers_bytes, tp->outside_layers_bytes);
+  EXPECT_EQ(sp->loss_bytes, tp->loss_bytes);
+}
+
 TEST(ActivationEstimateTest, RefusesEachPartPast64Bits) {
   auto expect = [](const TransformerShape& t, const ActivationWorkload& w,
                    const char* part) {

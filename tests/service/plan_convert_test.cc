@@ -440,9 +440,11 @@ TEST(LayoutWorkloadConvert, SequenceParallelismGeminiPluginCannotRunIsRefused) {
                         "llama.py:503-505)"));
   // GPT-2 with it: split over the tp group, gathered over the world; where
   // the world is the tp group (zero x extra_dp 1) the two agree and the
-  // estimate is the whole model's, with the note.
-  EXPECT_THAT(TpOf(kGpt2Config, true).not_split,
-              HasSubstr("sequence parallelism (split_gather"));
+  // split is modelled (the blocks on the rank's sequence shard).
+  const planner::TensorParallelShape gpt2_sp = TpOf(kGpt2Config, true);
+  EXPECT_EQ(gpt2_sp.not_split, "");
+  EXPECT_TRUE(gpt2_sp.sequence_parallel);
+  EXPECT_FALSE(gpt2.sequence_parallel);
   EXPECT_TRUE(SequenceParallelLayout(kGpt2Config, 1, 1).ok());
   // Elsewhere dist_cross_entropy's shape assert fails (loss.py:324).
   for (const auto& [dp, extra_dp] : {std::pair{2u, 1u}, std::pair{1u, 2u}}) {
