@@ -36,7 +36,7 @@ GATHERED = ("c_attn's gathered input (ctx.gathered_input)",
 
 
 def check(x, tp):
-    """_split's assert (layer/_operation.py:1200-1203): the sequence a
+    """_split's assert (layer/_operation.py:1199-1202): the sequence a
     multiple of tp."""
     if x["s"] % tp["tp_size"]:
         raise ao.ActivationError(

@@ -345,7 +345,8 @@ type ModelConfig struct {
 	TpSize uint32 `protobuf:"varint,20,opt,name=tp_size,json=tpSize,proto3" json:"tp_size,omitempty"`
 	// The policy's notes; INVALID_ARGUMENT naming
 	// gemini.enable_sequence_parallelism where the policy's forward fails on
-	// every mesh under it (llama, qwen2, qwen3: docs/tensor-parallelism.md).
+	// every mesh under it (llama, qwen2, qwen3, cohere, mixtral:
+	// docs/tensor-parallelism.md).
 	EnableSequenceParallelism bool `protobuf:"varint,21,opt,name=enable_sequence_parallelism,json=enableSequenceParallelism,proto3" json:"enable_sequence_parallelism,omitempty"`
 	// Optional: LoRA adapters added as PEFT's LoraConfig adds them, the base
 	// frozen (docs/lora.md). Unset or rank 0: none.
@@ -1111,12 +1112,14 @@ type GeminiSettings struct {
 	ExtraDpSize uint32 `protobuf:"varint,21,opt,name=extra_dp_size,json=extraDpSize,proto3" json:"extra_dp_size,omitempty"`
 	// Only with tp_size > 1 (GeminiPlugin turns it off otherwise); the mode is
 	// ShardConfig's default "split_gather" (GeminiPlugin passes none).
-	// Parameters are unchanged; the activation estimate is not modelled under
-	// it and is then the whole model's (the response says so). Where the
-	// step fails under GeminiPlugin (no sequence group: llama, qwen2, qwen3
-	// at tp_size > 1; gpt2 where zero x extra_dp > 1) INVALID_ARGUMENT naming
-	// gemini.enable_sequence_parallelism; Plan skips such meshes
-	// (docs/tensor-parallelism.md).
+	// Parameters are unchanged; the activation estimate splits GPT-2's blocks'
+	// sequence under it (where the world is the tp group); for bloom it is
+	// not modelled and is then the whole model's (the response says so);
+	// opt, falcon, gptj and mistral's policies turn it off. Where the step
+	// fails under GeminiPlugin (no sequence group: llama, qwen2, qwen3,
+	// cohere, mixtral at tp_size > 1; gpt2 where zero x extra_dp > 1)
+	// INVALID_ARGUMENT naming gemini.enable_sequence_parallelism; Plan skips
+	// such meshes (docs/tensor-parallelism.md).
 	EnableSequenceParallelism bool `protobuf:"varint,22,opt,name=enable_sequence_parallelism,json=enableSequenceParallelism,proto3" json:"enable_sequence_parallelism,omitempty"`
 	// GeminiPlugin's max_prefetch (default 0): chunks gathered ahead of the
 	// operation that needs them from the second iteration on; counted in
