@@ -288,7 +288,8 @@ def parse(request):
     cluster first (the service checks it before the search part)."""
     top = _fields(request, _TOP_FIELDS, "request")
     cluster = None if top.get("cluster") is None else _cluster(top["cluster"])
-    search_request, model = _model(top.get("search", {}))
+    raw_gemini = top.get("gemini") or {}
+    search_request, model = _model(top.get("search", {}), raw_gemini)
     try:
         args = search_oracle.parse_request(search_request)
     except search_oracle.RequestError as exc:
@@ -399,16 +400,28 @@ def describe_model(search, raw_model, error=LayoutError):
     return config, description
 
 
-def _model(search):
+def _model(search, raw_gemini=None):
     """(the search part with search.model's numels in place of the model,
     (model_type, its operations or None)), or (search, None) without a
     model: the models oracle describes it, gathered_oracle gives its
-    operations."""
+    operations; at gemini.tp_size > 1 the numels are tp rank 0's shards
+    (tp_oracle.py; the names, hence the operations, unchanged)."""
     if not isinstance(search, dict) or search.get("model") is None:
         return search, None
     raw_model = search["model"]
     search = {k: v for k, v in search.items() if k != "model"}
     config, description = describe_model(search, raw_model)
+    raw_gemini = raw_gemini if isinstance(raw_gemini, dict) else {}
+    tp = raw_gemini.get("tp_size", raw_gemini.get("tpSize", 0))
+    if isinstance(tp, int) and not isinstance(tp, bool) and tp > 1:
+        import tp_oracle  # noqa: E402  (the policies, here only)
+        try:
+            search["numels"] = tp_oracle.shard(
+                description, config, tp,
+                bool(raw_gemini.get("enable_sequence_parallelism"))).numels
+        except tp_oracle.TpRefused as exc:
+            raise LayoutError(f"search.model: gemini.tp_size: {tp}: "
+                              f"{exc}") from None
     return search, (description.model_type,
                     gathered_oracle.operations(description, config))
 
