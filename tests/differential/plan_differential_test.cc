@@ -465,16 +465,11 @@ TEST(PlanDifferentialTest, TensorParallelWorkloadsMatchTheOracle) {
   }
 }
 
-// GPT-2 with sequence parallelism (docs/tensor-parallelism.md): its forward
-// gathers the sequence over the whole world, so a tp degree runs only where
-// the world is the tp group; the other meshes are skipped, and where none
-// is left the refusal answers. Equal to the oracle's (tp_oracle.py's
-// sequence_parallel_mesh), with the whole model's estimate and its note.
-TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
+// A Plan of `config` with sequence parallelism, tp searched over extra_dp
+// 1 and 2 and worlds 1 to 8 (8 GPUs a node), a 64-token workload.
+v1::PlanRequest SequenceParallelPlan(const char* config) {
   v1::PlanRequest r;
-  r.mutable_search()->mutable_model()->set_hf_config_json(R"({
-    "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
-    "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000})");
+  r.mutable_search()->mutable_model()->set_hf_config_json(config);
   r.mutable_search()->set_search_range_m(0.001);
   r.mutable_search()->set_min_chunk_size_m(0);
   r.set_search_tp(true);
@@ -489,6 +484,18 @@ TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
   c->set_device_memory_bytes(kGiB);
   c->set_gpus_per_node(8);
   for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
+  return r;
+}
+
+// GPT-2 with sequence parallelism (docs/tensor-parallelism.md): its forward
+// gathers the sequence over the whole world, so a tp degree runs only where
+// the world is the tp group; the other meshes are skipped, and where none
+// is left the refusal answers. Equal to the oracle's (tp_oracle.py's
+// sequence_parallel_mesh), with GPT-2's sequence-parallel estimate.
+TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
+  v1::PlanRequest r = SequenceParallelPlan(R"({
+    "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+    "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000})");
   v1::PlanRequest named = r;  // tp 4 named, at world 8 only
   named.set_search_tp(false);
   named.add_tp_sizes(4);
@@ -548,24 +555,8 @@ TEST(PlanDifferentialTest, OtherPoliciesSequenceParallelMatchTheOracle) {
           "vocab_size": 1000})",
        true}};
   std::vector<v1::PlanRequest> requests;
-  for (const auto& [config, runs] : families) {
-    v1::PlanRequest r;
-    r.mutable_search()->mutable_model()->set_hf_config_json(config);
-    r.mutable_search()->set_search_range_m(0.001);
-    r.mutable_search()->set_min_chunk_size_m(0);
-    r.set_search_tp(true);
-    r.add_extra_dp_sizes(1);
-    r.add_extra_dp_sizes(2);
-    r.set_max_options(200);
-    r.mutable_gemini()->set_enable_sequence_parallelism(true);
-    v1::Workload* w = r.mutable_workload();
-    w->set_micro_batch(1);
-    w->set_sequence_length(64);
-    v1::Cluster* c = r.mutable_cluster();
-    c->set_device_memory_bytes(kGiB);
-    c->set_gpus_per_node(8);
-    for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
-    requests.push_back(std::move(r));
+  for (const auto& family : families) {
+    requests.push_back(SequenceParallelPlan(family.first));
   }
   const auto answers = CheckAgainstOracle(requests, "other policies' sp");
   for (size_t i = 0; i < families.size(); ++i) {
