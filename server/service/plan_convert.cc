@@ -102,6 +102,11 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
       }
       return Prefixed("search.", description.status());
     }
+    if (request.search_tp() && tp > 1 && description->tp_sequence_parallelism &&
+        description->tp_causal_lm.sp_modelled && request.has_workload() &&
+        request.workload().sequence_length() % tp != 0) {
+      continue;  // _split asserts the sequence a multiple of tp (GPT-2)
+    }
     tp_shards->push_back(
         {tp, std::move(description->numels), TpShapeOf(*description), {}});
     description->numels.clear();

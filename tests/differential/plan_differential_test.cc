@@ -501,7 +501,11 @@ TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
   named.add_tp_sizes(4);
   named.mutable_cluster()->clear_world_sizes();
   named.mutable_cluster()->add_world_sizes(8);
-  const auto answers = CheckAgainstOracle({r, named}, "sequence parallel");
+  // A sequence of 6: _split asserts it a multiple of tp, so tp 4 and 8
+  // are skipped where searched.
+  v1::PlanRequest six = r;
+  six.mutable_workload()->set_sequence_length(6);
+  const auto answers = CheckAgainstOracle({r, named, six}, "sequence parallel");
   ASSERT_TRUE(answers[0].ok()) << answers[0].status();
   bool tp_option = false;
   for (const v1::PlanOption& o : answers[0]->options()) {
@@ -514,6 +518,13 @@ TEST(PlanDifferentialTest, SequenceParallelMeshesMatchTheOracle) {
   EXPECT_TRUE(absl::StartsWith(answers[1].status().message(),
                                "gemini.enable_sequence_parallelism"))
       << answers[1].status();
+  ASSERT_TRUE(answers[2].ok()) << answers[2].status();
+  tp_option = false;
+  for (const v1::PlanOption& o : answers[2]->options()) {
+    EXPECT_LE(o.gemini().tp_size(), 2u);
+    tp_option = tp_option || o.gemini().tp_size() == 2;
+  }
+  EXPECT_TRUE(tp_option);
 }
 
 // The other policies with sequence parallelism (docs/tensor-parallelism.md,

@@ -335,8 +335,26 @@ def _meshes(top, raw_gemini, search, model, sequence_parallelism):
                      if isinstance(exc, tp_oracle.SpRefused)
                      else "gemini.tp_size")
             raise PlanError(f"search.model: {field}: {exc}") from None
+        if (searching and tp > 1 and sequence_parallelism
+                and description.model_type
+                in tp_activation_oracle.SEQUENCE_PARALLEL
+                and _sequence_length(top) % tp):
+            continue  # _split asserts the sequence a multiple of tp
         out.append((tp, shards.numels))
     return out
+
+
+def _sequence_length(top):
+    """The workload's sequence length as given (0 without one; its checks
+    come later)."""
+    work = top.get("workload")
+    if not isinstance(work, dict):
+        return 0
+    value = work.get("sequence_length", work.get("sequenceLength", 0))
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _split_search(raw):
