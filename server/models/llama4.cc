@@ -7,8 +7,10 @@
 // attention's L2 norm (use_qk_norm) has no weight.
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
@@ -80,12 +82,77 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   b.In("shared_expert", [&] { GatedMlp(b, h, moe.inter, /*bias=*/false); });
 }
 
-// Why the activation estimate refuses Llama 4 (docs/plan.md, "MoE layers").
-constexpr char kLlama4NotEstimated[] =
-    "Llama 4's layer is not modelled: its MoE (every expert on every token: "
-    "the input repeated num_local_experts times, scaled by sigmoid router "
-    "scores, one batched gate_up_proj and down_proj, beside the shared "
-    "expert), chunked attention, the layers without RoPE and the q/k L2 norm";
+// `key` as a flag, `fallback` where the config leaves it unset.
+absl::StatusOr<bool> FlagOr(const HfConfig& cfg, absl::string_view key,
+                            bool fallback) {
+  if (!cfg.Has(key)) return fallback;
+  return cfg.Flag(key);
+}
+
+// The activation estimate's traits of Llama 4's layer (docs/plan.md,
+// "llama4_text"), as Llama4TextConfig reads them: the NoPE layers every
+// no_rope_layer_interval-th (default 4; a listed no_rope_layers is
+// refused), use_qk_norm (default true), attn_temperature_tuning (a flag or
+// a number, non-zero on; default 4), num_experts_per_tok (default 1, at
+// most the experts), output_router_logits (default false; true refused).
+// Errors: the key that does not read (the caller refuses with it).
+absl::Status ReadLlama4Traits(const HfConfig& cfg, const Moe& moe,
+                              DecoderTraits& t) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> listed,
+                             cfg.IndexList("no_rope_layers"));
+  if (!listed.empty()) {
+    t.not_estimated =
+        "no_rope_layers listed: only no_rope_layer_interval's NoPE layers "
+        "are modelled";
+    return absl::OkStatus();
+  }
+  uint64_t interval = 4;
+  if (cfg.Has("no_rope_layer_interval")) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(interval, cfg.Size("no_rope_layer_interval"));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.l2_qk_norm, FlagOr(cfg, "use_qk_norm", true));
+  t.temperature_tuning = true;
+  if (cfg.Has("attn_temperature_tuning")) {
+    const absl::StatusOr<bool> flag = cfg.Flag("attn_temperature_tuning");
+    if (flag.ok()) {
+      t.temperature_tuning = *flag;
+    } else {
+      CHUNKPLAN_ASSIGN_OR_RETURN(double scale,
+                                 cfg.Number("attn_temperature_tuning", 4));
+      t.temperature_tuning = scale != 0;
+    }
+  }
+  for (uint64_t layer = 0; layer < moe.layers; ++layer) {
+    const bool nope = (layer + 1) % interval == 0;
+    t.nope_layers += nope ? 1 : 0;
+    t.moe_layers += moe.Sparse(layer) ? 1 : 0;
+    t.nope_moe_layers += (nope && moe.Sparse(layer)) ? 1 : 0;
+  }
+  if (t.moe_layers != 0) {
+    t.experts_per_token = 1;
+    if (cfg.Has("num_experts_per_tok")) {
+      CHUNKPLAN_ASSIGN_OR_RETURN(t.experts_per_token,
+                                 cfg.Size("num_experts_per_tok"));
+    }
+    if (t.experts_per_token > moe.experts) {
+      t.not_estimated = absl::StrCat(
+          "num_experts_per_tok ", t.experts_per_token, " exceeds the experts (",
+          moe.experts, "): torch.topk refuses it");
+      return absl::OkStatus();
+    }
+    CHUNKPLAN_ASSIGN_OR_RETURN(bool aux,
+                               FlagOr(cfg, "output_router_logits", false));
+    if (aux) {
+      t.not_estimated =
+          "output_router_logits: the router's auxiliary loss is not modelled";
+      return absl::OkStatus();
+    }
+    t.num_experts = moe.experts;
+    t.moe_intermediate_size = moe.inter;
+  }
+  t.llama4 = true;
+  return absl::OkStatus();
+}
 
 // Llama4TextDecoderLayer: self_attn (q, k, v, o with attention_bias),
 // feed_forward, input_layernorm, post_attention_layernorm.
@@ -136,7 +203,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                          .forward_ops = kLlamaAttentionOps,
                          .feed_forward_ops = feed_forward_ops};
   BuildDecoder(b, architecture, decoder, style, feed_forward, d);
-  d.traits.not_estimated = kLlama4NotEstimated;
+  ModelLlamaLayer(cfg, "silu", d);
+  if (!b.status().ok() || !d.traits.not_estimated.empty()) {
+    return absl::OkStatus();
+  }
+  if (absl::Status st = ReadLlama4Traits(cfg, moe, d.traits); !st.ok()) {
+    d.traits.not_estimated = std::string(st.message());
+  }
   return absl::OkStatus();
 }
 

@@ -136,6 +136,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.qk_rope_head_dim = t.qk_rope_head_dim;
   s.v_head_dim = t.v_head_dim;
   s.deepseek_moe = t.deepseek_moe;
+  s.llama4 = t.llama4;
+  s.l2_qk_norm = t.l2_qk_norm;
+  s.temperature_tuning = t.temperature_tuning;
+  s.nope_layers = t.nope_layers;
+  s.nope_moe_layers = t.nope_moe_layers;
   s.tp = TpShapeOf(m);
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
