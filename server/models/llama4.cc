@@ -15,6 +15,7 @@
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 #include "server/models/layers.h"
+#include "server/models/moe_layer.h"
 
 namespace chunkplan::models {
 namespace {
@@ -93,9 +94,9 @@ absl::StatusOr<bool> FlagOr(const HfConfig& cfg, absl::string_view key,
 // "llama4_text"), as Llama4TextConfig reads them: the NoPE layers every
 // no_rope_layer_interval-th (default 4; a listed no_rope_layers is
 // refused), use_qk_norm (default true), attn_temperature_tuning (a flag or
-// a number, non-zero on; default 4), num_experts_per_tok (default 1, at
-// most the experts), output_router_logits (default false; true refused).
-// Errors: the key that does not read (the caller refuses with it).
+// a number, non-zero on; default 4); the MoE layers counted (their block's
+// keys: ModelSparseBlock). Errors: the key that does not read (the caller
+// refuses with it).
 absl::Status ReadLlama4Traits(const HfConfig& cfg, const Moe& moe,
                               DecoderTraits& t) {
   CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> listed,
@@ -127,28 +128,6 @@ absl::Status ReadLlama4Traits(const HfConfig& cfg, const Moe& moe,
     t.nope_layers += nope ? 1 : 0;
     t.moe_layers += moe.Sparse(layer) ? 1 : 0;
     t.nope_moe_layers += (nope && moe.Sparse(layer)) ? 1 : 0;
-  }
-  if (t.moe_layers != 0) {
-    t.experts_per_token = 1;
-    if (cfg.Has("num_experts_per_tok")) {
-      CHUNKPLAN_ASSIGN_OR_RETURN(t.experts_per_token,
-                                 cfg.Size("num_experts_per_tok"));
-    }
-    if (t.experts_per_token > moe.experts) {
-      t.not_estimated = absl::StrCat(
-          "num_experts_per_tok ", t.experts_per_token, " exceeds the experts (",
-          moe.experts, "): torch.topk refuses it");
-      return absl::OkStatus();
-    }
-    CHUNKPLAN_ASSIGN_OR_RETURN(bool aux,
-                               FlagOr(cfg, "output_router_logits", false));
-    if (aux) {
-      t.not_estimated =
-          "output_router_logits: the router's auxiliary loss is not modelled";
-      return absl::OkStatus();
-    }
-    t.num_experts = moe.experts;
-    t.moe_intermediate_size = moe.inter;
   }
   t.llama4 = true;
   return absl::OkStatus();
@@ -209,7 +188,16 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   }
   if (absl::Status st = ReadLlama4Traits(cfg, moe, d.traits); !st.ok()) {
     d.traits.not_estimated = std::string(st.message());
+    return absl::OkStatus();
   }
+  // num_experts_per_tok (default 1) and output_router_logits (default
+  // false); no norm_topk_prob (the weights are sigmoid scores).
+  ModelSparseBlock(cfg,
+                   {.layers = d.traits.moe_layers,
+                    .experts = moe.experts,
+                    .expert_inter = moe.inter,
+                    .always_norm_topk = true},
+                   d);
   return absl::OkStatus();
 }
 
@@ -226,6 +214,7 @@ const Family& Llama4TextFamily() {
         "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
         "attention_bias": false, "num_local_experts": 16,
         "moe_layers": null, "interleave_moe_layer_step": 1,
+        "num_experts_per_tok": 1, "output_router_logits": false,
         "tie_word_embeddings": false})",
                              &Build};
   return family;

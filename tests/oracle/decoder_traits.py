@@ -25,6 +25,9 @@ _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
 # False); Mixtral's router_jitter_noise (default 0) is read too.
 _MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
         "qwen3_moe": (8, False), "deepseek_v3": (8, False)}
+# Llama4TextMoe's (read by _llama4 alone: no norm_topk_prob, the weights
+# are sigmoid scores)
+_LLAMA4_MOE = {"llama4_text": (1, True)}
 # DeepseekV3Config's norm_topk_prob default (True; the others' False). Its
 # config has no output_router_logits: no auxiliary loss in 4.51.3.
 _NORM_TOPK_DEFAULT = {"deepseek_v3": True}
@@ -361,15 +364,10 @@ def _llama4(config, description, heads):
                               "no_rope_layer_interval's NoPE layers are "
                               "modelled")
         return t
-    interval = config.get("no_rope_layer_interval")
-    interval = 4 if interval is None else interval
-    if isinstance(interval, bool) or not isinstance(interval, int) or \
-            not 0 < interval < 2**64:
-        t["not_estimated"] = ("config no_rope_layer_interval: expected a "
-                              "positive integer below 2^64, got " +
-                              _shown(interval))
-        return t
     try:
+        interval = config.get("no_rope_layer_interval")
+        interval = 4 if interval is None else _positive(
+            config, "no_rope_layer_interval", 4)
         qk = _flag_or(config, "use_qk_norm", True)
     except ValueError as e:
         t["not_estimated"] = str(e)
@@ -388,29 +386,7 @@ def _llama4(config, description, heads):
              nope_moe_layers=len(nope & sparse))
     if sparse:
         t["num_experts"], t["moe_intermediate_size"] = experts, expert
-        top_k = config.get("num_experts_per_tok")
-        top_k = 1 if top_k is None else top_k
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or \
-                not 0 < top_k < 2**64:
-            t["not_estimated"] = ("config num_experts_per_tok: expected a "
-                                  "positive integer below 2^64, got " +
-                                  _shown(top_k))
-            return t
-        if top_k > experts:
-            t["not_estimated"] = (f"num_experts_per_tok {top_k} exceeds the "
-                                  f"experts ({experts}): torch.topk refuses "
-                                  "it")
-            return t
-        try:
-            aux = _flag_or(config, "output_router_logits", False)
-        except ValueError as e:
-            t["not_estimated"] = str(e)
-            return t
-        if aux:
-            t["not_estimated"] = ("output_router_logits: the router's "
-                                  "auxiliary loss is not modelled")
-            return t
-        t["experts_per_token"] = top_k
+        _moe_traits(config, "llama4_text", t)
     return t
 
 
@@ -438,6 +414,17 @@ def _moe_sizes(description):
     return out
 
 
+def _positive(config, key, default):
+    """A positive integer below 2^64 the config holds (default where
+    absent); ValueError naming the key otherwise."""
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not 0 < value < 2**64:
+        raise ValueError(f"config {key}: expected a positive integer below "
+                         f"2^64, got {_shown(value)}")
+    return value
+
+
 def _shown(value):
     """A config value as chunkplan's messages show it (JSON)."""
     return json.dumps(value, separators=(",", ":"))
@@ -449,13 +436,11 @@ def _moe_traits(config, model_type, t):
     integer no larger than the experts (torch.topk), norm_topk_prob and
     output_router_logits true or false, the aux loss (output_router_logits)
     and Mixtral's router jitter not modelled."""
-    top_k_default, always_norm = _MOE[model_type]
-    top_k = config.get("num_experts_per_tok", top_k_default)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or \
-            not 0 < top_k < 2**64:
-        t["not_estimated"] = ("config num_experts_per_tok: expected a "
-                              "positive integer below 2^64, got " +
-                              _shown(top_k))
+    top_k_default, always_norm = {**_MOE, **_LLAMA4_MOE}[model_type]
+    try:
+        top_k = _positive(config, "num_experts_per_tok", top_k_default)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
         return
     if top_k > t["num_experts"]:
         t["not_estimated"] = (f"num_experts_per_tok {top_k} exceeds the "
