@@ -123,12 +123,16 @@ absl::Status ReadLlama4Traits(const HfConfig& cfg, const Moe& moe,
       t.temperature_tuning = scale != 0;
     }
   }
+  uint64_t nope_layers = 0, moe_layers = 0, nope_moe_layers = 0;
   for (uint64_t layer = 0; layer < moe.layers; ++layer) {
     const bool nope = (layer + 1) % interval == 0;
-    t.nope_layers += nope ? 1 : 0;
-    t.moe_layers += moe.Sparse(layer) ? 1 : 0;
-    t.nope_moe_layers += (nope && moe.Sparse(layer)) ? 1 : 0;
+    nope_layers += nope ? 1 : 0;
+    moe_layers += moe.Sparse(layer) ? 1 : 0;
+    nope_moe_layers += (nope && moe.Sparse(layer)) ? 1 : 0;
   }
+  t.nope_layers = nope_layers;
+  t.moe_layers = moe_layers;
+  t.nope_moe_layers = nope_moe_layers;
   t.llama4 = true;
   return absl::OkStatus();
 }
