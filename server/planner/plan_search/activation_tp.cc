@@ -87,6 +87,35 @@ TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
   return out;
 }
 
+Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
+                             const Checked& loss) {
+  const HeadWidths head = HeadOf(tp, d);
+  const Wide t = tp.tp_size;
+  // The gathered width: the padded vocabulary (sliced to d.v after the
+  // gather) or the column head's rows times tp (d.v; a head kept whole
+  // where d.v < tp gathers nothing).
+  const bool gathers = head.sliced || d.v >= t;
+  Checked grad = Mul({d.bs, d.v, tp.logits_fp32 ? Wide{4} : Wide{2}});
+  Checked step = Wide{0};
+  if (tp.logits_fp32) {
+    const Checked g16 = Mul({d.bs, d.v, 2});
+    step = Max(step, Sum({grad, g16}));
+    grad = g16;
+  }
+  if (head.sliced) {
+    const Checked full = Mul({d.bs, head.rows, t, 2});
+    step = Max(step, Sum({grad, full}));
+    grad = full;
+  }
+  if (gathers) {
+    const Checked part = Mul({d.bs, head.rows, 2});
+    step = Max(step, Sum({grad, part}));
+    grad = part;
+  }
+  step = Max(step, Sum({grad, Mul({d.bs, d.h, 2}), Mul({head.rows, d.h, 2})}));
+  return Less(step, loss);
+}
+
 }  // namespace chunkplan::planner::activation
 
 namespace chunkplan::planner {
