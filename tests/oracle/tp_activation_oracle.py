@@ -67,6 +67,12 @@ def split(n, t):
     return n if n < t else n // t
 
 
+def padded(v, t):
+    """v padded to a multiple of 64 t (VocabParallelEmbedding1D's rows)."""
+    m = VOCAB_MULTIPLE * t
+    return (v + m - 1) // m * m
+
+
 def sizes(x, tp):
     """The rank's vocabulary widths: (embedding rows, lm_head rows, the
     logits' width after the padding is sliced off, whether sliced)."""

@@ -16,7 +16,7 @@ with it or a pipeline): transformers' own GPTJForCausalLM.forward and
 MixtralForCausalLM.forward run, with transformers' own loss, on the logits
 lm_head gathers (gather_output=True).
 
-GPT-J (policies/gptj.py:36-245, GPTJForCausalLMPolicy :345-373):
+GPT-J (policies/gptj.py:36-258, GPTJForCausalLMPolicy :347-395):
   * attn.q_proj, k_proj, v_proj and mlp.fc_in are Linear1D_Col, attn.
     out_proj and mlp.fc_out Linear1D_Row (tp_decoder_torch's ColumnLinear
     and RowLinear); attribute_replacement makes attn.embed_dim h / t and
@@ -26,18 +26,19 @@ GPT-J (policies/gptj.py:36-245, GPTJForCausalLMPolicy :345-373):
   * drop, attn.attn_dropout, attn.resid_dropout and mlp.dropout become
     DropoutForParallelInput (nn.Dropout's mask under a forked RNG).
   * wte is VocabParallelEmbedding1D; lm_head is VocabParallelLMHead1D with
-    gather_output=True (policies/gptj.py:354-361): Linear1D_Col's forward
+    gather_output=True (policies/gptj.py:356-369): Linear1D_Col's forward
     on the padded / t rows and their padded bias (linear_with_async_comm
     saves input, weight, bias), gather_forward_split_backward (:365-369 of
     layer/linear.py), then output[..., :vocab] (linear.py:796-797).
     GPTJForCausalLM then casts to fp32 and runs ForCausalLMLoss.
-Mixtral (policies/mixtral.py:41-303, MixtralForCausalLMPolicy :340-357),
-without an ep_group (GeminiPlugin makes none, shard_config.ep_group None):
+Mixtral (policies/mixtral.py:41-282, MixtralForCausalLMPolicy :373-395),
+without an ep_group (GeminiPlugin makes none: ShardConfig.ep_group is
+None, so :229-246's EPMixtralSparseMoeBlock is not swapped in):
   * self_attn.q_proj, k_proj, v_proj Linear1D_Col, o_proj Linear1D_Row;
     attribute_replacement num_heads a / t, num_key_value_heads kv / t.
-  * block_sparse_moe.gate is Linear1D_Col with gather_output=True: the
-    router's logits are gathered (num_experts / t columns each; kept a
-    plain nn.Linear where num_experts < t); the experts stay
+  * block_sparse_moe.gate is Linear1D_Col with gather_output=True
+    (:154-161): the router's logits are gathered (num_experts / t columns
+    each; kept a plain nn.Linear where num_experts < t); the experts stay
     transformers' MixtralBlockSparseTop2MLPs, whole on every rank.
   * embed_tokens is VocabParallelEmbedding1D; lm_head Linear1D_Col with
     gather_output=True (vocab / t rows, no padding, no slice).

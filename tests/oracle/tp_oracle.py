@@ -101,7 +101,7 @@ POLICIES = {
         "self_attn.q_proj": COL, "self_attn.k_proj": COL,
         "self_attn.v_proj": COL, "self_attn.o_proj": ROW,
         "block_sparse_moe.gate": COL, "embed_tokens": VOCAB, "lm_head": COL},
-        kv_key="num_key_value_heads"),
+        kv_key="num_key_value_heads", sp_assert="mixtral.py:592-594"),
     "gpt2": Policy("gpt2", {
         "wte": VOCAB, "attn.c_attn": (GPT2_COL, 3), "attn.c_proj": GPT2_ROW,
         "mlp.c_fc": (GPT2_COL, 1), "mlp.c_proj": GPT2_ROW, "lm_head": VOCAB},
