@@ -12,10 +12,10 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2, Qwen3 and GPT-2 at tp 2, 4 and 8 as ColossalAI's
-//    ShardFormer runs it (the oracle's stand-ins of its autograd functions,
-//    tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py), held the same
-//    way.
+//    Mistral, Qwen2, Qwen3, GPT-2, GPT-J and Mixtral at tp 2, 4 and 8 as
+//    ColossalAI's ShardFormer runs it (the oracle's stand-ins of its
+//    autograd functions, tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py,
+//    tp_gptj_mixtral_torch.py), held the same way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
