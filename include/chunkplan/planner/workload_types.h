@@ -67,6 +67,9 @@ struct TensorParallelShape {
   bool column_head = false;
   bool logits_fp32 = false;  // the forward upcasts the logits (.float())
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // lm_head gathers the logits (GPT-J, Mixtral): transformers' own loss
+  // on the whole vocabulary, the split only in the head's backward.
+  bool gathered_head = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).

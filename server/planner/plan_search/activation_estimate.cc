@@ -795,12 +795,16 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
-    loss = tp.loss;
-    logits = tp.held_logits;
     embedding_mask = tp.embedding_mask;
     embedding_rows = tp.embedding_rows;
-    loss_backward = tp.loss_backward;
-    head_backward = tp.head_backward;
+    if (shape.tp.gathered_head) {  // the whole model's loss and logits
+      head_backward = activation::GatheredHeadBackward(shape.tp, d, loss);
+    } else {
+      loss = tp.loss;
+      logits = tp.held_logits;
+      loss_backward = tp.loss_backward;
+      head_backward = tp.head_backward;
+    }
   }
   const Checked held =
       Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary && !shape.llama4)
