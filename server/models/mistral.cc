@@ -114,9 +114,11 @@ const Family& MixtralFamily() {
                 {"embed_tokens", TpLayer::kVocab},
                 {"lm_head", TpLayer::kColumn}},
       .kv_heads_key = "num_key_value_heads",
-      // get_mixtral_flash_attention_forward, swapped in under sequence
-      // parallelism (policies/mixtral.py:70-80; modeling/mixtral.py).
-      .causal_lm = {.sp_group_assert = "mixtral.py:592-594"}};
+      // No forward replaced: MixtralForCausalLM.forward on lm_head's and
+      // the router's gathered outputs (gather_output=True), its own loss.
+      .causal_lm = {.modelled = true,
+                    .gathered_head = true,
+                    .sp_group_assert = "mixtral.py:592-594"}};
   static const Family family{"mixtral",
                              {"MixtralForCausalLM", "MixtralModel"},
                              R"({

@@ -112,6 +112,43 @@ TEST(ActivationEstimateTest, DeepseekV3LayerSavesTheLatentAndTheRouter) {
               HasSubstr("shape.qk_rope_head_dim must be at most"));
 }
 
+TEST(ActivationEstimateTest, Llama4KindsSaveTheirExtrasAndEveryExpertRow) {
+  // TinyLlama at L = 4 as Llama 4: layer 3 without RoPE, layers 1 and 3
+  // Llama4TextMoe (E = 2, k = 1, I_e = 8); eager, b = 1, s = 4 (T = 4).
+  // A RoPE layer's L2 qk_norm: fp32 q and k 4bs(a + kv)d = 256, rsqrt
+  // 4bs(a + kv) = 64: 320, x 3. The NoPE layer's temperature scale 4s = 16.
+  // Llama4TextMoe: topk 8Tk = 32, sigmoid 4ET = 32, the index 8ET = 64,
+  // the gathered and scaled rows 2 x 2ETh = 256, the scores' copy 2ET =
+  // 16, gate_up, act and product 8ETI = 512, the shared expert 8TI = 256:
+  // 1168 in place of the dense MLP's 8bsI = 512, x 2.
+  TransformerShape llama = TinyLlama();
+  llama.num_layers = 4;
+  TransformerShape l4 = llama;
+  l4.llama4 = l4.l2_qk_norm = l4.temperature_tuning = true;
+  l4.nope_layers = l4.nope_moe_layers = 1;
+  l4.moe_layers = 2;
+  l4.num_experts = 2;
+  l4.experts_per_token = 1;
+  l4.moe_intermediate_size = 8;
+  const ActivationWorkload eager = Work(1, 4, false, Attention::kEager);
+  auto base = EstimateActivationBytes(llama, eager);
+  auto got = EstimateActivationBytes(l4, eager);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes,
+            base->layers_bytes + 3 * 320 + 16 + 2 * (1168 - 512));
+  // Checkpointed, the complex64 table (4sd = 64, LLaMA's cos and sin's
+  // bytes) is a tensor argument: saved, not held.
+  const ActivationWorkload ckpt = Work(1, 4, true, Attention::kEager);
+  auto base_ckpt = EstimateActivationBytes(llama, ckpt);
+  auto got_ckpt = EstimateActivationBytes(l4, ckpt);
+  ASSERT_TRUE(got_ckpt.ok()) << got_ckpt.status();
+  EXPECT_EQ(got_ckpt->saved_bytes, base_ckpt->saved_bytes + 64);
+  EXPECT_EQ(got_ckpt->held_bytes, base_ckpt->held_bytes - 64);
+  l4.nope_moe_layers = 3;
+  EXPECT_THAT(EstimateActivationBytes(l4, eager).status().message(),
+              HasSubstr("shape.nope_moe_layers must be at most"));
+}
+
 TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
   // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:
@@ -249,6 +286,31 @@ TEST(ActivationEstimateTest, Gpt2AtTpTwoReRunsItsLastStepAboveItsBackward) {
   // Where the block does not keep the attention's output: 6N, level with
   // the backward's 12032.
   EXPECT_EQ(unheld->transient_bytes, 12032u + 1024 - 5143);
+}
+
+TEST(ActivationEstimateTest,
+     GatheredHeadKeepsTheWholeLossAndSplitsItsBackward) {
+  // TinyLlama at tp 2 with GPT-J's head: VocabParallelLMHead1D gathering
+  // its output (padded 128: 64 rows a rank), .to(torch.float32), then
+  // transformers' loss on the 16 columns. b = 1, s = 4.
+  TransformerShape t = TinyLlama();
+  t.fp32_logits = true;
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  t.tp.logits_fp32 = t.tp.gathered_head = true;
+  auto got = EstimateActivationBytes(t, Work(1, 4, false));
+  ASSERT_TRUE(got.ok()) << got.status();
+  // The whole model's loss: fp32 log-probs 4 x 4 x 16 = 256, the padded
+  // targets (s + 1) x 8 = 40, the weight 4; the held fp32 logits 256; the
+  // loss's fp32 gradients 2 x 256.
+  EXPECT_EQ(got->loss_bytes, 300u);
+  EXPECT_EQ(got->held_bytes, 256u);
+  EXPECT_EQ(got->loss_backward_bytes, 512u);
+  // The head: fp32 gradient 256 + its 16-bit copy 128; the slice's
+  // zero-filled 4 x 128 x 2 = 1024 beside 128; the split's clone 4 x 64 x
+  // 2 = 512 beside 1024; lm_head's input 64 and weight 64 x 8 x 2 = 1024
+  // gradients beside 512: 1600, less the loss's 300.
+  EXPECT_EQ(got->head_backward_bytes, 1300u);
 }
 
 TEST(ActivationEstimateTest, GemmaAndQwen3Norms) {

@@ -84,9 +84,14 @@ POLICIES = {
     "llama": Policy("llama", dict(_DECODER, lm_head=VOCAB),
                     kv_key="num_key_value_heads", kv_not_less=True,
                     sp_assert="llama.py:503-505"),
+    # command.py:79-85 swaps in modeling/command.py's attention forward at
+    # every tp_size; it asserts a dict mask (:395-398), which only the
+    # model forward installed with enable_flash_attention or sequence
+    # parallelism builds (GeminiPlugin's default: neither).
     "cohere": Policy("command", dict(_DECODER, lm_head=VOCAB),
                      kv_key="num_key_value_heads", kv_not_less=True,
-                     sp_assert="command.py:361-363"),
+                     refuses=("Flash Attention Error: attention_mask should "
+                              "be a dict.")),
     "mistral": Policy("mistral", dict(_DECODER, lm_head=VOCAB),
                       kv_key="num_key_value_heads", sp_ignored=True),
     "qwen2": Policy("qwen2", dict(_DECODER, lm_head=VOCAB),
