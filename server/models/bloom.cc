@@ -124,8 +124,13 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 const Family& BloomFamily() {
   // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
   // query_key_value is a plain Linear1D_Col.
-  static const TpPolicy tp{
-      .file = "bloom", .rules = FusedQkvTpRules(), .heads_key = "n_head"};
+  // get_lm_forward_with_dist_cross_entropy (modeling/bloom.py:1095-1156):
+  // 16-bit logits, the model's dtype for the loss; the ALiBi tensor of the
+  // rank's heads (build_bloom_alibi_tensor).
+  static const TpPolicy tp{.file = "bloom",
+                           .rules = FusedQkvTpRules(),
+                           .heads_key = "n_head",
+                           .causal_lm = {.modelled = true}};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({

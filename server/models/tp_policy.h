@@ -57,6 +57,12 @@ struct TpCausalLm {
   bool modelled = false;
   bool logits_fp32 = false;  // logits.float() before the loss
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // The forward holds lm_head(...).contiguous() (OPT's): the valid
+  // columns copied out of the padded output.
+  bool logits_contiguous = false;
+  // The policy's postprocess ties lm_head to the embedding under tp
+  // whatever the config says (OPT's binding_map).
+  bool ties_head = false;
   // Sequence parallelism under GeminiPlugin (split_gather, which it leaves
   // the only mode, and no sequence_parallel_process_group) where the
   // policy keeps it on (CheckSequenceParallelism, tp_shard.h, refuses on

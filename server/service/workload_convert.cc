@@ -71,6 +71,7 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
   tp.column_head = m.tp_column_head;
   tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
   tp.loss_fp32 = m.tp_causal_lm.loss_fp32;
+  tp.logits_contiguous = m.tp_causal_lm.logits_contiguous;
   return tp;
 }
 
@@ -137,6 +138,10 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.v_head_dim = t.v_head_dim;
   s.deepseek_moe = t.deepseek_moe;
   s.tp = TpShapeOf(m);
+  // OPT's postprocess ties lm_head to embed_tokens under tp.
+  if (m.tp_causal_lm.ties_head && s.tp.tp_size > 1 && s.tp.not_split.empty()) {
+    s.tied_embeddings = true;
+  }
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
   s.four_norms = t.four_norms;

@@ -714,6 +714,8 @@ def estimate(shape, work, adapters=None, tp=None):
         except tp_activation_oracle.TpError as e:
             raise ActivationError(str(e)) from e
     t = dict(DEFAULT_TRAITS, **shape)
+    if tp is not None and tp.get("ties_head"):  # OPT's postprocess under tp
+        t["tied_embeddings"] = True
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work, t)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
@@ -759,7 +761,8 @@ def estimate(shape, work, adapters=None, tp=None):
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
     if tp is not None:
-        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
+        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss,
+                                                                  e)
     layer_backward = max(terms[k]["backward"] for k in kinds)
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)

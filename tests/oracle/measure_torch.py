@@ -11,6 +11,7 @@ import falcon_bloom_torch
 import layer_norm_torch
 import saved_tensors
 import tp_decoder_torch
+import tp_opt_bloom_falcon_torch
 
 # The families decoder_torch builds from dense_torch's layers.
 DENSE = ("phi3", "cohere", "gemma2", "gemma3_text")
@@ -168,12 +169,15 @@ def backward_peak(prof, start_marker):
 
 def measure(shape, work, family, seed, tp=1):
     """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
-    ShardFormer runs it (tp_decoder_torch.py)."""
+    ShardFormer runs it (tp_decoder_torch.py,
+    tp_opt_bloom_falcon_torch.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
     c = config(shape, work, family)
-    if tp > 1:
+    if tp > 1 and family in tp_opt_bloom_falcon_torch.FAMILIES:
+        model, forward = tp_opt_bloom_falcon_torch.build(c, tp, family)
+    elif tp > 1:
         model, forward = tp_decoder_torch.build(c, tp, family)
     else:
         model = (layer_norm_torch.build(c)

@@ -67,6 +67,9 @@ struct TensorParallelShape {
   bool column_head = false;
   bool logits_fp32 = false;  // the forward upcasts the logits (.float())
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // The forward holds the sliced logits' contiguous copy (OPT's
+  // lm_head(...).contiguous()), not lm_head's padded output.
+  bool logits_contiguous = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).
