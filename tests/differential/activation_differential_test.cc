@@ -311,7 +311,7 @@ void OptTraits(std::mt19937_64& rng, Case* c) {
 // of the sequential layer) and hidden_dropout; gelu or relu.
 void FalconTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
-  t->fused_qkv = t->direct_sdpa = true;
+  t->fused_qkv = t->direct_sdpa = t->attention_output_held = true;
   t->fp32_softmax = t->attention_dropout = false;
   const uint64_t a = t->num_attention_heads;
   const uint64_t layout = In(rng, 0, 2);
