@@ -186,9 +186,8 @@ const Family& OptFamily() {
       // get_lm_forward_with_dist_cross_entropy (modeling/opt.py:846-968):
       // lm_head(...).contiguous(), 16 bits, the model's dtype for the loss;
       // postprocess (policies/opt.py:433-444) ties lm_head to embed_tokens.
-      .causal_lm = {.modelled = true,
-                    .logits_contiguous = true,
-                    .ties_head = true}};
+      .causal_lm = {
+          .modelled = true, .logits_contiguous = true, .ties_head = true}};
   static const Family family{"opt",
                              {"OPTForCausalLM", "OPTModel"},
                              R"({

@@ -90,8 +90,8 @@ planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
   out.tp_size = tp;
   out.padded_vocab = Padded(vocab, tp);
   out.column_head = family == "qwen3";
-  out.logits_fp32 = family == "mistral" || family == "qwen2" ||
-                    family == "qwen3";
+  out.logits_fp32 =
+      family == "mistral" || family == "qwen2" || family == "qwen3";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
   out.logits_contiguous = family == "opt";  // lm_head(...).contiguous()
   return out;
@@ -491,12 +491,11 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
 std::string TpField(const planner::TensorParallelShape& tp) {
   if (tp.tp_size <= 1 || !tp.not_split.empty()) return "";
   auto flag = [](bool b) { return b ? "true" : "false"; };
-  return absl::StrCat(R"(, "tp": {"tp_size": )", tp.tp_size,
-                      R"(, "lm_head": ")", tp.column_head ? "column" : "vocab",
-                      R"(", "logits_fp32": )", flag(tp.logits_fp32),
-                      R"(, "loss_fp32": )", flag(tp.loss_fp32),
-                      R"(, "logits_contiguous": )", flag(tp.logits_contiguous),
-                      "}");
+  return absl::StrCat(
+      R"(, "tp": {"tp_size": )", tp.tp_size, R"(, "lm_head": ")",
+      tp.column_head ? "column" : "vocab", R"(", "logits_fp32": )",
+      flag(tp.logits_fp32), R"(, "loss_fp32": )", flag(tp.loss_fp32),
+      R"(, "logits_contiguous": )", flag(tp.logits_contiguous), "}");
 }
 
 std::string RequestLine(const Case& c, uint64_t seed) {

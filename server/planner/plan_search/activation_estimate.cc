@@ -575,14 +575,14 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
     // residual dropout mask (where it is known to be the MLP's) are
     // released: above the rest where the MLP is narrower than h (one tp
     // rank's).
-    const bool mlp_mask = t.hidden_dropout && (!t.one_residual_mask ||
-                                               t.single_norm ||
-                                               t.parallel_residual);
-    mlp_step = Max(
-        mlp_step,
-        Less(Sum({Mul({d.bs, d.inter, 2}), Hidden(d, 2),
-                  Mul({d.h, d.inter, 2})}),
-             Sum({MlpSaved(t, d), mlp_mask ? Hidden(d, 1) : Checked{Wide{0}}})));
+    const bool mlp_mask =
+        t.hidden_dropout &&
+        (!t.one_residual_mask || t.single_norm || t.parallel_residual);
+    mlp_step =
+        Max(mlp_step, Less(Sum({Mul({d.bs, d.inter, 2}), Hidden(d, 2),
+                                Mul({d.h, d.inter, 2})}),
+                           Sum({MlpSaved(t, d),
+                                mlp_mask ? Hidden(d, 1) : Checked{Wide{0}}})));
   }
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
@@ -823,8 +823,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     loss_backward = tp.loss_backward;
     head_backward = tp.head_backward;
   }
-  head_backward = Max(head_backward,
-                      ProjectOutBackward(shape, d, embedding_rows, loss));
+  head_backward =
+      Max(head_backward, ProjectOutBackward(shape, d, embedding_rows, loss));
   const Checked held =
       Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary)
                        ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})

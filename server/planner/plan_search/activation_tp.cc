@@ -63,9 +63,9 @@ TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
   out.loss = Sum({Mul({rows, head.width, tp.loss_fp32 ? Wide{4} : Wide{2}}),
                   Mul({rows, 9})});
   out.held_logits =
-      tp.logits_fp32 ? Mul({d.bs, head.width, 4})
-                     : Mul({d.bs, tp.logits_contiguous ? head.width : head.rows,
-                            2});
+      tp.logits_fp32
+          ? Mul({d.bs, head.width, 4})
+          : Mul({d.bs, tp.logits_contiguous ? head.width : head.rows, 2});
   const Checked grad_logits = Mul({d.bs, head.width, logit_bytes});
   out.loss_backward =
       Less(Sum({Mul({rows, head.width, logit_bytes}), grad_logits}), out.loss);
