@@ -79,8 +79,11 @@ def sizes(x, tp):
     m = VOCAB_MULTIPLE * t
     padded = (v + m - 1) // m * m
     if tp["lm_head"] == "vocab":
+        # output[..., :num_valid] is a new autograd step only where it
+        # drops columns: Python indexing returns the tensor itself for a
+        # full slice (TensorIndexing.h applySlice, CPU and CUDA alike).
         rows = padded // t
-        return padded // t, rows, min(rows, v), True
+        return padded // t, rows, min(rows, v), v < rows
     return padded // t, split(v, t), split(v, t), False
 
 

@@ -23,7 +23,8 @@ HeadWidths HeadOf(const TensorParallelShape& tp, const Dims& d) {
   const Wide t = tp.tp_size;
   if (tp.column_head) return {Split(d.v, t), Split(d.v, t), false};
   const Wide rows = Wide{tp.padded_vocab} / t;
-  return {rows, std::min(rows, d.v), true};
+  // (a full slice is the tensor itself in Python's indexing: no step)
+  return {rows, std::min(rows, d.v), d.v < rows};
 }
 
 }  // namespace
