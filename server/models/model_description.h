@@ -59,6 +59,10 @@ struct DecoderTraits {
   uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
            v_head_dim = 0;
   bool deepseek_moe = false;
+  // Llama 4's layer kinds and attention (llama4.cc; the planner's
+  // TransformerShape says what each means); false / 0: none.
+  bool llama4 = false, l2_qk_norm = false, temperature_tuning = false;
+  uint64_t nope_layers = 0, nope_moe_layers = 0;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -137,6 +137,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.qk_rope_head_dim = t.qk_rope_head_dim;
   s.v_head_dim = t.v_head_dim;
   s.deepseek_moe = t.deepseek_moe;
+  s.llama4 = t.llama4;
+  s.l2_qk_norm = t.l2_qk_norm;
+  s.temperature_tuning = t.temperature_tuning;
+  s.nope_layers = t.nope_layers;
+  s.nope_moe_layers = t.nope_moe_layers;
   s.tp = TpShapeOf(m);
   // OPT's postprocess ties lm_head to embed_tokens under tp.
   if (m.tp_causal_lm.ties_head && s.tp.tp_size > 1 && s.tp.not_split.empty()) {

@@ -182,6 +182,17 @@ void RandomMoe(std::mt19937_64& rng, TransformerShape* t) {
   t->norm_topk_prob = In(rng, 0, 1) == 1;
 }
 
+// Llama 4's layer kinds, on a quarter of the cases: NoPE and NoPE-MoE
+// counts up to past their bounds (refused), the attention's extras.
+void RandomLlama4(std::mt19937_64& rng, TransformerShape* t) {
+  if (In(rng, 0, 3) != 0) return;
+  t->llama4 = true;
+  t->l2_qk_norm = In(rng, 0, 1) == 1;
+  t->temperature_tuning = In(rng, 0, 1) == 1;
+  t->nope_layers = In(rng, 0, t->num_layers / 3 + 1);
+  t->nope_moe_layers = In(rng, 0, std::min(t->nope_layers, t->moe_layers) + 1);
+}
+
 Case RandomCase(std::mt19937_64& rng) {
   Case c;
   TransformerShape& t = c.shape;
@@ -211,6 +222,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.rotary_dim = AnyWidth(rng, 64);
   }
   RandomMoe(rng, &t);
+  RandomLlama4(rng, &t);
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
   c.work.attention = static_cast<Attention>(In(rng, 0, 3));
   if (regime < 6 && In(rng, 0, 1) == 1) {  // one tp rank's split
@@ -233,7 +245,29 @@ bool IsLlamaLikeFamily(const std::string& family) {
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
          family == "gemma2" || family == "gemma3_text" ||
-         family == "deepseek_v3";
+         family == "deepseek_v3" || family == "llama4_text";
+}
+
+// Llama 4 at a small random shape (Llama4TextConfig's options): up to 8
+// layers, every fourth without RoPE (the torch model's (i + 1) % 4), any
+// of them MoE (1 to 4 experts, any top-k, the shared expert as wide as an
+// expert), the L2 qk_norm and temperature tuning at random, attention
+// dropout on a quarter.
+void Llama4Traits(std::mt19937_64& rng, TransformerShape* t) {
+  t->llama4 = true;
+  t->num_layers = In(rng, 1, 8);
+  t->nope_layers = t->num_layers / 4;
+  t->moe_layers = In(rng, 0, t->num_layers);
+  t->nope_moe_layers = In(
+      rng,
+      t->moe_layers - std::min(t->moe_layers, t->num_layers - t->nope_layers),
+      std::min(t->nope_layers, t->moe_layers));
+  t->num_experts = In(rng, 1, 4);
+  t->experts_per_token = In(rng, 1, t->num_experts);
+  t->moe_intermediate_size = t->hidden_size * In(rng, 10, 30) / 10;
+  t->l2_qk_norm = In(rng, 0, 1) == 1;
+  t->temperature_tuning = In(rng, 0, 1) == 1;
+  t->attention_dropout = In(rng, 0, 3) == 0;
 }
 
 // DeepSeek-V3 at a small random shape (DeepseekV3Config's options): the
@@ -417,6 +451,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     }
   }
   if (family == "deepseek_v3") DeepseekTraits(rng, &t);
+  if (family == "llama4_text") Llama4Traits(rng, &t);
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
@@ -551,7 +586,11 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.both_rotary_used), R"(, "q_lora_rank": ")", t.q_lora_rank,
       R"(", "kv_lora_rank": ")", t.kv_lora_rank, R"(", "qk_rope_head_dim": ")",
       t.qk_rope_head_dim, R"(", "v_head_dim": ")", t.v_head_dim,
-      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "not_estimated": ")",
+      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "llama4": )",
+      flag(t.llama4), R"(, "l2_qk_norm": )", flag(t.l2_qk_norm),
+      R"(, "temperature_tuning": )", flag(t.temperature_tuning),
+      R"(, "nope_layers": ")", t.nope_layers, R"(", "nope_moe_layers": ")",
+      t.nope_moe_layers, R"(", "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -720,9 +759,10 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
                               absl::StrCat(",", family, ","));
   };
   for (const char* family :
-       {"llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2", "gpt_neox",
-        "opt", "gptj", "mixtral", "qwen2_moe", "qwen3_moe", "phi3", "cohere",
-        "gemma2", "gemma3_text", "deepseek_v3", "falcon", "bloom"}) {
+       {"llama",       "mistral",     "qwen2",  "qwen3",  "gemma",
+        "gpt2",        "gpt_neox",    "opt",    "gptj",   "mixtral",
+        "qwen2_moe",   "qwen3_moe",   "phi3",   "cohere", "gemma2",
+        "gemma3_text", "deepseek_v3", "falcon", "bloom",  "llama4_text"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {

@@ -112,6 +112,43 @@ TEST(ActivationEstimateTest, DeepseekV3LayerSavesTheLatentAndTheRouter) {
               HasSubstr("shape.qk_rope_head_dim must be at most"));
 }
 
+TEST(ActivationEstimateTest, Llama4KindsSaveTheirExtrasAndEveryExpertRow) {
+  // TinyLlama at L = 4 as Llama 4: layer 3 without RoPE, layers 1 and 3
+  // Llama4TextMoe (E = 2, k = 1, I_e = 8); eager, b = 1, s = 4 (T = 4).
+  // A RoPE layer's L2 qk_norm: fp32 q and k 4bs(a + kv)d = 256, rsqrt
+  // 4bs(a + kv) = 64: 320, x 3. The NoPE layer's temperature scale 4s = 16.
+  // Llama4TextMoe: topk 8Tk = 32, sigmoid 4ET = 32, the index 8ET = 64,
+  // the gathered and scaled rows 2 x 2ETh = 256, the scores' copy 2ET =
+  // 16, gate_up, act and product 8ETI = 512, the shared expert 8TI = 256:
+  // 1168 in place of the dense MLP's 8bsI = 512, x 2.
+  TransformerShape llama = TinyLlama();
+  llama.num_layers = 4;
+  TransformerShape l4 = llama;
+  l4.llama4 = l4.l2_qk_norm = l4.temperature_tuning = true;
+  l4.nope_layers = l4.nope_moe_layers = 1;
+  l4.moe_layers = 2;
+  l4.num_experts = 2;
+  l4.experts_per_token = 1;
+  l4.moe_intermediate_size = 8;
+  const ActivationWorkload eager = Work(1, 4, false, Attention::kEager);
+  auto base = EstimateActivationBytes(llama, eager);
+  auto got = EstimateActivationBytes(l4, eager);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes,
+            base->layers_bytes + 3 * 320 + 16 + 2 * (1168 - 512));
+  // Checkpointed, the complex64 table (4sd = 64, LLaMA's cos and sin's
+  // bytes) is a tensor argument: saved, not held.
+  const ActivationWorkload ckpt = Work(1, 4, true, Attention::kEager);
+  auto base_ckpt = EstimateActivationBytes(llama, ckpt);
+  auto got_ckpt = EstimateActivationBytes(l4, ckpt);
+  ASSERT_TRUE(got_ckpt.ok()) << got_ckpt.status();
+  EXPECT_EQ(got_ckpt->saved_bytes, base_ckpt->saved_bytes + 64);
+  EXPECT_EQ(got_ckpt->held_bytes, base_ckpt->held_bytes - 64);
+  l4.nope_moe_layers = 3;
+  EXPECT_THAT(EstimateActivationBytes(l4, eager).status().message(),
+              HasSubstr("shape.nope_moe_layers must be at most"));
+}
+
 TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   // b = 1, s = 4: N = bsh = 32. A norm: fp32 x 4N + rsqrt 4bs + x/rms 2N =
   // 208, its output 2N = 64 (kept by the projections): 272, twice. SDPA:

@@ -196,6 +196,18 @@ struct TransformerShape {
   // The sparse block is DeepseekV3MoE: a sigmoid router on fp32 copies,
   // fp32 weighted outputs, shared experts without a gate.
   bool deepseek_moe = false;
+  // Llama 4 (activation_llama4.h): llama4 makes the layer
+  // Llama4TextDecoderLayer: nope_layers of the num_layers skip RoPE
+  // (nope_moe_layers of them, and moe_layers in all, hold Llama4TextMoe:
+  // num_experts experts of moe_intermediate_size on every token beside a
+  // shared expert as wide; intermediate_size is a dense layer's MLP);
+  // RoPE is a complex product with a (1, s, d/2) complex64 table (a tensor
+  // argument of every checkpointed layer); the eager softmax is fp32;
+  // l2_qk_norm: the L2 norm over q and k on the RoPE layers;
+  // temperature_tuning: q scaled by an fp32 (1, s, 1, 1) factor on the
+  // NoPE layers.
+  bool llama4 = false, l2_qk_norm = false, temperature_tuning = false;
+  uint64_t nope_layers = 0, nope_moe_layers = 0;
 };
 
 // One micro-batch's work (the request's Workload).
