@@ -63,6 +63,10 @@ struct TpCausalLm {
   // The policy's postprocess ties lm_head to the embedding under tp
   // whatever the config says (OPT's binding_map).
   bool ties_head = false;
+  // lm_head gathers its output (gather_output=True) and transformers' own
+  // causal-LM forward and loss run on the whole vocabulary (GPT-J's
+  // VocabParallelLMHead1D, Mixtral's Linear1D_Col; no forward replaced).
+  bool gathered_head = false;
   // Sequence parallelism under GeminiPlugin (split_gather, which it leaves
   // the only mode, and no sequence_parallel_process_group) where the
   // policy keeps it on (CheckSequenceParallelism, tp_shard.h, refuses on

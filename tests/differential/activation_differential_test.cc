@@ -12,10 +12,11 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2, Qwen3, GPT-2, OPT, BLOOM and Falcon at tp 2, 4 and 8
-//    as ColossalAI's ShardFormer runs it (the oracle's stand-ins of its
-//    autograd functions, tests/oracle/tp_decoder_torch.py,
-//    tp_gpt2_torch.py, tp_opt_bloom_falcon_torch.py), held the same way.
+//    Mistral, Qwen2, Qwen3, GPT-2, GPT-J, Mixtral, OPT, BLOOM and Falcon at
+//    tp 2, 4 and 8 as ColossalAI's ShardFormer runs it (the oracle's
+//    stand-ins of its autograd functions, tests/oracle/tp_decoder_torch.py,
+//    tp_gpt2_torch.py, tp_gptj_mixtral_torch.py,
+//    tp_opt_bloom_falcon_torch.py), held the same way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
@@ -94,6 +95,10 @@ planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
       family == "mistral" || family == "qwen2" || family == "qwen3";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
   out.logits_contiguous = family == "opt";  // lm_head(...).contiguous()
+  // GPT-J's and Mixtral's lm_head gathers the logits for transformers'
+  // own loss (GPT-J's forward upcasts them; Mixtral's head is Linear1D_Col)
+  out.gathered_head = family == "gptj" || family == "mixtral";
+  if (family == "mixtral") out.column_head = true, out.logits_fp32 = false;
   return out;
 }
 
@@ -234,6 +239,7 @@ Case RandomCase(std::mt19937_64& rng) {
     tp.loss_fp32 = In(rng, 0, 1) == 1;
     tp.logits_contiguous = In(rng, 0, 1) == 1;
     if (In(rng, 0, 9) == 0) tp.not_split = "why";
+    tp.gathered_head = In(rng, 0, 3) == 0;
   }
   return c;
 }
@@ -499,6 +505,13 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   if (family == "opt") OptTraits(rng, &c);
   if (family == "falcon") FalconTraits(rng, &t);
   if (family == "bloom") BloomTraits(&t);
+  if (family == "gptj" && tp > 1) {  // heads divisible by tp, head_dim kept
+    const uint64_t d = t.hidden_size / t.num_attention_heads;
+    t.num_attention_heads = tp * In(rng, 1, 2);
+    t.hidden_size = t.num_attention_heads * d;
+    t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
+    t.vocab_size = t.hidden_size * In(rng, 2, 8);
+  }
   if (family == "gptj") {  // GPTJConfig: rotary_dim, dropout at random
     t.rotary = t.single_norm = t.gptj_rotary = t.fp32_logits = true;
     t.no_sdpa = true;
@@ -515,7 +528,13 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   }
   if (tp > 1) {
     t.intermediate_size = t.intermediate_size / tp * tp;
-    if (family == "qwen3") t.vocab_size = t.vocab_size / tp * tp;
+    if (family == "qwen3" || family == "mixtral") {
+      t.vocab_size = t.vocab_size / tp * tp;  // a plain Linear1D_Col head
+    }
+    if (family == "mixtral" && t.num_experts >= tp) {  // the router's Col
+      t.num_experts = t.num_experts / tp * tp;
+      t.experts_per_token = std::min(t.experts_per_token, t.num_experts);
+    }
     t.tp = FamilyTp(family, tp, t.vocab_size);
   }
   return c;
@@ -530,6 +549,7 @@ std::string TpField(const planner::TensorParallelShape& tp) {
       R"(, "tp": {"tp_size": )", tp.tp_size, R"(, "lm_head": ")",
       tp.column_head ? "column" : "vocab", R"(", "logits_fp32": )",
       flag(tp.logits_fp32), R"(, "loss_fp32": )", flag(tp.loss_fp32),
+      R"(, "gathered_head": )", flag(tp.gathered_head),
       R"(, "logits_contiguous": )", flag(tp.logits_contiguous), "}");
 }
 
@@ -777,7 +797,7 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // (OPT, BLOOM, Falcon: a quarter, at least 1, for the CI budget)
   const int per_tp = std::max(1, (per + 1) / 2);
   for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gpt2",
-                             "opt", "bloom", "falcon"}) {
+                             "gptj", "mixtral", "opt", "bloom", "falcon"}) {
     if (skipped(family)) continue;
     const bool quarter = absl::string_view(family) == "opt" ||
                          absl::string_view(family) == "bloom" ||

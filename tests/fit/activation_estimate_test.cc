@@ -288,6 +288,31 @@ TEST(ActivationEstimateTest, Gpt2AtTpTwoReRunsItsLastStepAboveItsBackward) {
   EXPECT_EQ(unheld->transient_bytes, 12032u + 1024 - 5143);
 }
 
+TEST(ActivationEstimateTest,
+     GatheredHeadKeepsTheWholeLossAndSplitsItsBackward) {
+  // TinyLlama at tp 2 with GPT-J's head: VocabParallelLMHead1D gathering
+  // its output (padded 128: 64 rows a rank), .to(torch.float32), then
+  // transformers' loss on the 16 columns. b = 1, s = 4.
+  TransformerShape t = TinyLlama();
+  t.fp32_logits = true;
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  t.tp.logits_fp32 = t.tp.gathered_head = true;
+  auto got = EstimateActivationBytes(t, Work(1, 4, false));
+  ASSERT_TRUE(got.ok()) << got.status();
+  // The whole model's loss: fp32 log-probs 4 x 4 x 16 = 256, the padded
+  // targets (s + 1) x 8 = 40, the weight 4; the held fp32 logits 256; the
+  // loss's fp32 gradients 2 x 256.
+  EXPECT_EQ(got->loss_bytes, 300u);
+  EXPECT_EQ(got->held_bytes, 256u);
+  EXPECT_EQ(got->loss_backward_bytes, 512u);
+  // The head: fp32 gradient 256 + its 16-bit copy 128; the slice's
+  // zero-filled 4 x 128 x 2 = 1024 beside 128; the split's clone 4 x 64 x
+  // 2 = 512 beside 1024; lm_head's input 64 and weight 64 x 8 x 2 = 1024
+  // gradients beside 512: 1600, less the loss's 300.
+  EXPECT_EQ(got->head_backward_bytes, 1300u);
+}
+
 TEST(ActivationEstimateTest, GemmaAndQwen3Norms) {
   TransformerShape gemma = TinyLlama();
   gemma.norm = NormKind::kGemmaRmsNorm;  // fp32 x, rsqrt, x/rms, 1 + w

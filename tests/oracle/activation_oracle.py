@@ -779,12 +779,14 @@ def estimate(shape, work, adapters=None, tp=None):
     outside = sum(n for _, n in outside_tensors(t, x, work))
     logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
     embedding_rows = v
+    gathered = tp is not None and tp.get("gathered_head", False)
     if tp is not None:
-        loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+        if not gathered:  # else transformers' loss on the whole vocabulary
+            loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+            logits = tp_activation_oracle.held_logits(x, tp)
         # the embedding's ids and mask for input_ids
         outside += (sum(n for _, n in tp_activation_oracle.embedding_tensors(x))
                     - 8 * b * s)
-        logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
     # (under checkpointing the rotary tables are every layer's arguments:
     # Gemma-3's local and global tables both)
@@ -807,7 +809,9 @@ def estimate(shape, work, adapters=None, tp=None):
         released += 2 * b * s * e
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
-    if tp is not None:
+    if gathered:
+        head = tp_activation_oracle.gathered_head_backward(x, tp, loss, e)
+    elif tp is not None:
         loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss,
                                                                   e)
     if e != h:

@@ -51,6 +51,14 @@ FAMILIES = {
             "logits_contiguous": True, "ties_head": True},
     "bloom": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
     "falcon": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    # No causal-LM forward replaced: lm_head gathers its output
+    # (gather_output=True: policies/gptj.py's VocabParallelLMHead1D,
+    # policies/mixtral.py's Linear1D_Col) and transformers' own forward and
+    # loss run on the whole vocabulary (GPT-J's .to(torch.float32) first).
+    "gptj": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": False,
+             "gathered_head": True},
+    "mixtral": {"lm_head": "column", "logits_fp32": False,
+                "loss_fp32": False, "gathered_head": True},
 }
 
 
@@ -72,6 +80,12 @@ def split(n, t):
     return n if n < t else n // t
 
 
+def padded(v, t):
+    """v padded to a multiple of 64 t (VocabParallelEmbedding1D's rows)."""
+    m = VOCAB_MULTIPLE * t
+    return (v + m - 1) // m * m
+
+
 def sizes(x, tp):
     """The rank's vocabulary widths: (embedding rows, lm_head rows, the
     logits' width after the padding is sliced off, whether sliced)."""
@@ -79,11 +93,8 @@ def sizes(x, tp):
     m = VOCAB_MULTIPLE * t
     padded = (v + m - 1) // m * m
     if tp["lm_head"] == "vocab":
-        # output[..., :num_valid] is a new autograd step only where it
-        # drops columns: Python indexing returns the tensor itself for a
-        # full slice (TensorIndexing.h applySlice, CPU and CUDA alike).
         rows = padded // t
-        return padded // t, rows, min(rows, v), v < rows
+        return padded // t, rows, min(rows, v), True
     return padded // t, split(v, t), split(v, t), False
 
 
@@ -158,8 +169,39 @@ def backward_steps(x, tp, loss, e):
     if tp["logits_fp32"]:
         steps.append(g_logits + g16)
         grad = g16
-    if sliced:
+    # output[..., :num_valid] is a step of its own only where it drops
+    # columns: Python's indexing returns the tensor itself for a full slice
+    # (TensorIndexing.h applySlice, CPU and CUDA alike).
+    if sliced and width < rows:
         steps.append(grad + 2 * b * s * rows)
         grad = 2 * b * s * rows
     steps.append(grad + 2 * b * s * e + 2 * rows * e)
     return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
+
+
+def gathered_head_backward(x, tp, loss, e=None):
+    """lm_head's backward where it gathers its output ("gathered_head":
+    the loss and the logits are the whole model's), less the loss's saves:
+    the fp32 logits' gradient beside its 16-bit copy (GPT-J's .to(float32)),
+    SliceBackward's zero-filled gathered rows (a vocab head's [..., :vocab],
+    linear.py:796-797), _GatherForwardSplitBackward's backward
+    (_operation.py:1076-1079: _split clones the rank's columns, :1204-1206,
+    beside the gathered gradient), then LinearWithAsyncCommunication's
+    input and weight gradients (no bias gradient counted)."""
+    b, s, h, v, t = x["b"], x["s"], x["h"], x["v"], tp["tp_size"]
+    _, rows, _, sliced = sizes(x, tp)
+    bs = b * s
+    grad = bs * v * (4 if tp["logits_fp32"] else 2)
+    steps = []
+    if tp["logits_fp32"]:
+        steps.append(grad + 2 * bs * v)
+        grad = 2 * bs * v
+    if sliced:
+        steps.append(grad + 2 * bs * rows * t)
+        grad = 2 * bs * rows * t
+    if sliced or v >= t:  # a column head kept whole (v < t) gathers nothing
+        steps.append(grad + 2 * bs * rows)
+        grad = 2 * bs * rows
+    e = e or h  # lm_head's input width (OPT's word_embed_proj_dim)
+    steps.append(grad + 2 * bs * e + 2 * rows * e)
+    return max(0, max(steps) - loss)

@@ -70,6 +70,9 @@ struct TensorParallelShape {
   // The forward holds the sliced logits' contiguous copy (OPT's
   // lm_head(...).contiguous()), not lm_head's padded output.
   bool logits_contiguous = false;
+  // lm_head gathers the logits (GPT-J, Mixtral): transformers' own loss
+  // on the whole vocabulary, the split only in the head's backward.
+  bool gathered_head = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).

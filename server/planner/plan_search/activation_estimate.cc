@@ -838,12 +838,16 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
-    loss = tp.loss;
-    logits = tp.held_logits;
     embedding_mask = tp.embedding_mask;
     embedding_rows = tp.embedding_rows;
-    loss_backward = tp.loss_backward;
-    head_backward = tp.head_backward;
+    if (shape.tp.gathered_head) {  // the whole model's loss and logits
+      head_backward = activation::GatheredHeadBackward(shape.tp, d, loss);
+    } else {
+      loss = tp.loss;
+      logits = tp.held_logits;
+      loss_backward = tp.loss_backward;
+      head_backward = tp.head_backward;
+    }
   }
   head_backward =
       Max(head_backward, ProjectOutBackward(shape, d, embedding_rows, loss));
