@@ -127,8 +127,13 @@ const Family& BloomFamily() {
   // every mesh: get_bloom_sequence_parallel_forward_fn splits the sequence
   // and gathers it over the tp group (modeling/bloom.py:1020-1067), so no
   // refusal (its activations under it are not modelled: TpShapeOf's note).
-  static const TpPolicy tp{
-      .file = "bloom", .rules = FusedQkvTpRules(), .heads_key = "n_head"};
+  // get_lm_forward_with_dist_cross_entropy (modeling/bloom.py:1095-1156):
+  // 16-bit logits, the model's dtype for the loss; the ALiBi tensor of the
+  // rank's heads (build_bloom_alibi_tensor).
+  static const TpPolicy tp{.file = "bloom",
+                           .rules = FusedQkvTpRules(),
+                           .heads_key = "n_head",
+                           .causal_lm = {.modelled = true}};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({

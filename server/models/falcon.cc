@@ -188,7 +188,10 @@ const Family& FalconFamily() {
                           {"multi_query", true}},
       .ignores_sp =
           "Falcon doesn't support sequence parallelism now, will "
-          "ignore the sequence parallelism flag."};
+          "ignore the sequence parallelism flag.",
+      // get_lm_forward_with_dist_cross_entropy (modeling/falcon.py:742-815):
+      // 16-bit logits into cross_entropy_1d in the model's dtype.
+      .causal_lm = {.modelled = true}};
   static const Family family{"falcon",
                              {"FalconForCausalLM", "FalconModel"},
                              R"({

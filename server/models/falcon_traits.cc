@@ -43,6 +43,8 @@ void SetFalconTraits(const HfConfig& cfg, const FalconLayout& layout,
   t.gated_mlp = false;
   t.tied_embeddings = layout.tied;
   t.fused_qkv = t.direct_sdpa = true;
+  // FalconDecoderLayer.forward keeps attention_output bound to its end.
+  t.attention_output_held = true;
   t.fp32_softmax = false;  // softmax(..., dtype=hidden_states.dtype)
   const absl::StatusOr<bool> alibi = cfg.Flag("alibi");
   const absl::StatusOr<std::optional<std::string>> act =

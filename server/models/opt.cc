@@ -182,7 +182,12 @@ const Family& OptFamily() {
                 {"lm_head", TpLayer::kVocab}},
       .ignores_sp =
           "OPT doesn't support sequence parallelism now, will "
-          "ignore the sequence parallelism flag."};
+          "ignore the sequence parallelism flag.",
+      // get_lm_forward_with_dist_cross_entropy (modeling/opt.py:846-968):
+      // lm_head(...).contiguous(), 16 bits, the model's dtype for the loss;
+      // postprocess (policies/opt.py:433-444) ties lm_head to embed_tokens.
+      .causal_lm = {
+          .modelled = true, .logits_contiguous = true, .ties_head = true}};
   static const Family family{"opt",
                              {"OPTForCausalLM", "OPTModel"},
                              R"({

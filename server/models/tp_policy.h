@@ -57,6 +57,12 @@ struct TpCausalLm {
   bool modelled = false;
   bool logits_fp32 = false;  // logits.float() before the loss
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // The forward holds lm_head(...).contiguous() (OPT's): the valid
+  // columns copied out of the padded output.
+  bool logits_contiguous = false;
+  // The policy's postprocess ties lm_head to the embedding under tp
+  // whatever the config says (OPT's binding_map).
+  bool ties_head = false;
   // lm_head gathers its output (gather_output=True) and transformers' own
   // causal-LM forward and loss run on the whole vocabulary (GPT-J's
   // VocabParallelLMHead1D, Mixtral's Linear1D_Col; no forward replaced).

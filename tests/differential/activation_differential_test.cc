@@ -12,16 +12,18 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2, Qwen3, GPT-2, GPT-J and Mixtral at tp 2, 4 and 8 as
-//    ColossalAI's ShardFormer runs it (the oracle's stand-ins of its
-//    autograd functions, tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py,
-//    tp_gptj_mixtral_torch.py), held the same way.
+//    Mistral, Qwen2, Qwen3, GPT-2, GPT-J, Mixtral, OPT, BLOOM and Falcon at
+//    tp 2, 4 and 8 as ColossalAI's ShardFormer runs it (the oracle's
+//    stand-ins of its autograd functions, tests/oracle/tp_decoder_torch.py,
+//    tp_gpt2_torch.py, tp_gptj_mixtral_torch.py,
+//    tp_opt_bloom_falcon_torch.py), held the same way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
 // CHUNKPLAN_DIFF_MEASURED the torch runs per family and checkpointing
 // setting (default 4; the full run: 100, 200 per family; half as many,
-// at least 1, per tp family, degree and checkpointing setting),
+// at least 1, per tp family, degree and checkpointing setting; a quarter,
+// at least 1, for OPT's, BLOOM's and Falcon's tp ranks),
 // CHUNKPLAN_DIFF_FAMILIES the families measured, tp families included
 // (comma-separated; default all), CHUNKPLAN_DIFF_ACTIVATION_ORACLE names
 // another oracle script (to check that a broken oracle fails this test).
@@ -80,17 +82,19 @@ uint64_t Padded(uint64_t vocab, uint64_t tp) {
 }
 
 // ShardFormer's causal-LM facts of a served family at `tp` (those of the
-// policies modelled: LLaMA's and GPT-2's 16-bit logits and loss, Mistral's
-// fp32 logits, Qwen2's and Qwen3's fp32 logits and loss, Qwen3's plain
-// lm_head).
+// policies modelled: LLaMA's, GPT-2's, OPT's, BLOOM's and Falcon's 16-bit
+// logits and loss, Mistral's fp32 logits, Qwen2's and Qwen3's fp32 logits
+// and loss, Qwen3's plain lm_head, OPT's contiguous copy of the logits).
 planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
                                       uint64_t vocab) {
   planner::TensorParallelShape out;
   out.tp_size = tp;
   out.padded_vocab = Padded(vocab, tp);
   out.column_head = family == "qwen3";
-  out.logits_fp32 = family != "llama" && family != "gpt2";
+  out.logits_fp32 =
+      family == "mistral" || family == "qwen2" || family == "qwen3";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
+  out.logits_contiguous = family == "opt";  // lm_head(...).contiguous()
   // GPT-J's and Mixtral's lm_head gathers the logits for transformers'
   // own loss (GPT-J's forward upcasts them; Mixtral's head is Linear1D_Col)
   out.gathered_head = family == "gptj" || family == "mixtral";
@@ -233,6 +237,7 @@ Case RandomCase(std::mt19937_64& rng) {
     tp.column_head = In(rng, 0, 1) == 1;
     tp.logits_fp32 = In(rng, 0, 1) == 1;
     tp.loss_fp32 = In(rng, 0, 1) == 1;
+    tp.logits_contiguous = In(rng, 0, 1) == 1;
     if (In(rng, 0, 9) == 0) tp.not_split = "why";
     tp.gathered_head = In(rng, 0, 3) == 0;
   }
@@ -347,7 +352,7 @@ void OptTraits(std::mt19937_64& rng, Case* c) {
 // of the sequential layer) and hidden_dropout; gelu or relu.
 void FalconTraits(std::mt19937_64& rng, TransformerShape* t) {
   auto coin = [&rng] { return In(rng, 0, 1) == 1; };
-  t->fused_qkv = t->direct_sdpa = true;
+  t->fused_qkv = t->direct_sdpa = t->attention_output_held = true;
   t->fp32_softmax = t->attention_dropout = false;
   const uint64_t a = t->num_attention_heads;
   const uint64_t layout = In(rng, 0, 2);
@@ -384,6 +389,36 @@ void BloomTraits(TransformerShape* t) {
   t->fused_qkv = t->alibi = t->embedding_norm = true;
   t->no_sdpa = t->no_flash = true;
   t->activation = MlpActivation::kBloomGelu;
+}
+
+// OPT, BLOOM and Falcon at tp rank 0 (their policies: heads and Falcon's
+// key/value heads divisible by tp; Falcon's old multi-query layout turns
+// tp off, so a drawn one becomes the three-projection layout; OPT's lm_head
+// tied under tp): the heads redrawn as multiples of tp, h = heads x the
+// head size drawn, the MLP, vocabulary and OPT's projection redrawn from h.
+void TpLayerNormHeads(std::mt19937_64& rng, const std::string& family,
+                      uint32_t tp, Case* c) {
+  TransformerShape& t = c->shape;
+  const uint64_t d = t.hidden_size / t.num_attention_heads;
+  t.num_attention_heads = tp * In(rng, 1, 2);
+  t.hidden_size = t.num_attention_heads * d;
+  t.intermediate_size = family == "bloom"
+                            ? 4 * t.hidden_size
+                            : t.hidden_size * In(rng, 20, 60) / 10;
+  t.vocab_size = t.hidden_size * In(rng, 2, 8);
+  if (t.embed_proj_dim != 0) t.embed_proj_dim = t.hidden_size / 2;
+  if (family == "opt") t.tied_embeddings = true;
+  if (family != "falcon") return;
+  if (t.kv_broadcast) {  // kv heads: tp x a divisor of heads / tp
+    const uint64_t groups = t.num_attention_heads / tp;
+    uint64_t k = In(rng, 1, groups);
+    while (groups % k != 0) --k;
+    t.num_key_value_heads = tp * k;
+  } else {
+    t.num_key_value_heads = t.num_attention_heads;
+    t.indexed_kv = false;
+    t.value_view = true;
+  }
 }
 
 // A small model of `family` (the traits its Family sets) for the torch run.
@@ -488,6 +523,9 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   c.work.sequence_length = static_cast<uint32_t>(In(rng, 2, 16));
   c.work.activation_checkpointing = checkpointing;
   c.work.attention = Attention::kEager;
+  if (tp > 1 && (family == "opt" || family == "bloom" || family == "falcon")) {
+    TpLayerNormHeads(rng, family, tp, &c);
+  }
   if (tp > 1) {
     t.intermediate_size = t.intermediate_size / tp * tp;
     if (family == "qwen3" || family == "mixtral") {
@@ -512,6 +550,7 @@ std::string TpField(const planner::TensorParallelShape& tp) {
       tp.column_head ? "column" : "vocab", R"(", "logits_fp32": )",
       flag(tp.logits_fp32), R"(, "loss_fp32": )", flag(tp.loss_fp32),
       R"(, "gathered_head": )", flag(tp.gathered_head),
+      R"(, "logits_contiguous": )", flag(tp.logits_contiguous),
       tp.sequence_parallel ? R"(, "sequence_parallel": true)" : "", "}");
 }
 
@@ -756,13 +795,17 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // Tp rank 0 under ShardFormer (tests/oracle/tp_decoder_torch.py's
   // stand-ins of ColossalAI's autograd functions), for the families whose
   // policy's forward is modelled (docs/tensor-parallelism.md).
+  // (OPT, BLOOM, Falcon: a quarter, at least 1, for the CI budget)
   const int per_tp = std::max(1, (per + 1) / 2);
-  for (const char* family :
-       {"llama", "mistral", "qwen2", "qwen3", "gpt2", "gptj", "mixtral"}) {
+  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gpt2",
+                             "gptj", "mixtral", "opt", "bloom", "falcon"}) {
     if (skipped(family)) continue;
+    const bool quarter = absl::string_view(family) == "opt" ||
+                         absl::string_view(family) == "bloom" ||
+                         absl::string_view(family) == "falcon";
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {
-        for (int i = 0; i < per_tp; ++i) {
+        for (int i = 0; i < (quarter ? std::max(1, per / 4) : per_tp); ++i) {
           cases.push_back(SmallFamilyCase(rng, family, checkpointing, tp));
           lines.push_back(RequestLine(cases.back(), seed + cases.size()));
         }

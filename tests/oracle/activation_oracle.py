@@ -621,6 +621,19 @@ def layer_terms(t, x, attention, ckpt, sparse):
         step = mlp_step(bs, h, i)
     else:
         step = 2 * bs * i + 2 * h * i
+    if not sparse and not t["gated_mlp"]:
+        # The up projection's (c_fc, fc1, dense_h_to_4h): its incoming
+        # gradient, its input's and its weight's, once the activation's
+        # saves, down's input and the MLP's residual dropout mask (where
+        # it is known to be the MLP's) are released: above the rest where
+        # the MLP is narrower than h (one tp rank's).
+        between = sum(m for name, m in tensors
+                      if name.startswith(("act", "gelu_new", "gelu_fast")))
+        if t["hidden_dropout"] and (not t["one_residual_mask"] or
+                                    t["single_norm"] or
+                                    t["parallel_residual"]):
+            between += n
+        step = max(step, 2 * bs * i + 2 * n + 2 * h * i - between)
     if t["fused_gate_up"]:
         # Phi-3's gate_up_proj: the fused output's gradient (chunk's
         # backward joins the two halves, 4bsI), the fused weight's (4hI)
@@ -666,6 +679,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
         steps = [step, attn_work - after_attention + 2 * n,
                  qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
     backward = 2 * n + max(steps)
+    if t["direct_sdpa"] and t["hidden_dropout"] and (
+            t["single_norm"] or t["parallel_residual"]):
+        # Falcon's parallel layer: the MLP's dropout's gradient (2N) stays
+        # for the attention's branch beside the output's, held for the
+        # residual.
+        backward += 2 * n
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)
     recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
@@ -708,8 +727,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # attn_output, 2N), beside all its saves and the incoming gradient (2N):
     # above the backward's own steps where those are narrow (one tp rank's
     # MLP).
-    forward_end = (recompute + (8 if t["attention_output_held"] else 6) * n
-                   if ckpt else 0)
+    # Falcon's dropout_add keeps the MLP's output bound beside the
+    # dropout's output and the sum: 2N more where hidden dropout is drawn
+    # (its sequential layer's one mask may be the attention's: a bound).
+    dropout_add = 2 * n if t["direct_sdpa"] and t["hidden_dropout"] else 0
+    forward_end = (recompute + (8 if t["attention_output_held"] else 6) * n +
+                   dropout_add if ckpt else 0)
     return {"saved": layer, "backward": backward,
             "inside": max(recompute + backward + rerun_output,
                           forward_softmax, forward_moe, forward_end)}
@@ -740,6 +763,8 @@ def estimate(shape, work, adapters=None, tp=None):
         except tp_activation_oracle.TpError as e:
             raise ActivationError(str(e)) from e
     t = dict(DEFAULT_TRAITS, **shape)
+    if tp is not None and tp.get("ties_head"):  # OPT's postprocess under tp
+        t["tied_embeddings"] = True
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work, t)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
@@ -789,12 +814,22 @@ def estimate(shape, work, adapters=None, tp=None):
     released = loss + final + 2 * n
     if t["final_softcap"]:  # the logits' tanh, released by the head
         released += 2 * b * s * v
+    if e != h:  # OPT's project_out output, lm_head's saved input
+        released += 2 * b * s * e
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
     if gathered:
-        head = tp_activation_oracle.gathered_head_backward(x, tp, loss)
+        head = tp_activation_oracle.gathered_head_backward(x, tp, loss, e)
     elif tp is not None:
-        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
+        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss,
+                                                                  e)
+    if e != h:
+        # OPT's project_out after lm_head: its weight's and its input's
+        # gradients beside the incoming one (lm_head's saved input, 2bse,
+        # released), a tied weight's gradient held, once the loss's saves
+        # are gone.
+        head = max(head, 2 * e * h + 2 * b * s * h + (
+            2 * embedding_rows * e if t["tied_embeddings"] else 0) - loss)
     layer_backward = max(term["backward"] for term, _ in terms)
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)
@@ -830,8 +865,13 @@ def estimate(shape, work, adapters=None, tp=None):
             + logits)
     if sp:  # the blocks' gathered inputs, held until the graph is freed
         kept += tp_gpt2_sp_oracle.gathered_bytes(x, tp, ckpt)
-    embedding = max(0, 2 * b * s * e + (6 if t["tied_embeddings"] else 2) *
-                    embedding_rows * e - (parts["total_bytes"] - kept))
+    # (embedding_dense_backward's weight gradient beside the incoming one;
+    # tied, the engine frees that before it adds the two weight gradients
+    # out of place)
+    weight = 2 * embedding_rows * e
+    step = (2 * weight + max(2 * b * s * e, weight) if t["tied_embeddings"]
+            else 2 * b * s * e + weight)
+    embedding = max(0, step - (parts["total_bytes"] - kept))
     if sp:
         embedding = tp_gpt2_sp_oracle.embedding_step(
             t, x, embedding_rows, parts["total_bytes"] - kept)

@@ -683,7 +683,10 @@ def _falcon(config, description, heads):
     qkv = _numel(d, "query_key_value.weight") // h
     t.update(num_key_value_heads=(qkv - h) // (2 * head), rotary=True,
              fp32_softmax=False, direct_sdpa=True, embedding_dropout=False,
-             attention_dropout=False)
+             attention_dropout=False,
+             # FalconDecoderLayer.forward keeps attention_output bound to
+             # its end (a re-run layer's last step)
+             attention_output_held=True)
     new_arch = config.get("new_decoder_architecture", False)
     parallel = config.get("parallel_attn", True)
     num_ln = config.get("num_ln_in_parallel_attn")

@@ -161,6 +161,9 @@ class FalconDecoderLayer(nn.Module):
         super().__init__()
         h = c["hidden"]
         self.c = c
+        # ShardFormer's get_tp_falcon_decoder_layer_forward adds the
+        # attention's output out of place (transformers: in place).
+        self.add_out_of_place = False
         self.self_attention = FalconAttention(c)
         self.mlp = FalconMLP(c)
         if not c["parallel_attn"]:
@@ -194,7 +197,9 @@ class FalconDecoderLayer(nn.Module):
         if c["new_arch"] and c["parallel_attn"] and c["num_ln"] == 1:
             mlp_layernorm_out = attention_layernorm_out
         mlp_output = self.mlp(mlp_layernorm_out)
-        if c["new_arch"] or c["parallel_attn"]:
+        if (c["new_arch"] or c["parallel_attn"]) and self.add_out_of_place:
+            mlp_output = mlp_output + attention_output  # ShardFormer's
+        elif c["new_arch"] or c["parallel_attn"]:
             mlp_output += attention_output
         output = dropout_add(mlp_output, residual, c["hidden_dropout"],
                              self.training)
@@ -221,6 +226,14 @@ class FalconForCausalLM(nn.Module):
         self.gradient_checkpointing = c["checkpointing"]
 
     def forward(self, input_ids, attention_mask, labels):
+        hidden_states = self.hidden(input_ids, attention_mask)
+        lm_logits = self.lm_head(hidden_states[:, slice(0, None), :])
+        loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
+                                                self.c["vocab"])
+        return loss, lm_logits
+
+    def hidden(self, input_ids, attention_mask):
+        """FalconModel's output: lm_head's input."""
         inputs_embeds = self.word_embeddings(input_ids)
         cache_position = torch.arange(0, inputs_embeds.shape[1])
         position_ids = cache_position.unsqueeze(0)
@@ -235,11 +248,7 @@ class FalconForCausalLM(nn.Module):
                     None, False, False, cache_position, position_embeddings)
             hidden_states = run_layer(block, args,
                                       self.gradient_checkpointing)[0]
-        hidden_states = self.ln_f(hidden_states)
-        lm_logits = self.lm_head(hidden_states[:, slice(0, None), :])
-        loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
-                                                self.c["vocab"])
-        return loss, lm_logits
+        return self.ln_f(hidden_states)
 
 
 def build_alibi_tensor(attention_mask, num_heads, dtype):
@@ -408,13 +417,23 @@ class BloomForCausalLM(nn.Module):
         if c["tied"]:
             self.lm_head.weight = self.word_embeddings.weight
         self.gradient_checkpointing = c["checkpointing"]
+        # BloomModel.build_alibi_tensor (ShardFormer's policy replaces it)
+        self.build_alibi_tensor = build_alibi_tensor
 
     def forward(self, input_ids, attention_mask, labels):
+        hidden_states = self.hidden(input_ids, attention_mask)
+        lm_logits = self.lm_head(hidden_states)
+        loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
+                                                self.c["vocab"])
+        return loss, lm_logits
+
+    def hidden(self, input_ids, attention_mask):
+        """BloomModel's output: lm_head's input."""
         inputs_embeds = self.word_embeddings(input_ids)
         cache_position = torch.arange(0, inputs_embeds.shape[1])
         hidden_states = self.word_embeddings_layernorm(inputs_embeds)
-        alibi = build_alibi_tensor(attention_mask, self.c["heads"],
-                                   dtype=hidden_states.dtype)
+        alibi = self.build_alibi_tensor(attention_mask, self.c["heads"],
+                                        dtype=hidden_states.dtype)
         with torch.no_grad():
             causal_mask = decoder_torch.LlamaForCausalLM.causal_mask(
                 self, attention_mask, inputs_embeds, cache_position)
@@ -423,11 +442,7 @@ class BloomForCausalLM(nn.Module):
                     False, cache_position)
             hidden_states = run_layer(block, args,
                                       self.gradient_checkpointing)[0]
-        hidden_states = self.ln_f(hidden_states)
-        lm_logits = self.lm_head(hidden_states)
-        loss = decoder_torch.for_causal_lm_loss(lm_logits, labels,
-                                                self.c["vocab"])
-        return loss, lm_logits
+        return self.ln_f(hidden_states)
 
 
 def config(shape, work, family, probability):

@@ -268,6 +268,14 @@ class OPTForCausalLM(nn.Module):
         self.gradient_checkpointing = c["checkpointing"]
 
     def forward(self, input_ids, attention_mask, labels):
+        hidden_states = self.hidden(input_ids, attention_mask)
+        logits = self.lm_head(hidden_states).contiguous()
+        loss = decoder_torch.for_causal_lm_loss(logits, labels,
+                                                self.c["vocab"])
+        return loss, logits
+
+    def hidden(self, input_ids, attention_mask):
+        """OPTDecoder's output: lm_head's input."""
         inputs_embeds = self.embed_tokens(input_ids)
         cache_position = torch.arange(0, inputs_embeds.shape[1])
         with torch.no_grad():
@@ -294,10 +302,7 @@ class OPTForCausalLM(nn.Module):
             hidden_states = self.final_layer_norm(hidden_states)
         if self.project_out is not None:
             hidden_states = self.project_out(hidden_states)
-        logits = self.lm_head(hidden_states).contiguous()
-        loss = decoder_torch.for_causal_lm_loss(logits, labels,
-                                                self.c["vocab"])
-        return loss, logits
+        return hidden_states
 
 
 def create_sinusoidal_positions(num_pos, dim):

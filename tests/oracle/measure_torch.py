@@ -12,6 +12,7 @@ import layer_norm_torch
 import llama4_oracle
 import saved_tensors
 import tp_decoder_torch
+import tp_opt_bloom_falcon_torch
 
 # The families decoder_torch builds from dense_torch's layers.
 DENSE = ("phi3", "cohere", "gemma2", "gemma3_text")
@@ -182,8 +183,9 @@ def backward_peak(prof, start_marker):
 
 def measure(shape, work, family, seed, tp=1, sp=False):
     """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
-    ShardFormer runs it (tp_decoder_torch.py; `sp`: GPT-2 with sequence
-    parallelism, tp_gpt2_sp_torch.py)."""
+    ShardFormer runs it (tp_decoder_torch.py,
+    tp_opt_bloom_falcon_torch.py; `sp`: GPT-2 with sequence parallelism,
+    tp_gpt2_sp_torch.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
@@ -191,6 +193,8 @@ def measure(shape, work, family, seed, tp=1, sp=False):
     if tp > 1 and sp:
         import tp_gpt2_sp_torch
         model, forward = tp_gpt2_sp_torch.build(c, tp)
+    elif tp > 1 and family in tp_opt_bloom_falcon_torch.FAMILIES:
+        model, forward = tp_opt_bloom_falcon_torch.build(c, tp, family)
     elif tp > 1:
         model, forward = tp_decoder_torch.build(c, tp, family)
     else:

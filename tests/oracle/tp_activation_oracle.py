@@ -12,7 +12,11 @@ The request's "tp" object:
    "logits_fp32": the causal-LM forward upcasts the logits (Mistral,
                   Qwen2, Qwen3: logits.float()),
    "loss_fp32": dist_cross_entropy's dtype is fp32 (Qwen2, Qwen3:
-                logits.dtype; LLaMA, Mistral: the model's 16 bits)}
+                logits.dtype; LLaMA, Mistral: the model's 16 bits),
+   "logits_contiguous" (optional): the forward holds the sliced logits'
+                contiguous copy (OPT), not lm_head's padded output,
+   "ties_head" (optional): lm_head shares the embedding's weight whatever
+                the config says (OPT's postprocess)}
 "vocab": VocabParallelLMHead1D, the vocabulary padded to a multiple of
 64 t, rank 0's logits sliced to min(padded / t, vocab) columns; "column":
 a plain Linear1D_Col (Qwen3), vocab / t (whole where vocab < t). The
@@ -38,6 +42,15 @@ FAMILIES = {
     # (modeling/gpt2.py:404-417) passes the 16-bit logits and the model's
     # dtype, as LLaMA's
     "gpt2": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    # OPT, BLOOM, Falcon (tp_opt_bloom_falcon_torch.py): the 16-bit logits
+    # and the model's dtype, as LLaMA's. OPT's forward (modeling/opt.py:
+    # 953) holds lm_head(...).contiguous(): the valid columns copied out
+    # where padding follows them; its postprocess (policies/opt.py:433-444)
+    # ties lm_head to embed_tokens whatever the config says.
+    "opt": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False,
+            "logits_contiguous": True, "ties_head": True},
+    "bloom": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    "falcon": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
     # No causal-LM forward replaced: lm_head gathers its output
     # (gather_output=True: policies/gptj.py's VocabParallelLMHead1D,
     # policies/mixtral.py's Linear1D_Col) and transformers' own forward and
@@ -130,13 +143,17 @@ def loss_tensors(x, tp):
 
 def held_logits(x, tp):
     """The model's output: the fp32 copy of the sliced logits where the
-    forward upcasts, else lm_head's 16-bit output (its padded rows too)."""
+    forward upcasts, the 16-bit valid columns where it holds their
+    contiguous copy (OPT), else lm_head's 16-bit output (its padded rows
+    too)."""
     b, s = x["b"], x["s"]
     _, rows, width, _ = sizes(x, tp)
-    return 4 * b * s * width if tp["logits_fp32"] else 2 * b * s * rows
+    if tp["logits_fp32"]:
+        return 4 * b * s * width
+    return 2 * b * s * (width if tp.get("logits_contiguous") else rows)
 
 
-def backward_steps(x, tp, loss):
+def backward_steps(x, tp, loss, e):
     """(loss_backward, head_backward): the loss's and the head's backward
     over what forward left, each less the loss's saves (released by then).
     DistCrossEntropy's backward works in place on exp_logits and returns
@@ -145,9 +162,9 @@ def backward_steps(x, tp, loss):
     backward then allocates the logits' gradient (b s x width, the logits'
     dtype) beside it. Then the upcast's backward (a 16-bit copy beside the
     fp32 one), the padding slice's (b s x rows, 16 bits, beside its
-    input's), lm_head's (its input's and its weight's gradient, beside the
-    logits')."""
-    b, s, h = x["b"], x["s"], x["h"]
+    input's), lm_head's (its input's and its weight's gradient, e wide:
+    OPT's word_embed_proj_dim or h, beside the logits')."""
+    b, s = x["b"], x["s"]
     _, rows, width, sliced = sizes(x, tp)
     logit_bytes = 4 if tp["logits_fp32"] else 2
     g_logits = b * s * width * logit_bytes
@@ -158,14 +175,17 @@ def backward_steps(x, tp, loss):
     if tp["logits_fp32"]:
         steps.append(g_logits + g16)
         grad = g16
-    if sliced:
+    # output[..., :num_valid] is a step of its own only where it drops
+    # columns: Python's indexing returns the tensor itself for a full slice
+    # (TensorIndexing.h applySlice, CPU and CUDA alike).
+    if sliced and width < rows:
         steps.append(grad + 2 * b * s * rows)
         grad = 2 * b * s * rows
-    steps.append(grad + 2 * b * s * h + 2 * rows * h)
+    steps.append(grad + 2 * b * s * e + 2 * rows * e)
     return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
 
 
-def gathered_head_backward(x, tp, loss):
+def gathered_head_backward(x, tp, loss, e=None):
     """lm_head's backward where it gathers its output ("gathered_head":
     the loss and the logits are the whole model's), less the loss's saves:
     the fp32 logits' gradient beside its 16-bit copy (GPT-J's .to(float32)),
@@ -188,5 +208,6 @@ def gathered_head_backward(x, tp, loss):
     if sliced or v >= t:  # a column head kept whole (v < t) gathers nothing
         steps.append(grad + 2 * bs * rows)
         grad = 2 * bs * rows
-    steps.append(grad + 2 * bs * h + 2 * rows * h)
+    e = e or h  # lm_head's input width (OPT's word_embed_proj_dim)
+    steps.append(grad + 2 * bs * e + 2 * rows * e)
     return max(0, max(steps) - loss)

@@ -71,6 +71,9 @@ struct TensorParallelShape {
   // world the tp group): the blocks on the rank's sequence shard, the Col
   // layers' gathered inputs (docs/tensor-parallelism.md).
   bool sequence_parallel = false;
+  // The forward holds the sliced logits' contiguous copy (OPT's
+  // lm_head(...).contiguous()), not lm_head's padded output.
+  bool logits_contiguous = false;
   // lm_head gathers the logits (GPT-J, Mixtral): transformers' own loss
   // on the whole vocabulary, the split only in the head's backward.
   bool gathered_head = false;

@@ -581,6 +581,21 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
                          ? MlpStep(d, d.bs, d.inter)
                          : one_op;
   if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
+  if (!sparse && !t.gated_mlp) {
+    // The up projection's: its incoming gradient, its input's and its
+    // weight's, once the activation's saves, down's input and the MLP's
+    // residual dropout mask (where it is known to be the MLP's) are
+    // released: above the rest where the MLP is narrower than h (one tp
+    // rank's).
+    const bool mlp_mask =
+        t.hidden_dropout &&
+        (!t.one_residual_mask || t.single_norm || t.parallel_residual);
+    mlp_step =
+        Max(mlp_step, Less(Sum({Mul({d.bs, d.inter, 2}), Hidden(d, 2),
+                                Mul({d.h, d.inter, 2})}),
+                           Sum({MlpSaved(t, d),
+                                mlp_mask ? Hidden(d, 1) : Checked{Wide{0}}})));
+  }
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   // The second norm's saves and output (none with a single norm).
@@ -625,7 +640,11 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
     step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
   }
   step = Max(step, Less(norm_step, beyond_first_norm));
-  return Sum({Hidden(d, 2), step});
+  // Falcon's parallel layer: the MLP's dropout's gradient (2N) stays for
+  // the attention's branch beside the output's, held for the residual.
+  const bool dropout_grad_kept = t.direct_sdpa && t.hidden_dropout &&
+                                 (t.single_norm || t.parallel_residual);
+  return Sum({Hidden(d, dropout_grad_kept ? 4 : 2), step});
 }
 
 // Re-running an eager layer under checkpointing, its softmax holds the
@@ -675,7 +694,9 @@ Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
   // (Gemma-2's logits' tanh too, released by the head's backward)
   const Checked softcap =
       t.final_softcap ? Mul({d.bs, d.v, 2}) : Checked{Wide{0}};
-  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2), softcap});
+  // (OPT's project_out: its output, lm_head's saved input, too)
+  const Checked projected = d.e != d.h ? Mul({d.bs, d.e, 2}) : Checked{Wide{0}};
+  return Sum({loss, FinalNormSaved(t, d), Hidden(d, 2), softcap, projected});
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
@@ -684,6 +705,18 @@ Checked HeadBackward(const Dims& d, Checked loss) {
   return Less(
       Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2})}),
       loss);
+}
+
+// OPT's project_out after lm_head (word_embed_proj_dim e != h): its
+// weight's and its input's gradients beside the incoming one (lm_head's
+// saved input released), a tied weight's gradient (`rows` x e) held, once
+// the loss's saves are gone; 0 without project_out.
+Checked ProjectOutBackward(const TransformerShape& t, const Dims& d, Wide rows,
+                           Checked loss) {
+  if (d.e == d.h) return Wide{0};
+  const Checked tied =
+      t.tied_embeddings ? Mul({rows, d.e, 2}) : Checked{Wide{0}};
+  return Less(Sum({Mul({d.e, d.h, 2}), Mul({d.bs, d.h, 2}), tied}), loss);
 }
 
 // The embedding's backward, last: its output's gradient and its weight's
@@ -696,9 +729,15 @@ Checked EmbeddingBackward(const TransformerShape& t, const Dims& d,
                             : (t.rotary || t.alibi) ? Checked{Wide{0}}
                                                     : Mul({d.s, 8});
   const Checked kept = Sum({Mul({d.bs, 8}), positions, logits});
-  return Less(Sum({Mul({d.bs, d.e, 2}),
-                   Mul({rows, d.e, t.tied_embeddings ? Wide{6} : Wide{2}})}),
-              Less(total, kept));
+  // (embedding_dense_backward's weight gradient beside the incoming one;
+  // tied, the engine frees that before it adds the two weight gradients
+  // out of place)
+  const Checked weight = Mul({rows, d.e, 2});
+  const Checked incoming = Mul({d.bs, d.e, 2});
+  const Checked step = t.tied_embeddings
+                           ? Sum({weight, weight, Max(incoming, weight)})
+                           : Sum({incoming, weight});
+  return Less(step, Less(total, kept));
 }
 
 // What a re-run layer's saves share with what the checkpoint keeps: a
@@ -742,9 +781,13 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   // input and output) and the residual sum, 4N (and the attention's output
   // where the block keeps it, 2N), beside all the re-run's saves and the
   // incoming gradient (2N): above the backward's own steps where those are
-  // narrow (one tp rank's MLP).
-  out.inside =
-      Max(out.inside, Sum({rerun, Hidden(d, t.attention_output_held ? 8 : 6)}));
+  // narrow (one tp rank's MLP). Falcon's dropout_add keeps the MLP's
+  // output bound beside the dropout's output, 2N more where hidden dropout
+  // is drawn (a bound: a sequential layer's one mask may be the
+  // attention's).
+  const Wide end = (t.attention_output_held ? 8 : 6) +
+                   (t.direct_sdpa && t.hidden_dropout ? 2 : 0);
+  out.inside = Max(out.inside, Sum({rerun, Hidden(d, end)}));
   return out;
 }
 
@@ -850,6 +893,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
       head_backward = tp.head_backward;
     }
   }
+  head_backward =
+      Max(head_backward, ProjectOutBackward(shape, d, embedding_rows, loss));
   const Checked held =
       Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary && !shape.llama4)
                        ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})

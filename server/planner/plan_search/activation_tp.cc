@@ -41,7 +41,8 @@ Checked HeadSteps(const Dims& d, Checked grad,
     step = Max(step, Sum({grad, next}));
     grad = next;
   }
-  return Max(step, Sum({grad, Mul({d.bs, d.h, 2}), Mul({rows, d.h, 2})}));
+  // (lm_head reads e features: OPT's word_embed_proj_dim, else h)
+  return Max(step, Sum({grad, Mul({d.bs, d.e, 2}), Mul({rows, d.e, 2})}));
 }
 
 }  // namespace
@@ -81,16 +82,21 @@ TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
   out.loss = Sum({Mul({rows, head.width, tp.loss_fp32 ? Wide{4} : Wide{2}}),
                   Mul({rows, 9})});
   out.held_logits =
-      tp.logits_fp32 ? Mul({d.bs, head.width, 4}) : Mul({d.bs, head.rows, 2});
+      tp.logits_fp32
+          ? Mul({d.bs, head.width, 4})
+          : Mul({d.bs, tp.logits_contiguous ? head.width : head.rows, 2});
   const Checked grad_logits = Mul({d.bs, head.width, logit_bytes});
   out.loss_backward =
       Less(Sum({Mul({rows, head.width, logit_bytes}), grad_logits}), out.loss);
   // The steps after the loss's: the upcast's 16-bit copy, the padding
   // slice's full rows, lm_head's input and weight gradients.
-  const Checked step = HeadSteps(d, grad_logits,
-                                 {tp.logits_fp32 ? head.width : Wide{0},
-                                  head.sliced ? head.rows : Wide{0}},
-                                 head.rows);
+  const Checked step =
+      HeadSteps(d, grad_logits,
+                {tp.logits_fp32 ? head.width : Wide{0},
+                 // (a full slice is the tensor itself in
+                 // Python's indexing: no step)
+                 head.sliced && d.v < head.rows ? head.rows : Wide{0}},
+                head.rows);
   out.head_backward = Less(step, out.loss);
   return out;
 }

@@ -37,7 +37,8 @@ struct TpTerms {
   // dtype, the bool mask, the int64 masked target.
   Checked loss;
   // The model's output: the fp32 copy of the logits where the forward
-  // upcasts, else lm_head's 16-bit output with its padded rows.
+  // upcasts, the 16-bit valid columns where it holds their contiguous
+  // copy (OPT), else lm_head's 16-bit output with its padded rows.
   Checked held_logits;
   // Backward, each above the estimate's total and less the loss's saves:
   // the logits' gradient beside the rows' (the loss's); then the upcast's,
