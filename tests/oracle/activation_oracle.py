@@ -73,6 +73,7 @@ router's own), or
 import json
 import sys
 
+import deepseek_v2_oracle
 import mla_oracle
 import tp_activation_oracle
 
@@ -318,6 +319,8 @@ def moe_tensors(t, x):
         t["shared_expert_intermediate_size"]
     if t["deepseek_moe"]:  # DeepseekV3MoE (mla_oracle.py)
         return mla_oracle.moe_tensors(t, x)
+    if t["deepseek_v2"]:  # DeepseekV2MoE (deepseek_v2_oracle.py)
+        return deepseek_v2_oracle.moe_tensors(t, x)
     pairs = T * k
     out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
            ("moe router: topk indices (int64)", 8 * pairs)]
@@ -368,6 +371,8 @@ def layer_tensors(t, x, attention, sparse=False):
                     4 * 4 * s * (t["rotary_dim"] or d)))
     if t["kv_lora_rank"]:  # DeepSeek's latent attention (mla_oracle.py)
         out += mla_oracle.attention_tensors(t, x, attention)
+        if t["deepseek_v2"]:
+            out += deepseek_v2_oracle.rope_tensors(x, t["qk_rope_head_dim"])
     elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
@@ -428,7 +433,11 @@ def layer_tensors(t, x, attention, sparse=False):
     # GPT-J and Cohere: the MLP reads the first norm's output too
     if not t["single_norm"] and not t["parallel_block"]:
         out += second
-        out.append(("post-attention norm's output, kept by the MLP", 2 * n))
+        # (DeepseekV2MoE without shared experts keeps only its fp32 copy)
+        if not (sparse and t["deepseek_v2"] and
+                not t["shared_expert_intermediate_size"]):
+            out.append(("post-attention norm's output, kept by the MLP",
+                        2 * n))
     bi = 2 * bs * i
     # The activation's own saves: relu keeps its result, which the next op
     # (the mul, or c_proj) keeps too: nothing of its own.
@@ -478,7 +487,8 @@ def outside_tensors(t, x, work):
     elif ckpt:
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
-    if t["rotary"] and not t["gptj_rotary"] and not ckpt:
+    if (t["rotary"] and not t["gptj_rotary"] and not t["deepseek_v2"]
+            and not ckpt):
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
                     4 * s * (t["rotary_dim"] or d)))
         if t["local_rotary"] and t["both_rotary_used"]:
@@ -730,6 +740,8 @@ def estimate(shape, work, adapters=None, tp=None):
                                              x["L"] - sparse_layers)
                         for k in kinds))
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
+    if t["deepseek_v2"]:  # the remote code's shifted fp32 logits
+        loss = deepseek_v2_oracle.loss_bytes(x)
     outside = sum(n for _, n in outside_tensors(t, x, work))
     logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
     embedding_rows = v
@@ -744,7 +756,8 @@ def estimate(shape, work, adapters=None, tp=None):
     # Gemma-3's local and global tables both)
     held = logits + ((2 if t["local_rotary"] else 1) *
                      4 * s * (t["rotary_dim"] or x["d"])
-                     if ckpt and t["rotary"] and not t["gptj_rotary"] else 0)
+                     if ckpt and t["rotary"] and not t["gptj_rotary"]
+                     and not t["deepseek_v2"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. The layers (layer_terms) run on what the
@@ -758,6 +771,8 @@ def estimate(shape, work, adapters=None, tp=None):
         released += 2 * b * s * v
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    if t["deepseek_v2"]:
+        loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
     if tp is not None:
         loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
     layer_backward = max(terms[k]["backward"] for k in kinds)
@@ -808,7 +823,7 @@ def estimate(shape, work, adapters=None, tp=None):
 
 
 MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-             "v_head_dim")
+             "v_head_dim", "router_groups", "router_topk_groups")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -820,6 +835,7 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
                "local_rotary", "both_rotary_used", "deepseek_moe",
+               "deepseek_v2", "seq_aux",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
                "direct_sdpa", "alibi", "embedding_norm", "no_flash")
@@ -852,6 +868,9 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "q_lora_rank": 0, "kv_lora_rank": 0,
                   "qk_rope_head_dim": 0, "v_head_dim": 0,
                   "deepseek_moe": False,
+                  # DeepSeek-V2 (deepseek_v2_oracle.py)
+                  "deepseek_v2": False, "router_groups": 0,
+                  "router_topk_groups": 0, "seq_aux": False,
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,

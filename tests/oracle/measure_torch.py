@@ -7,6 +7,7 @@ import torch.profiler
 
 import decoder_torch
 import deepseek_torch
+import deepseek_v2_torch
 import falcon_bloom_torch
 import layer_norm_torch
 import saved_tensors
@@ -70,10 +71,14 @@ def config(shape, work, family="llama"):
                  "dense_on_top": dense_on_top(shape, work)}
                 if shape.get("moe_layers") else None),
     }
-    if family in deepseek_torch.FAMILIES:
+    if family in deepseek_torch.FAMILIES + deepseek_v2_torch.FAMILIES:
         c["mla"] = mla_config(shape)
         c["moe"] = dict(c["moe"] or {"layers": 0},
                         **deepseek_groups(shape))
+    if family in deepseek_v2_torch.FAMILIES:
+        c["moe"]["v2"] = {"groups": shape["router_groups"],
+                          "topk_groups": shape["router_topk_groups"],
+                          "seq_aux": shape["seq_aux"]}
     return c
 
 
@@ -182,6 +187,8 @@ def measure(shape, work, family, seed, tp=1):
                  if family in falcon_bloom_torch.FAMILIES
                  else deepseek_torch.build(c)
                  if family in deepseek_torch.FAMILIES
+                 else deepseek_v2_torch.build(c)
+                 if family in deepseek_v2_torch.FAMILIES
                  else decoder_torch.build(c))
         forward = model
     model.train()
