@@ -564,6 +564,8 @@ def moe_backward(t, x):
     shared_saves = (sum(n for name, n in moe_tensors(t, x)
                         if name.startswith("moe shared expert"))
                     if shared else 0)
+    if t["deepseek_v2"]:
+        return deepseek_v2_oracle.moe_backward(t, x, mlp_step, shared_saves)
     return max(mlp_step(bs, h, shared) if shared else 0,
                mlp_step(bs, h, t["moe_intermediate_size"]) - shared_saves,
                6 * bs * h)
@@ -575,6 +577,8 @@ def moe_forward(t, x):
     index_adds into (b s x h), over the layer's saves and the incoming
     gradient."""
     bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
+    if t["deepseek_v2"]:
+        return deepseek_v2_oracle.moe_forward(t, x)
     shared = 4 * n if t["shared_expert_intermediate_size"] else 0
     if t["deepseek_moe"]:  # the fp32 sum; the shared experts run after
         shared = 0
@@ -689,7 +693,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            (10 if t["fp32_softmax"] else 4) * p)
     forward_moe = (recompute + 2 * n + moe_forward(t, x)
                    if ckpt and sparse else 0)
-    if forward_moe and t["deepseek_moe"]:
+    if forward_moe and (t["deepseek_moe"] or t["deepseek_v2"]):
         # DeepseekV3MoE runs its shared experts after the routed ones:
         # their saves are not made yet at the last routed expert.
         forward_moe = max(0, forward_moe - 8 * bs * t[

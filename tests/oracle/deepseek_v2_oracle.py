@@ -90,3 +90,36 @@ def loss_backward_bytes(x):
     the log-probabilities are released."""
     b, s, v = x["b"], x["s"], x["v"]
     return max(8 * b * (s - 1) * v, (6 * s - 4 * (s - 1)) * b * v)
+
+
+def moe_backward(t, x, mlp_step, shared_saves):
+    """DeepseekV2MoE's backward above its saves and the residual stream's
+    gradient, at the bound that every token reaches the expert whose
+    backward runs first (all the block's saves held). P = T k pairs,
+    N = T h. The shared experts' backward first (they ran last); then,
+    once their saves are released, the weighted sum's: the fp32 gradient
+    of the sum (4N), mul's two fp32 gradients (grad * weights for y, 4P h;
+    grad * y for the weights, 4P h, not yet summed to P) and y's cast to
+    16 bits (2P h: the engine's validate_outputs casts and sums them after
+    the node); then the index_put_ chain: each
+    expert's step passes on a new P x h gradient (index_put of zeros)
+    beside the one it got, the expert's MLP over all T tokens, and the
+    gradient of the repeat_interleave'd tokens (index's scatter into
+    zeros, accumulated), once y is released."""
+    T, h, k = x["b"] * x["s"], x["h"], t["experts_per_token"]
+    n, ph = T * h, T * k * h
+    shared = t["shared_expert_intermediate_size"]
+    return max(mlp_step(T, h, shared) if shared else 0,
+               4 * n + 10 * ph - shared_saves,
+               4 * ph + mlp_step(T, h, t["moe_intermediate_size"])
+               - shared_saves,
+               6 * ph - shared_saves)
+
+
+def moe_forward(t, x):
+    """Re-running DeepseekV2MoE under checkpointing, at the weighted sum:
+    the repeat_interleave'd tokens (2P h, still bound), the fp32 product
+    (4P h) and its fp32 sum (4N), over the saves made before it (the
+    shared experts', run after, not yet)."""
+    T, h, k = x["b"] * x["s"], x["h"], t["experts_per_token"]
+    return 6 * T * k * h + 4 * T * h
