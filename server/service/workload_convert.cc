@@ -136,6 +136,9 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.qk_rope_head_dim = t.qk_rope_head_dim;
   s.v_head_dim = t.v_head_dim;
   s.deepseek_moe = t.deepseek_moe;
+  s.deepseek_v2 = t.deepseek_v2;
+  s.router_groups = t.router_groups;
+  s.seq_aux = t.seq_aux;
   s.tp = TpShapeOf(m);
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;

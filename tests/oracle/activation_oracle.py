@@ -51,14 +51,16 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "parallel_block", "norm": ... | "cohere_layer_norm",
              MoE families: "moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size",
-             "norm_topk_prob"},
+             "norm_topk_prob", DeepSeek-V2 (deepseek_v2_oracle.py):
+             "deepseek_v2", "router_groups", "seq_aux"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
 gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe,
-qwen3_moe, gpt_neox, opt, gptj, falcon or bloom; its traits must be the
+qwen3_moe, gpt_neox, opt, gptj, falcon, bloom, deepseek_v3 or deepseek_v2
+(deepseek_v2_torch.py); its traits must be the
 shape's. Cohere's logit_scale multiplies the logits by a Python float:
 nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
@@ -827,7 +829,7 @@ def estimate(shape, work, adapters=None, tp=None):
 
 
 MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-             "v_head_dim", "router_groups", "router_topk_groups")
+             "v_head_dim", "router_groups")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -874,7 +876,7 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "deepseek_moe": False,
                   # DeepSeek-V2 (deepseek_v2_oracle.py)
                   "deepseek_v2": False, "router_groups": 0,
-                  "router_topk_groups": 0, "seq_aux": False,
+                  "seq_aux": False,
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,

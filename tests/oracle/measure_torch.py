@@ -76,9 +76,14 @@ def config(shape, work, family="llama"):
         c["moe"] = dict(c["moe"] or {"layers": 0},
                         **deepseek_groups(shape))
     if family in deepseek_v2_torch.FAMILIES:
-        c["moe"]["v2"] = {"groups": shape["router_groups"],
-                          "topk_groups": shape["router_topk_groups"],
-                          "seq_aux": shape["seq_aux"]}
+        # topk_group (it chooses experts, saves nothing): as many groups as
+        # the top-k needs, so that the bound's last top-k experts are chosen
+        groups, experts = shape["router_groups"], shape["num_experts"]
+        c["moe"]["v2"] = {
+            "groups": groups, "seq_aux": shape["seq_aux"],
+            "topk_groups": (min(groups, -(-shape["experts_per_token"] //
+                                          (experts // groups)))
+                            if groups else 0)}
     return c
 
 
