@@ -196,12 +196,22 @@ void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
   GatedMlpOps(b, "mlp.shared_experts");
 }
 
-// The latent attention's sizes as the activation traits take them.
-void SetLatentTraits(const Latent& l, DecoderTraits& t) {
+// The latent attention's sizes and the sparse block's (neither DeepSeek
+// config has output_router_logits) as the activation traits take them.
+void ModelLatentAndMoe(const HfConfig& cfg, const Latent& l, const Moe& moe,
+                       uint64_t sparse_layers, ModelDescription& d) {
+  DecoderTraits& t = d.traits;
   t.rotary_dim = t.qk_rope_head_dim = l.rope;
   t.q_lora_rank = l.q_lora.value_or(0);
   t.kv_lora_rank = l.kv_lora;
   t.v_head_dim = l.v;
+  ModelSparseBlock(cfg,
+                   {.layers = sparse_layers,
+                    .experts = moe.routed,
+                    .expert_inter = moe.expert_inter,
+                    .shared_inter = moe.shared_inter,
+                    .router_logits_key = false},
+                   d);
 }
 
 // DeepSeek-V2's MoEGate options (the remote configuration_deepseek.py's
@@ -265,15 +275,8 @@ void ModelV2Layer(const HfConfig& cfg, const Latent& l, const Moe& moe,
   ModelLlamaLayer(cfg, "silu", d);
   DecoderTraits& t = d.traits;
   if (!t.not_estimated.empty()) return;
-  SetLatentTraits(l, t);
   t.deepseek_v2 = t.fp32_logits = t.no_sdpa = true;
-  ModelSparseBlock(cfg,
-                   {.layers = sparse_layers,
-                    .experts = moe.routed,
-                    .expert_inter = moe.expert_inter,
-                    .shared_inter = moe.shared_inter,
-                    .router_logits_key = false},
-                   d);
+  ModelLatentAndMoe(cfg, l, moe, sparse_layers, d);
   if (!t.not_estimated.empty() || t.moe_layers == 0) return;
   if (absl::Status gate = ReadMoeGate(cfg, moe.routed, t); !gate.ok()) {
     t.not_estimated = std::string(gate.message());
@@ -302,14 +305,7 @@ void ModelV3Layer(const HfConfig& cfg, const Latent& l, const Moe& moe,
         ": the latent attention's k and v have one head per query head");
     return;
   }
-  SetLatentTraits(l, t);
-  ModelSparseBlock(cfg,
-                   {.layers = sparse_layers,
-                    .experts = moe.routed,
-                    .expert_inter = moe.expert_inter,
-                    .shared_inter = moe.shared_inter,
-                    .router_logits_key = false},
-                   d);
+  ModelLatentAndMoe(cfg, l, moe, sparse_layers, d);
   t.deepseek_moe = t.moe_layers > 0;
 }
 

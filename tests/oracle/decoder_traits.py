@@ -216,17 +216,6 @@ def _v2_gate(config, t):
         t["not_estimated"] = str(e)
 
 
-def _text(config, key, default):
-    """A string the config holds (default where absent or null)."""
-    value = config.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise ValueError(f"config {key}: expected a string, got "
-                         f"{_shown(value)}")
-    return value
-
-
 def _required_size(config, key):
     """A positive integer below 2^64 the config must hold."""
     value = config.get(key)
