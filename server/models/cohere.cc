@@ -77,11 +77,28 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
 // shape); no head_dim key (hidden / heads unless the config gives one).
 const Family& CohereFamily() {
   // ColossalAI's CommandPolicy (shardformer/policies/command.py); the
-  // per-head q_norm and k_norm stay whole.
-  static const TpPolicy tp{.file = "command",
-                           .rules = DecoderTpRules(TpLayer::kVocab),
-                           .kv_heads_key = "num_key_value_heads",
-                           .kv_heads_at_least_tp = true};
+  // per-head q_norm and k_norm stay whole. At any tp_size it swaps in an
+  // attention forward that asserts a dict mask, which only ColossalAI's
+  // model forward builds, installed with enable_flash_attention (a
+  // GeminiPlugin argument chunkplan does not model) or sequence
+  // parallelism (whose own assert then fails first): refused
+  // (docs/tensor-parallelism.md).
+  static const TpPolicy tp{
+      .file = "command",
+      .rules = DecoderTpRules(TpLayer::kVocab),
+      .kv_heads_key = "num_key_value_heads",
+      .kv_heads_at_least_tp = true,
+      .refuses_tp =
+          "CommandPolicy replaces CohereAttention.forward at every tp_size "
+          "(policies/command.py:79-85) with one that turns flash attention "
+          "on and asserts \"Flash Attention Error: attention_mask should be "
+          "a dict.\" (modeling/command.py:395-398); only ColossalAI's model "
+          "forward builds that dict, installed with enable_flash_attention "
+          "or enable_sequence_parallelism (command.py:86-99; sequence "
+          "parallelism then fails first: \"Must specify sp_size and sp_group "
+          "for sequence parallel\", modeling/command.py:360-363), and "
+          "GeminiPlugin's default passes transformers' tensor mask: the "
+          "first forward fails; use tp_size 1"};
   static const Family family{"cohere",
                              {"CohereForCausalLM", "CohereModel"},
                              R"({

@@ -152,7 +152,11 @@ const Family& GptJFamily() {
       .heads_key = "n_head",
       .ignores_sp =
           "GPTJ doesn't support sequence parallelism now, will "
-          "ignore the sequence parallelism flag."};
+          "ignore the sequence parallelism flag.",
+      // No forward replaced: GPTJForCausalLM.forward on lm_head's gathered
+      // output (gather_output=True), .to(torch.float32), its own loss.
+      .causal_lm = {
+          .modelled = true, .logits_fp32 = true, .gathered_head = true}};
   // GPTJConfig's defaults, and "rotary": a key of EleutherAI's published
   // gpt-j-6b config that transformers ignores (known, so that it does not
   // warn as a prefix of rotary_dim).

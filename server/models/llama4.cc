@@ -7,12 +7,15 @@
 // attention's L2 norm (use_qk_norm) has no weight.
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/models/decoder.h"
 #include "server/models/family.h"
 #include "server/models/layers.h"
+#include "server/models/moe_layer.h"
 
 namespace chunkplan::models {
 namespace {
@@ -80,12 +83,59 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   b.In("shared_expert", [&] { GatedMlp(b, h, moe.inter, /*bias=*/false); });
 }
 
-// Why the activation estimate refuses Llama 4 (docs/plan.md, "MoE layers").
-constexpr char kLlama4NotEstimated[] =
-    "Llama 4's layer is not modelled: its MoE (every expert on every token: "
-    "the input repeated num_local_experts times, scaled by sigmoid router "
-    "scores, one batched gate_up_proj and down_proj, beside the shared "
-    "expert), chunked attention, the layers without RoPE and the q/k L2 norm";
+// `key` as a flag, `fallback` where the config leaves it unset.
+absl::StatusOr<bool> FlagOr(const HfConfig& cfg, absl::string_view key,
+                            bool fallback) {
+  if (!cfg.Has(key)) return fallback;
+  return cfg.Flag(key);
+}
+
+// The activation estimate's traits of Llama 4's layer (docs/plan.md,
+// "llama4_text"), as Llama4TextConfig reads them: the NoPE layers every
+// no_rope_layer_interval-th (default 4; a listed no_rope_layers is
+// refused), use_qk_norm (default true), attn_temperature_tuning (a flag or
+// a number, non-zero on; default 4); the MoE layers counted (their block's
+// keys: ModelSparseBlock). Errors: the key that does not read (the caller
+// refuses with it).
+absl::Status ReadLlama4Traits(const HfConfig& cfg, const Moe& moe,
+                              DecoderTraits& t) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> listed,
+                             cfg.IndexList("no_rope_layers"));
+  if (!listed.empty()) {
+    t.not_estimated =
+        "no_rope_layers listed: only no_rope_layer_interval's NoPE layers "
+        "are modelled";
+    return absl::OkStatus();
+  }
+  uint64_t interval = 4;
+  if (cfg.Has("no_rope_layer_interval")) {
+    CHUNKPLAN_ASSIGN_OR_RETURN(interval, cfg.Size("no_rope_layer_interval"));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.l2_qk_norm, FlagOr(cfg, "use_qk_norm", true));
+  t.temperature_tuning = true;
+  if (cfg.Has("attn_temperature_tuning")) {
+    const absl::StatusOr<bool> flag = cfg.Flag("attn_temperature_tuning");
+    if (flag.ok()) {
+      t.temperature_tuning = *flag;
+    } else {
+      CHUNKPLAN_ASSIGN_OR_RETURN(double scale,
+                                 cfg.Number("attn_temperature_tuning", 4));
+      t.temperature_tuning = scale != 0;
+    }
+  }
+  uint64_t nope_layers = 0, moe_layers = 0, nope_moe_layers = 0;
+  for (uint64_t layer = 0; layer < moe.layers; ++layer) {
+    const bool nope = (layer + 1) % interval == 0;
+    nope_layers += nope ? 1 : 0;
+    moe_layers += moe.Sparse(layer) ? 1 : 0;
+    nope_moe_layers += (nope && moe.Sparse(layer)) ? 1 : 0;
+  }
+  t.nope_layers = nope_layers;
+  t.moe_layers = moe_layers;
+  t.nope_moe_layers = nope_moe_layers;
+  t.llama4 = true;
+  return absl::OkStatus();
+}
 
 // Llama4TextDecoderLayer: self_attn (q, k, v, o with attention_bias),
 // feed_forward, input_layernorm, post_attention_layernorm.
@@ -136,7 +186,22 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
                          .forward_ops = kLlamaAttentionOps,
                          .feed_forward_ops = feed_forward_ops};
   BuildDecoder(b, architecture, decoder, style, feed_forward, d);
-  d.traits.not_estimated = kLlama4NotEstimated;
+  ModelLlamaLayer(cfg, "silu", d);
+  if (!b.status().ok() || !d.traits.not_estimated.empty()) {
+    return absl::OkStatus();
+  }
+  if (absl::Status st = ReadLlama4Traits(cfg, moe, d.traits); !st.ok()) {
+    d.traits.not_estimated = std::string(st.message());
+    return absl::OkStatus();
+  }
+  // num_experts_per_tok (default 1) and output_router_logits (default
+  // false); no norm_topk_prob (the weights are sigmoid scores).
+  ModelSparseBlock(cfg,
+                   {.layers = d.traits.moe_layers,
+                    .experts = moe.experts,
+                    .expert_inter = moe.inter,
+                    .always_norm_topk = true},
+                   d);
   return absl::OkStatus();
 }
 
@@ -153,6 +218,7 @@ const Family& Llama4TextFamily() {
         "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
         "attention_bias": false, "num_local_experts": 16,
         "moe_layers": null, "interleave_moe_layer_step": 1,
+        "num_experts_per_tok": 1, "output_router_logits": false,
         "tie_word_embeddings": false})",
                              &Build};
   return family;

@@ -113,7 +113,12 @@ const Family& MixtralFamily() {
                 {"block_sparse_moe.gate", TpLayer::kColumn},
                 {"embed_tokens", TpLayer::kVocab},
                 {"lm_head", TpLayer::kColumn}},
-      .kv_heads_key = "num_key_value_heads"};
+      .kv_heads_key = "num_key_value_heads",
+      // No forward replaced: MixtralForCausalLM.forward on lm_head's and
+      // the router's gathered outputs (gather_output=True), its own loss.
+      .causal_lm = {.modelled = true,
+                    .gathered_head = true,
+                    .sp_group_assert = "mixtral.py:592-594"}};
   static const Family family{"mixtral",
                              {"MixtralForCausalLM", "MixtralModel"},
                              R"({

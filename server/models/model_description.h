@@ -64,6 +64,10 @@ struct DecoderTraits {
   bool deepseek_v2 = false;
   uint64_t router_groups = 0;
   bool seq_aux = false;
+  // Llama 4's layer kinds and attention (llama4.cc; the planner's
+  // TransformerShape says what each means); false / 0: none.
+  bool llama4 = false, l2_qk_norm = false, temperature_tuning = false;
+  uint64_t nope_layers = 0, nope_moe_layers = 0;
 };
 
 // An nn.Linear (or transformers' Conv1D) of the model: where a LoRA adapter

@@ -57,6 +57,10 @@ struct TpCausalLm {
   bool modelled = false;
   bool logits_fp32 = false;  // logits.float() before the loss
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // lm_head gathers its output (gather_output=True) and transformers' own
+  // causal-LM forward and loss run on the whole vocabulary (GPT-J's
+  // VocabParallelLMHead1D, Mixtral's Linear1D_Col; no forward replaced).
+  bool gathered_head = false;
   // Sequence parallelism under GeminiPlugin (split_gather, which it leaves
   // the only mode, and no sequence_parallel_process_group) where the
   // policy keeps it on (CheckSequenceParallelism, tp_shard.h, refuses on

@@ -66,11 +66,20 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
     tp.not_split =
         "sequence parallelism (split_gather: each rank's sequence shard, "
         "gathered inputs, ColossalAI's attention forward) is not modelled";
+  } else if (m.tp_causal_lm.gathered_head && m.tp_column_head &&
+             m.traits.tied_embeddings && m.padded_vocab_size != m.vocab_size) {
+    // Linear1D_Col keeps the embedding's padded rows (already sharded) and
+    // gathers them; ForCausalLMLoss views the logits by vocab_size.
+    tp.not_split = absl::StrCat(
+        "model_type \"", m.model_type,
+        "\": lm_head (Linear1D_Col) tied to the vocab-parallel embedding "
+        "gathers its padded rows, which transformers' loss does not take");
   }
   tp.padded_vocab = m.padded_vocab_size;
   tp.column_head = m.tp_column_head;
   tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
   tp.loss_fp32 = m.tp_causal_lm.loss_fp32;
+  tp.gathered_head = m.tp_causal_lm.gathered_head;
   return tp;
 }
 
@@ -139,6 +148,11 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.deepseek_v2 = t.deepseek_v2;
   s.router_groups = t.router_groups;
   s.seq_aux = t.seq_aux;
+  s.llama4 = t.llama4;
+  s.l2_qk_norm = t.l2_qk_norm;
+  s.temperature_tuning = t.temperature_tuning;
+  s.nope_layers = t.nope_layers;
+  s.nope_moe_layers = t.nope_moe_layers;
   s.tp = TpShapeOf(m);
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;

@@ -12,10 +12,10 @@
 //    name, tests/oracle/saved_tensors.py), and total_bytes +
 //    transient_bytes is within 5% of the backward pass's peak that
 //    torch.profiler's CPU memory events give; and tp rank 0 of LLaMA,
-//    Mistral, Qwen2, Qwen3 and GPT-2 at tp 2, 4 and 8 as ColossalAI's
-//    ShardFormer runs it (the oracle's stand-ins of its autograd functions,
-//    tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py), held the same
-//    way.
+//    Mistral, Qwen2, Qwen3, GPT-2, GPT-J and Mixtral at tp 2, 4 and 8 as
+//    ColossalAI's ShardFormer runs it (the oracle's stand-ins of its
+//    autograd functions, tests/oracle/tp_decoder_torch.py, tp_gpt2_torch.py,
+//    tp_gptj_mixtral_torch.py), held the same way.
 //
 // CHUNKPLAN_DIFF_SEED replays a run (a failure prints it),
 // CHUNKPLAN_DIFF_REQUESTS sets the number of random cases (default 5000),
@@ -91,6 +91,10 @@ planner::TensorParallelShape FamilyTp(const std::string& family, uint32_t tp,
   out.column_head = family == "qwen3";
   out.logits_fp32 = family != "llama" && family != "gpt2";
   out.loss_fp32 = family == "qwen2" || family == "qwen3";
+  // GPT-J's and Mixtral's lm_head gathers the logits for transformers'
+  // own loss (GPT-J's forward upcasts them; Mixtral's head is Linear1D_Col)
+  out.gathered_head = family == "gptj" || family == "mixtral";
+  if (family == "mixtral") out.column_head = true, out.logits_fp32 = false;
   return out;
 }
 
@@ -184,6 +188,17 @@ void RandomMoe(std::mt19937_64& rng, TransformerShape* t) {
   t->norm_topk_prob = In(rng, 0, 1) == 1;
 }
 
+// Llama 4's layer kinds, on a quarter of the cases: NoPE and NoPE-MoE
+// counts up to past their bounds (refused), the attention's extras.
+void RandomLlama4(std::mt19937_64& rng, TransformerShape* t) {
+  if (In(rng, 0, 3) != 0) return;
+  t->llama4 = true;
+  t->l2_qk_norm = In(rng, 0, 1) == 1;
+  t->temperature_tuning = In(rng, 0, 1) == 1;
+  t->nope_layers = In(rng, 0, t->num_layers / 3 + 1);
+  t->nope_moe_layers = In(rng, 0, std::min(t->nope_layers, t->moe_layers) + 1);
+}
+
 Case RandomCase(std::mt19937_64& rng) {
   Case c;
   TransformerShape& t = c.shape;
@@ -213,6 +228,7 @@ Case RandomCase(std::mt19937_64& rng) {
     t.rotary_dim = AnyWidth(rng, 64);
   }
   RandomMoe(rng, &t);
+  RandomLlama4(rng, &t);
   c.work.activation_checkpointing = In(rng, 0, 1) == 1;
   c.work.attention = static_cast<Attention>(In(rng, 0, 3));
   if (regime < 6 && In(rng, 0, 1) == 1) {  // one tp rank's split
@@ -223,6 +239,7 @@ Case RandomCase(std::mt19937_64& rng) {
     tp.logits_fp32 = In(rng, 0, 1) == 1;
     tp.loss_fp32 = In(rng, 0, 1) == 1;
     if (In(rng, 0, 9) == 0) tp.not_split = "why";
+    tp.gathered_head = In(rng, 0, 3) == 0;
   }
   return c;
 }
@@ -234,7 +251,30 @@ bool IsLlamaLikeFamily(const std::string& family) {
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
          family == "gemma2" || family == "gemma3_text" ||
-         family == "deepseek_v3" || family == "deepseek_v2";
+         family == "deepseek_v3" || family == "deepseek_v2" ||
+         family == "llama4_text";
+}
+
+// Llama 4 at a small random shape (Llama4TextConfig's options): up to 8
+// layers, every fourth without RoPE (the torch model's (i + 1) % 4), any
+// of them MoE (1 to 4 experts, any top-k, the shared expert as wide as an
+// expert), the L2 qk_norm and temperature tuning at random, attention
+// dropout on a quarter.
+void Llama4Traits(std::mt19937_64& rng, TransformerShape* t) {
+  t->llama4 = true;
+  t->num_layers = In(rng, 1, 8);
+  t->nope_layers = t->num_layers / 4;
+  t->moe_layers = In(rng, 0, t->num_layers);
+  t->nope_moe_layers = In(
+      rng,
+      t->moe_layers - std::min(t->moe_layers, t->num_layers - t->nope_layers),
+      std::min(t->nope_layers, t->moe_layers));
+  t->num_experts = In(rng, 1, 4);
+  t->experts_per_token = In(rng, 1, t->num_experts);
+  t->moe_intermediate_size = t->hidden_size * In(rng, 10, 30) / 10;
+  t->l2_qk_norm = In(rng, 0, 1) == 1;
+  t->temperature_tuning = In(rng, 0, 1) == 1;
+  t->attention_dropout = In(rng, 0, 3) == 0;
 }
 
 // DeepSeek-V3 at a small random shape (DeepseekV3Config's options): the
@@ -406,6 +446,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   }
   if (family == "deepseek_v3") DeepseekTraits(rng, &t);
   if (family == "deepseek_v2") DeepseekV2Traits(rng, &t);
+  if (family == "llama4_text") Llama4Traits(rng, &t);
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
     t.embed_scale = t.tied_embeddings = true;
@@ -453,6 +494,13 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   if (family == "opt") OptTraits(rng, &c);
   if (family == "falcon") FalconTraits(rng, &t);
   if (family == "bloom") BloomTraits(&t);
+  if (family == "gptj" && tp > 1) {  // heads divisible by tp, head_dim kept
+    const uint64_t d = t.hidden_size / t.num_attention_heads;
+    t.num_attention_heads = tp * In(rng, 1, 2);
+    t.hidden_size = t.num_attention_heads * d;
+    t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
+    t.vocab_size = t.hidden_size * In(rng, 2, 8);
+  }
   if (family == "gptj") {  // GPTJConfig: rotary_dim, dropout at random
     t.rotary = t.single_norm = t.gptj_rotary = t.fp32_logits = true;
     t.no_sdpa = true;
@@ -466,7 +514,13 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   c.work.attention = Attention::kEager;
   if (tp > 1) {
     t.intermediate_size = t.intermediate_size / tp * tp;
-    if (family == "qwen3") t.vocab_size = t.vocab_size / tp * tp;
+    if (family == "qwen3" || family == "mixtral") {
+      t.vocab_size = t.vocab_size / tp * tp;  // a plain Linear1D_Col head
+    }
+    if (family == "mixtral" && t.num_experts >= tp) {  // the router's Col
+      t.num_experts = t.num_experts / tp * tp;
+      t.experts_per_token = std::min(t.experts_per_token, t.num_experts);
+    }
     t.tp = FamilyTp(family, tp, t.vocab_size);
   }
   return c;
@@ -480,7 +534,8 @@ std::string TpField(const planner::TensorParallelShape& tp) {
   return absl::StrCat(R"(, "tp": {"tp_size": )", tp.tp_size,
                       R"(, "lm_head": ")", tp.column_head ? "column" : "vocab",
                       R"(", "logits_fp32": )", flag(tp.logits_fp32),
-                      R"(, "loss_fp32": )", flag(tp.loss_fp32), "}");
+                      R"(, "loss_fp32": )", flag(tp.loss_fp32),
+                      R"(, "gathered_head": )", flag(tp.gathered_head), "}");
 }
 
 std::string RequestLine(const Case& c, uint64_t seed) {
@@ -538,7 +593,11 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       t.qk_rope_head_dim, R"(", "v_head_dim": ")", t.v_head_dim,
       R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "deepseek_v2": )",
       flag(t.deepseek_v2), R"(, "router_groups": ")", t.router_groups,
-      R"(", "seq_aux": )", flag(t.seq_aux), R"(, "not_estimated": ")",
+      R"(", "seq_aux": )", flag(t.seq_aux), R"(, "llama4": )", flag(t.llama4),
+      R"(, "l2_qk_norm": )", flag(t.l2_qk_norm), R"(, "temperature_tuning": )",
+      flag(t.temperature_tuning), R"(, "nope_layers": ")", t.nope_layers,
+      R"(", "nope_moe_layers": ")", t.nope_moe_layers,
+      R"(", "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -710,7 +769,8 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
        {"llama",       "mistral",     "qwen2",       "qwen3",  "gemma",
         "gpt2",        "gpt_neox",    "opt",         "gptj",   "mixtral",
         "qwen2_moe",   "qwen3_moe",   "phi3",        "cohere", "gemma2",
-        "gemma3_text", "deepseek_v3", "deepseek_v2", "falcon", "bloom"}) {
+        "gemma3_text", "deepseek_v3", "deepseek_v2", "falcon", "bloom",
+        "llama4_text"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {
@@ -723,7 +783,8 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   // stand-ins of ColossalAI's autograd functions), for the families whose
   // policy's forward is modelled (docs/tensor-parallelism.md).
   const int per_tp = std::max(1, (per + 1) / 2);
-  for (const char* family : {"llama", "mistral", "qwen2", "qwen3", "gpt2"}) {
+  for (const char* family :
+       {"llama", "mistral", "qwen2", "qwen3", "gpt2", "gptj", "mixtral"}) {
     if (skipped(family)) continue;
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {

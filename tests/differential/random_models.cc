@@ -200,9 +200,16 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
                     Chance(rng, 0.5) ? "30.0" : "null",
                     R"(, "sliding_window_pattern": )", Uniform(rng, 1, 4));
   }
-  if (family == "llama4_text") {
-    absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3),
-                    R"(, "intermediate_size_mlp": )", Uniform(rng, 1, 40));
+  if (family == "llama4_text") {  // NoPE layers within 3 (interval 1-3)
+    const uint64_t experts = Uniform(rng, 1, 3);
+    absl::StrAppend(&config, R"(, "num_local_experts": )", experts,
+                    R"(, "intermediate_size_mlp": )", Uniform(rng, 1, 40),
+                    R"(, "interleave_moe_layer_step": )", Uniform(rng, 1, 2),
+                    R"(, "num_experts_per_tok": )", Uniform(rng, 1, experts),
+                    R"(, "no_rope_layer_interval": )", Uniform(rng, 1, 4),
+                    R"(, "use_qk_norm": )", Bool(Chance(rng, 0.5)),
+                    R"(, "attn_temperature_tuning": )",
+                    Chance(rng, 0.5) ? "4" : "false");
   }
   if (family == "mixtral") {
     absl::StrAppend(&config, R"(, "num_local_experts": )", Uniform(rng, 1, 3));

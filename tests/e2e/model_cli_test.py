@@ -294,6 +294,32 @@ class GeminiFlagsTest(ModelCase):
             for row in rows(table)), table)
 
 
+class Llama4ActivationTest(ModelCase):
+    def test_llama4_scout_gets_the_oracles_estimate(self):
+        # Llama 4 Scout's published text config (every layer Llama4TextMoe,
+        # every fourth without RoPE, the L2 qk_norm): checkpointed under
+        # the default attention, the activations and the transient as the
+        # oracle reads the config (decoder_traits) and estimates them.
+        scout = str(pathlib.Path(__file__).resolve().parents[1] / "oracle" /
+                    "models" / "data" / "llama-4-scout-17b-16e-text.json")
+        with open(scout) as f:
+            hf = json.load(f)
+        shape = decoder_traits.traits(hf, oracle_models.describe(hf),
+                                      hf["num_attention_heads"])
+        self.assertEqual((shape["nope_layers"], shape["moe_layers"]),
+                         (12, 48))
+        parts = activation_oracle.estimate(shape, {
+            "micro_batch": 1, "sequence_length": 4096,
+            "activation_checkpointing": True, "attention": "default"})
+        got = json.loads(self.local(
+            "layout", "--dp", "8", "--hf-config", scout, *SWEEP,
+            "--micro-batch", "1", "--sequence-length", "4096",
+            "--activation-checkpointing"))
+        self.assertEqual(got["activation_bytes"], str(parts["total_bytes"]))
+        self.assertEqual(got["transient_bytes"],
+                         str(parts["transient_bytes"]))
+
+
 class FrontierTest(ModelCase):
     def frontier(self, objective, *args):
         return self.local("frontier", "--hf-config", GPT2_CONFIG, "--dp",

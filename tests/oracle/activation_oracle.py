@@ -142,6 +142,8 @@ def dims(shape, work):
             raise ActivationError("shape.moe_layers must be at most "
                                   "shape.num_layers")
     mla_oracle.check(shape, shape.get("head_dim") or h // a, ActivationError)
+    import llama4_oracle  # Llama 4's layer counts (no import cycle at load)
+    llama4_oracle.check(shape, ActivationError)
     return dict(b=b, s=s, h=h, a=a, kv=kv, d=shape.get("head_dim") or h // a,
                 i=shape.get("intermediate_size") or 4 * h,
                 v=shape["vocab_size"], L=shape["num_layers"])
@@ -323,6 +325,9 @@ def moe_tensors(t, x):
         return mla_oracle.moe_tensors(t, x)
     if t["deepseek_v2"]:  # DeepseekV2MoE (deepseek_v2_oracle.py)
         return deepseek_v2_oracle.moe_tensors(t, x)
+    if t["llama4"]:  # Llama4TextMoe (llama4_oracle.py)
+        import llama4_oracle
+        return llama4_oracle.moe_tensors(llama4_oracle.sub_config(t, x), x)
     pairs = T * k
     out = [("moe router: softmax(router_logits, fp32) result", 4 * T * E),
            ("moe router: topk indices (int64)", 8 * pairs)]
@@ -364,6 +369,10 @@ def layer_tensors(t, x, attention, sparse=False):
     out.append(("input norm's output, kept by q/k/v projections", 2 * n))
     if t["qk_norm"]:
         out += qk_norm_tensors(t, x)
+    if t["llama4"]:  # the L2 qk_norm or temperature tuning (llama4_oracle)
+        import llama4_oracle
+        out += llama4_oracle.extra_tensors(llama4_oracle.sub_config(t, x), x,
+                                           t["rotary"])
     q = 2 * bs * a * d
     if t["gptj_rotary"]:
         # GPT-J: fp32 sin and cos gathered in each layer (position_ids is
@@ -490,7 +499,9 @@ def outside_tensors(t, x, work):
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
     if (t["rotary"] and not t["gptj_rotary"] and not t["deepseek_v2"]
-            and not ckpt):
+            and (not ckpt or t["llama4"])):
+        # (Llama 4: freqs_cis, (1, s, d/2) complex64, the same bytes; under
+        # checkpointing a tensor argument, which the checkpoint saves)
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
                     4 * s * (t["rotary_dim"] or d)))
         if t["local_rotary"] and t["both_rotary_used"]:
@@ -559,6 +570,9 @@ def moe_backward(t, x):
     saves are released: its backward runs first), the shared expert's,
     and the index's scatter of its input gradient into a b s x h zero
     tensor (index_backward)."""
+    if t["llama4"]:  # Llama4TextMoe (llama4_oracle.py)
+        import llama4_oracle
+        return llama4_oracle.moe_backward(llama4_oracle.sub_config(t, x), x)
     bs, h = x["b"] * x["s"], x["h"]
     shared = t["shared_expert_intermediate_size"]
     # Qwen2-MoE's shared expert, last in forward, runs its backward first
@@ -716,6 +730,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
                           forward_softmax, forward_moe, forward_end)}
 
 
+def layer_kinds(t, x):
+    """The kinds of decoder layer, [(traits, sparse, count)] with a count:
+    dense and (moe_layers of them) sparse; Llama 4's, each with and without
+    RoPE (llama4_oracle.kinds)."""
+    if t["llama4"]:
+        import llama4_oracle
+        return llama4_oracle.kinds(t, x)
+    return [k for k in ((t, False, x["L"] - t["moe_layers"]),
+                        (t, True, t["moe_layers"])) if k[2]]
+
+
 def estimate(shape, work, adapters=None, tp=None):
     """The parts (ints); raises ActivationError. `adapters`: the LoRA
     adapters, {"rank", "dropout", "modules": [{"in_features", "in_layer"}]}
@@ -735,35 +760,33 @@ def estimate(shape, work, adapters=None, tp=None):
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
     # The MoE families: moe_layers of the L layers are sparse (their MLP
     # the sparse block), the others dense.
-    sparse_layers = t["moe_layers"]
-    kinds = [k for k, count in ((False, x["L"] - sparse_layers),
-                                (True, sparse_layers)) if count]
-    terms = {k: layer_terms(t, x, attention, ckpt, k) for k in kinds}
-    layer = max(terms[k]["saved"] for k in kinds)
+    terms = [(layer_terms(tk, x, attention, ckpt, sparse), count)
+             for tk, sparse, count in layer_kinds(t, x)]
+    layer = max(term["saved"] for term, _ in terms)
     per_layer = 2 * b * s * h if ckpt else layer
     layers_bytes = (x["L"] * per_layer if ckpt else
-                    sum(terms[k]["saved"] * (sparse_layers if k else
-                                             x["L"] - sparse_layers)
-                        for k in kinds))
+                    sum(term["saved"] * count for term, count in terms))
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
     if t["deepseek_v2"]:  # the remote code's shifted fp32 logits
         loss = deepseek_v2_oracle.loss_bytes(x)
     outside = sum(n for _, n in outside_tensors(t, x, work))
     logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
     embedding_rows = v
+    gathered = tp is not None and tp.get("gathered_head", False)
     if tp is not None:
-        loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+        if not gathered:  # else transformers' loss on the whole vocabulary
+            loss = sum(n for _, n in tp_activation_oracle.loss_tensors(x, tp))
+            logits = tp_activation_oracle.held_logits(x, tp)
         # the embedding's ids and mask for input_ids
         outside += (sum(n for _, n in tp_activation_oracle.embedding_tensors(x))
                     - 8 * b * s)
-        logits = tp_activation_oracle.held_logits(x, tp)
         embedding_rows = tp_activation_oracle.sizes(x, tp)[0]
     # (under checkpointing the rotary tables are every layer's arguments:
     # Gemma-3's local and global tables both)
     held = logits + ((2 if t["local_rotary"] else 1) *
                      4 * s * (t["rotary_dim"] or x["d"])
-                     if ckpt and t["rotary"] and not t["gptj_rotary"]
-                     and not t["deepseek_v2"] else 0)
+                     if ckpt and t["rotary"] and not t["gptj_rotary"] and
+                     not t["llama4"] and not t["deepseek_v2"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. The layers (layer_terms) run on what the
@@ -779,9 +802,11 @@ def estimate(shape, work, adapters=None, tp=None):
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
     if t["deepseek_v2"]:
         loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
-    if tp is not None:
+    if gathered:
+        head = tp_activation_oracle.gathered_head_backward(x, tp, loss)
+    elif tp is not None:
         loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss)
-    layer_backward = max(terms[k]["backward"] for k in kinds)
+    layer_backward = max(term["backward"] for term, _ in terms)
     # (a LayerNorm's saved input is the layer's input, which the
     # checkpoint keeps already: not a new allocation of the re-run)
     recompute = (layer - (2 * n if t["norm"] == "layer_norm" else 0)
@@ -789,7 +814,7 @@ def estimate(shape, work, adapters=None, tp=None):
     # A tied lm_head / embedding weight's gradient waits in AccumulateGrad's
     # input buffer for the embedding's share: held through the layers.
     tied = 2 * embedding_rows * e if t["tied_embeddings"] else 0
-    inside = max(terms[k]["inside"] for k in kinds) + tied
+    inside = max(term["inside"] for term, _ in terms) + tied
     parts = {
         "per_layer_bytes": per_layer,
         "layers_bytes": layers_bytes,
@@ -829,7 +854,7 @@ def estimate(shape, work, adapters=None, tp=None):
 
 
 MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-             "v_head_dim", "router_groups")
+             "v_head_dim", "router_groups", "nope_layers", "nope_moe_layers")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -842,6 +867,7 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "four_norms", "attn_softcap", "final_softcap",
                "local_rotary", "both_rotary_used", "deepseek_moe",
                "deepseek_v2", "seq_aux",
+               "llama4", "l2_qk_norm", "temperature_tuning",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
                "direct_sdpa", "alibi", "embedding_norm", "no_flash")
@@ -877,6 +903,9 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   # DeepSeek-V2 (deepseek_v2_oracle.py)
                   "deepseek_v2": False, "router_groups": 0,
                   "seq_aux": False,
+                  # Llama 4 (llama4_oracle.py)
+                  "llama4": False, "nope_layers": 0, "nope_moe_layers": 0,
+                  "l2_qk_norm": False, "temperature_tuning": False,
                   # Falcon and BLOOM
                   "kv_broadcast": False, "indexed_kv": False,
                   "one_residual_mask": False, "direct_sdpa": False,

@@ -26,20 +26,17 @@ _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
 _MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
         "qwen3_moe": (8, False), "deepseek_v3": (8, False),
         "deepseek_v2": (None, False)}
+# Llama4TextMoe's (read by _llama4 alone: no norm_topk_prob, the weights
+# are sigmoid scores)
+_LLAMA4_MOE = {"llama4_text": (1, True)}
 # DeepseekV3Config's norm_topk_prob default (True; the others' False). Its
 # config has no output_router_logits: no auxiliary loss in 4.51.3.
 _NORM_TOPK_DEFAULT = {"deepseek_v3": True}
 _SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
 _NOT_MODELLED = "the family's layer is not modelled"
 # The MoE families whose layer the estimate refuses, and what it leaves out
-# (transformers 4.51.3's modeling_llama4.py).
-_NOT_MODELLED_MOE = {
-    "llama4_text": ("Llama 4's layer is not modelled: its MoE (every expert "
-                    "on every token: the input repeated num_local_experts "
-                    "times, scaled by sigmoid router scores, one batched "
-                    "gate_up_proj and down_proj, beside the shared expert), "
-                    "chunked attention, the layers without RoPE and the q/k "
-                    "L2 norm")}
+# (none left: Llama 4 and DeepSeek-V2 are modelled).
+_NOT_MODELLED_MOE = {}
 # A decoder layer's parameter name: (prefix.)layers.<i>. or (prefix.)h.<i>.
 _LAYER = re.compile(r"(.*\.)?(?:layers|h)\.(\d+)\.")
 
@@ -61,6 +58,11 @@ def _flag(config, key, default):
         raise ValueError(f"config {key}: expected true or false, got "
                          f"{json.dumps(value)}")
     return value
+
+
+def _flag_or(config, key, default):
+    """_flag, `default` where the key is absent or null."""
+    return default if config.get(key) is None else _flag(config, key, default)
 
 
 def _fraction(config, key, default):
@@ -388,6 +390,68 @@ def _gemma3(config, description, heads):
     return t
 
 
+def _llama4(config, description, heads):
+    """Llama4ForCausalLM (modeling_llama4.py, 4.51-era; llama4_oracle.py):
+    LLaMA's layer with Llama 4's kinds off the parameter list (a layer
+    with feed_forward.router is Llama4TextMoe: the experts the router's
+    rows, an expert's width off experts.down_proj; the dense MLP's width
+    off feed_forward.gate_proj) and the config as Llama4TextConfig reads
+    it: NoPE layers every no_rope_layer_interval-th (default 4; a listed
+    no_rope_layers refused), use_qk_norm (default true),
+    attn_temperature_tuning (a flag or a number, non-zero on; default 4),
+    num_experts_per_tok (default 1) and output_router_logits (default
+    false, true refused) where a layer is sparse."""
+    d, h = description, description.hidden_size
+    t = _llama_like(config, "llama", d, heads)
+    if t["not_estimated"]:
+        return t
+    sparse = {int(m.group(2)) for name in d.names
+              if name.endswith(".feed_forward.router.weight")
+              for m in [_LAYER.match(name)] if m}
+    experts = _numel(d, ".feed_forward.router.weight") // h
+    expert = (_numel(d, ".experts.down_proj") // (experts * h)
+              if experts else 0)
+    dense = _numel(d, ".feed_forward.gate_proj.weight") // h
+    t["intermediate_size"] = dense or expert
+    listed = config.get("no_rope_layers")
+    bad = ([listed] if not isinstance(listed, list) else
+           [i for i in listed if isinstance(i, bool) or
+            not isinstance(i, int)]) if listed is not None else []
+    if bad:
+        t["not_estimated"] = ("config no_rope_layers: expected a list of "
+                              f"integers, got {_shown(bad[0])}")
+        return t
+    if any(i >= 0 for i in listed or []):
+        t["not_estimated"] = ("no_rope_layers listed: only "
+                              "no_rope_layer_interval's NoPE layers are "
+                              "modelled")
+        return t
+    try:
+        interval = config.get("no_rope_layer_interval")
+        interval = 4 if interval is None else _positive(
+            config, "no_rope_layer_interval", 4)
+        qk = _flag_or(config, "use_qk_norm", True)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+        return t
+    tuning = config.get("attn_temperature_tuning", 4)
+    if tuning is None:
+        tuning = 4
+    if not isinstance(tuning, (bool, int, float)):
+        t["not_estimated"] = ("config attn_temperature_tuning: expected a "
+                              f"number, got {_shown(tuning)}")
+        return t
+    L = t["num_layers"]
+    nope = {i for i in range(L) if (i + 1) % interval == 0}
+    t.update(llama4=True, l2_qk_norm=qk, temperature_tuning=bool(tuning),
+             nope_layers=len(nope), moe_layers=len(sparse),
+             nope_moe_layers=len(nope & sparse))
+    if sparse:
+        t["num_experts"], t["moe_intermediate_size"] = experts, expert
+        _moe_traits(config, "llama4_text", t)
+    return t
+
+
 def _moe_sizes(description):
     """A MoE family's sizes off the parameter list: the sparse layers (those
     with a router, `.gate.weight`), the experts (the router's rows), an
@@ -412,6 +476,17 @@ def _moe_sizes(description):
     return out
 
 
+def _positive(config, key, default):
+    """A positive integer below 2^64 the config holds (default where
+    absent); ValueError naming the key otherwise."""
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not 0 < value < 2**64:
+        raise ValueError(f"config {key}: expected a positive integer below "
+                         f"2^64, got {_shown(value)}")
+    return value
+
+
 def _shown(value):
     """A config value as chunkplan's messages show it (JSON)."""
     return json.dumps(value, separators=(",", ":"))
@@ -423,13 +498,11 @@ def _moe_traits(config, model_type, t):
     integer no larger than the experts (torch.topk), norm_topk_prob and
     output_router_logits true or false, the aux loss (output_router_logits)
     and Mixtral's router jitter not modelled."""
-    top_k_default, always_norm = _MOE[model_type]
-    top_k = config.get("num_experts_per_tok", top_k_default)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or \
-            not 0 < top_k < 2**64:
-        t["not_estimated"] = ("config num_experts_per_tok: expected a "
-                              "positive integer below 2^64, got " +
-                              _shown(top_k))
+    top_k_default, always_norm = {**_MOE, **_LLAMA4_MOE}[model_type]
+    try:
+        top_k = _positive(config, "num_experts_per_tok", top_k_default)
+    except ValueError as e:
+        t["not_estimated"] = str(e)
         return
     if top_k > t["num_experts"]:
         t["not_estimated"] = (f"num_experts_per_tok {top_k} exceeds the "
@@ -776,6 +849,8 @@ def traits(config, description, heads):
         t = _gemma2(config, description, heads)
     elif model_type == "gemma3_text":
         t = _gemma3(config, description, heads)
+    elif model_type == "llama4_text":
+        t = _llama4(config, description, heads)
     else:
         reason = _NOT_MODELLED
         if model_type in _NOT_MODELLED_MOE:

@@ -10,6 +10,7 @@ import deepseek_torch
 import deepseek_v2_torch
 import falcon_bloom_torch
 import layer_norm_torch
+import llama4_oracle
 import saved_tensors
 import tp_decoder_torch
 
@@ -27,6 +28,10 @@ def config(shape, work, family="llama"):
         return layer_norm_config(shape, work, family)
     if family in falcon_bloom_torch.FAMILIES:
         return falcon_bloom_torch.config(shape, work, family, PROBABILITY)
+    if family == "llama4_text":  # gemma3_llama4_torch's Llama4ForCausalLM
+        return llama4_oracle.torch_config(
+            config(dict(shape, moe_layers=0), work), shape, work,
+            lambda t, sparse: layer_inside(t, work, sparse))
     c = {
         "family": (family if family in DENSE else
                    "llama" if shape["rotary"] else "gpt2"),
@@ -104,6 +109,15 @@ def deepseek_groups(shape):
     per_group = max(1, experts // n_group)
     return {"n_group": n_group,
             "topk_group": min(n_group, -(-top_k // per_group))}
+
+
+def layer_inside(shape, work, sparse):
+    """The activation oracle's bound on the layers' backward for one kind
+    of layer (sparse or dense) of the traits `shape`."""
+    import activation_oracle as ao
+    t = dict(ao.DEFAULT_TRAITS, **shape)
+    return ao.layer_terms(t, ao.dims(t, work), work["attention"],
+                          work["activation_checkpointing"], sparse)["inside"]
 
 
 def dense_on_top(shape, work):

@@ -1019,6 +1019,15 @@ def _tp_split(parsed, tp):
     if parsed.sequence_parallelism and not policy.sp_ignored:
         return None, not_split_note(
             tp_activation_oracle.SEQUENCE_PARALLEL_WHY)
+    shape = _shape(parsed.model[0], parsed.model[1])
+    if (family.get("gathered_head") and family["lm_head"] == "column" and
+            shape["tied_embeddings"] and
+            tp_activation_oracle.padded(shape["vocab_size"], tp) !=
+            shape["vocab_size"]):
+        return None, not_split_note(
+            f'model_type "{model_type}": lm_head (Linear1D_Col) tied to the '
+            "vocab-parallel embedding gathers its padded rows, which "
+            "transformers' loss does not take")
     return dict(family, tp_size=tp), None
 
 

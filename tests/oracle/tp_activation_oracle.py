@@ -38,6 +38,14 @@ FAMILIES = {
     # (modeling/gpt2.py:404-417) passes the 16-bit logits and the model's
     # dtype, as LLaMA's
     "gpt2": {"lm_head": "vocab", "logits_fp32": False, "loss_fp32": False},
+    # No causal-LM forward replaced: lm_head gathers its output
+    # (gather_output=True: policies/gptj.py's VocabParallelLMHead1D,
+    # policies/mixtral.py's Linear1D_Col) and transformers' own forward and
+    # loss run on the whole vocabulary (GPT-J's .to(torch.float32) first).
+    "gptj": {"lm_head": "vocab", "logits_fp32": True, "loss_fp32": False,
+             "gathered_head": True},
+    "mixtral": {"lm_head": "column", "logits_fp32": False,
+                "loss_fp32": False, "gathered_head": True},
 }
 
 
@@ -57,6 +65,12 @@ class TpError(ValueError):
 def split(n, t):
     """Linear1D_Col / Row's share: n / t, n where n < t (kept whole)."""
     return n if n < t else n // t
+
+
+def padded(v, t):
+    """v padded to a multiple of 64 t (VocabParallelEmbedding1D's rows)."""
+    m = VOCAB_MULTIPLE * t
+    return (v + m - 1) // m * m
 
 
 def sizes(x, tp):
@@ -143,3 +157,30 @@ def backward_steps(x, tp, loss):
         grad = 2 * b * s * rows
     steps.append(grad + 2 * b * s * h + 2 * rows * h)
     return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
+
+
+def gathered_head_backward(x, tp, loss):
+    """lm_head's backward where it gathers its output ("gathered_head":
+    the loss and the logits are the whole model's), less the loss's saves:
+    the fp32 logits' gradient beside its 16-bit copy (GPT-J's .to(float32)),
+    SliceBackward's zero-filled gathered rows (a vocab head's [..., :vocab],
+    linear.py:796-797), _GatherForwardSplitBackward's backward
+    (_operation.py:1076-1079: _split clones the rank's columns, :1204-1206,
+    beside the gathered gradient), then LinearWithAsyncCommunication's
+    input and weight gradients (no bias gradient counted)."""
+    b, s, h, v, t = x["b"], x["s"], x["h"], x["v"], tp["tp_size"]
+    _, rows, _, sliced = sizes(x, tp)
+    bs = b * s
+    grad = bs * v * (4 if tp["logits_fp32"] else 2)
+    steps = []
+    if tp["logits_fp32"]:
+        steps.append(grad + 2 * bs * v)
+        grad = 2 * bs * v
+    if sliced:
+        steps.append(grad + 2 * bs * rows * t)
+        grad = 2 * bs * rows * t
+    if sliced or v >= t:  # a column head kept whole (v < t) gathers nothing
+        steps.append(grad + 2 * bs * rows)
+        grad = 2 * bs * rows
+    steps.append(grad + 2 * bs * h + 2 * rows * h)
+    return max(0, max(steps) - loss)

@@ -220,7 +220,11 @@ def local_config(c, t):
 
 def build(c, t, family):
     """(model, forward) of tp rank 0 of `family` (llama, mistral, qwen2,
-    qwen3, gpt2) at tp size t for decoder_torch config `c`."""
+    qwen3, gpt2; gptj and mixtral: tp_gptj_mixtral_torch.py) at tp size t
+    for decoder_torch config `c`."""
+    import tp_gptj_mixtral_torch  # its stand-ins build on these
+    if family in tp_gptj_mixtral_torch.FAMILIES:
+        return tp_gptj_mixtral_torch.build(c, t, family)
     if family not in LOSS:
         raise ValueError(f"no tp stand-in for {family}")
     gpt2 = family == "gpt2"

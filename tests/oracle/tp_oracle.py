@@ -81,8 +81,14 @@ POLICIES = {
     "llama": Policy("llama", dict(_DECODER, lm_head=VOCAB),
                     kv_key="num_key_value_heads", kv_not_less=True,
                     sp_assert="llama.py:503-505"),
+    # command.py:79-85 swaps in modeling/command.py's attention forward at
+    # every tp_size; it asserts a dict mask (:395-398), which only the
+    # model forward installed with enable_flash_attention or sequence
+    # parallelism builds (GeminiPlugin's default: neither).
     "cohere": Policy("command", dict(_DECODER, lm_head=VOCAB),
-                     kv_key="num_key_value_heads", kv_not_less=True),
+                     kv_key="num_key_value_heads", kv_not_less=True,
+                     refuses=("Flash Attention Error: attention_mask should "
+                              "be a dict.")),
     "mistral": Policy("mistral", dict(_DECODER, lm_head=VOCAB),
                       kv_key="num_key_value_heads", sp_ignored=True),
     "qwen2": Policy("qwen2", dict(_DECODER, lm_head=VOCAB),
@@ -95,7 +101,7 @@ POLICIES = {
         "self_attn.q_proj": COL, "self_attn.k_proj": COL,
         "self_attn.v_proj": COL, "self_attn.o_proj": ROW,
         "block_sparse_moe.gate": COL, "embed_tokens": VOCAB, "lm_head": COL},
-        kv_key="num_key_value_heads"),
+        kv_key="num_key_value_heads", sp_assert="mixtral.py:592-594"),
     "gpt2": Policy("gpt2", {
         "wte": VOCAB, "attn.c_attn": (GPT2_COL, 3), "attn.c_proj": GPT2_ROW,
         "mlp.c_fc": (GPT2_COL, 1), "mlp.c_proj": GPT2_ROW, "lm_head": VOCAB},

@@ -67,6 +67,9 @@ struct TensorParallelShape {
   bool column_head = false;
   bool logits_fp32 = false;  // the forward upcasts the logits (.float())
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
+  // lm_head gathers the logits (GPT-J, Mixtral): transformers' own loss
+  // on the whole vocabulary, the split only in the head's backward.
+  bool gathered_head = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).
@@ -202,6 +205,18 @@ struct TransformerShape {
   bool deepseek_v2 = false;
   uint64_t router_groups = 0;
   bool seq_aux = false;
+  // Llama 4 (activation_llama4.h): llama4 makes the layer
+  // Llama4TextDecoderLayer: nope_layers of the num_layers skip RoPE
+  // (nope_moe_layers of them, and moe_layers in all, hold Llama4TextMoe:
+  // num_experts experts of moe_intermediate_size on every token beside a
+  // shared expert as wide; intermediate_size is a dense layer's MLP);
+  // RoPE is a complex product with a (1, s, d/2) complex64 table (a tensor
+  // argument of every checkpointed layer); the eager softmax is fp32;
+  // l2_qk_norm: the L2 norm over q and k on the RoPE layers;
+  // temperature_tuning: q scaled by an fp32 (1, s, 1, 1) factor on the
+  // NoPE layers.
+  bool llama4 = false, l2_qk_norm = false, temperature_tuning = false;
+  uint64_t nope_layers = 0, nope_moe_layers = 0;
 };
 
 // One micro-batch's work (the request's Workload).

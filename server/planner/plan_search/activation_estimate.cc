@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
 #include "server/planner/plan_search/activation_deepseek_v2.h"
+#include "server/planner/plan_search/activation_llama4.h"
 #include "server/planner/plan_search/activation_mla.h"
 #include "server/planner/plan_search/activation_tp.h"
 
@@ -112,6 +113,7 @@ absl::StatusOr<Dims> DimsOf(const TransformerShape& shape,
   if (absl::Status mla = activation::CheckMla(shape, d.d); !mla.ok()) {
     return mla;
   }
+  if (absl::Status l4 = activation::CheckLlama4(shape); !l4.ok()) return l4;
   return d;
 }
 
@@ -288,7 +290,9 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
   // GPT-J's per-layer fp32 sin and cos, two for q and two for k.
   const Checked out =
       Sum({QkNormSaved(t, d),
-           t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}}});
+           t.gptj_rotary ? Mul({d.s, d.rotary, 16}) : Checked{Wide{0}},
+           activation::Llama4QkNormSaved(t, d),
+           activation::Llama4TemperatureSaved(t, d)});
   if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
     return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention)),
                 t.deepseek_v2 ? activation::DeepseekV2RopeSaved(t, d)
@@ -380,6 +384,7 @@ Checked SharedSaved(const TransformerShape& t, const Dims& d) {
 Checked MoeSaved(const TransformerShape& t, const Dims& d) {
   if (t.deepseek_moe) return activation::DeepseekMoeSaved(t, d);
   if (t.deepseek_v2) return activation::DeepseekV2MoeSaved(t, d);
+  if (t.llama4) return activation::Llama4MoeSaved(t, d);
   const Checked pairs = Mul({d.bs, t.experts_per_token});
   const Checked norm_topk = t.norm_topk_prob
                                 ? Sum({Mul({d.bs, 4}), Mul({pairs, 4})})
@@ -398,6 +403,10 @@ Checked MoeSaved(const TransformerShape& t, const Dims& d) {
 // expert's saves are released, or the input gradients index_backward
 // scatters (6N).
 Checked MoeBackward(const TransformerShape& t, const Dims& d) {
+  if (t.llama4) {  // (its shared expert as wide as an expert)
+    return activation::Llama4MoeBackward(
+        t, d, MlpStep(d, d.bs, t.moe_intermediate_size));
+  }
   const uint64_t shared = t.shared_expert_intermediate_size;
   const Checked shared_step =
       shared == 0 ? Checked{Wide{0}} : MlpStep(d, d.bs, shared);
@@ -512,9 +521,13 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
                                 : Checked{Wide{0}};
   // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
   // multiplications.
-  const Checked rotary = (t.rotary && !t.gptj_rotary && !t.deepseek_v2 && !ckpt)
-                             ? Mul({d.s, d.rotary, 4, RotaryTables(t, ckpt)})
-                             : Checked{Wide{0}};
+  // (Llama 4's complex64 table, the same bytes, is a tensor argument of
+  // every checkpointed layer: saved. DeepSeek-V2's layers gather their
+  // own: none outside them.)
+  const Checked rotary =
+      (t.rotary && !t.gptj_rotary && !t.deepseek_v2 && (!ckpt || t.llama4))
+          ? Mul({d.s, d.rotary, 4, RotaryTables(t, false)})
+          : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
@@ -648,8 +661,8 @@ Checked ForwardSoftmax(const TransformerShape& t, const Dims& d,
   const Wide qk = t.gptj_rotary ? 2 : 1;  // GPT-J: q and k in fp32
   const Checked before =
       Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2), QkNormSaved(t, d),
-           Mul({q, qk}), Mul({EagerKv(d), qk}),
-           t.value_view ? EagerKv(d) : EagerV(t, d),
+           activation::Llama4QkNormSaved(t, d), Mul({q, qk}),
+           Mul({EagerKv(d), qk}), t.value_view ? EagerKv(d) : EagerV(t, d),
            t.scale_by_tensor ? Checked{Wide{2}} : Wide{0}});
   const Checked kv_locals =
       (d.kv == 1 && d.b == 1) ? Checked{Wide{0}} : Mul({d.bs, d.kv, d.d, 4});
@@ -773,14 +786,25 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   if (!run.ok()) return run.status();
   const Attention attention = run->attention;
   const bool ckpt = workload.activation_checkpointing;
-  // Dense layers and, in an MoE family, sparse ones.
-  const uint64_t sparse_layers = shape.moe_layers;
-  const uint64_t dense_layers = shape.num_layers - sparse_layers;
-  const LayerTerms dense =
-      KindTerms(shape, d, attention, ckpt, false, dense_layers);
-  const LayerTerms sparse =
-      KindTerms(shape, d, attention, ckpt, true, sparse_layers);
-  const Checked layer = Max(dense.saved, sparse.saved);
+  // Dense layers and, in an MoE family, sparse ones (Llama 4's each with
+  // and without RoPE): the most one holds, and all together.
+  TransformerShape nope;
+  if (shape.llama4) {
+    nope = shape;
+    nope.rotary = false;
+  }
+  LayerTerms most;
+  Checked all_saved = Wide{0};
+  for (const activation::LayerKind& kind :
+       activation::LayerKinds(shape, nope)) {
+    const LayerTerms terms =
+        KindTerms(*kind.shape, d, attention, ckpt, kind.sparse, kind.count);
+    most.saved = Max(most.saved, terms.saved);
+    most.backward = Max(most.backward, terms.backward);
+    most.inside = Max(most.inside, terms.inside);
+    all_saved = Sum({all_saved, Mul({terms.saved, kind.count})});
+  }
+  const Checked layer = most.saved;
   const Checked per_layer = ckpt ? Hidden(d, 2) : layer;
   const Checked logits32 = Mul({d.bs, d.v, 4});
   // The whole model's loss, logits, embedding and backward steps, or a tp
@@ -796,28 +820,30 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
-    loss = tp.loss;
-    logits = tp.held_logits;
     embedding_mask = tp.embedding_mask;
     embedding_rows = tp.embedding_rows;
-    loss_backward = tp.loss_backward;
-    head_backward = tp.head_backward;
+    if (shape.tp.gathered_head) {  // the whole model's loss and logits
+      head_backward = activation::GatheredHeadBackward(shape.tp, d, loss);
+    } else {
+      loss = tp.loss;
+      logits = tp.held_logits;
+      loss_backward = tp.loss_backward;
+      head_backward = tp.head_backward;
+    }
   }
   const Checked held =
-      Sum({logits,
-           (ckpt && shape.rotary && !shape.gptj_rotary && !shape.deepseek_v2)
-               ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})
-               : Checked{Wide{0}}});
+      Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary &&
+                    !shape.llama4 && !shape.deepseek_v2)
+                       ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})
+                       : Checked{Wide{0}}});
   // Re-run under checkpointing, less a LayerNorm's saved input: the
   // layer's input, which the checkpoint keeps already.
   const Checked recompute =
       ckpt ? Less(layer, RerunKept(shape, d)) : Checked{Wide{0}};
-  const Checked layer_backward = Max(dense.backward, sparse.backward);
+  const Checked layer_backward = most.backward;
 
   ActivationBytes out;
-  const Checked layers = ckpt ? Mul({per_layer, shape.num_layers})
-                              : Sum({Mul({dense.saved, dense_layers}),
-                                     Mul({sparse.saved, sparse_layers})});
+  const Checked layers = ckpt ? Mul({per_layer, shape.num_layers}) : all_saved;
   const Checked outside = Sum({OutsideSaved(shape, d, *run), embedding_mask});
   const Checked adapters = Adapters(d, shape.adapters, ckpt);
   const Checked saved = Sum({layers, outside, loss, adapters});
@@ -827,7 +853,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   // run on what the loss and the final norm left.
   const Checked tied =
       shape.tied_embeddings ? Mul({embedding_rows, d.e, 2}) : Checked{Wide{0}};
-  const Checked rerun = Max(dense.inside, sparse.inside);
+  const Checked rerun = most.inside;
   const Checked inside =
       Less(Sum({rerun, tied}), ReleasedBeforeLayers(shape, d, loss));
   const Checked embedding_backward =

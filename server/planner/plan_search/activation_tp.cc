@@ -1,6 +1,7 @@
 #include "server/planner/plan_search/activation_tp.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "chunkplan/planner/activation_estimate.h"
@@ -24,6 +25,23 @@ HeadWidths HeadOf(const TensorParallelShape& tp, const Dims& d) {
   if (tp.column_head) return {Split(d.v, t), Split(d.v, t), false};
   const Wide rows = Wide{tp.padded_vocab} / t;
   return {rows, std::min(rows, d.v), true};
+}
+
+// lm_head's backward from the logits' gradient `grad` on, its largest
+// step: each of `widths` (0: no such step) a 16-bit gradient of b s x that
+// many columns allocated beside the one before it (the upcast's copy, the
+// padding slice's rows, the gather's split), then lm_head's input and
+// weight (`rows` x h) gradients beside the last.
+Checked HeadSteps(const Dims& d, Checked grad,
+                  std::initializer_list<Wide> widths, Wide rows) {
+  Checked step = Wide{0};
+  for (const Wide width : widths) {
+    if (width == 0) continue;
+    const Checked next = Mul({d.bs, width, 2});
+    step = Max(step, Sum({grad, next}));
+    grad = next;
+  }
+  return Max(step, Sum({grad, Mul({d.bs, d.h, 2}), Mul({rows, d.h, 2})}));
 }
 
 }  // namespace
@@ -67,24 +85,30 @@ TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
   const Checked grad_logits = Mul({d.bs, head.width, logit_bytes});
   out.loss_backward =
       Less(Sum({Mul({rows, head.width, logit_bytes}), grad_logits}), out.loss);
-  // The steps after the loss's, each its input's gradient beside its
-  // output's: the upcast's 16-bit copy, the padding slice's full rows,
-  // lm_head's input and weight gradients.
-  Checked grad = grad_logits;
-  Checked step = Wide{0};
-  if (tp.logits_fp32) {
-    const Checked g16 = Mul({d.bs, head.width, 2});
-    step = Max(step, Sum({grad, g16}));
-    grad = g16;
-  }
-  if (head.sliced) {
-    const Checked full = Mul({d.bs, head.rows, 2});
-    step = Max(step, Sum({grad, full}));
-    grad = full;
-  }
-  step = Max(step, Sum({grad, Mul({d.bs, d.h, 2}), Mul({head.rows, d.h, 2})}));
+  // The steps after the loss's: the upcast's 16-bit copy, the padding
+  // slice's full rows, lm_head's input and weight gradients.
+  const Checked step = HeadSteps(d, grad_logits,
+                                 {tp.logits_fp32 ? head.width : Wide{0},
+                                  head.sliced ? head.rows : Wide{0}},
+                                 head.rows);
   out.head_backward = Less(step, out.loss);
   return out;
+}
+
+Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
+                             const Checked& loss) {
+  const HeadWidths head = HeadOf(tp, d);
+  const Wide t = tp.tp_size;
+  // The gathered width: the padded vocabulary (sliced to d.v after the
+  // gather) or the column head's rows times tp (d.v; a head kept whole
+  // where d.v < tp gathers nothing).
+  const bool gathers = head.sliced || d.v >= t;
+  const Checked step = HeadSteps(
+      d, Mul({d.bs, d.v, tp.logits_fp32 ? Wide{4} : Wide{2}}),
+      {tp.logits_fp32 ? d.v : Wide{0}, head.sliced ? head.rows * t : Wide{0},
+       gathers ? head.rows : Wide{0}},
+      head.rows);
+  return Less(step, loss);
 }
 
 }  // namespace chunkplan::planner::activation

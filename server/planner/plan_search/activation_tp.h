@@ -47,6 +47,15 @@ struct TpTerms {
 };
 TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d);
 
+// lm_head's backward where it gathers its output (tp.gathered_head: the
+// loss and the logits are the whole model's), less `loss` (the whole
+// model's saves, released by then): the upcast's 16-bit copy beside the
+// fp32 gradient where tp.logits_fp32, the padding slice's full rows (a
+// vocab head), the gather's split (a clone of the rank's columns beside
+// the gathered gradient), then the rank's input and weight gradients.
+Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
+                             const Checked& loss);
+
 }  // namespace chunkplan::planner::activation
 
 #endif  // CHUNKPLAN_SERVER_PLANNER_PLAN_SEARCH_ACTIVATION_TP_H_
