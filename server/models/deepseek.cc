@@ -168,14 +168,6 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
   }
 }
 
-// Why the activation estimate refuses DeepSeek-V2 (docs/plan.md,
-// "DeepSeek-V3"): its remote code's training forward differs from V3's.
-constexpr char kV2NotEstimated[] =
-    "DeepSeek-V2's layer is not modelled: its remote code's training "
-    "forward (modeling_deepseek.py) adds MoEGate's auxiliary loss "
-    "(aux_loss_alpha), dispatches the experts over repeat_interleave'd "
-    "tokens and assembles q and k by slice assignment";
-
 // Layer `layer`'s operations in DeepseekV3DecoderLayer.forward's order
 // (4.51.3): input_layernorm; q_a_proj, q_a_layernorm, q_b_proj (or
 // q_proj); kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj; o_proj;
@@ -204,6 +196,93 @@ void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
   GatedMlpOps(b, "mlp.shared_experts");
 }
 
+// The latent attention's sizes and the sparse block's (neither DeepSeek
+// config has output_router_logits) as the activation traits take them.
+void ModelLatentAndMoe(const HfConfig& cfg, const Latent& l, const Moe& moe,
+                       uint64_t sparse_layers, ModelDescription& d) {
+  DecoderTraits& t = d.traits;
+  t.rotary_dim = t.qk_rope_head_dim = l.rope;
+  t.q_lora_rank = l.q_lora.value_or(0);
+  t.kv_lora_rank = l.kv_lora;
+  t.v_head_dim = l.v;
+  ModelSparseBlock(cfg,
+                   {.layers = sparse_layers,
+                    .experts = moe.routed,
+                    .expert_inter = moe.expert_inter,
+                    .shared_inter = moe.shared_inter,
+                    .router_logits_key = false},
+                   d);
+}
+
+// DeepSeek-V2's MoEGate options (the remote configuration_deepseek.py's
+// defaults where unset): OK with t.router_groups and t.seq_aux set, or the
+// reason the estimate refuses: a scoring_func other than "softmax" (the
+// remote code raises), a topk_method other than "greedy" and
+// "group_limited_greedy" (its default "gready" chooses nothing), an
+// n_group not dividing the experts or a topk_group above it, an
+// aux_loss_alpha not above 0 (the training forward then calls
+// AddAuxiliaryLoss.apply(y, None), which fails), or a key that does not
+// read.
+absl::Status ReadMoeGate(const HfConfig& cfg, uint64_t experts,
+                         DecoderTraits& t) {
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<std::string> scoring,
+                             cfg.OptionalText("scoring_func"));
+  if (scoring.value_or("softmax") != "softmax") {
+    return absl::UnimplementedError(absl::StrCat(
+        "scoring_func \"", *scoring, "\": MoEGate runs only \"softmax\""));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(std::optional<std::string> method,
+                             cfg.OptionalText("topk_method"));
+  const std::string topk_method = method.value_or("gready");
+  if (topk_method == "group_limited_greedy") {
+    CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t groups, cfg.Size("n_group"));
+    CHUNKPLAN_ASSIGN_OR_RETURN(uint64_t topk_groups, cfg.Size("topk_group"));
+    if (experts % groups != 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("n_group ", groups, " does not divide n_routed_experts ",
+                       experts, ": MoEGate's view of the scores fails"));
+    }
+    if (topk_groups > groups) {
+      return absl::UnimplementedError(absl::StrCat("topk_group ", topk_groups,
+                                                   " exceeds n_group ", groups,
+                                                   ": torch.topk refuses it"));
+    }
+    t.router_groups = groups;
+  } else if (topk_method != "greedy") {
+    return absl::UnimplementedError(absl::StrCat(
+        "topk_method \"", topk_method,
+        "\" is neither \"greedy\" nor \"group_limited_greedy\": MoEGate "
+        "chooses no experts"));
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(double alpha, cfg.Number("aux_loss_alpha", 0.001));
+  if (!(alpha > 0.0)) {
+    return absl::UnimplementedError(
+        "aux_loss_alpha not above 0: the remote code's training forward "
+        "calls AddAuxiliaryLoss.apply(y, None), which fails");
+  }
+  CHUNKPLAN_ASSIGN_OR_RETURN(t.seq_aux, cfg.Flag("seq_aux"));
+  return absl::OkStatus();
+}
+
+// DeepSeek-V2's activation traits (docs/plan.md, "DeepSeek-V2"): LLaMA's
+// norms and MLP, the latent attention's sizes (the remote attention gives
+// k and v one head per query head, whatever num_key_value_heads says),
+// each layer's own RoPE tables, the shifted fp32 loss, eager or
+// flash_attention_2 only (no sdpa class), DeepseekV2MoE on the sparse
+// layers with MoEGate's options (ReadMoeGate).
+void ModelV2Layer(const HfConfig& cfg, const Latent& l, const Moe& moe,
+                  uint64_t sparse_layers, ModelDescription& d) {
+  ModelLlamaLayer(cfg, "silu", d);
+  DecoderTraits& t = d.traits;
+  if (!t.not_estimated.empty()) return;
+  t.deepseek_v2 = t.fp32_logits = t.no_sdpa = true;
+  ModelLatentAndMoe(cfg, l, moe, sparse_layers, d);
+  if (!t.not_estimated.empty() || t.moe_layers == 0) return;
+  if (absl::Status gate = ReadMoeGate(cfg, moe.routed, t); !gate.ok()) {
+    t.not_estimated = std::string(gate.message());
+  }
+}
+
 // DeepSeek-V3's activation traits (docs/plan.md, "DeepSeek-V3"): LLaMA's
 // norms and MLP, the latent attention's sizes, DeepseekV3MoE on the
 // sparse layers. UNIMPLEMENTED reasons name num_key_value_heads where it
@@ -226,17 +305,7 @@ void ModelV3Layer(const HfConfig& cfg, const Latent& l, const Moe& moe,
         ": the latent attention's k and v have one head per query head");
     return;
   }
-  t.rotary_dim = t.qk_rope_head_dim = l.rope;
-  t.q_lora_rank = l.q_lora.value_or(0);
-  t.kv_lora_rank = l.kv_lora;
-  t.v_head_dim = l.v;
-  ModelSparseBlock(cfg,
-                   {.layers = sparse_layers,
-                    .experts = moe.routed,
-                    .expert_inter = moe.expert_inter,
-                    .shared_inter = moe.shared_inter,
-                    .router_logits_key = false},
-                   d);
+  ModelLatentAndMoe(cfg, l, moe, sparse_layers, d);
   t.deepseek_moe = t.moe_layers > 0;
 }
 
@@ -275,16 +344,16 @@ absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
         if (!v2) LayerOps(b, latent, moe, layer);
       },
       /*operations=*/!v2);
-  if (v2) {
-    d.traits.not_estimated = kV2NotEstimated;
-    return absl::OkStatus();
-  }
   if (!b.status().ok()) return absl::OkStatus();
   uint64_t sparse_layers = 0;
   for (uint64_t layer = 0; layer < shape.layers; ++layer) {
     sparse_layers += moe.Sparse(layer) ? 1 : 0;
   }
-  ModelV3Layer(cfg, latent, moe, sparse_layers, d);
+  if (v2) {
+    ModelV2Layer(cfg, latent, moe, sparse_layers, d);
+  } else {
+    ModelV3Layer(cfg, latent, moe, sparse_layers, d);
+  }
   return absl::OkStatus();
 }
 
@@ -313,7 +382,8 @@ const Family& DeepseekV2Family() {
         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
         "qk_nope_head_dim": 128, "moe_layer_freq": 1,
         "first_k_dense_replace": 0, "attention_bias": false,
-        "tie_word_embeddings": false})",
+        "tie_word_embeddings": false, "num_experts_per_tok": null,
+        "norm_topk_prob": false, "seq_aux": true})",
                              &BuildV2};
   return family;
 }

@@ -59,6 +59,11 @@ struct DecoderTraits {
   uint64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0,
            v_head_dim = 0;
   bool deepseek_moe = false;
+  // DeepSeek-V2's remote code (deepseek.cc): its layer, MoEGate's n_group
+  // under group_limited_greedy (0: greedy) and its auxiliary loss's kind.
+  bool deepseek_v2 = false;
+  uint64_t router_groups = 0;
+  bool seq_aux = false;
   // Llama 4's layer kinds and attention (llama4.cc; the planner's
   // TransformerShape says what each means); false / 0: none.
   bool llama4 = false, l2_qk_norm = false, temperature_tuning = false;

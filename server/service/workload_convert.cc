@@ -149,6 +149,9 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.qk_rope_head_dim = t.qk_rope_head_dim;
   s.v_head_dim = t.v_head_dim;
   s.deepseek_moe = t.deepseek_moe;
+  s.deepseek_v2 = t.deepseek_v2;
+  s.router_groups = t.router_groups;
+  s.seq_aux = t.seq_aux;
   s.llama4 = t.llama4;
   s.l2_qk_norm = t.l2_qk_norm;
   s.temperature_tuning = t.temperature_tuning;

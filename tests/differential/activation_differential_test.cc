@@ -168,6 +168,11 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
     t->v_head_dim = In(rng, 0, 256);
   }
   t->deepseek_moe = coin();
+  if (In(rng, 0, 3) == 0) {  // DeepSeek-V2's remote code
+    t->deepseek_v2 = true;
+    t->router_groups = coin() ? 0 : In(rng, 1, 8);
+    t->seq_aux = coin();
+  }
   if (In(rng, 0, 19) == 0) t->not_estimated = "X (model_type \"x\"): why";
 }
 
@@ -251,7 +256,8 @@ bool IsLlamaLikeFamily(const std::string& family) {
          family == "qwen3" || family == "mixtral" || family == "qwen2_moe" ||
          family == "qwen3_moe" || family == "phi3" || family == "cohere" ||
          family == "gemma2" || family == "gemma3_text" ||
-         family == "deepseek_v3" || family == "llama4_text";
+         family == "deepseek_v3" || family == "deepseek_v2" ||
+         family == "llama4_text";
 }
 
 // Llama 4 at a small random shape (Llama4TextConfig's options): up to 8
@@ -301,6 +307,23 @@ void DeepseekTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->norm_topk_prob = coin();
   t->deepseek_moe = true;
   t->attention_dropout = In(rng, 0, 3) == 0;
+}
+
+// DeepSeek-V2 (the remote DeepseekV2Config's options) at DeepSeek-V3's
+// small shapes: shared experts on two thirds (n_shared_experts may be
+// null), MoEGate greedy or group-limited (n_group a divisor of the
+// experts), the auxiliary loss per sequence or per batch.
+void DeepseekV2Traits(std::mt19937_64& rng, TransformerShape* t) {
+  DeepseekTraits(rng, t);
+  t->deepseek_moe = false;
+  t->deepseek_v2 = t->fp32_logits = t->no_sdpa = true;
+  if (In(rng, 0, 2) == 0) t->shared_expert_intermediate_size = 0;
+  t->router_groups = 0;
+  if (In(rng, 0, 1) == 1) {
+    const uint64_t groups = In(rng, 1, t->num_experts);
+    if (t->num_experts % groups == 0) t->router_groups = groups;
+  }
+  t->seq_aux = In(rng, 0, 1) == 1;
 }
 
 // The traits a LayerNorm family (gpt_neox, ...) sets, at a small random
@@ -457,6 +480,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
     }
   }
   if (family == "deepseek_v3") DeepseekTraits(rng, &t);
+  if (family == "deepseek_v2") DeepseekV2Traits(rng, &t);
   if (family == "llama4_text") Llama4Traits(rng, &t);
   if (family == "gemma") {
     t.norm = NormKind::kGemmaRmsNorm;
@@ -607,11 +631,13 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       flag(t.both_rotary_used), R"(, "q_lora_rank": ")", t.q_lora_rank,
       R"(", "kv_lora_rank": ")", t.kv_lora_rank, R"(", "qk_rope_head_dim": ")",
       t.qk_rope_head_dim, R"(", "v_head_dim": ")", t.v_head_dim,
-      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "llama4": )",
-      flag(t.llama4), R"(, "l2_qk_norm": )", flag(t.l2_qk_norm),
-      R"(, "temperature_tuning": )", flag(t.temperature_tuning),
-      R"(, "nope_layers": ")", t.nope_layers, R"(", "nope_moe_layers": ")",
-      t.nope_moe_layers, R"(", "not_estimated": ")",
+      R"(", "deepseek_moe": )", flag(t.deepseek_moe), R"(, "deepseek_v2": )",
+      flag(t.deepseek_v2), R"(, "router_groups": ")", t.router_groups,
+      R"(", "seq_aux": )", flag(t.seq_aux), R"(, "llama4": )", flag(t.llama4),
+      R"(, "l2_qk_norm": )", flag(t.l2_qk_norm), R"(, "temperature_tuning": )",
+      flag(t.temperature_tuning), R"(, "nope_layers": ")", t.nope_layers,
+      R"(", "nope_moe_layers": ")", t.nope_moe_layers,
+      R"(", "not_estimated": ")",
       t.not_estimated == "" ? "" : "X (model_type \\\"x\\\"): why",
       R"("}, "workload": {"micro_batch": )", c.work.micro_batch,
       R"(, "sequence_length": )", c.work.sequence_length,
@@ -780,10 +806,11 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
                               absl::StrCat(",", family, ","));
   };
   for (const char* family :
-       {"llama",       "mistral",     "qwen2",  "qwen3",  "gemma",
-        "gpt2",        "gpt_neox",    "opt",    "gptj",   "mixtral",
-        "qwen2_moe",   "qwen3_moe",   "phi3",   "cohere", "gemma2",
-        "gemma3_text", "deepseek_v3", "falcon", "bloom",  "llama4_text"}) {
+       {"llama",       "mistral",     "qwen2",       "qwen3",  "gemma",
+        "gpt2",        "gpt_neox",    "opt",         "gptj",   "mixtral",
+        "qwen2_moe",   "qwen3_moe",   "phi3",        "cohere", "gemma2",
+        "gemma3_text", "deepseek_v3", "deepseek_v2", "falcon", "bloom",
+        "llama4_text"}) {
     if (skipped(family)) continue;
     for (bool checkpointing : {false, true}) {
       for (int i = 0; i < per; ++i) {

@@ -41,6 +41,30 @@ std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
       Chance(rng, 0.8) ? "DeepseekV3ForCausalLM" : "DeepseekV3Model", R"("]})");
 }
 
+// A small DeepSeek-V2 (the remote code's config): DeepSeek-V3's sizes,
+// MoE layers every moe_layer_freq-th, MoEGate greedy or group-limited
+// (now and then its refused options: the default topk_method "gready", a
+// sigmoid scoring_func, no auxiliary loss).
+std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
+  std::string config = RandomDeepseekV3(rng, tied);
+  config.replace(config.find("deepseek_v3"), 11, "deepseek_v2");
+  config.replace(config.find("DeepseekV3"), 10, "DeepseekV2");
+  const uint64_t groups = Uniform(rng, 1, 3);
+  const uint64_t method = Uniform(rng, 0, 9);
+  return absl::StrCat(
+      config.substr(0, config.size() - 1), R"(, "moe_layer_freq": )",
+      Uniform(rng, 1, 2), R"(, "topk_method": )",
+      method == 0   ? "null"
+      : method <= 4 ? R"("greedy")"
+                    : R"("group_limited_greedy")",
+      R"(, "n_group": )", groups, R"(, "topk_group": )",
+      Uniform(rng, 1, groups), R"(, "scoring_func": )",
+      Chance(rng, 0.9) ? R"("softmax")" : R"("sigmoid")",
+      R"(, "aux_loss_alpha": )", Chance(rng, 0.9) ? "0.001" : "0",
+      R"(, "seq_aux": )", Bool(Chance(rng, 0.5)), R"(, "norm_topk_prob": )",
+      Bool(Chance(rng, 0.5)), "}");
+}
+
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
@@ -49,11 +73,12 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
       "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
       "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
       "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3",
-      "falcon",  "bloom"};
+      "falcon",  "bloom",       "deepseek_v2"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
   if (family == "deepseek_v3") return RandomDeepseekV3(rng, tied);
+  if (family == "deepseek_v2") return RandomDeepseekV2(rng, tied);
   if (family == "falcon") {  // any of the three layouts, biased or not
     const uint64_t heads = Uniform(rng, 1, 4);
     const bool new_arch = Chance(rng, 0.4);

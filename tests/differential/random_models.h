@@ -15,7 +15,8 @@ namespace chunkplan::testing {
 // falcon, bloom; every class,
 // tied or not, biases, Phi-3's partial RoPE and dropout, Cohere's q/k
 // norms, Gemma-2's soft-capping, Gemma-3's sliding_window_pattern at
-// random) and gemma (none).
+// random) and gemma and deepseek_v2 (none; DeepSeek-V2 with MoEGate's
+// options at random).
 std::string RandomModelConfig(std::mt19937_64& rng);
 
 }  // namespace chunkplan::testing

@@ -112,6 +112,64 @@ TEST(ActivationEstimateTest, DeepseekV3LayerSavesTheLatentAndTheRouter) {
               HasSubstr("shape.qk_rope_head_dim must be at most"));
 }
 
+TEST(ActivationEstimateTest, DeepseekV2LayerSavesItsTablesAndDispatch) {
+  // DeepseekV3's latent shape above (q_lora_rank 4), eager, b = 2, s = 4,
+  // as DeepSeek-V2's remote code runs it (docs/plan.md, "DeepSeek-V2").
+  // Each layer gathers its own cos and sin, (1, s, rope) 16-bit: 4 s rope
+  // = 32 a layer; no model-level table (V3's 32 outside the layers).
+  TransformerShape v3 = TinyLlama();
+  v3.head_dim = 4;
+  v3.rotary_dim = v3.qk_rope_head_dim = 2;
+  v3.v_head_dim = 2;
+  v3.kv_lora_rank = v3.q_lora_rank = 4;
+  const ActivationWorkload eager = Work(2, 4, false, Attention::kEager);
+  auto latent = EstimateActivationBytes(v3, eager);
+  ASSERT_TRUE(latent.ok()) << latent.status();
+  TransformerShape v2 = v3;
+  v2.deepseek_v2 = v2.fp32_logits = v2.no_sdpa = v2.seq_aux = true;
+  // Layer 1 DeepseekV2MoE: E = 2, k = 1, I_e = 8, shared experts I_s = 8;
+  // T = P = 8 (k = 1: no renormalization). MoEGate: the input's fp32 copy
+  // 4Th = 256, the weight's 4Eh = 64, softmax 4TE = 64, topk's indices
+  // 8P = 64, the per-sequence aux loss's ce 4bE = 16: 464. Experts: two
+  // bool masks each over the P repeated tokens 2EP = 32; per pair the
+  // state 2h = 16, the MLP 8I_e = 64, y 16, the fp32 weight 4: 100, x 8 =
+  // 800. Shared experts 8TI_s = 512. In place of the dense MLP's 1024.
+  v2.moe_layers = 1;
+  v2.num_experts = 2;
+  v2.experts_per_token = 1;
+  v2.moe_intermediate_size = 8;
+  v2.shared_expert_intermediate_size = 8;
+  v2.norm_topk_prob = true;
+  auto got = EstimateActivationBytes(v2, eager);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->layers_bytes,
+            latent->layers_bytes + 2 * 32 + 464 + 32 + 800 + 512 - 1024);
+  EXPECT_EQ(got->outside_layers_bytes, latent->outside_layers_bytes - 32);
+  // The loss over the shifted fp32 logits: log-probabilities over b (s - 1)
+  // rows 4 x 6 x 16 = 384, the targets' copy 8 x 6 = 48, total_weight 4;
+  // the fp32 logits held, 4bsv = 512.
+  EXPECT_EQ(got->loss_bytes, 384u + 48 + 4);
+  EXPECT_EQ(got->held_bytes, 512u);
+  // Without shared experts the block keeps only its router's fp32 copy of
+  // the post-attention norm's output (2N = 128 no longer held).
+  v2.shared_expert_intermediate_size = 0;
+  auto unshared = EstimateActivationBytes(v2, eager);
+  ASSERT_TRUE(unshared.ok()) << unshared.status();
+  EXPECT_EQ(unshared->layers_bytes, got->layers_bytes - 512 - 128);
+  // group_limited_greedy adds masked_fill's bool mask TE = 16; the aux
+  // loss over the batch keeps fi (4E = 8) instead of ce (4bE = 16).
+  v2.router_groups = 2;
+  v2.seq_aux = false;
+  auto grouped = EstimateActivationBytes(v2, eager);
+  ASSERT_TRUE(grouped.ok()) << grouped.status();
+  EXPECT_EQ(grouped->layers_bytes, unshared->layers_bytes + 16 - 8);
+  // The remote code has no sdpa class.
+  EXPECT_THAT(EstimateActivationBytes(v2, Work(2, 4, false, Attention::kSdpa))
+                  .status()
+                  .message(),
+              HasSubstr("no sdpa path"));
+}
+
 TEST(ActivationEstimateTest, Llama4KindsSaveTheirExtrasAndEveryExpertRow) {
   // TinyLlama at L = 4 as Llama 4: layer 3 without RoPE, layers 1 and 3
   // Llama4TextMoe (E = 2, k = 1, I_e = 8); eager, b = 1, s = 4 (T = 4).

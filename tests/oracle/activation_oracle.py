@@ -51,14 +51,16 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "parallel_block", "norm": ... | "cohere_layer_norm",
              MoE families: "moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size",
-             "norm_topk_prob"},
+             "norm_topk_prob", DeepSeek-V2 (deepseek_v2_oracle.py):
+             "deepseek_v2", "router_groups", "seq_aux"},
    "workload": {"micro_batch", "sequence_length",
                 "activation_checkpointing",
                 "attention": "default"|"eager"|"sdpa"|"flash_attention_2"},
    "family": "llama", "measure": false, "seed": 0}
 ("family" picks the torch model to measure: llama, mistral, qwen2, qwen3,
 gemma, gpt2, phi3, cohere, gemma2 (dense_torch.py), mixtral, qwen2_moe,
-qwen3_moe, gpt_neox, opt, gptj, falcon or bloom; its traits must be the
+qwen3_moe, gpt_neox, opt, gptj, falcon, bloom, deepseek_v3 or deepseek_v2
+(deepseek_v2_torch.py); its traits must be the
 shape's. Cohere's logit_scale multiplies the logits by a Python float:
 nothing saved, the estimate has no term for it.)
 Output, one line each: every part of PARTS as a decimal string, and with
@@ -73,6 +75,7 @@ router's own), or
 import json
 import sys
 
+import deepseek_v2_oracle
 import mla_oracle
 import tp_activation_oracle
 import tp_gpt2_sp_oracle
@@ -321,6 +324,8 @@ def moe_tensors(t, x):
         t["shared_expert_intermediate_size"]
     if t["deepseek_moe"]:  # DeepseekV3MoE (mla_oracle.py)
         return mla_oracle.moe_tensors(t, x)
+    if t["deepseek_v2"]:  # DeepseekV2MoE (deepseek_v2_oracle.py)
+        return deepseek_v2_oracle.moe_tensors(t, x)
     if t["llama4"]:  # Llama4TextMoe (llama4_oracle.py)
         import llama4_oracle
         return llama4_oracle.moe_tensors(llama4_oracle.sub_config(t, x), x)
@@ -378,6 +383,8 @@ def layer_tensors(t, x, attention, sparse=False):
                     4 * 4 * s * (t["rotary_dim"] or d)))
     if t["kv_lora_rank"]:  # DeepSeek's latent attention (mla_oracle.py)
         out += mla_oracle.attention_tensors(t, x, attention)
+        if t["deepseek_v2"]:
+            out += deepseek_v2_oracle.rope_tensors(x, t["qk_rope_head_dim"])
     elif attention == "flash_attention_2":
         # flash_attn's maybe_contiguous keeps a view whose last stride is
         # 1: with value_view, V's storage is the fused q/k/v output.
@@ -438,7 +445,11 @@ def layer_tensors(t, x, attention, sparse=False):
     # GPT-J and Cohere: the MLP reads the first norm's output too
     if not t["single_norm"] and not t["parallel_block"]:
         out += second
-        out.append(("post-attention norm's output, kept by the MLP", 2 * n))
+        # (DeepseekV2MoE without shared experts keeps only its fp32 copy)
+        if not (sparse and t["deepseek_v2"] and
+                not t["shared_expert_intermediate_size"]):
+            out.append(("post-attention norm's output, kept by the MLP",
+                        2 * n))
     bi = 2 * bs * i
     # The activation's own saves: relu keeps its result, which the next op
     # (the mul, or c_proj) keeps too: nothing of its own.
@@ -488,7 +499,8 @@ def outside_tensors(t, x, work):
     elif ckpt:
         out.append(("cache_position / position_ids (checkpoint argument)",
                     8 * s))
-    if t["rotary"] and not t["gptj_rotary"] and (not ckpt or t["llama4"]):
+    if (t["rotary"] and not t["gptj_rotary"] and not t["deepseek_v2"]
+            and (not ckpt or t["llama4"])):
         # (Llama 4: freqs_cis, (1, s, d/2) complex64, the same bytes; under
         # checkpointing a tensor argument, which the checkpoint saves)
         out.append(("cos and sin (1, s, rotary width), kept by RoPE",
@@ -569,6 +581,8 @@ def moe_backward(t, x):
     shared_saves = (sum(n for name, n in moe_tensors(t, x)
                         if name.startswith("moe shared expert"))
                     if shared else 0)
+    if t["deepseek_v2"]:
+        return deepseek_v2_oracle.moe_backward(t, x, mlp_step, shared_saves)
     return max(mlp_step(bs, h, shared) if shared else 0,
                mlp_step(bs, h, t["moe_intermediate_size"]) - shared_saves,
                6 * bs * h)
@@ -580,6 +594,8 @@ def moe_forward(t, x):
     index_adds into (b s x h), over the layer's saves and the incoming
     gradient."""
     bs, n = x["b"] * x["s"], x["b"] * x["s"] * x["h"]
+    if t["deepseek_v2"]:
+        return deepseek_v2_oracle.moe_forward(t, x)
     shared = 4 * n if t["shared_expert_intermediate_size"] else 0
     if t["deepseek_moe"]:  # the fp32 sum; the shared experts run after
         shared = 0
@@ -713,7 +729,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            (10 if t["fp32_softmax"] else 4) * p)
     forward_moe = (recompute + 2 * n + moe_forward(t, x)
                    if ckpt and sparse else 0)
-    if forward_moe and t["deepseek_moe"]:
+    if forward_moe and (t["deepseek_moe"] or t["deepseek_v2"]):
         # DeepseekV3MoE runs its shared experts after the routed ones:
         # their saves are not made yet at the last routed expert.
         forward_moe = max(0, forward_moe - 8 * bs * t[
@@ -785,6 +801,8 @@ def estimate(shape, work, adapters=None, tp=None):
     layers_bytes = (x["L"] * per_layer if ckpt else
                     sum(term["saved"] * count for term, count in terms))
     loss = 4 * b * s * v + targets(b, s) + 4  # log-probs, targets, weight
+    if t["deepseek_v2"]:  # the remote code's shifted fp32 logits
+        loss = deepseek_v2_oracle.loss_bytes(x)
     outside = sum(n for _, n in outside_tensors(t, x, work))
     logits = (4 if t["fp32_logits"] else 2) * b * s * v  # held
     embedding_rows = v
@@ -802,7 +820,7 @@ def estimate(shape, work, adapters=None, tp=None):
     held = logits + ((2 if t["local_rotary"] else 1) *
                      4 * s * (t["rotary_dim"] or x["d"])
                      if ckpt and t["rotary"] and not t["gptj_rotary"] and
-                     not t["llama4"] else 0)
+                     not t["llama4"] and not t["deepseek_v2"] else 0)
     # Backward (docs/plan.md, "Transients"). The head: lm_head's backward
     # holds the 16-bit logits' gradient, its input's and its weight's, once
     # the loss's saves are gone. The layers (layer_terms) run on what the
@@ -818,6 +836,8 @@ def estimate(shape, work, adapters=None, tp=None):
         released += 2 * b * s * e
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
     loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    if t["deepseek_v2"]:
+        loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
     if gathered:
         head = tp_activation_oracle.gathered_head_backward(x, tp, loss, e)
     elif tp is not None:
@@ -889,7 +909,7 @@ def estimate(shape, work, adapters=None, tp=None):
 
 
 MLA_SIZES = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-             "v_head_dim", "nope_layers", "nope_moe_layers")
+             "v_head_dim", "router_groups", "nope_layers", "nope_moe_layers")
 MOE_SIZES = ("moe_layers", "num_experts", "experts_per_token",
              "moe_intermediate_size", "shared_expert_intermediate_size")
 BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm", "fp32_softmax",
@@ -901,6 +921,7 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
                "local_rotary", "both_rotary_used", "deepseek_moe",
+               "deepseek_v2", "seq_aux",
                "llama4", "l2_qk_norm", "temperature_tuning",
                # Falcon and BLOOM
                "kv_broadcast", "indexed_kv", "one_residual_mask",
@@ -934,6 +955,9 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "q_lora_rank": 0, "kv_lora_rank": 0,
                   "qk_rope_head_dim": 0, "v_head_dim": 0,
                   "deepseek_moe": False,
+                  # DeepSeek-V2 (deepseek_v2_oracle.py)
+                  "deepseek_v2": False, "router_groups": 0,
+                  "seq_aux": False,
                   # Llama 4 (llama4_oracle.py)
                   "llama4": False, "nope_layers": 0, "nope_moe_layers": 0,
                   "l2_qk_norm": False, "temperature_tuning": False,

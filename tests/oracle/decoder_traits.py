@@ -17,14 +17,15 @@ import re
 _LLAMA_LIKE = {"llama": "silu", "mistral": "silu", "qwen2": "silu",
                "qwen3": "silu", "gemma": "gelu_pytorch_tanh",
                "mixtral": "silu", "qwen2_moe": "silu", "qwen3_moe": "silu",
-               "deepseek_v3": "silu"}
+               "deepseek_v3": "silu", "deepseek_v2": "silu"}
 # The MoE families (the sparse block of modeling_mixtral.py,
 # modeling_qwen2_moe.py, modeling_qwen3_moe.py, 4.51.3): the config
 # classes' num_experts_per_tok default, and whether the block renormalizes
 # the top-k weights always (Mixtral) or where norm_topk_prob (default
 # False); Mixtral's router_jitter_noise (default 0) is read too.
 _MOE = {"mixtral": (2, True), "qwen2_moe": (4, False),
-        "qwen3_moe": (8, False), "deepseek_v3": (8, False)}
+        "qwen3_moe": (8, False), "deepseek_v3": (8, False),
+        "deepseek_v2": (None, False)}
 # Llama4TextMoe's (read by _llama4 alone: no norm_topk_prob, the weights
 # are sigmoid scores)
 _LLAMA4_MOE = {"llama4_text": (1, True)}
@@ -34,14 +35,8 @@ _NORM_TOPK_DEFAULT = {"deepseek_v3": True}
 _SINGLE_OP = ("silu", "swish", "gelu", "gelu_pytorch_tanh")
 _NOT_MODELLED = "the family's layer is not modelled"
 # The MoE families whose layer the estimate refuses, and what it leaves out
-# (transformers 4.51.3's modeling_llama4.py, modeling_deepseek_v3.py;
-# DeepSeek-V2's remote modeling_deepseek.py).
-_DEEPSEEK_V2 = ("DeepSeek-V2's layer is not modelled: its remote code's "
-                "training forward (modeling_deepseek.py) adds MoEGate's "
-                "auxiliary loss (aux_loss_alpha), dispatches the experts over "
-                "repeat_interleave'd tokens and assembles q and k by slice "
-                "assignment")
-_NOT_MODELLED_MOE = {"deepseek_v2": _DEEPSEEK_V2}
+# (none left: Llama 4 and DeepSeek-V2 are modelled).
+_NOT_MODELLED_MOE = {}
 # A decoder layer's parameter name: (prefix.)layers.<i>. or (prefix.)h.<i>.
 _LAYER = re.compile(r"(.*\.)?(?:layers|h)\.(\d+)\.")
 
@@ -162,15 +157,78 @@ def _llama_like(config, model_type, description, heads,
     if act not in _SINGLE_OP:
         t["not_estimated"] = (f'{act_key} "{act}" is not modelled (silu, '
                               'swish, gelu, gelu_pytorch_tanh are)')
-    elif model_type == "deepseek_v3" and not _mla_traits(config, description,
-                                                          heads, t):
+    elif model_type in ("deepseek_v3", "deepseek_v2") and not _mla_traits(
+            config, description, heads, t, model_type == "deepseek_v2"):
         pass
     elif model_type in _MOE and t["moe_layers"]:
         _moe_traits(config, model_type, t)
+        if model_type == "deepseek_v2" and not t["not_estimated"]:
+            _v2_gate(config, t)
     return t
 
 
-def _mla_traits(config, description, heads, t):
+def _v2_gate(config, t):
+    """DeepSeek-V2's MoEGate options (the remote configuration_deepseek.py's
+    defaults where unset: scoring_func "softmax", topk_method "gready",
+    aux_loss_alpha 0.001, seq_aux true), or t["not_estimated"] set: the
+    remote code raises for another scoring_func, chooses nothing for a
+    topk_method other than "greedy" or "group_limited_greedy" (its
+    default's spelling included), views the scores by n_group, takes
+    topk_group of the groups, and fails in training without an auxiliary
+    loss (AddAuxiliaryLoss.apply(y, None))."""
+    try:
+        scoring = _text(config, "scoring_func", "softmax")
+        if scoring != "softmax":
+            t["not_estimated"] = (f'scoring_func "{scoring}": MoEGate runs '
+                                  'only "softmax"')
+            return
+        method = _text(config, "topk_method", "gready")
+        if method == "group_limited_greedy":
+            groups = _required_size(config, "n_group")
+            topk_groups = _required_size(config, "topk_group")
+            if t["num_experts"] % groups:
+                t["not_estimated"] = (f"n_group {groups} does not divide "
+                                      f"n_routed_experts {t['num_experts']}: "
+                                      "MoEGate's view of the scores fails")
+                return
+            if topk_groups > groups:
+                t["not_estimated"] = (f"topk_group {topk_groups} exceeds "
+                                      f"n_group {groups}: torch.topk refuses "
+                                      "it")
+                return
+            t["router_groups"] = groups
+        elif method != "greedy":
+            t["not_estimated"] = (f'topk_method "{method}" is neither '
+                                  '"greedy" nor "group_limited_greedy": '
+                                  'MoEGate chooses no experts')
+            return
+        if not _number(config, "aux_loss_alpha", 0.001) > 0:
+            t["not_estimated"] = ("aux_loss_alpha not above 0: the remote "
+                                  "code's training forward calls "
+                                  "AddAuxiliaryLoss.apply(y, None), which "
+                                  "fails")
+            return
+        seq_aux = config.get("seq_aux", True)
+        if not isinstance(seq_aux, bool):
+            t["not_estimated"] = ("config seq_aux: expected true or false, "
+                                  f"got {_shown(seq_aux)}")
+            return
+        t["seq_aux"] = seq_aux
+    except ValueError as e:
+        t["not_estimated"] = str(e)
+
+
+def _required_size(config, key):
+    """A positive integer below 2^64 the config must hold."""
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not 0 < value < 2**64:
+        raise ValueError(f"config {key}: expected a positive integer below "
+                         f"2^64, got {_shown(value)}")
+    return value
+
+
+def _mla_traits(config, description, heads, t, v2=False):
     """DeepSeek-V3's latent attention (modeling_deepseek_v3.py, 4.51.3)
     off the parameter list: kv_lora_rank (kv_a_layernorm's width),
     qk_rope_head_dim (kv_a_proj_with_mqa's rows past it), q_lora_rank
@@ -178,11 +236,13 @@ def _mla_traits(config, description, heads, t):
     columns a head), head_dim (kv_b_proj's rows a head less v, plus the
     rope part); the shared experts' width; DeepseekV3MoE on the sparse
     layers. False (and the reason) where num_key_value_heads is set and
-    not the heads."""
+    not the heads. `v2`: DeepSeek-V2's remote code, whose attention never
+    reads num_key_value_heads; its layer's own traits (deepseek_v2, the
+    fp32 logits, no sdpa class) instead of DeepseekV3MoE."""
     d, h = description, description.hidden_size
     # (the config's heads: keys_read calls traits with heads 1)
-    heads = config.get("num_attention_heads", 128)
-    kv = config.get("num_key_value_heads")
+    heads = config.get("num_attention_heads", 32 if v2 else 128)
+    kv = None if v2 else config.get("num_key_value_heads")
     if kv is not None and (isinstance(kv, bool) or not isinstance(kv, int)
                            or not 0 < kv < 2**64):
         t["not_estimated"] = ("config num_key_value_heads: expected a "
@@ -202,9 +262,11 @@ def _mla_traits(config, description, heads, t):
     t.update(q_lora_rank=_numel(d, "q_a_layernorm.weight"),
              kv_lora_rank=kv_lora, qk_rope_head_dim=rope, rotary_dim=rope,
              v_head_dim=v, head_dim=head_dim, num_key_value_heads=heads,
-             deepseek_moe=t["moe_layers"] > 0,
+             deepseek_moe=t["moe_layers"] > 0 and not v2,
              shared_expert_intermediate_size=_numel(
                  d, ".shared_experts.gate_proj.weight") // h)
+    if v2:
+        t.update(deepseek_v2=True, fp32_logits=True, no_sdpa=True)
     return True
 
 
@@ -449,7 +511,8 @@ def _moe_traits(config, model_type, t):
         return
     norm = always_norm
     keys = ([] if always_norm else ["norm_topk_prob"]) + \
-        ([] if model_type == "deepseek_v3" else ["output_router_logits"])
+        ([] if model_type in ("deepseek_v3", "deepseek_v2")
+         else ["output_router_logits"])
     flags = {}
     for key in keys:
         value = config.get(key, _NORM_TOPK_DEFAULT.get(model_type, False)

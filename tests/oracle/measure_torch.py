@@ -7,6 +7,7 @@ import torch.profiler
 
 import decoder_torch
 import deepseek_torch
+import deepseek_v2_torch
 import falcon_bloom_torch
 import layer_norm_torch
 import llama4_oracle
@@ -76,10 +77,19 @@ def config(shape, work, family="llama"):
                  "dense_on_top": dense_on_top(shape, work)}
                 if shape.get("moe_layers") else None),
     }
-    if family in deepseek_torch.FAMILIES:
+    if family in deepseek_torch.FAMILIES + deepseek_v2_torch.FAMILIES:
         c["mla"] = mla_config(shape)
         c["moe"] = dict(c["moe"] or {"layers": 0},
                         **deepseek_groups(shape))
+    if family in deepseek_v2_torch.FAMILIES:
+        # topk_group (it chooses experts, saves nothing): as many groups as
+        # the top-k needs, so that the bound's last top-k experts are chosen
+        groups, experts = shape["router_groups"], shape["num_experts"]
+        c["moe"]["v2"] = {
+            "groups": groups, "seq_aux": shape["seq_aux"],
+            "topk_groups": (min(groups, -(-shape["experts_per_token"] //
+                                          (experts // groups)))
+                            if groups else 0)}
     return c
 
 
@@ -204,6 +214,8 @@ def measure(shape, work, family, seed, tp=1, sp=False):
                  if family in falcon_bloom_torch.FAMILIES
                  else deepseek_torch.build(c)
                  if family in deepseek_torch.FAMILIES
+                 else deepseek_v2_torch.build(c)
+                 if family in deepseek_v2_torch.FAMILIES
                  else decoder_torch.build(c))
         forward = model
     model.train()

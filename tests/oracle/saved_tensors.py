@@ -8,6 +8,7 @@ buffers (model state, held whatever the workload) are excluded.
 """
 
 import collections
+import weakref
 
 import torch
 
@@ -52,13 +53,20 @@ class SavedRecorder:
 
     def __init__(self):
         self.packed = {}
+        self.refs = collections.defaultdict(list)
 
     def pack(self, t):
         if host_scalar(t):
             return t
         ptr, n = storage_key(t)
         self.packed[ptr] = n
+        self.refs[ptr].append(weakref.ref(t))
         return t
+
+    def alive(self, ptr):
+        """Whether a tensor packed on storage `ptr` is still held (a node
+        the loss cannot reach is freed with its outputs, its saves too)."""
+        return any(r() is not None for r in self.refs[ptr])
 
     @staticmethod
     def unpack(t):
@@ -135,7 +143,10 @@ def saved_bytes(model, root, recorder):
     if COPY_SLICES in walk:
         # An in-place op on a view (x[mask, :] = 0) is a CopySlices node
         # wrapping the op's node, whose saves Python cannot name: counted
-        # as saved (the same under torch >= 2.2).
+        # as saved (the same under torch >= 2.2) while still held.
+        for p in [p for p in missing if not recorder.alive(p)]:
+            del packed[p], as_packed[p]
+            missing.discard(p)
         for p in missing:
             walk[p].append(("CopySlices", "wrapped", packed[p]))
         walked |= missing

@@ -203,6 +203,15 @@ struct TransformerShape {
   // The sparse block is DeepseekV3MoE: a sigmoid router on fp32 copies,
   // fp32 weighted outputs, shared experts without a gate.
   bool deepseek_moe = false;
+  // DeepSeek-V2's remote code (activation_deepseek_v2.h): each layer's own
+  // RoPE tables, DeepseekV2MoE's training branch on the sparse layers
+  // (MoEGate's softmax router with its auxiliary loss, the experts over
+  // repeat_interleave'd tokens), the loss over shifted fp32 logits.
+  // router_groups: MoEGate's n_group under group_limited_greedy (0:
+  // greedy); seq_aux: the auxiliary loss per sequence (else per batch).
+  bool deepseek_v2 = false;
+  uint64_t router_groups = 0;
+  bool seq_aux = false;
   // Llama 4 (activation_llama4.h): llama4 makes the layer
   // Llama4TextDecoderLayer: nope_layers of the num_layers skip RoPE
   // (nope_moe_layers of them, and moe_layers in all, hold Llama4TextMoe:

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/planner/plan_search/activation_arith.h"
+#include "server/planner/plan_search/activation_deepseek_v2.h"
 #include "server/planner/plan_search/activation_llama4.h"
 #include "server/planner/plan_search/activation_mla.h"
 #include "server/planner/plan_search/activation_sp.h"
@@ -247,6 +248,17 @@ Checked SecondNormSaved(const TransformerShape& t, const Dims& d) {
   return norm;
 }
 
+// The second norm's saves and its output, which the MLP keeps (none with
+// one norm a layer; `sparse` DeepseekV2MoE without shared experts keeps
+// only its router's fp32 copy of it, counted with the block).
+Checked SecondNormAndOutput(const TransformerShape& t, const Dims& d,
+                            bool sparse) {
+  if (t.single_norm || t.parallel_block) return Wide{0};
+  const bool kept =
+      !(sparse && t.deepseek_v2 && t.shared_expert_intermediate_size == 0);
+  return Sum({SecondNormSaved(t, d), kept ? Hidden(d, 2) : Checked{Wide{0}}});
+}
+
 // The loss's targets (int64): labels padded by one, then [..., 1:]
 // .contiguous(), a copy of b x s, or with b = 1 already contiguous, the
 // padded storage of s + 1.
@@ -283,7 +295,9 @@ Checked AttentionSaved(const TransformerShape& t, const Dims& d,
            activation::Llama4QkNormSaved(t, d),
            activation::Llama4TemperatureSaved(t, d)});
   if (t.kv_lora_rank != 0) {  // DeepSeek's latent attention
-    return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention))});
+    return Sum({out, activation::MlaAttentionSaved(t, d, Resolved(attention)),
+                t.deepseek_v2 ? activation::DeepseekV2RopeSaved(t, d)
+                              : Checked{Wide{0}}});
   }
   // Falcon's new architecture: K at every query head.
   const Checked k = t.kv_broadcast ? q : kv;
@@ -353,7 +367,9 @@ Checked SandwichNorms(const TransformerShape& t, const Dims& d) {
 // its output (0 without one).
 Checked SharedSaved(const TransformerShape& t, const Dims& d) {
   const uint64_t shared = t.shared_expert_intermediate_size;
-  if (t.deepseek_moe) return activation::DeepseekSharedSaved(t, d);
+  if (t.deepseek_moe || t.deepseek_v2) {
+    return activation::DeepseekSharedSaved(t, d);
+  }
   if (shared == 0) return Wide{0};
   return Sum({Mul({d.bs, shared, 8}), Mul({d.bs, 2}), Hidden(d, 2)});
 }
@@ -368,6 +384,7 @@ Checked SharedSaved(const TransformerShape& t, const Dims& d) {
 // expert's MLP, sigmoid's result and its output.
 Checked MoeSaved(const TransformerShape& t, const Dims& d) {
   if (t.deepseek_moe) return activation::DeepseekMoeSaved(t, d);
+  if (t.deepseek_v2) return activation::DeepseekV2MoeSaved(t, d);
   if (t.llama4) return activation::Llama4MoeSaved(t, d);
   const Checked pairs = Mul({d.bs, t.experts_per_token});
   const Checked norm_topk = t.norm_topk_prob
@@ -394,6 +411,11 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
   const uint64_t shared = t.shared_expert_intermediate_size;
   const Checked shared_step =
       shared == 0 ? Checked{Wide{0}} : MlpStep(d, d.bs, shared);
+  if (t.deepseek_v2) {
+    return activation::DeepseekV2MoeBackward(
+        t, d, shared_step, MlpStep(d, d.bs, t.moe_intermediate_size),
+        SharedSaved(t, d));
+  }
   const Checked routed =
       Less(MlpStep(d, d.bs, t.moe_intermediate_size), SharedSaved(t, d));
   return Max(Max(shared_step, routed), Hidden(d, 6));
@@ -404,6 +426,7 @@ Checked MoeBackward(const TransformerShape& t, const Dims& d) {
 // experts index_add into (and, with a shared expert, its scaled output and
 // the sum), above the layer's saves and the incoming gradient.
 Checked MoeForward(const TransformerShape& t, const Dims& d) {
+  if (t.deepseek_v2) return activation::DeepseekV2MoeForward(t, d);
   const Checked mask = Mul({d.bs, t.experts_per_token, t.num_experts, 8});
   // DeepseekV3MoE: the fp32 sum; its shared experts run after the routed.
   const bool shared = t.shared_expert_intermediate_size != 0 && !t.deepseek_moe;
@@ -423,9 +446,7 @@ Checked LayerSaved(const TransformerShape& t, const Dims& d,
                    Attention attention, bool sparse) {
   const Checked norm = Sum({NormSaved(t.norm, d.bs, d.h), Hidden(d, 2)});
   // GPT-J's and Cohere's attention and MLP read one norm's output.
-  const Checked second_norm = (t.single_norm || t.parallel_block)
-                                  ? Checked{Wide{0}}
-                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
+  const Checked second_norm = SecondNormAndOutput(t, d, sparse);
   // Falcon's K and V list indices (int64, one element each).
   const Checked indices = t.indexed_kv ? Checked{Wide{16}} : Wide{0};
   return Sum({norm, AttentionSaved(t, d, attention), second_norm,
@@ -502,10 +523,12 @@ Checked OutsideSaved(const TransformerShape& t, const Dims& d,
   // cos and sin, (1, s, rotary width) 16-bit, kept by RoPE's
   // multiplications.
   // (Llama 4's complex64 table, the same bytes, is a tensor argument of
-  // every checkpointed layer: saved.)
-  const Checked rotary = (t.rotary && !t.gptj_rotary && (!ckpt || t.llama4))
-                             ? Mul({d.s, d.rotary, 4, RotaryTables(t, false)})
-                             : Checked{Wide{0}};
+  // every checkpointed layer: saved. DeepSeek-V2's layers gather their
+  // own: none outside them.)
+  const Checked rotary =
+      (t.rotary && !t.gptj_rotary && !t.deepseek_v2 && (!ckpt || t.llama4))
+          ? Mul({d.s, d.rotary, 4, RotaryTables(t, false)})
+          : Checked{Wide{0}};
   // The eager mask the checkpoint keeps as an argument: the causal
   // (b, 1, s, s) mask, or GPT-2's padding row (b, 1, 1, s).
   Checked mask = Wide{0};
@@ -599,9 +622,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
   // The second norm's saves and output (none with a single norm).
-  const Checked second_norm = (t.single_norm || t.parallel_block)
-                                  ? Checked{Wide{0}}
-                                  : Sum({SecondNormSaved(t, d), Hidden(d, 2)});
+  const Checked second_norm = SecondNormAndOutput(t, d, sparse);
   const Checked masks = ResidualMasks(t, d);
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
@@ -772,8 +793,9 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
                    ForwardSoftmax(t, d, attention));
   if (sparse) {  // the block re-run, with the incoming gradient
     // (DeepseekV3MoE's shared experts' saves are not made yet)
-    const Checked later = t.deepseek_moe ? activation::DeepseekSharedSaved(t, d)
-                                         : Checked{Wide{0}};
+    const Checked later = (t.deepseek_moe || t.deepseek_v2)
+                              ? activation::DeepseekSharedSaved(t, d)
+                              : Checked{Wide{0}};
     out.inside = Max(out.inside,
                      Less(Sum({rerun, Hidden(d, 2), MoeForward(t, d)}), later));
   }
@@ -874,11 +896,14 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked logits32 = Mul({d.bs, d.v, 4});
   // The whole model's loss, logits, embedding and backward steps, or a tp
   // rank's (ShardFormer's vocab-parallel layers and dist_cross_entropy).
-  Checked loss = Sum({logits32, Targets(d), Wide{4}});
+  Checked loss = shape.deepseek_v2 ? activation::DeepseekV2LossSaved(d)
+                                   : Sum({logits32, Targets(d), Wide{4}});
   Checked logits = Logits(shape, d);
   Checked embedding_mask = Wide{0};
   Wide embedding_rows = d.v;
-  Checked loss_backward = Mul({logits32, 2});
+  Checked loss_backward = shape.deepseek_v2
+                              ? activation::DeepseekV2LossBackward(d)
+                              : Mul({logits32, 2});
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
@@ -896,7 +921,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   head_backward =
       Max(head_backward, ProjectOutBackward(shape, d, embedding_rows, loss));
   const Checked held =
-      Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary && !shape.llama4)
+      Sum({logits, (ckpt && shape.rotary && !shape.gptj_rotary &&
+                    !shape.llama4 && !shape.deepseek_v2)
                        ? Mul({d.s, d.rotary, 4, RotaryTables(shape, true)})
                        : Checked{Wide{0}}});
   // Re-run under checkpointing, less a LayerNorm's saved input: the

@@ -21,6 +21,7 @@ _V2_DEFAULTS = {
     "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
     "qk_nope_head_dim": 128, "moe_layer_freq": 1, "first_k_dense_replace": 0,
     "attention_bias": False, "tie_word_embeddings": False,
+    "num_experts_per_tok": None, "norm_topk_prob": False, "seq_aux": True,
 }
 # DeepseekV3Config's defaults (DeepSeek-V3's shape).
 _V3_DEFAULTS = {
