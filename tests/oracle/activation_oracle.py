@@ -747,7 +747,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # dropout's output and the sum: 2N more where hidden dropout is drawn
     # (its sequential layer's one mask may be the attention's: a bound).
     dropout_add = 2 * n if t["direct_sdpa"] and t["hidden_dropout"] else 0
-    forward_end = (recompute + (8 if t["attention_output_held"] else 6) * n +
+    # GPT-J's parallel block ends holding the attention's and the MLP's
+    # outputs, their sum and the residual sum: 4N more than a sequential
+    # block's 4N.
+    end = (8 if t["attention_output_held"] else 10 if t["single_norm"]
+           else 6)
+    forward_end = (recompute + end * n +
                    dropout_add if ckpt else 0)
     return {"saved": layer, "backward": backward,
             "inside": max(recompute + backward + rerun_output,

@@ -806,8 +806,12 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   // narrow (one tp rank's MLP). Falcon's dropout_add keeps the MLP's
   // output bound beside the dropout's output, 2N more where hidden dropout
   // is drawn (a bound: a sequential layer's one mask may be the
-  // attention's).
-  const Wide end = (t.attention_output_held ? 8 : 6) +
+  // attention's). GPT-J's parallel block ends holding the attention's and
+  // the MLP's outputs, their sum and the residual sum: 4N more than the
+  // sequential block's 4N (measured at tp 4, where its MLP is narrow).
+  const Wide end = (t.attention_output_held ? 8
+                    : t.single_norm         ? 10
+                                            : 6) +
                    (t.direct_sdpa && t.hidden_dropout ? 2 : 0);
   out.inside = Max(out.inside, Sum({rerun, Hidden(d, end)}));
   return out;
