@@ -454,14 +454,22 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   c.family = family;
   TransformerShape& t = c.shape;
   // The served families' proportions: q as wide as h within a third
-  // (Gemma-7B: 4096 for 3072), an MLP 2 to 6 h wide, a vocabulary of
-  // 2 to 8 h; at least 2 tokens.
+  // (Gemma-7B: 4096 for 3072; up to 3 h below), an MLP 2 to 6 h wide, a
+  // vocabulary of 2 to 8 h; at least 2 tokens.
   t.num_layers = In(rng, 1, 3);
   t.num_key_value_heads = tp == 1 ? In(rng, 1, 3) : tp * In(rng, 1, 2);
   t.num_attention_heads = t.num_key_value_heads * In(rng, 1, 3);
   t.head_dim = 2 * In(rng, 1, 4);
   const uint64_t q_width = t.num_attention_heads * t.head_dim;
-  t.hidden_size = std::max<uint64_t>(8, q_width * In(rng, 75, 134) / 100);
+  // Families whose config sets head_dim apart from h / a draw q up to 3 h
+  // wide (Qwen3-0.6B: 2048 for 1024), where o_proj's backward holds the
+  // peak.
+  const bool own_head_dim = family == "llama" || family == "mistral" ||
+                            family == "qwen3" || family == "gemma" ||
+                            family == "gemma2" || family == "gemma3_text" ||
+                            family == "llama4_text";
+  t.hidden_size = std::max<uint64_t>(
+      8, q_width * In(rng, own_head_dim ? 33 : 75, 134) / 100);
   t.intermediate_size = t.hidden_size * In(rng, 20, 60) / 10;
   t.vocab_size = std::max<uint64_t>(8, t.hidden_size * In(rng, 2, 8));
   if (family == "qwen3" || family == "qwen3_moe") t.qk_norm = true;

@@ -609,7 +609,9 @@ def layer_terms(t, x, attention, ckpt, sparse):
     the layers' backward holds above what the loss and the final norm
     left, recomputation included}. The backward: the residual stream's
     gradient plus its largest step: first the MLP's (or the sparse
-    block's, moe_backward) over all the layer's saves; then the
+    block's, moe_backward) over all the layer's saves; then o_proj's
+    (its input's and weight's gradients beside its saved input) once the
+    MLP, the second norm and the residual masks are released; then the
     attention's (eager softmax's gradients in and out, fp32 when upcast; a
     kernel's dq, dk, dv, d(out); o_proj's input and weight gradients) once
     the MLP, the second norm, the residual masks, o_proj's input and PV's
@@ -662,6 +664,12 @@ def layer_terms(t, x, attention, ckpt, sparse):
                            if name.startswith(("post-attention",
                                                "sandwich") + mlp_names))
                        + q)  # o_proj's input
+    # o_proj's own backward: its input's gradient (2bs·a·d) and its
+    # weight's (2h·a·d) while its saved input (2bs·a·d) and the attention's
+    # saves are still held, once the MLP's, the second norm's and the
+    # residual masks' are released (above the attention's later steps
+    # where a·d is wider than h).
+    o_proj_step = 2 * q + 2 * h * ad - after_attention
     if eager_terms(t, x, attention):
         p = b * x["a"] * s * s
         attn_work = max(attn_work, (8 if t["fp32_softmax"] else 4) * p)
@@ -685,7 +693,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
         # Gemma-2: post_feedforward_layernorm's backward comes first, over
         # all the layer's saves; the MLP's once its saves are released.
         step = max(step - norm, norm_step)
-    steps = [step, attn_work - after_attention, qkv_step,
+    steps = [step, attn_work - after_attention, o_proj_step, qkv_step,
              norm_step - mlp_and_masks - 2 * n,
              norm_step - (layer - norm - 2 * n)]
     if t["parallel_block"]:
@@ -693,6 +701,7 @@ def layer_terms(t, x, attention, ckpt, sparse):
         # backward runs first (it ran last) and its input's gradient (2N)
         # waits for the attention's share; no second norm.
         steps = [step, attn_work - after_attention + 2 * n,
+                 o_proj_step + 2 * n,
                  qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
     backward = 2 * n + max(steps)
     if t["direct_sdpa"] and t["hidden_dropout"] and (

@@ -626,9 +626,19 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   const Checked masks = ResidualMasks(t, d);
   const Checked mlp_and_masks =
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
+  // Cohere's MLP runs its backward first (it ran last): its input's
+  // gradient (2N) waits for the attention's share, and no second norm.
+  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
   Checked after_attention =
       Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
+  // o_proj's own backward: its input's gradient (2bs·a·d) and its weight's
+  // (2h·a·d) while its saved input (2bs·a·d) and the attention's saves are
+  // still held, once the MLP's, the second norm's and the residual masks'
+  // are released (above the attention's later steps where a·d is wider
+  // than h).
+  const Checked o_proj_step =
+      Less(Sum({Mul({q, 2}), Mul({d.h, ad, 2}), waiting}), after_attention);
   if (EagerPath(t, d, attention)) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -640,9 +650,6 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // All of the layer's saves but the first norm's and its output.
   const Checked beyond_first_norm =
       Less(LayerSaved(t, d, attention, sparse), Sum({norm, Hidden(d, 2)}));
-  // Cohere's MLP runs its backward first (it ran last): its input's
-  // gradient (2N) waits for the attention's share, and no second norm.
-  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   const Checked qkv_step =
       Less(Sum({Mul({d.bs, ad + 2 * kvd, 2}),
                 Mul({d.h, t.fused_qkv ? ad + 2 * kvd : ad, 2}), Hidden(d, 2),
@@ -656,7 +663,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   }
   Checked step =
       Max(mlp_step, Less(Sum({attn_work, waiting}), after_attention));
-  step = Max(step, qkv_step);
+  step = Max(step, Max(o_proj_step, qkv_step));
   if (!t.parallel_block) {
     step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
   }
