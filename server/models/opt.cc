@@ -158,9 +158,12 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
     if (s.final_norm && s.affine) b.Op({"final_layer_norm"});
     if (s.proj != s.h) b.Op({"project_out"});
   });
-  // OPTForCausalLM: lm_head (tied to embed_tokens unless untied).
-  if (lm_head && !s.tied) Linear(b, "lm_head", s.proj, s.vocab, false);
-  if (lm_head) b.Op({s.tied ? "model.decoder.embed_tokens" : "lm_head"});
+  // OPTForCausalLM: lm_head (tied to embed_tokens unless untied; under
+  // tp the policy's postprocess binds lm_head.weight to embed_tokens.weight
+  // whatever the config says, policies/opt.py:433-444).
+  const bool tied = s.tied || b.PolicyTiesHead();
+  if (lm_head && !tied) Linear(b, "lm_head", s.proj, s.vocab, false);
+  if (lm_head) b.Op({tied ? "model.decoder.embed_tokens" : "lm_head"});
   return absl::OkStatus();
 }
 

@@ -37,6 +37,13 @@ class ParamBuilder {
   // refuses. `policy` must outlive the builder.
   void ShardFor(const TpPolicy& policy, uint32_t tp);
 
+  // Whether the policy set by ShardFor binds the LM head's weight to the
+  // input embedding's whatever the config says (TpCausalLm.ties_head:
+  // OPT's postprocess): the family then describes its head as tied.
+  bool PolicyTiesHead() const {
+    return tp_policy_ != nullptr && tp_policy_->causal_lm.ties_head;
+  }
+
   // Runs body(i) for i = 0 .. n-1, each under the scope "<part>.<i>",
   // stopping when the builder fails. Every repetition must add at least one
   // parameter: an `n` beyond what max_params leaves fails at once.

@@ -120,12 +120,16 @@ absl::StatusOr<models::ModelDescription> DescribeConfig(
 
 planner::ModelOperations OperationsOf(
     std::optional<models::ModelDescription> described) {
+  if (!described.has_value()) return {};
+  return OperationsOf(*described);
+}
+
+planner::ModelOperations OperationsOf(models::ModelDescription& described) {
   planner::ModelOperations out;
-  if (!described.has_value()) return out;
-  out.forward = std::move(described->operations);
+  out.forward = std::move(described.operations);
   if (out.forward.empty()) {
-    out.unsequenced_model_type = described->model_type;
-    if (described->adapters.rank != 0) {
+    out.unsequenced_model_type = described.model_type;
+    if (described.adapters.rank != 0) {
       out.unsequenced_model_type += " with LoRA adapters";
     }
   }

@@ -61,6 +61,7 @@ models::TpOptions TpOptionsOf(const v1::ModelConfig& config);
 // no model named); its operations are moved out.
 planner::ModelOperations OperationsOf(
     std::optional<models::ModelDescription> described);
+planner::ModelOperations OperationsOf(models::ModelDescription& described);
 
 // The wire form of a description.
 v1::ModelDescription ToProto(const models::ModelDescription& description);

@@ -110,6 +110,12 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
     tp_shards->push_back(
         {tp, std::move(description->numels), TpShapeOf(*description), {}});
     description->numels.clear();
+    // The degree's own list (OPT's policy binds lm_head to the embedding
+    // at tp > 1): its frozen flags and operations index it.
+    if (!description->frozen.empty()) {
+      tp_shards->back().frozen = description->frozen;
+    }
+    tp_shards->back().operations = OperationsOf(*description);
     if (description->tp_sequence_parallelism) {
       // The rule once the mesh is known (GPT-2's gather over the world).
       tp_shards->back().mesh_check = [lm = description->tp_causal_lm,
@@ -213,7 +219,8 @@ absl::StatusOr<planner::PlanRequest> FromProto(const v1::PlanRequest& request,
     if (!workload.ok()) return workload.status();
     out.workload = *std::move(workload);
   }
-  out.operations = OperationsOf(std::move(described));
+  // out.operations stays empty: each described tp degree carries its own
+  // (PlanSearch).
   return out;
 }
 

@@ -4,8 +4,8 @@
 // state by state, with each family's operations transcribed from
 // transformers' modeling code, not from this code): fresh random small
 // models of the families with an operation sequence (and one without),
-// random chunk sizes, degrees, frozen flags and Gemini settings
-// (max_prefetch too), each answered by the planner and by a real server
+// random chunk sizes, degrees, tp degrees, frozen flags and Gemini
+// settings (max_prefetch too), each answered by the planner and by a real server
 // and required to equal the oracle's answer field for field. Then the
 // issue's named layouts, found by searching chunk sizes with the oracle.
 //
@@ -69,8 +69,16 @@ v1::LayoutRequest RandomRequest(Rng& rng) {
   search->set_search_range_m(0.01);
   search->set_search_interval(Uniform(rng, 1, 64));
   search->set_min_chunk_size_m(0);
+  // Now and then tp rank 0's shards (docs/tensor-parallelism.md): its own
+  // parameter list (OPT's untied head bound to the embedding), which the
+  // frozen flags and operations index.
+  models::TpOptions tp;
+  if (Chance(rng, 0.25)) {
+    tp.tp_size = Chance(rng, 0.5) ? 2 : 4;
+    r.mutable_gemini()->set_tp_size(tp.tp_size);
+  }
   const absl::StatusOr<models::ModelDescription> d =
-      models::DescribeModel(config, "", 1'000'000);
+      models::DescribeModel(config, "", 1'000'000, tp);
   if (!d.ok()) return r;  // the oracle refuses it too
   if (Chance(rng, 0.8)) {
     v1::ChunkConfig* c = r.add_configs();

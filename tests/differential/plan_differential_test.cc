@@ -21,6 +21,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -428,6 +429,48 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
   }
   EXPECT_TRUE(tp_option);
   EXPECT_FALSE(answers[1].ok());
+}
+
+// An untied OPT (tie_word_embeddings false, a 32-wide embedding projected
+// to hidden 64): OPT's policy binds lm_head.weight to embed_tokens.weight
+// at tp > 1 (ColossalAI policies/opt.py:433-444), so tp 1 lays out the
+// head's own weight and tp 2, 4 and 8 do not, each degree's gathered chunks
+// over its own operations, with a workload (the tied head's estimate at tp
+// > 1); then tp 2 and 4 named with frozen flags over their 38 parameters.
+// Every option equal to the oracle's (tp_oracle.py's binds).
+TEST(PlanDifferentialTest, TensorParallelUntiedOptMatchesTheOracle) {
+  v1::PlanRequest r;
+  r.mutable_search()->mutable_model()->set_hf_config_json(R"({
+    "architectures": ["OPTForCausalLM"], "model_type": "opt",
+    "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "word_embed_proj_dim": 32,
+    "vocab_size": 1000, "tie_word_embeddings": false})");
+  r.mutable_search()->set_search_range_m(0.001);
+  r.mutable_search()->set_min_chunk_size_m(0);
+  r.set_search_tp(true);
+  r.set_max_options(200);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(kGiB);
+  c->set_gpus_per_node(8);
+  for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
+  v1::Workload* w = r.mutable_workload();
+  w->set_micro_batch(1);
+  w->set_sequence_length(64);
+  v1::PlanRequest frozen = r;
+  frozen.clear_workload();
+  frozen.set_search_tp(false);
+  frozen.add_tp_sizes(2);
+  frozen.add_tp_sizes(4);
+  for (int i = 0; i < 38; ++i) frozen.add_frozen(i % 3 == 1);
+  const auto answers = CheckAgainstOracle({r, frozen}, "untied opt");
+  std::set<uint32_t> degrees;
+  for (const auto& a : answers) {
+    ASSERT_TRUE(a.ok()) << a.status();
+    for (const v1::PlanOption& o : a->options()) {
+      degrees.insert(std::max(1u, o.gemini().tp_size()));
+    }
+  }
+  EXPECT_EQ(degrees, (std::set<uint32_t>{1, 2, 4, 8}));
 }
 
 // The same model with a workload, tp searched: each degree's options carry

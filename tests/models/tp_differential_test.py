@@ -176,6 +176,28 @@ class TpDifferentialTest(unittest.TestCase):
         self.assertEqual(got[0]["padded_vocab_size"], 32000)
         self.assertEqual(got[1]["padded_vocab_size"], 32256)  # 63 * 512
 
+    def test_untied_opt_350m_at_tp2(self):
+        """OPT's postprocess (ColossalAI policies/opt.py:433-444) binds
+        lm_head.weight to embed_tokens.weight under tp whatever the config
+        says: facebook/opt-350m's config untied (tie_word_embeddings false;
+        the published file leaves it at OPTConfig's true) lists
+        lm_head.weight at tp 1 and not at tp 2, where its numels equal the
+        oracle's and embed_tokens keeps half of the vocabulary padded to a
+        multiple of 128: 50304 / 2 rows of word_embed_proj_dim 512."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                            "oracle", "models", "data", "opt-350m.json")
+        with open(path, encoding="utf-8") as f:
+            config = dict(json.load(f), tie_word_embeddings=False)
+        got = run_tool([(config, None, 1, False), (config, None, 2, False)])
+        self.assertIn("lm_head.weight", got[0]["names"])
+        self.assertNotIn("lm_head.weight", got[1]["names"])
+        self.assertEqual(len(got[1]["names"]), len(got[0]["names"]) - 1)
+        self.assertIsNone(difference(expected(config, None, 2), got[1]))
+        self.assertEqual(
+            got[1]["numels"][got[1]["names"].index(
+                "model.decoder.embed_tokens.weight")], 50304 // 2 * 512)
+        self.assertEqual(got[1]["padded_vocab_size"], 50304)
+
 
 def main():
     global TOOL

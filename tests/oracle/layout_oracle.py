@@ -404,8 +404,9 @@ def _model(search, raw_gemini=None):
     """(the search part with search.model's numels in place of the model,
     (model_type, its operations or None)), or (search, None) without a
     model: the models oracle describes it, gathered_oracle gives its
-    operations; at gemini.tp_size > 1 the numels are tp rank 0's shards
-    (tp_oracle.py; the names, hence the operations, unchanged)."""
+    operations; at gemini.tp_size > 1 the numels and names are tp rank
+    0's (tp_oracle.py: shards, less a weight the policy binds to another),
+    and the operations index them."""
     if not isinstance(search, dict) or search.get("model") is None:
         return search, None
     raw_model = search["model"]
@@ -416,12 +417,14 @@ def _model(search, raw_gemini=None):
     if isinstance(tp, int) and not isinstance(tp, bool) and tp > 1:
         import tp_oracle  # noqa: E402  (the policies, here only)
         try:
-            search["numels"] = tp_oracle.shard(
-                description, config, tp,
-                bool(raw_gemini.get("enable_sequence_parallelism"))).numels
+            description = tp_oracle.rank_description(
+                description, tp_oracle.shard(
+                    description, config, tp,
+                    bool(raw_gemini.get("enable_sequence_parallelism"))))
         except tp_oracle.TpRefused as exc:
             raise LayoutError(f"search.model: gemini.tp_size: {tp}: "
                               f"{exc}") from None
+        search["numels"] = description.numels
     return search, (description.model_type,
                     gathered_oracle.operations(description, config))
 

@@ -201,8 +201,9 @@ Cluster = collections.namedtuple(
 Parsed = collections.namedtuple(
     "Parsed", "search frozen gemini cluster max_options workload model "
     "meshes extra_dp_sizes sequence_parallelism")
-# model: (config dict, Description) or None; meshes: [(tp, numels)] in the
-# order tried; extra_dp_sizes: the extra_dp degrees, in order
+# model: (config dict, Description) or None; meshes: [(tp, numels,
+# operations)] in the order tried (operations: gathered_oracle's over tp
+# rank 0's names, None without a model or a sequence); extra_dp_sizes: the extra_dp degrees, in order
 
 
 def _cluster(raw):
@@ -302,9 +303,10 @@ def _mesh_list(raw, field):
 
 
 def _meshes(top, raw_gemini, search, model, sequence_parallelism):
-    """[(tp, numels)]: each tp degree tried with tp rank 0's numels
-    (tp_oracle over the model's description; numels given: taken as the
-    rank's own). search_tp skips the degrees the policy refuses."""
+    """[(tp, numels, operations)]: each tp degree tried with tp rank 0's
+    numels and the operations over its names (tp_oracle over the model's
+    description; numels given: taken as the rank's own, no operations).
+    search_tp skips the degrees the policy refuses."""
     g = raw_gemini if isinstance(raw_gemini, dict) else {}
     searching = lo._bool(top.get("search_tp", False), "search_tp")
     listed = _mesh_list(top.get("tp_sizes", []), "tp_sizes")
@@ -321,7 +323,7 @@ def _meshes(top, raw_gemini, search, model, sequence_parallelism):
         if searching or len(sizes) > 1:
             raise PlanError("search_tp: trying several tp degrees needs "
                             "search.model")
-        return [(sizes[0], list(search.get("numels", [])))]
+        return [(sizes[0], list(search.get("numels", [])), None)]
     config, description = model
     out = []
     for tp in sizes:
@@ -340,7 +342,9 @@ def _meshes(top, raw_gemini, search, model, sequence_parallelism):
                 in tp_activation_oracle.SEQUENCE_PARALLEL
                 and _sequence_length(top) % tp):
             continue  # _split asserts the sequence a multiple of tp
-        out.append((tp, shards.numels))
+        rank = tp_oracle.rank_description(description, shards)
+        out.append((tp, rank.numels,
+                    gathered_oracle.operations(rank, config)))
     return out
 
 
@@ -633,7 +637,7 @@ class _Evaluator:
     """One world size's chunk size under every placement: the layout once,
     the placement oracle per setting."""
 
-    def __init__(self, parsed, world, configs, activation):
+    def __init__(self, parsed, world, configs, activation, operations):
         self.parsed = parsed
         numels, degrees = world.parsed.args[0], world.parsed.args[1]
         frozen = world.parsed.frozen
@@ -645,9 +649,7 @@ class _Evaluator:
         # The gathered chunks: gathered_oracle's replay of the model's
         # operations under each placement (what it changes: which shards
         # stay on the device), else the layout's largest chunk.
-        self.operations = (None if parsed.model is None else
-                           gathered_oracle.operations(parsed.model[1],
-                                                      parsed.model[0]))
+        self.operations = operations  # the mesh's: over its tp names
         self.placed = [
             [i for i, _ in lo._group_params(numels, degrees, frozen,
                                             g.config.dp_degree)]
@@ -1077,7 +1079,7 @@ def plan(request):
         refused = None  # the first mesh sequence parallelism fails on
         model_type = (None if parsed.model is None
                       else parsed.model[1].model_type)
-        for tp, numels in parsed.meshes:
+        for tp, numels, operations in parsed.meshes:
             if tp > parsed.cluster.gpus_per_node:
                 continue  # tp stays within a node
             pairs = []
@@ -1099,17 +1101,18 @@ def plan(request):
                 continue
             worlds = _worlds(parsed, numels,
                              [w // (tp * e) for w, e in pairs])
-            plans += [(Mesh(w, w // (tp * e), tp, e), world)
+            plans += [(Mesh(w, w // (tp * e), tp, e), world, operations)
                       for (w, e), world in zip(pairs, worlds)]
         # the workload's own refusal first, at the first degree described
         _activation(parsed, parsed.meshes[0][0] if parsed.meshes else 1)
         if not plans and refused:
             raise PlanError(refused)  # every mesh left was refused
         keyed = []
-        for mesh, world in plans:
+        for mesh, world, operations in plans:
             for source, configs in _chunk_sizes(world):
                 activation = _activation(parsed, mesh.tp)
-                ev = _Evaluator(parsed, world, configs, activation)
+                ev = _Evaluator(parsed, world, configs, activation,
+                                operations)
                 keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:

@@ -151,11 +151,12 @@ class Fractions(unittest.TestCase):
             r["gemini"] = {"master_weights": rng.random() < 0.7,
                            "pin_memory": rng.random() < 0.5}
             parsed = oracle.parse(r)
-            (_, numels_at_tp1), = parsed.meshes  # tp 1: the numels sent
+            (_, numels_at_tp1, _), = parsed.meshes  # tp 1: the numels sent
             world = oracle._worlds(parsed, numels_at_tp1,
                                    oracle.world_sizes(parsed.cluster))[0]
             for _, configs in oracle._chunk_sizes(world):
-                ev = oracle._Evaluator(oracle.parse(r), world, configs, (0, 0))
+                ev = oracle._Evaluator(oracle.parse(r), world, configs, (0, 0),
+                                       None)
                 nothing = ev.place(po.PLACEMENT_STATIC)[0]["device_bytes"]
                 full = ev.place(po.PLACEMENT_STATIC, 1.0)[0]["device_bytes"]
                 # Rank 0's worst-order bytes from the count vectors are the

@@ -7,6 +7,7 @@ qkv_fused_linear}.py, shardformer/shard/shard_config.py), never from
 chunkplan's C++, which it checks. Stdlib only.
 
   shard(description, config, tp, sequence_parallelism=False) -> Sharded
+  rank_description(description, sharded) -> the description at the rank
   mesh(world, tp, extra_dp) -> (zero, extra_dp, tp)
   sequence_parallel_mesh(model_type, tp, zero_x_extra_dp, sp) -> None
 
@@ -76,6 +77,13 @@ class Policy:
     # gathers over the tp group, so it runs on every mesh.
     sp_assert: str = None
     sp_world: bool = False
+    # The policy's postprocess under tensor parallelism (and no pipeline,
+    # which GeminiPlugin never makes): class -> its binding_map's
+    # (source module, bound module) pairs; `dst_mod.weight =
+    # src_mod.weight` makes one tensor of the two, which
+    # model.parameters() lists once, under the first-registered name
+    # (opt.py:433-444, OPTForCausalLMPolicy only).
+    binds: dict = dataclasses.field(default_factory=dict)
 
 
 # The classes chunkplan serves, by model_type, and their policies
@@ -117,7 +125,8 @@ POLICIES = {
     "opt": Policy("opt", {
         "q_proj": COL, "k_proj": COL, "v_proj": COL, "out_proj": ROW,
         "fc1": COL, "fc2": ROW, "embed_tokens": VOCAB, "lm_head": VOCAB},
-        sp_ignored=True),
+        sp_ignored=True,
+        binds={"OPTForCausalLM": (("model.decoder.embed_tokens", "lm_head"),)}),
     "bloom": Policy("bloom", {
         "self_attention.query_key_value": COL, "self_attention.dense": ROW,
         "mlp.dense_h_to_4h": COL, "mlp.dense_4h_to_h": ROW,
@@ -225,7 +234,9 @@ def _local(layer, name, numel, hidden, vocab, tp):
 
 
 def shard(description, config, tp, sequence_parallelism=False):
-    """tp rank 0's parameters (every rank's: each split is even)."""
+    """tp rank 0's parameters (every rank's: each split is even), in
+    model.parameters() order: the names may be fewer than the
+    description's where the policy binds one weight to another."""
     if tp < 1:
         raise TpRefused("tp_size must be at least 1")
     notes = []
@@ -267,14 +278,39 @@ def shard(description, config, tp, sequence_parallelism=False):
                         f'parallel" (shardformer/modeling/{policy.sp_assert})')
     hidden = description.hidden_size
     vocab = cfg.size("vocab_size")
-    numels = []
+    bound = _bound(policy, description)
+    names, numels = [], []
     for name, numel in zip(description.names, description.numels):
+        if name in bound:
+            continue
         layer = _rule(policy, name.rsplit(".", 1)[0])
+        names.append(name)
         numels.append(numel if layer is None else
                       _local(layer, name, numel, hidden, vocab, tp))
     has_vocab = any(v == VOCAB for v in policy.replaced.values())
-    return Sharded(list(description.names), numels, policy.file,
+    return Sharded(names, numels, policy.file,
                    padded_vocab(vocab, tp) if has_vocab else 0, notes)
+
+
+def rank_description(description, sharded):
+    """`description` (the whole model) as tp rank 0 holds it: the names and
+    numels of `sharded` (shard's answer for it), whose indices the
+    operation sequences (gathered_oracle.operations) and frozen flags of a
+    tp request refer to."""
+    return dataclasses.replace(description, names=list(sharded.names),
+                               numels=list(sharded.numels))
+
+
+def _bound(policy, description):
+    """The parameter names postprocess's binding_map takes out of the
+    list: each bound module's weight, now its source's (listed under the
+    source's name, registered first), where both modules have one."""
+    names = set(description.names)
+    out = set()
+    for src, dst in policy.binds.get(description.architecture, ()):
+        if src + ".weight" in names and dst + ".weight" in names:
+            out.add(dst + ".weight")
+    return out
 
 
 def sequence_parallel_mesh(model_type, tp, zero_x_extra_dp,

@@ -6,9 +6,11 @@
 #include "server/service/plan_convert.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -508,6 +510,62 @@ TEST(PlanConvert, SequenceParallelismSkipsTheMeshesGeminiPluginCannotRun) {
   for (const planner::PlanOption& o : got->options) {
     EXPECT_EQ(o.gemini.tp_size, 1u);
   }
+}
+
+// An untied OPT (tie_word_embeddings false; a 32-wide embedding projected
+// to hidden 64), 62 positions (64 rows: OPT keeps 2 more).
+constexpr char kUntiedOptConfig[] = R"({
+  "architectures": ["OPTForCausalLM"], "model_type": "opt",
+  "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2,
+  "num_attention_heads": 8, "word_embed_proj_dim": 32, "vocab_size": 1000,
+  "max_position_embeddings": 62, "tie_word_embeddings": false})";
+
+// OPT's policy binds lm_head.weight to embed_tokens.weight at tp > 1
+// (ColossalAI policies/opt.py:433-444), so tp 1 lists one parameter more
+// than tp 2, 4 and 8: counted off the config, 6 outside the layers
+// (embed_tokens, embed_positions, project_out, project_in, final_layer_norm's
+// 2), 16 per layer (q/k/v/out_proj, fc1, fc2 and two norms, each weight and
+// bias), and lm_head.weight at tp 1 only. With tp searched, each degree
+// carries its own frozen flags (freeze "embed_positions": the second
+// parameter) and operations (the head: lm_head at tp 1, embed_tokens, the
+// first, above), and the Plan lays out every degree: each option's frozen
+// bytes are embed_positions' 64 x 64 fp16 elements, whole at every tp.
+TEST(PlanConvert, EachTpDegreeCarriesItsOwnFrozenFlagsAndOperations) {
+  v1::PlanRequest r;
+  v1::ModelConfig* model = r.mutable_search()->mutable_model();
+  model->set_hf_config_json(kUntiedOptConfig);
+  model->set_freeze("embed_positions");
+  r.mutable_search()->set_search_range_m(0.001);
+  r.set_search_tp(true);
+  r.set_max_options(100);
+  v1::Cluster* c = r.mutable_cluster();
+  c->set_device_memory_bytes(uint64_t{80} << 30);
+  c->set_gpus_per_node(8);
+  c->add_world_sizes(8);
+  absl::StatusOr<planner::PlanRequest> plain = FromProtoInOrder(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_EQ(plain->tp_shards.size(), 4u);
+  for (const planner::TpShards& t : plain->tp_shards) {
+    const size_t count = 6 + 2 * 16 + (t.tp_size == 1 ? 1 : 0);
+    EXPECT_EQ(t.numels.size(), count) << "tp " << t.tp_size;
+    ASSERT_TRUE(t.frozen.has_value()) << "tp " << t.tp_size;
+    std::vector<bool> want(count, false);
+    want[1] = true;
+    EXPECT_EQ(*t.frozen, want) << "tp " << t.tp_size;
+    ASSERT_TRUE(t.operations.has_value()) << "tp " << t.tp_size;
+    ASSERT_FALSE(t.operations->forward.empty());
+    EXPECT_THAT(t.operations->forward.back(),
+                ElementsAre(t.tp_size == 1 ? count - 1 : 0))
+        << "tp " << t.tp_size;
+  }
+  absl::StatusOr<planner::PlanResult> got = planner::Planner().Plan(*plain);
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::set<uint32_t> degrees;
+  for (const planner::PlanOption& o : got->options) {
+    degrees.insert(o.gemini.tp_size);
+    EXPECT_EQ(o.most_loaded_rank.frozen_bytes, 2u * 64 * 64);
+  }
+  EXPECT_THAT(degrees, ElementsAre(1, 2, 4, 8));
 }
 
 // The other policies' sequence parallelism under GeminiPlugin (docs/

@@ -36,6 +36,12 @@ struct TpShards {
   // refused and one was refused, the first refusal answers. Empty: every
   // mesh runs.
   std::function<absl::Status(uint64_t zero_x_extra_dp)> mesh_check;
+  // This degree's own frozen flags and operations, indexing `numels`
+  // (the service describes the model at each degree; a policy may bind
+  // one weight to another and list fewer parameters, OPT's tied head);
+  // nullopt: the request's.
+  std::optional<std::vector<bool>> frozen;
+  std::optional<ModelOperations> operations;
 };
 
 struct PlanRequest {

@@ -212,6 +212,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   // Every Layout first: each refusal of the search part or frozen comes
   // before any option's sums.
   std::vector<PlanChunks> sizes;
+  std::vector<PlanContext> contexts;  // each of sizes' tp degree's
   absl::Status refused;   // the first mesh a degree's mesh_check refused
   bool laid_out = false;  // some mesh ran its Layouts
   for (const TpShards& tp : tp_shards) {
@@ -219,6 +220,14 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
     PlanRequest shards = request;
     shards.search.numels = tp.numels;
     shards.gemini.tp_size = tp.tp_size;
+    // The degree's own parameter list: its frozen flags and operations.
+    PlanContext at_tp = context;
+    at_tp.num_params = tp.numels.size();
+    if (tp.frozen.has_value()) {
+      shards.frozen = *tp.frozen;
+      at_tp.frozen = &*tp.frozen;
+    }
+    if (tp.operations.has_value()) at_tp.operations = &*tp.operations;
     std::optional<uint64_t> frozen;  // once a Layout has checked frozen
     for (const uint32_t w : PlanWorldSizes(request.cluster)) {
       for (const uint32_t extra_dp : extra_dp_sizes) {
@@ -236,7 +245,7 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
         CHUNKPLAN_ASSIGN_OR_RETURN(std::vector<PlanChunks> at,
                                    ChunkSizesAt(shards, zero, layout));
         if (!frozen.has_value()) {
-          frozen = FrozenElements(shards.search, request.frozen);
+          frozen = FrozenElements(shards.search, shards.frozen);
         }
         CHUNKPLAN_ASSIGN_OR_RETURN(const TpActivationNeed activations,
                                    ActivationNeedAtTp(request.workload, tp));
@@ -248,15 +257,16 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
           chunks.extra_dp_size = extra_dp;
           chunks.frozen_elements = *frozen;
           sizes.push_back(std::move(chunks));
+          contexts.push_back(at_tp);
         }
       }
     }
   }
   if (!laid_out && !refused.ok()) return refused;
   std::vector<PlanOption> options;
-  for (const PlanChunks& chunks : sizes) {
-    CHUNKPLAN_RETURN_IF_ERROR(
-        AppendOptions(context, request.gemini, chunks, stop, &options));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    CHUNKPLAN_RETURN_IF_ERROR(AppendOptions(contexts[i], request.gemini,
+                                            sizes[i], stop, &options));
   }
   OrderOptions(&options);
   PlanResult result;
