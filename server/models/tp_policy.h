@@ -61,7 +61,9 @@ struct TpCausalLm {
   // columns copied out of the padded output.
   bool logits_contiguous = false;
   // The policy's postprocess ties lm_head to the embedding under tp
-  // whatever the config says (OPT's binding_map).
+  // whatever the config says (OPT's binding_map): the description then
+  // lists no lm_head.weight (ParamBuilder::PolicyTiesHead) and the
+  // estimate holds the tied gradient.
   bool ties_head = false;
   // lm_head gathers its output (gather_output=True) and transformers' own
   // causal-LM forward and loss run on the whole vocabulary (GPT-J's
