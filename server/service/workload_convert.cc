@@ -84,6 +84,7 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
       m.tp_sequence_parallelism && m.tp_causal_lm.sp_modelled;
   tp.logits_contiguous = m.tp_causal_lm.logits_contiguous;
   tp.gathered_head = m.tp_causal_lm.gathered_head;
+  tp.ties_head = m.tp_causal_lm.ties_head;
   return tp;
 }
 
@@ -158,10 +159,6 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.nope_layers = t.nope_layers;
   s.nope_moe_layers = t.nope_moe_layers;
   s.tp = TpShapeOf(m);
-  // OPT's postprocess ties lm_head to embed_tokens under tp.
-  if (m.tp_causal_lm.ties_head && s.tp.tp_size > 1 && s.tp.not_split.empty()) {
-    s.tied_embeddings = true;
-  }
   s.fused_gate_up = t.fused_gate_up;
   s.parallel_block = t.parallel_block;
   s.four_norms = t.four_norms;

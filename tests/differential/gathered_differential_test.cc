@@ -5,8 +5,8 @@
 // transformers' modeling code, not from this code): fresh random small
 // models of the families with an operation sequence (and one without),
 // random chunk sizes, degrees, tp degrees, frozen flags and Gemini
-// settings (max_prefetch too), each answered by the planner and by a real server
-// and required to equal the oracle's answer field for field. Then the
+// settings (max_prefetch too), each answered by the planner and by a real
+// server and required to equal the oracle's answer field for field. Then the
 // issue's named layouts, found by searching chunk sizes with the oracle.
 //
 // CHUNKPLAN_DIFF_SEED replays a run, CHUNKPLAN_DIFF_REQUESTS sets the number

@@ -435,16 +435,19 @@ TEST(PlanDifferentialTest, TensorParallelMeshesMatchTheOracle) {
 // to hidden 64): OPT's policy binds lm_head.weight to embed_tokens.weight
 // at tp > 1 (ColossalAI policies/opt.py:433-444), so tp 1 lays out the
 // head's own weight and tp 2, 4 and 8 do not, each degree's gathered chunks
-// over its own operations, with a workload (the tied head's estimate at tp
-// > 1); then tp 2 and 4 named with frozen flags over their 38 parameters.
-// Every option equal to the oracle's (tp_oracle.py's binds).
+// over its own operations, with a workload whose transient is the tied
+// embedding's backward at tp > 1 (a large vocabulary, 8 tokens: the
+// untied estimate's is smaller), though the shape comes from tp 1's
+// description; then tp 2 and 4 named with frozen flags over their 38
+// parameters. Every option equal to the oracle's (tp_oracle.py's binds,
+// tp_activation_oracle.py's ties_head).
 TEST(PlanDifferentialTest, TensorParallelUntiedOptMatchesTheOracle) {
   v1::PlanRequest r;
   r.mutable_search()->mutable_model()->set_hf_config_json(R"({
     "architectures": ["OPTForCausalLM"], "model_type": "opt",
     "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2,
     "num_attention_heads": 8, "word_embed_proj_dim": 32,
-    "vocab_size": 1000, "tie_word_embeddings": false})");
+    "vocab_size": 50272, "tie_word_embeddings": false})");
   r.mutable_search()->set_search_range_m(0.001);
   r.mutable_search()->set_min_chunk_size_m(0);
   r.set_search_tp(true);
@@ -455,7 +458,7 @@ TEST(PlanDifferentialTest, TensorParallelUntiedOptMatchesTheOracle) {
   for (const uint32_t world : {1, 2, 4, 8}) c->add_world_sizes(world);
   v1::Workload* w = r.mutable_workload();
   w->set_micro_batch(1);
-  w->set_sequence_length(64);
+  w->set_sequence_length(8);
   v1::PlanRequest frozen = r;
   frozen.clear_workload();
   frozen.set_search_tp(false);

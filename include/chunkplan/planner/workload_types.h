@@ -77,6 +77,10 @@ struct TensorParallelShape {
   // lm_head gathers the logits (GPT-J, Mixtral): transformers' own loss
   // on the whole vocabulary, the split only in the head's backward.
   bool gathered_head = false;
+  // The policy binds lm_head to the embedding at this degree whatever the
+  // shape's tied_embeddings says (OPT's postprocess): the split's head is
+  // tied.
+  bool ties_head = false;
   // Non-empty: the split is not modelled for this run (a family's forward
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).

@@ -851,9 +851,9 @@ LayerTerms SequenceParallelKind(const TransformerShape& t, const Dims& d,
   return {sp.saved, sp.backward, sp.inside};
 }
 
-}  // namespace
-
-absl::StatusOr<ActivationBytes> EstimateActivationBytes(
+// EstimateActivationBytes of `shape` as given (its head tied or not as
+// shape.tied_embeddings says).
+absl::StatusOr<ActivationBytes> EstimateAsGiven(
     const TransformerShape& shape, const ActivationWorkload& workload) {
   absl::StatusOr<Dims> dims = DimsOf(shape, workload);
   if (!dims.ok()) return dims.status();
@@ -997,6 +997,21 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     if (absl::Status st = Narrow(value, part, field); !st.ok()) return st;
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ActivationBytes> EstimateActivationBytes(
+    const TransformerShape& shape, const ActivationWorkload& workload) {
+  // A policy that binds lm_head to the embedding under tp whatever the
+  // config says (TensorParallelShape.ties_head: OPT's postprocess).
+  if (activation::SplitByTp(shape.tp) && shape.tp.ties_head &&
+      !shape.tied_embeddings) {
+    TransformerShape tied = shape;
+    tied.tied_embeddings = true;
+    return EstimateAsGiven(tied, workload);
+  }
+  return EstimateAsGiven(shape, workload);
 }
 
 }  // namespace chunkplan::planner

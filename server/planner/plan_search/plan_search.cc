@@ -265,8 +265,8 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   if (!laid_out && !refused.ok()) return refused;
   std::vector<PlanOption> options;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    CHUNKPLAN_RETURN_IF_ERROR(AppendOptions(contexts[i], request.gemini,
-                                            sizes[i], stop, &options));
+    CHUNKPLAN_RETURN_IF_ERROR(
+        AppendOptions(contexts[i], request.gemini, sizes[i], stop, &options));
   }
   OrderOptions(&options);
   PlanResult result;
