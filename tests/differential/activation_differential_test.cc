@@ -864,6 +864,24 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
       }
     }
   }
+  // BLOOM's tp rank 0 under sequence parallelism (its policy splits the
+  // sequence over the tp group on every mesh: tests/oracle/
+  // tp_bloom_sp_torch.py), the sequence a multiple of tp ("bloom_sp" in
+  // CHUNKPLAN_DIFF_FAMILIES; a quarter, at least 1, as plain BLOOM's).
+  if (!skipped("bloom_sp")) {
+    for (uint32_t tp : {2u, 4u, 8u}) {
+      for (bool checkpointing : {false, true}) {
+        for (int i = 0; i < std::max(1, per / 4); ++i) {
+          Case c = SmallFamilyCase(rng, "bloom", checkpointing, tp);
+          c.shape.tp.sequence_parallel = true;
+          c.work.sequence_length =
+              static_cast<uint32_t>(tp * In(rng, 1, std::max(1u, 16 / tp)));
+          cases.push_back(std::move(c));
+          lines.push_back(RequestLine(cases.back(), seed + cases.size()));
+        }
+      }
+    }
+  }
   const auto answers = RunOracleJsonl(ActivationOracle(), lines);
   ASSERT_TRUE(answers.ok()) << answers.status();
   MismatchReport report(absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed),
