@@ -76,6 +76,7 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
         "gathers its padded rows, which transformers' loss does not take");
   }
   tp.padded_vocab = m.padded_vocab_size;
+  tp.model_type = m.model_type;
   tp.column_head = m.tp_column_head;
   tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
   tp.loss_fp32 = m.tp_causal_lm.loss_fp32;

@@ -602,5 +602,36 @@ TEST(ActivationEstimateTest, RefusesEachPartPast64Bits) {
          "per_layer_bytes");
 }
 
+// BLOOM under sequence parallelism (docs/tensor-parallelism.md, "BLOOM's
+// split"), the tiny BLOOM layer above at tp 2 (a = 1, d = 4, I = 16 a
+// rank), b = 1, s = 4: n = 32, on the shard 16. The input norm 32 + 16
+// and its output 32 on the shard; q, k and v (views, b = 1) 3 x 32; the
+// fp32 softmax 64 and its 16-bit copy 32; dense's input 32; the second
+// norm 32 + 16 and its output 32 on the shard; GeLUFunction's input 128
+// and dense_4h_to_h's 128; the two gathered inputs 2 x 64: 768.
+TEST(ActivationEstimateTest, BloomSequenceParallelSplitsTheBlocksSequence) {
+  TransformerShape t = TinyLlama();
+  t.num_layers = 1;
+  t.intermediate_size = 32;
+  t.norm = NormKind::kLayerNorm;
+  t.gated_mlp = t.rotary = false;
+  t.fused_qkv = t.alibi = t.embedding_norm = t.no_sdpa = t.no_flash = true;
+  t.activation = MlpActivation::kBloomGelu;
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  t.tp.sequence_parallel = true;
+  const auto sp = EstimateActivationBytes(t, Work(1, 4, false));
+  ASSERT_TRUE(sp.ok()) << sp.status();
+  EXPECT_EQ(sp->per_layer_bytes, 768u);
+  // _split's assert, naming the family where the description gave it.
+  t.tp.model_type = "bloom";
+  EXPECT_EQ(EstimateActivationBytes(t, Work(1, 5, false)).status().message(),
+            "workload.sequence_length must be a multiple of shape.tp.tp_size "
+            "under sequence parallelism (model_type \"bloom\" at tp_size 2 "
+            "with gemini.enable_sequence_parallelism: ColossalAI's _split "
+            "asserts \"The dimension to split (...) is not a multiple of "
+            "world size (...), cannot split tensor evenly\")");
+}
+
 }  // namespace
 }  // namespace chunkplan::planner

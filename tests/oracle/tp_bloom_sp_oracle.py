@@ -20,11 +20,11 @@ by t (_split asserts it):
   * on the rank's s / t rows (the blocks, transformers' BloomBlock):
     input_layernorm's and post_attention_layernorm's saves (input, fp32
     mean and rstd), their outputs as query_key_value and dense_h_to_4h
-    save them (save_for_backward(input_, ...), _operation.py:538), the
+    save them (save_for_backward(input_, ...), _operation.py:539), the
     residual dropout masks of both dropout_adds, the checkpointed block
     input;
   * the whole (b, s, h) input of query_key_value and dense_h_to_4h
-    (ctx.gathered_input = _gather(...), _operation.py:559-560), 2n each:
+    (ctx.gathered_input = _gather(...), _operation.py:561-562), 2n each:
     ctx attributes, alive until the graph is freed;
   * the attention (get_bloom_sequence_parallel_attention_forward, the
     whole sequence at heads / t: q and k for baddbmm, the fp32 softmax,

@@ -37,12 +37,15 @@ GATHERED = ("c_attn's gathered input (ctx.gathered_input)",
 
 def check(x, tp):
     """_split's assert (layer/_operation.py:1199-1202): the sequence a
-    multiple of tp."""
+    multiple of tp (the request's tp "model_type" named where given)."""
     if x["s"] % tp["tp_size"]:
+        family = (f'model_type "{tp["model_type"]}" at tp_size '
+                  f'{tp["tp_size"]} with gemini.enable_sequence_parallelism: '
+                  if tp.get("model_type") else "")
         raise ao.ActivationError(
             "workload.sequence_length must be a multiple of shape.tp.tp_size "
-            "under sequence parallelism (ColossalAI's _split asserts \"The "
-            "dimension to split (...) is not a multiple of world size "
+            f"under sequence parallelism ({family}ColossalAI's _split asserts "
+            "\"The dimension to split (...) is not a multiple of world size "
             "(...), cannot split tensor evenly\")")
 
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace chunkplan::planner::activation {
 namespace {
@@ -21,11 +24,18 @@ Checked IdsAndPositions(const TransformerShape& t, const Dims& d) {
 
 absl::Status CheckSequenceSplit(const TensorParallelShape& tp, const Dims& d) {
   if (d.s % tp.tp_size != 0) {
-    return absl::InvalidArgumentError(
+    const std::string family =
+        tp.model_type.empty()
+            ? ""
+            : absl::StrCat("model_type \"", tp.model_type, "\" at tp_size ",
+                           tp.tp_size,
+                           " with gemini.enable_sequence_parallelism: ");
+    return absl::InvalidArgumentError(absl::StrCat(
         "workload.sequence_length must be a multiple of shape.tp.tp_size "
-        "under sequence parallelism (ColossalAI's _split asserts \"The "
-        "dimension to split (...) is not a multiple of world size (...), "
-        "cannot split tensor evenly\")");
+        "under sequence parallelism (",
+        family,
+        "ColossalAI's _split asserts \"The dimension to split (...) is not a "
+        "multiple of world size (...), cannot split tensor evenly\")"));
   }
   return absl::OkStatus();
 }

@@ -20,7 +20,7 @@
 namespace chunkplan::planner::activation {
 
 // INVALID_ARGUMENT where the sequence is not a multiple of tp (ColossalAI's
-// _split asserts it).
+// _split asserts it), naming tp.model_type where it is set.
 absl::Status CheckSequenceSplit(const TensorParallelShape& tp, const Dims& d);
 
 // One block's pieces over the whole sequence at rank dims (the estimate's
