@@ -25,8 +25,9 @@ against tp_opt_bloom_falcon_torch.py (file:line at 4f9953be):
     (:1063-1068) before ln_f, over the whole sequence.
   * BloomAttention.forward is get_bloom_sequence_parallel_attention_forward
     (policies/bloom.py:65-72; modeling/bloom.py:848-930): transformers'
-    eager path with q_length read back from the query (the whole
-    sequence) and dropout_add on the rank's shard.
+    eager path (falcon_bloom_torch.BloomAttention) with q_length read back
+    from the query, the whole sequence (:884-885: its sequence_parallel
+    flag), and dropout_add on the rank's shard.
   * query_key_value and dense_h_to_4h (Linear1D_Col with
     seq_parallel_mode "split_gather", layer/linear.py:344-354) call
     linear_gather_forward_reducescatter_backward ->
@@ -116,74 +117,38 @@ class LinearWithReduceScatterForwardGatherBackward(torch.autograd.Function):
         return grad_input, grad_weight, None
 
 
-class ColumnSp(nn.Module):
-    """Linear1D_Col under split_gather at rank 0: o / t output rows."""
+class LinearSp(nn.Module):
+    """A rank's (o, i) weight and (o,) bias, t the tp size."""
 
     def __init__(self, i, o, t):
         super().__init__()
         self.t = t
-        o = split_width(o, t)
         self.weight = nn.Parameter(torch.randn(o, i, dtype=decoder_torch.DTYPE))
         self.bias = nn.Parameter(torch.randn(o, dtype=decoder_torch.DTYPE))
+
+
+class ColumnSp(LinearSp):
+    """Linear1D_Col under split_gather at rank 0: o / t output rows."""
+
+    def __init__(self, i, o, t):
+        super().__init__(i, split_width(o, t), t)
 
     def forward(self, x):
         return LinearWithGatherForwardReduceScatterBackward.apply(
             x, self.weight, self.bias, self.t)
 
 
-class RowSp(nn.Module):
+class RowSp(LinearSp):
     """Linear1D_Row under split_gather at rank 0: i / t input columns, the
     whole bias added after the reduce-scatter."""
 
     def __init__(self, i, o, t):
-        super().__init__()
-        self.t = t
-        i = split_width(i, t)
-        self.weight = nn.Parameter(torch.randn(o, i, dtype=decoder_torch.DTYPE))
-        self.bias = nn.Parameter(torch.randn(o, dtype=decoder_torch.DTYPE))
+        super().__init__(split_width(i, t), o, t)
 
     def forward(self, x):
         out = LinearWithReduceScatterForwardGatherBackward.apply(
             x, self.weight, self.t)
         return out + self.bias
-
-
-def sequence_parallel_attention(attn):
-    """get_bloom_sequence_parallel_attention_forward's BloomAttention.forward
-    (modeling/bloom.py:851-928, no cache, no head mask, pretraining_tp 1):
-    q_length read back from the query (:884-885), the whole sequence."""
-
-    def forward(hidden_states, residual, alibi, attention_mask):
-        batch_size, q_length, _ = hidden_states.shape
-        fused_qkv = attn.query_key_value(hidden_states)
-        query_layer, key_layer, value_layer = attn._reshape(fused_qkv)
-        query_layer = query_layer.reshape(batch_size * attn.num_heads, -1,
-                                          attn.head_dim)
-        key_layer = key_layer.reshape(batch_size * attn.num_heads, -1,
-                                      attn.head_dim).transpose(-1, -2)
-        value_layer = value_layer.reshape(batch_size * attn.num_heads, -1,
-                                          attn.head_dim)
-        attention_scores = alibi.baddbmm(batch1=query_layer, batch2=key_layer,
-                                         beta=attn.beta,
-                                         alpha=attn.inv_norm_factor)
-        _, q_length, _ = query_layer.shape
-        attn_weights = attention_scores.view(batch_size, attn.num_heads,
-                                             q_length, -1)
-        causal_mask = attention_mask[:, :, :, :key_layer.shape[-1]]
-        attn_weights = attn_weights + causal_mask
-        attention_probs = torch.nn.functional.softmax(
-            attn_weights, dim=-1, dtype=torch.float32).to(query_layer.dtype)
-        attention_probs = decoder_torch.dropout(
-            attention_probs, attn.attention_dropout, attn.training)
-        attention_probs_reshaped = attention_probs.view(
-            batch_size * attn.num_heads, q_length, -1)
-        context_layer = torch.bmm(attention_probs_reshaped, value_layer)
-        context_layer = attn._merge_heads(context_layer)
-        output_tensor = attn.dense(context_layer)
-        return falcon_bloom_torch.dropout_add(
-            output_tensor, residual, attn.hidden_dropout, attn.training)
-
-    return forward
 
 
 def sequence_parallel_hidden(model, t):
@@ -225,6 +190,6 @@ def build(c, t):
         attn.dense = RowSp(h, h, t)
         mlp.dense_h_to_4h = ColumnSp(h, 4 * h, t)
         mlp.dense_4h_to_h = RowSp(4 * h, h, t)
-        attn.forward = sequence_parallel_attention(attn)
+        attn.sequence_parallel = True
     model.hidden = sequence_parallel_hidden(model, t)
     return model, forward
