@@ -199,6 +199,16 @@ constexpr char kDeepseekV3[] =
         "v_head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2,
         "n_shared_experts": 1, "first_k_dense_replace": 1})";
 
+constexpr char kDeepseekV2[] =
+    R"({"model_type": "deepseek_v2", "hidden_size": 64,
+        "intermediate_size": 128, "moe_intermediate_size": 32,
+        "num_hidden_layers": 3, "num_attention_heads": 4, "vocab_size": 256,
+        "kv_lora_rank": 16, "q_lora_rank": null, "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 8, "v_head_dim": 16, "n_routed_experts": 4,
+        "num_experts_per_tok": 2, "n_shared_experts": null,
+        "first_k_dense_replace": 0, "moe_layer_freq": 2,
+        "topk_method": "greedy"})";
+
 constexpr char kPhi3[] =
     R"({"model_type": "phi3", "hidden_size": 64, "intermediate_size": 128,
         "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -315,6 +325,11 @@ INSTANTIATE_TEST_SUITE_P(
         // the expert's own (tests/oracle/gathered_oracle_test.py works it
         // by hand).
         NamedCase{"DeepseekV3RouterWaits", kDeepseekV3, 8192, 3, ""},
+        // DeepSeek-V2's MoEGate, registered after the experts (no shared
+        // experts behind it) and run before them, waits through the
+        // experts' backward beside the chunk with layer 0's norms
+        // (gathered_oracle_test.py works it by hand).
+        NamedCase{"DeepseekV2RouterWaits", kDeepseekV2, 12544, 3, ""},
         // query_key_value's bias opens a chunk, but FalconLinear's
         // transpose takes the weight and its addition the bias: no step
         // holds both; the chunk with the layer's input_layernorm (registered

@@ -42,13 +42,17 @@ std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
 }
 
 // A small DeepSeek-V2 (the remote code's config): DeepSeek-V3's sizes,
-// MoE layers every moe_layer_freq-th, MoEGate greedy or group-limited
+// shared experts null now and then, MoE layers every moe_layer_freq-th, MoEGate greedy or group-limited
 // (now and then its refused options: the default topk_method "gready", a
 // sigmoid scoring_func, no auxiliary loss).
 std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
   std::string config = RandomDeepseekV3(rng, tied);
   config.replace(config.find("deepseek_v3"), 11, "deepseek_v2");
   config.replace(config.find("DeepseekV3"), 10, "DeepseekV2");
+  if (Chance(rng, 0.3)) {  // no shared experts (V2's null)
+    const size_t at = config.find(R"("n_shared_experts": )") + 20;
+    config.replace(at, 1, "null");
+  }
   const uint64_t groups = Uniform(rng, 1, 3);
   const uint64_t method = Uniform(rng, 0, 9);
   return absl::StrCat(

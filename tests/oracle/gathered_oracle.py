@@ -12,7 +12,8 @@ Independent of chunkplan's C++. Two parts:
    modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
-   modeling_falcon.py, modeling_bloom.py): the torch functions that take
+   modeling_falcon.py, modeling_bloom.py; DeepSeek-V2 from its remote
+   modeling_deepseek.py, _deepseek_v2_ops): the torch functions that take
    parameters, in the order forward calls them, each with the parameters it
    passes (named as the models oracle names them). Backward runs them in
    reverse (autograd's order on these sequential graphs).
@@ -73,7 +74,7 @@ import re
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
                "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
-               "deepseek_v3", "falcon", "bloom")
+               "deepseek_v3", "falcon", "bloom", "deepseek_v2")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -470,9 +471,38 @@ def _deepseek_v3_ops(names, architecture):
             while f"{mlp}experts.{e}.gate_proj.weight" in names:
                 ops += [[f"{mlp}experts.{e}.{p}.weight"] for p in projections]
                 e += 1
-            ops += [[f"{mlp}shared_experts.{p}.weight"] for p in projections]
+            if mlp + "shared_experts.gate_proj.weight" in names:
+                ops += [[f"{mlp}shared_experts.{p}.weight"]
+                        for p in projections]
         i += 1
     return ops + _norm_and_head_ops(names, architecture, top)
+
+
+def _deepseek_v2_ops(names, architecture):
+    """DeepseekV2ForCausalLM.forward from the model's remote code
+    (transformers 4.51.3 has none), read in deepseek-ai/ESFT
+    deepseek/modeling_deepseek.py at 4bfa99486b03a3b646635b32a3aad0552763d925:
+    DeepseekV2Model.forward runs self.embed_tokens (l. 1499), the layers,
+    self.norm (l. 1557), then self.lm_head (l. 1684). Each
+    DeepseekV2DecoderLayer.forward: self.input_layernorm (l. 1251), self_attn
+    (DeepseekV2Attention.forward, and DeepseekV2FlashAttention2's alike:
+    q_proj, or q_b_proj(q_a_layernorm(q_a_proj(x))) (l. 819-821);
+    kv_a_proj_with_mqa (l. 827); kv_b_proj(kv_a_layernorm(...)) (l. 833);
+    o_proj (l. 903)), self.post_attention_layernorm (l. 1267), self.mlp
+    (l. 1268): DeepseekV2MLP (down_proj(act_fn(gate_proj(x)) *
+    up_proj(x)), l. 414-417) or DeepseekV2MoE.forward (l. 598-617): self.gate
+    (MoEGate, F.linear on self.weight.type(torch.float32), l. 452), then
+    `for i, expert in enumerate(self.experts)` every expert, chosen or not
+    (an empty batch), as the training branch of InternLM/xtuner's copy
+    (xtuner/model/transformers_models/deepseek_v2/modeling_deepseek.py at
+    0fe3ea1cc601cac9f35b2e10bfc23b993e43492d, DeepseekV2MoE.forward,
+    `if self.training`) runs them too, then self.shared_experts(identity)
+    where n_shared_experts is not None (l. 616). These are the calls and
+    the order of DeepSeek-V3's walk (_deepseek_v3_ops). Where that walk
+    takes every expert as chosen (4.51.3's DeepseekV3MoE skips an expert no
+    token chose), V2's training branch runs every expert whatever the
+    routing: exact here."""
+    return _deepseek_v3_ops(names, architecture)
 
 
 def layers(description):
@@ -507,6 +537,8 @@ def operations(description, config=None):
                        (config or {}).get("do_layer_norm_before", True))
     elif model_type == "deepseek_v3":
         ops = _deepseek_v3_ops(names, description.architecture)
+    elif model_type == "deepseek_v2":
+        ops = _deepseek_v2_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
                         "qwen2_moe", "qwen3_moe"):
         ops = _llama_ops(names, description.architecture,

@@ -493,5 +493,78 @@ class DeepseekV3Operations(unittest.TestCase):
                       held[9])
 
 
+# DeepSeek-V2 (the remote code): MoE every second layer from 0
+# (moe_layer_freq 2: layers 0 and 2 DeepseekV2MoE, layer 1 a dense
+# DeepseekV2MLP), 4 routed experts, no shared experts (n_shared_experts
+# null), a plain q_proj (q_lora_rank null).
+DEEPSEEK_V2 = {"model_type": "deepseek_v2", "hidden_size": 64,
+               "intermediate_size": 128, "moe_intermediate_size": 32,
+               "num_hidden_layers": 3, "num_attention_heads": 4,
+               "vocab_size": 256, "kv_lora_rank": 16, "q_lora_rank": None,
+               "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+               "v_head_dim": 16, "n_routed_experts": 4,
+               "num_experts_per_tok": 2, "n_shared_experts": None,
+               "first_k_dense_replace": 0, "moe_layer_freq": 2,
+               "topk_method": "greedy"}
+
+
+class DeepseekV2Operations(unittest.TestCase):
+    """DeepseekV2DecoderLayer.forward of the remote modeling_deepseek.py
+    (deepseek-ai/ESFT @4bfa9948, l. 1251-1268), worked by hand: q_proj,
+    the latent k/v projections and o_proj; then MoEGate before the experts
+    registered before it; the training branch runs every expert, and
+    nothing after them where n_shared_experts is null."""
+
+    def test_sparse_dense_sparse_without_shared_experts(self):
+        names = op_names(DEEPSEEK_V2)
+        attn = [["q_proj"], ["kv_a_proj_with_mqa"], ["kv_a_layernorm"],
+                ["kv_b_proj"], ["o_proj"]]
+        want = [["model.embed_tokens.weight"]]
+        for i in range(3):
+            layer = f"model.layers.{i}."
+            want.append([layer + "input_layernorm.weight"])
+            want += [[f"{layer}self_attn.{m}.weight" for m in op]
+                     for op in attn]
+            want.append([layer + "post_attention_layernorm.weight"])
+            if i == 1:
+                want += [[f"{layer}mlp.{p}_proj.weight"]
+                         for p in ("gate", "up", "down")]
+                continue
+            want.append([layer + "mlp.gate.weight"])
+            for e in range(4):
+                want += [[f"{layer}mlp.experts.{e}.{p}_proj.weight"]
+                         for p in ("gate", "up", "down")]
+        want += [["model.norm.weight"], ["lm_head.weight"]]
+        self.assertEqual(names, want)
+
+    def test_the_router_and_the_norms_wait_gathered(self):
+        # At 12544 elements (degree 2) chunk 2 holds layer 0's experts 0
+        # and 1, chunk 3 experts 2 and 3 and the router (registered after
+        # them), chunk 4 layer 0's two norms and layer 1's attention.
+        # Backward through layer 0: layer 1's attention gives chunk 4 its
+        # first gradients (it waits for layer 0's norms); expert 3's, then
+        # expert 2's gradients reach chunk 3, which waits for the router's
+        # (after every expert's); at expert 1's down_proj chunk 2 computes
+        # beside both: three chunks, no operation straddling two. The
+        # bytes: three chunks less the rank's shard (3 x 6272) and one
+        # shard in flight (6272), 25088 elements of 2 bytes.
+        answer = layout(DEEPSEEK_V2, 12544)
+        self.assertEqual(straddles(DEEPSEEK_V2, answer), [])
+        names = models.describe(DEEPSEEK_V2).names
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])]
+                for c in answer["groups"][0]["chunks"]]
+        layer = "model.layers.0."
+        self.assertEqual(held[2][-1], layer + "mlp.experts.1.down_proj.weight")
+        self.assertEqual(held[3][-1], layer + "mlp.gate.weight")
+        self.assertEqual(held[3][0], layer + "mlp.experts.2.gate_proj.weight")
+        self.assertEqual(held[4][:3], [
+            layer + "input_layernorm.weight",
+            layer + "post_attention_layernorm.weight",
+            "model.layers.1.self_attn.q_proj.weight"])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(25088 * 2))
+
+
 if __name__ == "__main__":
     unittest.main()
