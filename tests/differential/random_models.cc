@@ -42,9 +42,9 @@ std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
 }
 
 // A small DeepSeek-V2 (the remote code's config): DeepSeek-V3's sizes,
-// shared experts null now and then, MoE layers every moe_layer_freq-th, MoEGate greedy or group-limited
-// (now and then its refused options: the default topk_method "gready", a
-// sigmoid scoring_func, no auxiliary loss).
+// shared experts null now and then, MoE layers every moe_layer_freq-th, MoEGate
+// greedy or group-limited (now and then its refused options: the default
+// topk_method "gready", a sigmoid scoring_func, no auxiliary loss).
 std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
   std::string config = RandomDeepseekV3(rng, tied);
   config.replace(config.find("deepseek_v3"), 11, "deepseek_v2");
