@@ -226,6 +226,11 @@ constexpr char kGemma2[] =
         "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
         "tie_word_embeddings": false})";
 
+constexpr char kGemma[] =
+    R"({"model_type": "gemma", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256})";
+
 constexpr char kGemma3[] =
     R"({"model_type": "gemma3_text", "hidden_size": 64,
         "intermediate_size": 128, "num_hidden_layers": 2,
@@ -311,6 +316,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Gemma-2's four norms, registered after the MLP, the first used
         // first: the chunk holding them waits through the layer.
         NamedCase{"Gemma2FourNormsRegisteredLast", kGemma2, 11008, 2, ""},
+        // Gemma's two norms (LLaMA's order, lm_head tied): the same wait.
+        NamedCase{"GemmaNormsRegisteredLast", kGemma, 11008, 2, ""},
         // Gemma-3's q_norm and k_norm, registered after o_proj and run
         // before it, share gate_proj's chunk: it waits through the
         // attention's backward beside the norms' chunk (no straddle).

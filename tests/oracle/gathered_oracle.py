@@ -12,11 +12,12 @@ Independent of chunkplan's C++. Two parts:
    modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
-   modeling_falcon.py, modeling_bloom.py; DeepSeek-V2 from its remote
-   modeling_deepseek.py, _deepseek_v2_ops): the torch functions that take
-   parameters, in the order forward calls them, each with the parameters it
-   passes (named as the models oracle names them). Backward runs them in
-   reverse (autograd's order on these sequential graphs).
+   modeling_falcon.py, modeling_bloom.py, modeling_gemma.py; DeepSeek-V2
+   from its remote modeling_deepseek.py, _deepseek_v2_ops): the torch
+   functions that take parameters, in the order forward calls them, each
+   with the parameters it passes (named as the models oracle names them).
+   Backward runs them in reverse (autograd's order on these sequential
+   graphs).
 
 2. The replay, written as the state machine of ColossalAI's text in
    /work/shared/reference/colossalai/ (cited as gemini_hook.py, chunk.py,
@@ -74,7 +75,7 @@ import re
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
                "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
-               "deepseek_v3", "falcon", "bloom", "deepseek_v2")
+               "deepseek_v3", "falcon", "bloom", "deepseek_v2", "gemma")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -117,7 +118,16 @@ def _llama_ops(names, architecture, qk_norm):
     v_proj each F.linear(x, weight, bias); Qwen3: q_norm right after q_proj
     and k_norm right after k_proj; then o_proj), post_attention_layernorm,
     mlp (down_proj(act_fn(gate_proj(x)) * up_proj(x))); model.norm; then
-    lm_head on the last hidden states (embed_tokens' weight when tied)."""
+    lm_head on the last hidden states (embed_tokens' weight when tied).
+    GemmaForCausalLM (modeling_gemma.py, 4.51.3) is this walk too:
+    GemmaModel.forward runs embed_tokens, scales by `normalizer` (a
+    torch.tensor made in forward, no parameter), the layers, norm;
+    GemmaDecoderLayer.forward input_layernorm, self_attn (GemmaAttention:
+    q_proj, k_proj, v_proj, then o_proj, biased where attention_bias),
+    post_attention_layernorm, mlp (GemmaMLP: down_proj(act_fn(gate_proj(x))
+    * up_proj(x))); GemmaRMSNorm takes its weight once, in `output * (1.0 +
+    self.weight.float())`; registered self_attn, mlp, input_layernorm,
+    post_attention_layernorm (the norms after the MLP, as LLaMA's)."""
     top = "model." if architecture.endswith("ForCausalLM") else ""
     ops = [[top + "embed_tokens.weight"]]
     i = 0
@@ -540,7 +550,7 @@ def operations(description, config=None):
     elif model_type == "deepseek_v2":
         ops = _deepseek_v2_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
-                        "qwen2_moe", "qwen3_moe"):
+                        "qwen2_moe", "qwen3_moe", "gemma"):
         ops = _llama_ops(names, description.architecture,
                          qk_norm=model_type in ("qwen3", "qwen3_moe"))
     elif model_type == "phi3":

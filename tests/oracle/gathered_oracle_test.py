@@ -493,6 +493,53 @@ class DeepseekV3Operations(unittest.TestCase):
                       held[9])
 
 
+# Gemma (v1) as GemmaConfig leaves it: lm_head tied to embed_tokens.
+GEMMA = dict(LLAMA, model_type="gemma", head_dim=16)
+
+
+class GemmaOperations(unittest.TestCase):
+    """GemmaForCausalLM (modeling_gemma.py, 4.51.3), worked by hand:
+    GemmaDecoderLayer.forward's input_layernorm, q/k/v_proj, o_proj,
+    post_attention_layernorm, GemmaMLP's gate/up/down_proj; lm_head's
+    F.linear takes embed_tokens.weight (tied)."""
+
+    def test_llamas_order_with_biases_and_the_tied_head(self):
+        config = dict(GEMMA, num_hidden_layers=1, attention_bias=True)
+        layer = "model.layers.0."
+        want = [["model.embed_tokens.weight"],
+                [layer + "input_layernorm.weight"]]
+        want += [[f"{layer}self_attn.{p}_proj.weight",
+                  f"{layer}self_attn.{p}_proj.bias"] for p in "qkvo"]
+        want += [[layer + "post_attention_layernorm.weight"]]
+        want += [[f"{layer}mlp.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        want += [["model.norm.weight"], ["model.embed_tokens.weight"]]
+        self.assertEqual(op_names(config), want)
+
+    def test_the_norms_chunk_waits_through_the_layer(self):
+        # At 11008 elements (degree 2) embed_tokens (16384) has a chunk of
+        # its own; chunk 10 holds layer 1's down_proj, its two norms and
+        # the final norm. Backward: lm_head's step gathers the embedding's
+        # chunk and releases it (its one gradient comes with the
+        # embedding's, last); model.norm's and down_proj's gradients reach
+        # chunk 10, which waits for input_layernorm's (the layer's first
+        # op) while up_proj's chunk computes: two chunks, 2 x 5504 + one
+        # shard 5504 = 16512 elements (33024 bytes), above the embedding's
+        # chunk alone (8192 + 8192).
+        answer = layout(GEMMA, 11008)
+        self.assertEqual(straddles(GEMMA, answer), [])
+        names = models.describe(GEMMA).names
+        chunk = answer["groups"][0]["chunks"][10]
+        first = int(chunk["first_param"])
+        self.assertEqual(names[first:first + int(chunk["num_params"])], [
+            "model.layers.1.mlp.down_proj.weight",
+            "model.layers.1.input_layernorm.weight",
+            "model.layers.1.post_attention_layernorm.weight",
+            "model.norm.weight"])
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(16512 * 2))
+
+
 # DeepSeek-V2 (the remote code): MoE every second layer from 0
 # (moe_layer_freq 2: layers 0 and 2 DeepseekV2MoE, layer 1 a dense
 # DeepseekV2MLP), 4 routed experts, no shared experts (n_shared_experts
