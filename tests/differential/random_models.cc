@@ -72,7 +72,6 @@ std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  // bert: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
       "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
       "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",

@@ -12,7 +12,8 @@ Independent of chunkplan's C++. Two parts:
    modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
-   modeling_falcon.py, modeling_bloom.py, modeling_gemma.py; DeepSeek-V2
+   modeling_falcon.py, modeling_bloom.py, modeling_gemma.py,
+   modeling_bert.py; DeepSeek-V2
    from its remote modeling_deepseek.py, _deepseek_v2_ops): the torch
    functions that take parameters, in the order forward calls them, each
    with the parameters it passes (named as the models oracle names them).
@@ -75,7 +76,8 @@ import re
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
                "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
-               "deepseek_v3", "falcon", "bloom", "deepseek_v2", "gemma")
+               "deepseek_v3", "falcon", "bloom", "deepseek_v2", "gemma",
+               "bert")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -515,12 +517,59 @@ def _deepseek_v2_ops(names, architecture):
     return _deepseek_v3_ops(names, architecture)
 
 
+def _bert_ops(names, architecture):
+    """BertForMaskedLM.forward and BertModel.forward (modeling_bert.py,
+    4.51.3): BertEmbeddings.forward runs self.word_embeddings(input_ids),
+    self.token_type_embeddings(token_type_ids), then
+    self.position_embeddings(position_ids) (registered before the token
+    types), then self.LayerNorm; each BertLayer: BertAttention's self
+    (BertSelfAttention.forward: self.query, then self.key and self.value;
+    BertSdpaSelfAttention.forward the same), its output (BertSelfOutput:
+    self.dense, self.LayerNorm(hidden_states + input_tensor)), then
+    feed_forward_chunk: self.intermediate (dense), self.output (BertOutput:
+    dense, LayerNorm); nn.Linear's F.linear and nn.LayerNorm's
+    F.layer_norm take weight and bias. BertModel ends with self.pooler
+    (BertPooler: self.dense on the first token), taken as used by the loss
+    (a pooler with no gradient leaves its chunk unreduced: GeminiDDP's
+    _post_backward raises). BertForMaskedLM's bert has no pooler; then
+    self.cls: BertLMPredictionHead.forward runs self.transform
+    (BertPredictionHeadTransform: dense, act, LayerNorm), then
+    self.decoder, an nn.Linear whose weight is the word embeddings' when
+    tied and whose bias is the head's own `bias` (self.decoder.bias =
+    self.bias)."""
+    top = "bert." if architecture == "BertForMaskedLM" else ""
+    emb = top + "embeddings."
+    ops = [[emb + "word_embeddings.weight"],
+           [emb + "token_type_embeddings.weight"],
+           [emb + "position_embeddings.weight"],
+           [emb + "LayerNorm.weight", emb + "LayerNorm.bias"]]
+    i = 0
+    while f"{top}encoder.layer.{i}.attention.self.query.weight" in names:
+        layer = f"{top}encoder.layer.{i}."
+        for module in ("attention.self.query", "attention.self.key",
+                       "attention.self.value", "attention.output.dense",
+                       "attention.output.LayerNorm", "intermediate.dense",
+                       "output.dense", "output.LayerNorm"):
+            ops.append([f"{layer}{module}.weight", f"{layer}{module}.bias"])
+        i += 1
+    if architecture != "BertForMaskedLM":
+        return ops + [["pooler.dense.weight", "pooler.dense.bias"]]
+    head = "cls.predictions."
+    ops += [[head + "transform.dense.weight", head + "transform.dense.bias"],
+            [head + "transform.LayerNorm.weight",
+             head + "transform.LayerNorm.bias"]]
+    decoder = (_present(names, head + "decoder.weight")
+               or [emb + "word_embeddings.weight"])
+    return ops + [decoder + [head + "bias"]]
+
+
 def layers(description):
-    """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
-    operations(description), None for the embeddings, final norm and head."""
+    """The decoder layer (transformer.h.<i>, model.layers.<i>, BERT's
+    encoder.layer.<i>) of each of operations(description), None for the
+    embeddings, final norm and head."""
     out = []
     for op in operations(description) or []:
-        m = re.search(r"(?:^|\.)(?:h|layers)\.(\d+)\.",
+        m = re.search(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.",
                       description.names[op[0]])
         out.append(int(m.group(1)) if m else None)
     return out
@@ -549,6 +598,8 @@ def operations(description, config=None):
         ops = _deepseek_v3_ops(names, description.architecture)
     elif model_type == "deepseek_v2":
         ops = _deepseek_v2_ops(names, description.architecture)
+    elif model_type == "bert":
+        ops = _bert_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
                         "qwen2_moe", "qwen3_moe", "gemma"):
         ops = _llama_ops(names, description.architecture,

@@ -540,6 +540,82 @@ class GemmaOperations(unittest.TestCase):
         self.assertEqual(answer["gathered_chunk_bytes"], str(16512 * 2))
 
 
+BERT = {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 256,
+        "max_position_embeddings": 64, "type_vocab_size": 2}
+BERT_MODEL = dict(BERT, architectures=["BertModel"])
+
+
+class BertOperations(unittest.TestCase):
+    """BertForMaskedLM and BertModel (modeling_bert.py, 4.51.3), worked by
+    hand: BertEmbeddings.forward takes the token types before the positions
+    it registers before them; each BertLayer runs in registration order;
+    the MLM head's decoder takes the tied word embeddings and the head's
+    own bias."""
+
+    def test_the_embeddings_layers_and_the_tied_decoder(self):
+        names = op_names(dict(BERT, num_hidden_layers=1))
+        emb = "bert.embeddings."
+        want = [[emb + "word_embeddings.weight"],
+                [emb + "token_type_embeddings.weight"],
+                [emb + "position_embeddings.weight"],
+                [emb + "LayerNorm.weight", emb + "LayerNorm.bias"]]
+        for m in ("attention.self.query", "attention.self.key",
+                  "attention.self.value", "attention.output.dense",
+                  "attention.output.LayerNorm", "intermediate.dense",
+                  "output.dense", "output.LayerNorm"):
+            want.append([f"bert.encoder.layer.0.{m}.weight",
+                         f"bert.encoder.layer.0.{m}.bias"])
+        head = "cls.predictions."
+        want += [[head + "transform.dense.weight",
+                  head + "transform.dense.bias"],
+                 [head + "transform.LayerNorm.weight",
+                  head + "transform.LayerNorm.bias"],
+                 [emb + "word_embeddings.weight", head + "bias"]]
+        self.assertEqual(names, want)
+        # Untied: the decoder's own weight; BertModel: the pooler last.
+        self.assertEqual(
+            op_names(dict(BERT, tie_word_embeddings=False))[-1],
+            [head + "decoder.weight", head + "bias"])
+        self.assertEqual(op_names(BERT_MODEL)[-1],
+                         ["pooler.dense.weight", "pooler.dense.bias"])
+
+    def test_the_tied_decoder_holds_the_first_chunk_and_a_last_one(self):
+        # At 16896 elements (degree 2) word_embeddings (16384) fills chunk
+        # 0 alone and cls.predictions.bias ends chunk 7: the decoder's
+        # F.linear gathers both, two chunks of 16896, each less the rank's
+        # shard (8448), and one shard in flight: 25344 elements.
+        answer = layout(BERT, 16896)
+        names = models.describe(BERT).names
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])]
+                for c in answer["groups"][0]["chunks"]]
+        self.assertEqual(held[0], ["bert.embeddings.word_embeddings.weight"])
+        self.assertEqual(held[7][-1], "cls.predictions.bias")
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(25344 * 2))
+
+    def test_the_position_embeddings_wait_beside_the_token_types(self):
+        # At 20480 elements chunk 0 holds word_embeddings and
+        # position_embeddings, chunk 1 token_type_embeddings, the
+        # embeddings' LayerNorm and layer 0's attention. Backward ends with
+        # LayerNorm, position_embeddings (chunk 0: word_embeddings' gradient
+        # still to come), token_type_embeddings (chunk 1, waiting since
+        # layer 0's attention), word_embeddings: at position_embeddings'
+        # step both wait, no operation straddling two: 2 x 10240 + 10240.
+        answer = layout(BERT_MODEL, 20480)
+        self.assertEqual(straddles(BERT_MODEL, answer), [])
+        names = models.describe(BERT_MODEL).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])] for c in chunks]
+        self.assertEqual(held[0], ["embeddings.word_embeddings.weight",
+                                   "embeddings.position_embeddings.weight"])
+        self.assertEqual(held[1][0], "embeddings.token_type_embeddings.weight")
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(30720 * 2))
+
+
 # DeepSeek-V2 (the remote code): MoE every second layer from 0
 # (moe_layer_freq 2: layers 0 and 2 DeepseekV2MoE, layer 1 a dense
 # DeepseekV2MLP), 4 routed experts, no shared experts (n_shared_experts
