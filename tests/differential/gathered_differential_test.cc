@@ -3,8 +3,8 @@
 // layout_oracle.py with gathered_oracle.py: ColossalAI's GeminiDDP replayed
 // state by state, with each family's operations transcribed from
 // transformers' modeling code, not from this code): fresh random small
-// models of every family (each has an operation sequence), random chunk
-// sizes, degrees, frozen flags and Gemini settings
+// models of every family (each has an operation sequence), some with LoRA
+// adapters, random chunk sizes, degrees, frozen flags and Gemini settings
 // (max_prefetch too), each answered by the planner and by a real server
 // and required to equal the oracle's answer field for field. Then the
 // issue's named layouts, found by searching chunk sizes with the oracle.
@@ -82,6 +82,17 @@ v1::LayoutRequest RandomRequest(Rng& rng) {
     for (size_t i = 0; i < d->numels.size(); ++i) {
       r.add_frozen(Chance(rng, 0.3));
     }
+  } else if (Chance(rng, 0.25) && !d->linears.empty()) {
+    // LoRA adapters on one or two module names (each adapting that module
+    // in every layer), the base frozen: their operations follow the
+    // adapted modules'.
+    v1::Lora* lora = search->mutable_model()->mutable_lora();
+    lora->set_rank(Uniform(rng, 1, 4));
+    for (int t = Uniform(rng, 1, 2); t > 0; --t) {
+      const std::string& name =
+          d->linears[Uniform(rng, 0, d->linears.size() - 1)].name;
+      lora->add_targets(name.substr(name.rfind('.') + 1));
+    }
   }
   RandomGemini(rng, r.mutable_gemini());
   return r;
@@ -136,7 +147,7 @@ TEST(GatheredDifferentialTest, RandomModelsMatchTheOracle) {
   InProcessServer server;
   MismatchReport report(context, LayoutOracle());
   // How much of the rule the run reached.
-  int two = 0, three_or_more = 0, prefetch = 0;
+  int two = 0, three_or_more = 0, prefetch = 0, lora = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto& want = expected[i];
     std::string diff = LayoutDiff("planner", want, PlannerLayout(requests[i]));
@@ -149,14 +160,17 @@ TEST(GatheredDifferentialTest, RandomModelsMatchTheOracle) {
     two += want->gathered_chunks() == 2;
     three_or_more += want->gathered_chunks() >= 3;
     prefetch += requests[i].gemini().max_prefetch() > 0;
+    lora += requests[i].search().model().has_lora();
   }
   report.Finish("");
   std::cout << context << ": two chunks " << two << ", three or more "
-            << three_or_more << ", prefetch " << prefetch << "\n";
+            << three_or_more << ", prefetch " << prefetch << ", lora " << lora
+            << "\n";
   if (n >= kDefaultRequests) {
     EXPECT_GT(two, 0);
     EXPECT_GT(three_or_more, 0);
     EXPECT_GT(prefetch, 0);
+    EXPECT_GT(lora, 0);
   }
 }
 

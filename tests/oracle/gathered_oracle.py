@@ -620,6 +620,52 @@ def operations(description, config=None):
     return [[index[name] for name in op] for op in ops]
 
 
+def adapted_operations(description, config, adapted):
+    """The ops of a model with PEFT's LoRA adapters (adapted: models.lora.
+    adapt's Adapted of `description`) as lists of indices into
+    adapted.names, or None for a family not transcribed. PEFT's
+    lora.Linear.forward (huggingface/peft at 5d602fdb,
+    src/peft/tuners/lora/layer.py l. 1048-1062) runs `result =
+    self.base_layer(x, ...)` (the wrapped module's own forward: its
+    operations as the family runs them, over the parameters renamed
+    <module>.base_layer.<leaf>), then, for the active adapter "default",
+    `result + lora_B(lora_A(dropout(x))) * scaling`: lora_A's F.linear,
+    then lora_B's, each one operation taking its weight. So each adapted
+    module's two come right after the last operation taking a parameter of
+    the module (FalconLinear's bias addition; GPT-2's Conv1D addmm); two
+    modules ending at one operation, in the order they are registered."""
+    base = operations(description, config)
+    if base is None:
+        return None
+    adapted_modules = [m for m, _, _ in adapted.modules]
+    wrapped = set(adapted_modules)
+    index = {name: i for i, name in enumerate(adapted.names)}
+
+    def module_of(p):
+        return description.names[p].rsplit(".", 1)[0]
+
+    last = {}
+    for k, op in enumerate(base):
+        for p in op:
+            if module_of(p) in wrapped:
+                last[module_of(p)] = k
+    ending = {}
+    for module in adapted_modules:
+        ending.setdefault(last[module], []).append(module)
+    out = []
+    for k, op in enumerate(base):
+        names = []
+        for p in op:
+            module, leaf = description.names[p].rsplit(".", 1)
+            names.append(f"{module}.base_layer.{leaf}" if module in wrapped
+                         else description.names[p])
+        out.append([index[name] for name in names])
+        for module in ending.get(k, []):
+            out += [[index[f"{module}.lora_A.default.weight"]],
+                    [index[f"{module}.lora_B.default.weight"]]]
+    return out
+
+
 # ---------------------------------------------------------------------------
 # 2. The replay.
 

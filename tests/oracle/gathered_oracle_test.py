@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gathered_oracle  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
+from models.lora import adapt  # noqa: E402
 
 
 def settings(**changes):
@@ -100,8 +101,13 @@ class ByHand(unittest.TestCase):
                         offload_param_frac=0.5), (6, 1))
 
 
-def layout(config, chunk_size, degree=2):
-    request = {"search": {"model": {"hf_config_json": json.dumps(config)},
+def layout(config, chunk_size, degree=2, lora=None):
+    """The layout oracle's answer at one chunk size; `lora`: PEFT's
+    adapters ({"rank": r, "targets": [...]}) on the model."""
+    model = {"hf_config_json": json.dumps(config)}
+    if lora:
+        model["lora"] = lora
+    request = {"search": {"model": model,
                           "dp_degrees": [degree], "search_range_m": 0,
                           "search_interval": 1},
                "configs": [{"dp_degree": degree, "chunk_size": chunk_size}]}
@@ -614,6 +620,66 @@ class BertOperations(unittest.TestCase):
         self.assertEqual(held[1][0], "embeddings.token_type_embeddings.weight")
         self.assertEqual(answer["gathered_chunks"], "2")
         self.assertEqual(answer["gathered_chunk_bytes"], str(30720 * 2))
+
+
+class LoraOperations(unittest.TestCase):
+    """PEFT's lora.Linear.forward (peft 5d602fdb, tuners/lora/layer.py l.
+    1048-1062), worked by hand: the base layer's operation, then lora_A's
+    and lora_B's; the base frozen (never placed, gathering nothing), so the
+    chunks hold the adapters alone, in registration order."""
+
+    def test_the_adapters_follow_their_base_operation(self):
+        config = dict(LLAMA, num_hidden_layers=1)
+        d = models.describe(config)
+        a = adapt(d, 2, ["v_proj", "down_proj"])
+        ops = [[a.names[p] for p in op]
+               for op in gathered_oracle.adapted_operations(d, config, a)]
+        layer = "model.layers.0."
+        attn, mlp = layer + "self_attn.", layer + "mlp."
+        self.assertEqual(ops, [
+            ["model.embed_tokens.weight"], [layer + "input_layernorm.weight"],
+            [attn + "q_proj.weight"], [attn + "k_proj.weight"],
+            [attn + "v_proj.base_layer.weight"],
+            [attn + "v_proj.lora_A.default.weight"],
+            [attn + "v_proj.lora_B.default.weight"],
+            [attn + "o_proj.weight"],
+            [layer + "post_attention_layernorm.weight"],
+            [mlp + "gate_proj.weight"], [mlp + "up_proj.weight"],
+            [mlp + "down_proj.base_layer.weight"],
+            [mlp + "down_proj.lora_A.default.weight"],
+            [mlp + "down_proj.lora_B.default.weight"],
+            ["model.norm.weight"], ["lm_head.weight"]])
+
+    def test_llama_adapters_run_in_their_registration_order(self):
+        # q_proj's adapters (256 + 256 elements at r = 4) and down_proj's
+        # (512 + 256) in each layer, at 512 elements: chunks [q A, q B],
+        # [down A], [down B, layer 1's q A], [q B], [down A], [down B].
+        # Backward meets them in reverse registration order: the chunk
+        # shared by layer 0's down_proj.lora_B and layer 1's q_proj.lora_A
+        # waits through layer 1's frozen q_proj and norm (gathering
+        # nothing) alone: one chunk, 256 + a shard of 256 (the full
+        # fine-tune, whose norms wait, holds two: LlamaNoStraddle).
+        answer = layout(LLAMA, 512,
+                        lora={"rank": 4, "targets": ["q_proj", "down_proj"]})
+        self.assertEqual(
+            [(int(c["first_param"]), int(c["num_params"]))
+             for c in answer["groups"][0]["chunks"]],
+            [(2, 2), (10, 1), (11, 2), (16, 1), (23, 1), (24, 1)])
+        self.assertEqual(answer["gathered_chunks"], "1")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(512 * 2))
+
+    def test_phi3_adapters_wait_as_its_o_proj_does(self):
+        # Phi-3 registers o_proj before qkv_proj and runs it after: at r = 4
+        # a layer's adapters are o_proj's A, B (256 each), qkv_proj's A
+        # (256) and B (512). At 768 elements: [L0 o A, o B, qkv A], [L0 qkv
+        # B, L1 o A], [L1 o B, qkv A], [L1 qkv B]. Backward through layer 1:
+        # o_proj's B and A give chunks 2 and 1 their first gradients; at
+        # qkv_proj's lora_B chunk 3 computes beside both: three, 3 x 384 +
+        # a shard of 384 = 1536 elements.
+        answer = layout(PHI3, 768,
+                        lora={"rank": 4, "targets": ["o_proj", "qkv_proj"]})
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(1536 * 2))
 
 
 # DeepSeek-V2 (the remote code): MoE every second layer from 0
