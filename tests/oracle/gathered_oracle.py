@@ -54,6 +54,9 @@ Independent of chunkplan's C++. Two parts:
 
   operations(description, config) -> list of ops (parameter indices), or
       None where the family has no transcription
+  adapted_operations(description, config, adapted) -> the same over
+      models.lora.adapt's parameters: PEFT's lora_A and lora_B after each
+      adapted module's own operations
   layers(description) -> the decoder layer of each op (None outside one)
   replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
       at the peak. groups: layout_oracle Group tuples; placed: per group
