@@ -91,10 +91,10 @@ v1::LayoutRequest RandomRequest(Rng& rng) {
     for (size_t i = 0; i < d->numels.size(); ++i) {
       r.add_frozen(Chance(rng, 0.3));
     }
-  } else if (Chance(rng, 0.25) && !d->linears.empty()) {
+  } else if (Chance(rng, 0.25) && !d->linears.empty() && tp.tp_size == 1) {
     // LoRA adapters on one or two module names (each adapting that module
     // in every layer), the base frozen: their operations follow the
-    // adapted modules'.
+    // adapted modules'. Not on tp shards (refused, not modelled).
     v1::Lora* lora = search->mutable_model()->mutable_lora();
     lora->set_rank(Uniform(rng, 1, 4));
     for (int t = Uniform(rng, 1, 2); t > 0; --t) {
