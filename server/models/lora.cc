@@ -146,6 +146,7 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
   // and the adapters' own operations are not listed: none, so the gathered
   // chunks fall back to one (docs/plan.md, "Gathered chunks").
   d.operations.clear();
+  d.operation_layers.clear();
   d.total = total;
   d.trainable = trainable;
   d.adapters = facts;

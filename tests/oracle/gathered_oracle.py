@@ -56,11 +56,20 @@ Independent of chunkplan's C++. Two parts:
       at the peak. groups: layout_oracle Group tuples; placed: per group
       the parameter indices its chunks take in order; settings:
       layout_oracle Settings. With `layers` (one per op), gradient
-      checkpointing as transformers runs it (torch.utils.checkpoint, one
-      segment per decoder layer): before a layer's backward its forward
-      ops run again, in the backward phase (post_op: HOLD_AFTER_BWD), with
-      no gradients. The planner does not model this yet (docs/plan.md,
-      "Gathered chunks", Left); the oracle has it to measure what is left.
+      checkpointing as transformers 4.51.3 runs it:
+      gradient_checkpointing_enable() with no arguments takes
+      {"use_reentrant": True} (modeling_utils.py) and each decoder layer
+      runs in torch.utils.checkpoint's CheckpointFunction, whose forward
+      runs the layer under torch.no_grad (the hook still fires: pre_op and
+      post_op, HOLD) and whose backward, reached once the later layers'
+      backward is done, runs the layer's forward again under
+      enable_grad and then torch.autograd.backward over it. GeminiDDP
+      .backward holds switch_to_backward() around loss.backward(), so the
+      re-run's post_op leaves HOLD_AFTER_BWD (gemini_hook.py); the re-run
+      has no gradients, and its pre_op releases and gathers, and is in
+      the warm-up's compute_list (prefetch), as any other. GeminiPlugin
+      turns no checkpointing on itself (gemini_plugin.py): the model's
+      own setting, as the workload's activation_checkpointing says.
 
   gathered_oracle.py --checkpointing N [--seed S]   on N random small
       models of the transcribed families (random chunk sizes, degrees and
@@ -475,12 +484,14 @@ def _deepseek_v3_ops(names, architecture):
     return ops + _norm_and_head_ops(names, architecture, top)
 
 
-def layers(description):
-    """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
-    operations(description), None for the embeddings, final norm and head."""
+def layers(description, config=None):
+    """The decoder layer (transformer.h.<i>, model.layers.<i>, BERT's
+    encoder.layer.<i>: the module each modeling file passes to
+    self._gradient_checkpointing_func) of each of operations(description,
+    config), None for the embeddings, final norm and head."""
     out = []
-    for op in operations(description) or []:
-        m = re.search(r"(?:^|\.)(?:h|layers)\.(\d+)\.",
+    for op in operations(description, config) or []:
+        m = re.search(r"(?:^|\.)(?:h|layers?)\.(\d+)\.",
                       description.names[op[0]])
         out.append(int(m.group(1)) if m else None)
     return out
