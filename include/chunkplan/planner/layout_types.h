@@ -85,8 +85,9 @@ struct LayoutRequest {
   GeminiSettings gemini;
   // Which candidate the search picks (kSeedWaste: the seed's answer).
   Objective objective = Objective::kSeedWaste;
-  // Set: LayoutResult.activation_bytes is its estimate (Layout only;
-  // Frontier refuses it).
+  // Set: LayoutResult.activation_bytes is its estimate, and with
+  // activation_checkpointing the gathered chunks replay each layer's re-run
+  // (Layout only; Frontier refuses it).
   std::optional<PlanWorkload> workload;
   // Set: LayoutResult.verdict judges the layout against it (Layout only;
   // Frontier refuses it).
