@@ -724,9 +724,28 @@ class _Replay:
         self.async_works = []
         self.above = 0
         self.peak = (0, 0)
+        # The gathered fp16 chunks (a dict as an ordered set) and the count
+        # of gathered buffers, kept as the flags change: the same as
+        # scanning every chunk at every step, without the scan.
+        self.gathered = {}
+        self.buffers = 0
+
+    def _set_accessed(self, c, value):
+        if c.accessed != value:
+            self.buffers += 1 if value else -1
+            if value:
+                self.gathered[c] = None
+            else:
+                del self.gathered[c]
+        c.accessed = value
+
+    def _set_grad_accessed(self, c, value):
+        if c.grad_accessed != value:
+            self.buffers += 1 if value else -1
+        c.grad_accessed = value
 
     def _buffers(self):
-        return sum(c.accessed + c.grad_accessed for c in self.chunks)
+        return self.buffers
 
     def _cost(self, chunk, grad):
         kept = self.grad_on_device if grad else self.fp16_on_device
@@ -737,7 +756,7 @@ class _Replay:
 
     def _gather(self, chunks):
         for c in chunks:
-            c.accessed = True
+            self._set_accessed(c, True)
             self.above += self._cost(c, False)
         if chunks:
             self._note(max(c.shard for c in chunks))
@@ -748,10 +767,10 @@ class _Replay:
         self._note(max(c.shard for c in chunks))
         for c in chunks:
             if grad:
-                c.grad_accessed = False
+                self._set_grad_accessed(c, False)
                 c.grad_ready = set()
             else:
-                c.accessed = False
+                self._set_accessed(c, False)
             self.above -= self._cost(c, grad)
 
     def _can_release(self, c):
@@ -767,7 +786,7 @@ class _Replay:
         for p in params:
             if p in self.state:
                 self.state[p] = COMPUTE
-        evict = [c for c in self.chunks if c.accessed and c not in mine
+        evict = [c for c in self.gathered if c not in mine
                  and c not in self.async_works and self._can_release(c)]
         self._drop(evict, grad=False)
         self._gather([c for c in mine if not c.accessed])
@@ -810,7 +829,7 @@ class _Replay:
             return
         fresh = [c for c in touched if not c.grad_accessed]
         for c in fresh:
-            c.grad_accessed = True
+            self._set_grad_accessed(c, True)
             self.above += self._cost(c, True)
         if fresh:
             self._note()
