@@ -202,8 +202,8 @@ Parsed = collections.namedtuple(
     "Parsed", "search frozen gemini cluster max_options workload model "
     "meshes extra_dp_sizes sequence_parallelism")
 # model: (config dict, Description) or None; meshes: [(tp, numels,
-# operations)] in the order tried (operations: gathered_oracle's over tp
-# rank 0's names, None without a model or a sequence); extra_dp_sizes: the extra_dp degrees, in order
+# rank)] in the order tried (rank: tp rank 0's Description, whose names
+# the operations index; None without a model); extra_dp_sizes: the extra_dp degrees, in order
 
 
 def _cluster(raw):
@@ -303,9 +303,9 @@ def _mesh_list(raw, field):
 
 
 def _meshes(top, raw_gemini, search, model, sequence_parallelism):
-    """[(tp, numels, operations)]: each tp degree tried with tp rank 0's
-    numels and the operations over its names (tp_oracle over the model's
-    description; numels given: taken as the rank's own, no operations).
+    """[(tp, numels, rank)]: each tp degree tried with tp rank 0's
+    numels and its Description (tp_oracle over the model's description;
+    numels given: taken as the rank's own, rank None).
     search_tp skips the degrees the policy refuses."""
     g = raw_gemini if isinstance(raw_gemini, dict) else {}
     searching = lo._bool(top.get("search_tp", False), "search_tp")
@@ -343,8 +343,7 @@ def _meshes(top, raw_gemini, search, model, sequence_parallelism):
                 and _sequence_length(top) % tp):
             continue  # _split asserts the sequence a multiple of tp
         rank = tp_oracle.rank_description(description, shards)
-        out.append((tp, rank.numels,
-                    gathered_oracle.operations(rank, config)))
+        out.append((tp, rank.numels, rank))
     return out
 
 
@@ -637,7 +636,7 @@ class _Evaluator:
     """One world size's chunk size under every placement: the layout once,
     the placement oracle per setting."""
 
-    def __init__(self, parsed, world, configs, activation, operations):
+    def __init__(self, parsed, world, configs, activation, rank):
         self.parsed = parsed
         numels, degrees = world.parsed.args[0], world.parsed.args[1]
         frozen = world.parsed.frozen
@@ -649,7 +648,15 @@ class _Evaluator:
         # The gathered chunks: gathered_oracle's replay of the model's
         # operations under each placement (what it changes: which shards
         # stay on the device), else the layout's largest chunk.
-        self.operations = operations  # the mesh's: over its tp names
+        # the mesh's, over its tp names (_meshes)
+        self.operations = None if rank is None else \
+            gathered_oracle.operations(rank, parsed.model[0])
+        # Under gradient checkpointing each decoder layer's operations run
+        # again before its backward (gathered_oracle.replay's `layers`).
+        self.layers = (
+            gathered_oracle.layers(rank, parsed.model[0])
+            if self.operations is not None and parsed.workload is not None
+            and parsed.workload["activation_checkpointing"] else None)
         self.placed = [
             [i for i, _ in lo._group_params(numels, degrees, frozen,
                                             g.config.dp_degree)]
@@ -689,7 +696,8 @@ class _Evaluator:
                     self.layout.gathered_chunks)
         elements, buffers = gathered_oracle.replay(
             self.layout.groups, self.placed, self.operations,
-            lo.Settings(**self.settings_for(placement, optim, param)))
+            lo.Settings(**self.settings_for(placement, optim, param)),
+            self.layers)
         return lo.HALF_BYTES * elements, buffers
 
     def passes(self, device_bytes, optim=0.5, param=0.0):
@@ -1080,7 +1088,7 @@ def plan(request):
         refused = None  # the first mesh sequence parallelism fails on
         model_type = (None if parsed.model is None
                       else parsed.model[1].model_type)
-        for tp, numels, operations in parsed.meshes:
+        for tp, numels, rank in parsed.meshes:
             if tp > parsed.cluster.gpus_per_node:
                 continue  # tp stays within a node
             pairs = []
@@ -1102,18 +1110,18 @@ def plan(request):
                 continue
             worlds = _worlds(parsed, numels,
                              [w // (tp * e) for w, e in pairs])
-            plans += [(Mesh(w, w // (tp * e), tp, e), world, operations)
+            plans += [(Mesh(w, w // (tp * e), tp, e), world, rank)
                       for (w, e), world in zip(pairs, worlds)]
         # the workload's own refusal first, at the first degree described
         _activation(parsed, parsed.meshes[0][0] if parsed.meshes else 1)
         if not plans and refused:
             raise PlanError(refused)  # every mesh left was refused
         keyed = []
-        for mesh, world, operations in plans:
+        for mesh, world, rank in plans:
             for source, configs in _chunk_sizes(world):
                 activation = _activation(parsed, mesh.tp)
                 ev = _Evaluator(parsed, world, configs, activation,
-                                operations)
+                                rank)
                 keyed += _options_of(parsed, mesh, source, configs, ev,
                                      activation)
     except (PlanError, lo.LayoutError) as exc:
