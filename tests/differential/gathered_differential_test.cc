@@ -134,12 +134,19 @@ v1::LayoutRequest RandomRequest(Rng& rng) {
 // The answer less the workload's activation estimate, which the layout
 // oracle leaves to the activation oracle (activation_differential_test,
 // plan_differential_test): of a workload it reads only whether gradient
-// checkpointing is on.
+// checkpointing is on. Its note where tp does not split the estimate
+// ("activations not split by tp: ...") goes with it.
 absl::StatusOr<v1::LayoutResponse> LessActivations(
     absl::StatusOr<v1::LayoutResponse> answer) {
   if (answer.ok()) {
     answer->clear_activation_bytes();
     answer->clear_transient_bytes();
+    auto* notes = answer->mutable_placement()->mutable_notes();
+    for (int i = notes->size() - 1; i >= 0; --i) {
+      if (absl::StartsWith(notes->Get(i), "activations not split by tp")) {
+        notes->erase(notes->begin() + i);
+      }
+    }
   }
   return answer;
 }
