@@ -690,10 +690,12 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
     step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
   }
   step = Max(step, Less(norm_step, beyond_first_norm));
-  if (t.post_norm) {
+  if (t.post_norm && !activation::SplitByTp(t.tp)) {
     // OPT's post-norm layer: its last norm (final_layer_norm, after the
     // MLP's residual) runs its backward first, over all the saves, and
-    // releases them (its input, mean and rstd) before every other step.
+    // releases them (its input, mean and rstd) before every other step
+    // (measured on the whole model only: at a tp rank the post-norm peak
+    // measured as the pre-norm one, docs/plan.md "What is measured").
     step = Max(Less(step, norm), norm_step);
   }
   // Falcon's parallel layer: the MLP's dropout's gradient (2N) stays for
