@@ -878,7 +878,10 @@ def estimate(shape, work, adapters=None, tp=None):
     if e != h:  # OPT's project_out output, lm_head's saved input
         released += 2 * b * s * e
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
-    loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    # fp32 gradients of log-probs and logits: nll_loss's (4bsv), then, once
+    # its saves (the targets, the fp32 total_weight) are released,
+    # log_softmax's beside it
+    loss_backward = max(4 * b * s * v, 8 * b * s * v - targets(b, s) - 4)
     if t["deepseek_v2"]:
         loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
     if gathered:

@@ -940,9 +940,15 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   Checked logits = Logits(shape, d);
   Checked embedding_mask = Wide{0};
   Wide embedding_rows = d.v;
-  Checked loss_backward = shape.deepseek_v2
-                              ? activation::DeepseekV2LossBackward(d)
-                              : Mul({logits32, 2});
+  // The loss's backward: nll_loss's fp32 gradient (4bsv), then, once
+  // nll_loss's saves (the targets and its fp32 total_weight) are released,
+  // log_softmax's beside it (measured: the peak of a whole-model Falcon at
+  // hidden 8, where v is small beside b·s).
+  Checked loss_backward =
+      shape.deepseek_v2
+          ? activation::DeepseekV2LossBackward(d)
+          : Max(logits32,
+                Less(Mul({logits32, 2}), Sum({Targets(d), Wide{4}})));
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
