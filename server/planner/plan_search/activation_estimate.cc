@@ -947,8 +947,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   Checked loss_backward =
       shape.deepseek_v2
           ? activation::DeepseekV2LossBackward(d)
-          : Max(logits32,
-                Less(Mul({logits32, 2}), Sum({Targets(d), Wide{4}})));
+          : Max(logits32, Less(Mul({logits32, 2}), Sum({Targets(d), Wide{4}})));
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
