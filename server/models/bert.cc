@@ -1,4 +1,6 @@
-// BERT: transformers' BertModel and BertForMaskedLM (modeling_bert.py).
+// BERT: transformers' BertModel and BertForMaskedLM (modeling_bert.py,
+// 4.51.3), with the operations of one forward pass in the order the
+// modeling code runs them.
 
 #include "common/status_macros.h"
 #include "server/models/family.h"
@@ -26,7 +28,12 @@ absl::Status CheckOptions(const HfConfig& cfg) {
 }
 
 // BertLayer: attention (self: query, key, value; output: dense, LayerNorm),
-// intermediate.dense, output (dense, LayerNorm).
+// intermediate.dense, output (dense, LayerNorm). Its operations in
+// BertLayer.forward's order, the order it registers them: the self
+// attention's query, key, value (BertSelfAttention and BertSdpaSelfAttention
+// alike), BertSelfOutput's dense and LayerNorm, BertIntermediate's dense,
+// BertOutput's dense and LayerNorm; each nn.Linear's F.linear and each
+// nn.LayerNorm's F.layer_norm takes its weight and bias.
 void Layer(ParamBuilder& b, uint64_t h, uint64_t inter) {
   b.In("attention", [&] {
     b.In("self", [&] {
@@ -44,6 +51,12 @@ void Layer(ParamBuilder& b, uint64_t h, uint64_t inter) {
     Linear(b, "dense", inter, h, /*bias=*/true);
     LayerNorm(b, "LayerNorm", h);
   });
+  for (const char* op :
+       {"attention.self.query", "attention.self.key", "attention.self.value",
+        "attention.output.dense", "attention.output.LayerNorm",
+        "intermediate.dense", "output.dense", "output.LayerNorm"}) {
+    b.Op({op});
+  }
 }
 
 absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
@@ -68,23 +81,37 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.vocab_size = vocab;
   const bool masked_lm = architecture == "BertForMaskedLM";
   // BertModel: embeddings, encoder, and the pooler (BertForMaskedLM builds
-  // its `bert` without one).
+  // its `bert` without one). BertEmbeddings.forward runs word_embeddings,
+  // token_type_embeddings, then position_embeddings (registered before
+  // token_type_embeddings), then LayerNorm. BertModel's pooled output is
+  // taken as part of the loss (a pooler without a gradient would leave its
+  // chunk unreduced, which GeminiDDP's _post_backward refuses).
   b.In(masked_lm ? "bert" : "", [&] {
     b.In("embeddings", [&] {
       Embedding(b, "word_embeddings", vocab, h);
       Embedding(b, "position_embeddings", positions, h);
       Embedding(b, "token_type_embeddings", types, h);
       LayerNorm(b, "LayerNorm", h);
+      for (const char* op : {"word_embeddings", "token_type_embeddings",
+                             "position_embeddings", "LayerNorm"}) {
+        b.Op({op});
+      }
     });
     b.In("encoder", [&] {
       b.Repeat("layer", layers, [&](uint64_t) { Layer(b, h, inter); });
     });
-    if (!masked_lm) Linear(b, "pooler.dense", h, h, /*bias=*/true);
+    if (!masked_lm) {
+      Linear(b, "pooler.dense", h, h, /*bias=*/true);
+      b.Op({"pooler.dense"});
+    }
   });
   if (!masked_lm) return absl::OkStatus();
   // cls.predictions: its own `bias` before its children's; decoder.bias is
   // that same tensor, and decoder.weight is tied to the word embeddings
   // unless tie_word_embeddings is false.
+  // BertLMPredictionHead.forward: transform (dense, then LayerNorm), then
+  // decoder, whose F.linear takes its weight (the word embeddings' where
+  // tied) and the head's `bias`, registered first and used last.
   b.In("cls.predictions", [&] {
     b.Add("bias", {vocab});
     b.In("transform", [&] {
@@ -92,7 +119,11 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
       LayerNorm(b, "LayerNorm", h);
     });
     if (!tied) Linear(b, "decoder", h, vocab, /*bias=*/false);
+    b.Op({"transform.dense"});
+    b.Op({"transform.LayerNorm"});
   });
+  b.Op({tied ? "bert.embeddings.word_embeddings" : "cls.predictions.decoder",
+        "cls.predictions.bias"});
   return absl::OkStatus();
 }
 

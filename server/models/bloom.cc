@@ -125,15 +125,17 @@ const Family& BloomFamily() {
   // ColossalAI's BloomPolicy (shardformer/policies/bloom.py): the fused
   // query_key_value is a plain Linear1D_Col. Sequence parallelism runs on
   // every mesh: get_bloom_sequence_parallel_forward_fn splits the sequence
-  // and gathers it over the tp group (modeling/bloom.py:1020-1067), so no
-  // refusal (its activations under it are not modelled: TpShapeOf's note).
+  // and gathers it over the tp group (modeling/bloom.py:1020-1068), so no
+  // refusal; its split is modelled (activation_sp.h, measured against
+  // tests/oracle/tp_bloom_sp_torch.py).
   // get_lm_forward_with_dist_cross_entropy (modeling/bloom.py:1095-1156):
   // 16-bit logits, the model's dtype for the loss; the ALiBi tensor of the
   // rank's heads (build_bloom_alibi_tensor).
-  static const TpPolicy tp{.file = "bloom",
-                           .rules = FusedQkvTpRules(),
-                           .heads_key = "n_head",
-                           .causal_lm = {.modelled = true}};
+  static const TpPolicy tp{
+      .file = "bloom",
+      .rules = FusedQkvTpRules(),
+      .heads_key = "n_head",
+      .causal_lm = {.modelled = true, .sp_modelled = true}};
   static const Family family{"bloom",
                              {"BloomForCausalLM", "BloomModel"},
                              R"({

@@ -175,7 +175,13 @@ void SparseBlock(ParamBuilder& b, uint64_t h, const Moe& moe) {
 // down_proj, or DeepseekV3MoE's gate (the router), every routed expert in
 // turn (one no token chose is skipped: the op sequence takes every expert
 // as chosen, as b s k tokens against the experts make it) and
-// shared_experts on the residual.
+// shared_experts on the residual. DeepSeek-V2's remote code calls the same
+// modules in the same order (DeepseekV2DecoderLayer.forward,
+// DeepseekV2Attention.forward and its flash_attention_2 subclass alike;
+// MoEGate's F.linear on `self.weight.type(torch.float32)`); its training
+// branch of DeepseekV2MoE.forward runs every expert unconditionally
+// (`for i, expert in enumerate(self.experts)`, one no token chose on an
+// empty batch), then shared_experts where n_shared_experts is not null.
 void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
               uint64_t layer) {
   b.Op({"input_layernorm"});
@@ -193,7 +199,7 @@ void LayerOps(ParamBuilder& b, const Latent& l, const Moe& moe,
   b.Op({"post_attention_layernorm"});
   if (!moe.Sparse(layer)) return GatedMlpOps(b, "mlp");
   RouterAndExpertOps(b, moe.routed);
-  GatedMlpOps(b, "mlp.shared_experts");
+  if (moe.shared) GatedMlpOps(b, "mlp.shared_experts");
 }
 
 // The latent attention's sizes and the sparse block's (neither DeepSeek
@@ -341,9 +347,9 @@ absl::Status BuildDeepseek(const HfConfig& cfg, absl::string_view architecture,
           }
         });
         Norms(b, h, {"input_layernorm", "post_attention_layernorm"});
-        if (!v2) LayerOps(b, latent, moe, layer);
+        LayerOps(b, latent, moe, layer);
       },
-      /*operations=*/!v2);
+      /*operations=*/true);
   if (!b.status().ok()) return absl::OkStatus();
   uint64_t sparse_layers = 0;
   for (uint64_t layer = 0; layer < shape.layers; ++layer) {

@@ -107,6 +107,12 @@ void ModelGemma3Layer(const HfConfig& cfg, uint64_t layers,
   d.traits.final_softcap = *softcap;
 }
 
+// GemmaDecoderLayer.forward (modeling_gemma.py, 4.51.3) runs LLaMA's
+// operations in LLaMA's order (kLlamaLayerOps): input_layernorm (GemmaRMSNorm
+// takes its weight in `1.0 + self.weight.float()`), q_proj, k_proj, v_proj,
+// o_proj, post_attention_layernorm, GemmaMLP's gate_proj, up_proj, down_proj;
+// GemmaModel's normalizer is a tensor made in forward, no parameter.
+//
 // Any of them: a layer is self_attn (q, k, v, o all with attention_bias;
 // for Gemma-3, q_norm and k_norm), mlp, input_layernorm,
 // post_attention_layernorm and, from Gemma-2 on, pre_feedforward_layernorm
@@ -127,7 +133,7 @@ absl::Status BuildGemma(const HfConfig& cfg, absl::string_view architecture,
                          ? std::span<const absl::string_view>(kGemma2LayerOps)
                      : generation == 3
                          ? std::span<const absl::string_view>(kGemma3LayerOps)
-                         : std::span<const absl::string_view>()};
+                         : std::span<const absl::string_view>(kLlamaLayerOps)};
   CHUNKPLAN_RETURN_IF_ERROR(BuildGatedDecoder(cfg, architecture, style,
                                               /*mlp_bias=*/false, b, d));
   if (generation == 1) {

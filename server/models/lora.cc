@@ -72,6 +72,60 @@ std::string BaseLayerName(const std::string& module, const std::string& name) {
   return absl::StrCat(module, ".base_layer", name.substr(module.size()));
 }
 
+constexpr size_t kNoModule = ~size_t{0};
+
+// The operations of `d` (over its parameters before the adapters) over
+// the adapted list: each index through `new_index`; after the last
+// operation that takes a parameter of an adapted module (`module_of`, by
+// old index: the module's index in d.linears, or kNoModule), that module's
+// lora_A, then its lora_B (`adapter_first[m]`, the index of lora_A; lora_B
+// follows it), as PEFT's lora.Linear.forward runs them
+// (src/peft/tuners/lora/layer.py at 5d602fd, l. 1048-1062: result =
+// self.base_layer(x), then result + lora_B(lora_A(dropout(x))) * scaling).
+// Modules ending at one operation follow it in registration order. No
+// operations (a family without a sequence): none. INTERNAL where an
+// adapted module's parameters are in no operation (a family's mistake).
+absl::StatusOr<std::vector<std::vector<uint64_t>>> AdaptedOperations(
+    const ModelDescription& d, const std::vector<size_t>& module_of,
+    const std::vector<uint64_t>& new_index,
+    const std::vector<uint64_t>& adapter_first) {
+  std::vector<size_t> last_op(d.linears.size(), kNoModule);
+  for (size_t k = 0; k < d.operations.size(); ++k) {
+    for (uint64_t p : d.operations[k]) {
+      if (module_of[p] != kNoModule) last_op[module_of[p]] = k;
+    }
+  }
+  // The adapted modules each operation ends, in registration order.
+  std::vector<std::vector<size_t>> ending(d.operations.size());
+  size_t adapters = 0;
+  for (size_t m = 0; m < d.linears.size(); ++m) {
+    if (last_op[m] == kNoModule) continue;
+    ending[last_op[m]].push_back(m);
+    ++adapters;
+  }
+  std::vector<std::vector<uint64_t>> out;
+  out.reserve(d.operations.size() + 2 * adapters);
+  for (size_t k = 0; k < d.operations.size(); ++k) {
+    std::vector<uint64_t> op;
+    op.reserve(d.operations[k].size());
+    for (uint64_t p : d.operations[k]) op.push_back(new_index[p]);
+    out.push_back(std::move(op));
+    for (size_t m : ending[k]) {
+      out.push_back({adapter_first[m]});
+      out.push_back({adapter_first[m] + 1});
+    }
+  }
+  if (d.operations.empty()) return out;
+  for (size_t p = 0; p < module_of.size(); ++p) {
+    if (module_of[p] != kNoModule && last_op[module_of[p]] == kNoModule) {
+      return absl::InternalError(
+          absl::StrCat("lora: no operation takes the parameters of ",
+                       d.linears[module_of[p]].name));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
@@ -95,10 +149,16 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
   frozen.reserve(names.capacity());
   AdapterFacts facts{.rank = spec.rank, .dropout = spec.dropout > 0};
   uint64_t total = d.total, trainable = 0;
+  // Each old parameter's index in the new list and adapted module (if
+  // any), and each adapted module's lora_A index (for the operations).
+  std::vector<uint64_t> new_index(d.numels.size());
+  std::vector<size_t> module_of(d.numels.size(), kNoModule);
+  std::vector<uint64_t> adapter_first(d.linears.size());
   size_t next = 0;  // the next parameter of d to copy
   for (size_t m = 0; m < d.linears.size(); ++m) {
     LinearModule& module = d.linears[m];
     for (; next < module.first_param; ++next) {
+      new_index[next] = names.size();
       names.push_back(std::move(d.names[next]));
       numels.push_back(d.numels[next]);
       frozen.push_back(true);
@@ -106,10 +166,13 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
     module.first_param = names.size();
     if (!(*adapted)[m]) continue;
     for (size_t i = 0; i < module.params; ++i, ++next) {
+      module_of[next] = m;
+      new_index[next] = names.size();
       names.push_back(BaseLayerName(module.name, d.names[next]));
       numels.push_back(d.numels[next]);
       frozen.push_back(true);
     }
+    adapter_first[m] = names.size();
     for (const auto& [part, n] :
          {std::pair{"lora_A", module.in}, std::pair{"lora_B", module.out}}) {
       names.push_back(absl::StrCat(module.name, ".", part, ".default.weight"));
@@ -135,17 +198,18 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
     }
   }
   for (; next < d.names.size(); ++next) {
+    new_index[next] = names.size();
     names.push_back(std::move(d.names[next]));
     numels.push_back(d.numels[next]);
     frozen.push_back(true);
   }
+  absl::StatusOr<std::vector<std::vector<uint64_t>>> operations =
+      AdaptedOperations(d, module_of, new_index, adapter_first);
+  if (!operations.ok()) return operations.status();
+  d.operations = *std::move(operations);
   d.names = std::move(names);
   d.numels = std::move(numels);
   d.frozen = std::move(frozen);
-  // The operations name the parameters before the adapters were inserted,
-  // and the adapters' own operations are not listed: none, so the gathered
-  // chunks fall back to one (docs/plan.md, "Gathered chunks").
-  d.operations.clear();
   d.total = total;
   d.trainable = trainable;
   d.adapters = facts;

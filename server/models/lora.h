@@ -29,7 +29,12 @@ struct LoraSpec {
 // "<module>.lora_A.default.weight" (rank x in) and
 // "<module>.lora_B.default.weight" (out x rank), in the module's place.
 // Every base parameter is then frozen and the adapters trainable (d.frozen,
-// d.trainable); d.adapters gets the activation estimate's facts.
+// d.trainable); d.adapters gets the activation estimate's facts;
+// d.operations, renumbered, gain each adapted module's lora_A and lora_B
+// (one operation each) after the last operation that takes the module's
+// own parameters, as PEFT's lora.Linear.forward runs them (base_layer,
+// then lora_B(lora_A(dropout(x)))); INTERNAL where no operation takes
+// them.
 // Nothing is done for rank 0 with no targets. Errors, INVALID_ARGUMENT
 // naming the field: rank 0 with targets, rank >= 1 without, an empty
 // target or one that matches no linear module ("lora.targets[i]"), a

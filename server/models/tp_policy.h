@@ -79,9 +79,9 @@ struct TpCausalLm {
   // zero x extra_dp > 1). Otherwise the split is not modelled (a note).
   absl::string_view sp_group_assert = "";
   bool sp_gathers_over_world = false;
-  // Where sequence parallelism runs: its split is modelled (GPT-2's,
-  // measured against the activation oracle's torch stand-in); false: the
-  // estimate stays the whole model's, with a note.
+  // Where sequence parallelism runs: its split is modelled (GPT-2's and
+  // BLOOM's, measured against the activation oracle's torch stand-ins);
+  // false: the estimate stays the whole model's, with a note.
   bool sp_modelled = false;
 };
 

@@ -105,7 +105,8 @@ absl::StatusOr<planner::SearchRequest> PlanSearch(
     if (request.search_tp() && tp > 1 && description->tp_sequence_parallelism &&
         description->tp_causal_lm.sp_modelled && request.has_workload() &&
         request.workload().sequence_length() % tp != 0) {
-      continue;  // _split asserts the sequence a multiple of tp (GPT-2)
+      continue;  // _split asserts the sequence a multiple of tp
+                 // (GPT-2, BLOOM)
     }
     tp_shards->push_back(
         {tp, std::move(description->numels), TpShapeOf(*description), {}});

@@ -62,7 +62,7 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
                                 m.tp_policy, ") is not modelled");
   } else if (m.tp_sequence_parallelism && !m.tp_causal_lm.sp_modelled) {
     // What DescribeModel and CheckSequenceParallelMesh let through and is
-    // not modelled (BLOOM's split over the tp group).
+    // not modelled (none today: GPT-2's and BLOOM's splits are).
     tp.not_split =
         "sequence parallelism (split_gather: each rank's sequence shard, "
         "gathered inputs, ColossalAI's attention forward) is not modelled";
@@ -76,10 +76,12 @@ planner::TensorParallelShape TpShapeOf(const models::ModelDescription& m) {
         "gathers its padded rows, which transformers' loss does not take");
   }
   tp.padded_vocab = m.padded_vocab_size;
+  tp.model_type = m.model_type;
   tp.column_head = m.tp_column_head;
   tp.logits_fp32 = m.tp_causal_lm.logits_fp32;
   tp.loss_fp32 = m.tp_causal_lm.loss_fp32;
-  // GPT-2 where zero x extra_dp is 1 (the world is the tp group).
+  // GPT-2 where zero x extra_dp is 1 (the world is the tp group); BLOOM on
+  // every mesh.
   tp.sequence_parallel =
       m.tp_sequence_parallelism && m.tp_causal_lm.sp_modelled;
   tp.logits_contiguous = m.tp_causal_lm.logits_contiguous;

@@ -849,13 +849,19 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
     }
   }
   // GPT-2's tp rank 0 under sequence parallelism where the world is the
-  // tp group (tests/oracle/tp_gpt2_sp_torch.py), the sequence a multiple
-  // of tp ("gpt2_sp" in CHUNKPLAN_DIFF_FAMILIES).
-  if (!skipped("gpt2_sp")) {
+  // tp group (tests/oracle/tp_gpt2_sp_torch.py) and BLOOM's, whose policy
+  // splits the sequence over the tp group on every mesh
+  // (tests/oracle/tp_bloom_sp_torch.py; a quarter, at least 1, as plain
+  // BLOOM's), the sequence a multiple of tp ("gpt2_sp", "bloom_sp" in
+  // CHUNKPLAN_DIFF_FAMILIES).
+  for (const auto& [family, name, count] :
+       {std::tuple{"gpt2", "gpt2_sp", per_tp},
+        std::tuple{"bloom", "bloom_sp", std::max(1, per / 4)}}) {
+    if (skipped(name)) continue;
     for (uint32_t tp : {2u, 4u, 8u}) {
       for (bool checkpointing : {false, true}) {
-        for (int i = 0; i < per_tp; ++i) {
-          Case c = SmallFamilyCase(rng, "gpt2", checkpointing, tp);
+        for (int i = 0; i < count; ++i) {
+          Case c = SmallFamilyCase(rng, family, checkpointing, tp);
           c.shape.tp.sequence_parallel = true;
           c.work.sequence_length =
               static_cast<uint32_t>(tp * In(rng, 1, std::max(1u, 16 / tp)));

@@ -42,13 +42,17 @@ std::string RandomDeepseekV3(std::mt19937_64& rng, bool tied) {
 }
 
 // A small DeepSeek-V2 (the remote code's config): DeepSeek-V3's sizes,
-// MoE layers every moe_layer_freq-th, MoEGate greedy or group-limited
-// (now and then its refused options: the default topk_method "gready", a
-// sigmoid scoring_func, no auxiliary loss).
+// shared experts null now and then, MoE layers every moe_layer_freq-th, MoEGate
+// greedy or group-limited (now and then its refused options: the default
+// topk_method "gready", a sigmoid scoring_func, no auxiliary loss).
 std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
   std::string config = RandomDeepseekV3(rng, tied);
   config.replace(config.find("deepseek_v3"), 11, "deepseek_v2");
   config.replace(config.find("DeepseekV3"), 10, "DeepseekV2");
+  if (Chance(rng, 0.3)) {  // no shared experts (V2's null)
+    const size_t at = config.find(R"("n_shared_experts": )") + 20;
+    config.replace(at, 1, "null");
+  }
   const uint64_t groups = Uniform(rng, 1, 3);
   const uint64_t method = Uniform(rng, 0, 9);
   return absl::StrCat(
@@ -68,12 +72,11 @@ std::string RandomDeepseekV2(std::mt19937_64& rng, bool tied) {
 }  // namespace
 
 std::string RandomModelConfig(std::mt19937_64& rng) {
-  // gemma: a family with no operation sequence (the one-chunk note).
   static const char* const kFamilies[] = {
       "gpt2",    "llama",       "mistral",     "qwen2",  "qwen3",
       "mixtral", "phi3",        "cohere",      "gemma2", "gpt_neox",
       "opt",     "llama4_text", "gemma3_text", "gemma",  "deepseek_v3",
-      "falcon",  "bloom",       "deepseek_v2"};
+      "falcon",  "bloom",       "deepseek_v2", "bert"};
   const std::string family =
       kFamilies[Uniform(rng, 0, std::size(kFamilies) - 1)];
   const bool tied = Chance(rng, 0.5);
@@ -134,6 +137,18 @@ std::string RandomModelConfig(std::mt19937_64& rng) {
         R"(, "attention_bias": )", Bool(Chance(rng, 0.5)),
         R"(, "architectures": [")",
         Chance(rng, 0.8) ? "GPTNeoXForCausalLM" : "GPTNeoXModel", R"("]})");
+  }
+  if (family == "bert") {
+    const uint64_t heads = Uniform(rng, 1, 4);
+    return absl::StrCat(
+        R"({"model_type": "bert", "num_attention_heads": )", heads,
+        R"(, "hidden_size": )", heads * Uniform(rng, 1, 8),
+        R"(, "intermediate_size": )", Uniform(rng, 1, 40),
+        R"(, "num_hidden_layers": )", Uniform(rng, 1, 3), R"(, "vocab_size": )",
+        Uniform(rng, 1, 300), R"(, "max_position_embeddings": )",
+        Uniform(rng, 1, 64), R"(, "type_vocab_size": )", Uniform(rng, 1, 2),
+        R"(, "tie_word_embeddings": )", Bool(tied), R"(, "architectures": [")",
+        Chance(rng, 0.5) ? "BertForMaskedLM" : "BertModel", R"("]})");
   }
   if (family == "gpt2") {
     const uint64_t heads = Uniform(rng, 1, 4);

@@ -473,13 +473,8 @@ TEST(ActivationEstimateTest, RefusesZeroSizesNamingTheField) {
 }
 
 // A BLOOM layer (alibi, the embedding's LayerNorm, GeLUFunction, eager):
-// L = 1, h = 8, a = 2 (d = 4), I = 32, v = 16; b = 1, s = 3, P = 18. The
-// input norm 48 + 24 and its output 48; q, k and v views of the fused
-// output, kept once by baddbmm and bmm: 2 x 3 x 24 = 144; the fp32 softmax
-// 72 and its 16-bit copy 36; dense's input 48; the second norm 48 + 24 and
-// its output 48; GeLUFunction's input 192 and dense_4h_to_h's 192: 924. At
-// b = 2 the views become three copies (3 x 96): 2 x (924 - 144) + 288.
-TEST(ActivationEstimateTest, BloomKeepsTheFusedOutputOnceWhereViews) {
+// L = 1, h = 8, a = 2 (d = 4), I = 32, v = 16.
+TransformerShape TinyBloom() {
   TransformerShape t = TinyLlama();
   t.num_layers = 1;
   t.intermediate_size = 32;
@@ -487,6 +482,17 @@ TEST(ActivationEstimateTest, BloomKeepsTheFusedOutputOnceWhereViews) {
   t.gated_mlp = t.rotary = false;
   t.fused_qkv = t.alibi = t.embedding_norm = t.no_sdpa = t.no_flash = true;
   t.activation = MlpActivation::kBloomGelu;
+  return t;
+}
+
+// TinyBloom at b = 1, s = 3, P = 18. The input norm 48 + 24 and its
+// output 48; q, k and v views of the fused output, kept once by baddbmm
+// and bmm: 2 x 3 x 24 = 144; the fp32 softmax
+// 72 and its 16-bit copy 36; dense's input 48; the second norm 48 + 24 and
+// its output 48; GeLUFunction's input 192 and dense_4h_to_h's 192: 924. At
+// b = 2 the views become three copies (3 x 96): 2 x (924 - 144) + 288.
+TEST(ActivationEstimateTest, BloomKeepsTheFusedOutputOnceWhereViews) {
+  TransformerShape t = TinyBloom();
   absl::StatusOr<ActivationBytes> one =
       EstimateActivationBytes(t, Work(1, 3, false));
   ASSERT_TRUE(one.ok()) << one.status();
@@ -604,6 +610,31 @@ TEST(ActivationEstimateTest, RefusesEachPartPast64Bits) {
   heads.num_key_value_heads = 1;
   expect(heads, Work(1u << 31, 1u << 31, false, Attention::kEager),
          "per_layer_bytes");
+}
+
+// BLOOM under sequence parallelism (docs/tensor-parallelism.md, "BLOOM's
+// split"), TinyBloom at tp 2 (a = 1, d = 4, I = 16 a rank), b = 1,
+// s = 4: n = 32, on the shard 16. The input norm 32 + 16 and its output
+// 32 on the shard; q, k and v (views, b = 1) 3 x 32; the fp32 softmax 64
+// and its 16-bit copy 32; dense's input 32; the second norm 32 + 16 and
+// its output 32 on the shard; GeLUFunction's input 128 and dense_4h_to_h's
+// 128; the two gathered inputs 2 x 64: 768.
+TEST(ActivationEstimateTest, BloomSequenceParallelSplitsTheBlocksSequence) {
+  TransformerShape t = TinyBloom();
+  t.tp.tp_size = 2;
+  t.tp.padded_vocab = 128;
+  t.tp.sequence_parallel = true;
+  const auto sp = EstimateActivationBytes(t, Work(1, 4, false));
+  ASSERT_TRUE(sp.ok()) << sp.status();
+  EXPECT_EQ(sp->per_layer_bytes, 768u);
+  // _split's assert, naming the family where the description gave it.
+  t.tp.model_type = "bloom";
+  EXPECT_EQ(EstimateActivationBytes(t, Work(1, 5, false)).status().message(),
+            "workload.sequence_length must be a multiple of shape.tp.tp_size "
+            "under sequence parallelism (model_type \"bloom\" at tp_size 2 "
+            "with gemini.enable_sequence_parallelism: ColossalAI's _split "
+            "asserts \"The dimension to split (...) is not a multiple of "
+            "world size (...), cannot split tensor evenly\")");
 }
 
 }  // namespace

@@ -5,9 +5,10 @@
 //       prints FILE's description as one JSON object; exit 1 on an error
 //   chunkplan-describe-tool [--max_params=N] --batch
 //       reads JSON lines {"config": {...} or "text", "architecture": "...",
-//       "tp_size": N, "sequence_parallelism": bool} (the last two optional)
-//       from stdin and writes one JSON line per request, a description or
-//       {"error": {"code": "...", "message": "..."}}
+//       "tp_size": N, "sequence_parallelism": bool, "lora": {"rank": r,
+//       "targets": [...]}} (the last three optional; lora as lora.h adds
+//       the adapters) from stdin and writes one JSON line per request, a
+//       description or {"error": {"code": "...", "message": "..."}}
 //
 // A description: model_type, architecture, hidden_size, names, numels,
 // total, the shape facts, the tp facts, the operations and the config's
@@ -20,9 +21,11 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "nlohmann/json.hpp"
+#include "server/models/lora.h"
 #include "server/models/model_description.h"
 
 namespace {
@@ -55,6 +58,7 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"padded_vocab_size", d.padded_vocab_size},
           {"tp_notes", d.tp_notes},
           {"operations", d.operations},
+          {"frozen", d.frozen},
           {"config_keys_read", d.config_keys.read},
           {"config_keys_ignored", d.config_keys.ignored},
           {"config_keys_harmless", d.config_keys.harmless},
@@ -72,7 +76,20 @@ json DescribeRequest(const std::string& line, uint64_t max_params) {
   chunkplan::models::TpOptions tp;
   tp.tp_size = request.value("tp_size", 1u);
   tp.sequence_parallelism = request.value("sequence_parallelism", false);
-  return ToJson(DescribeModel(text, architecture, max_params, tp));
+  absl::StatusOr<ModelDescription> described =
+      DescribeModel(text, architecture, max_params, tp);
+  if (described.ok() && request.contains("lora")) {
+    const json& lora = request.at("lora");
+    const chunkplan::models::LoraSpec spec{
+        .rank = lora.at("rank").get<uint32_t>(),
+        .targets = lora.at("targets").get<std::vector<std::string>>()};
+    if (absl::Status s =
+            chunkplan::models::AddLoraAdapters(spec, max_params, *described);
+        !s.ok()) {
+      described = s;
+    }
+  }
+  return ToJson(described);
 }
 
 int Batch(uint64_t max_params) {

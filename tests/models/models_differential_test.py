@@ -24,6 +24,8 @@ import gathered_oracle  # noqa: E402
 import models  # noqa: E402
 from models import FAMILIES, MODEL_TYPES, PUBLISHED, describe, \
     random_config  # noqa: E402
+from models.layers import LinearWeight  # noqa: E402
+from models.lora import adapt  # noqa: E402
 
 TOOL = None  # set from argv in main
 RANDOM_CONFIGS_PER_FAMILY = 50
@@ -38,14 +40,17 @@ HOSTILE_VALUES = (-1, 0, 1, 2, 1.5, 4.0, "8", True, False, None, [], [0, -1],
                   {}, "", -2**63)
 # Enough to tell a config apart without flooding the log.
 MAX_REPORTED = 5
+# LoRA adapters on random configs of every family (their operations).
+LORA_CONFIGS_PER_FAMILY = 10
 
 
-def run_tool(requests):
+def run_tool(requests, loras=None):
     """The tool's answers (dicts) to (config, architecture) requests, all
-    in one process."""
+    in one process; `loras`: one {"rank", "targets"} a request."""
     lines = "".join(
-        json.dumps({"config": config, "architecture": architecture or ""})
-        + "\n" for config, architecture in requests)
+        json.dumps(dict({"config": config, "architecture": architecture or ""},
+                        **({"lora": loras[i]} if loras else {})))
+        + "\n" for i, (config, architecture) in enumerate(requests))
     done = subprocess.run([TOOL, "--batch", "--max_params=100000000"],
                           input=lines, capture_output=True, text=True,
                           check=True, timeout=120)
@@ -266,6 +271,61 @@ class DifferentialCase(unittest.TestCase):
                 # Most random configs are valid: the test compared lists.
                 described = [a for a in answers if "error" not in a]
                 self.assertGreater(len(described), len(cases) // 2)
+
+    def test_lora_adapters_of_every_family(self):
+        """PEFT's adapters (models.lora.adapt) on random configs of every
+        family, on random targets among its linear modules (a leaf name,
+        which adapts it in every layer, or one module's full name): the
+        names, numels, frozen flags and operations (the base's, then each
+        adapted module's lora_A and lora_B: gathered_oracle.
+        adapted_operations) equal. A new seed each run, printed."""
+        seed = int(os.environ.get("CHUNKPLAN_SEED",
+                                  random.SystemRandom().randrange(2**32)))
+        print(f"lora: seed {seed} (CHUNKPLAN_SEED={seed} repeats it)",
+              flush=True)
+        rng = random.Random(seed)
+        cases = []
+        for family in FAMILIES:
+            for _ in range(LORA_CONFIGS_PER_FAMILY):
+                config = random_config(family, rng)
+                try:
+                    d = describe(config)
+                except ValueError:
+                    continue
+                modules = [n.rsplit(".", 1)[0] for n, x in
+                           zip(d.names, d.numels)
+                           if isinstance(x, LinearWeight)]
+                if not modules:
+                    continue
+                pool = sorted({m.rsplit(".", 1)[-1] for m in modules})
+                targets = rng.sample(pool, rng.randint(1, min(3, len(pool))))
+                if rng.random() < 0.3:
+                    targets = [rng.choice(modules)]
+                cases.append((family, config, d, rng.randint(1, 4), targets))
+        answers = run_tool([(config, None) for _, config, _, _, _ in cases],
+                           [{"rank": r, "targets": t}
+                            for _, _, _, r, t in cases])
+        mismatches = []
+        for (family, config, d, rank, targets), got in zip(cases, answers):
+            a = adapt(d, rank, targets)
+            want = {"names": a.names, "numels": a.numels,
+                    "frozen": [not t for t in a.trainable],
+                    "operations": gathered_oracle.adapted_operations(
+                        d, config, a)}
+            if "error" in got:
+                problem = f"C++ {got['error']}"
+            else:
+                problem = next((f"{key}: oracle {want[key]}, C++ {got[key]}"
+                                for key in want if want[key] != got[key]),
+                               None)
+            if problem:
+                mismatches.append(f"{family} r={rank} {targets}: "
+                                  f"{problem}\n  config: {json.dumps(config)}")
+        self.assertEqual(mismatches[:MAX_REPORTED], [],
+                         f"{len(mismatches)} of {len(cases)} differ")
+        # Every family was adapted, and with operations.
+        self.assertEqual({c[0] for c in cases}, set(FAMILIES))
+        self.assertTrue(all(a["operations"] for a in answers))
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ import sys
 import deepseek_v2_oracle
 import mla_oracle
 import tp_activation_oracle
+import tp_bloom_sp_oracle
 import tp_gpt2_sp_oracle
 
 U64_MAX = 2**64 - 1
@@ -831,12 +832,14 @@ def estimate(shape, work, adapters=None, tp=None):
     # the sparse block), the others dense.
     terms = [(layer_terms(tk, x, attention, ckpt, sparse), count)
              for tk, sparse, count in layer_kinds(t, x)]
-    # GPT-2 under sequence parallelism (tp_gpt2_sp_oracle.py): the blocks
-    # on s / t rows
+    # GPT-2 or BLOOM under sequence parallelism (tp_gpt2_sp_oracle.py,
+    # tp_bloom_sp_oracle.py): the blocks on s / t rows
     sp = tp is not None and tp.get("sequence_parallel", False)
+    sp_oracle = (tp_bloom_sp_oracle if t["activation"] == "bloom_gelu"
+                 else tp_gpt2_sp_oracle)
     if sp:
-        tp_gpt2_sp_oracle.check(x, tp)
-        terms = [(tp_gpt2_sp_oracle.layer_terms(t, x, tp, attention, ckpt),
+        sp_oracle.check(x, tp)
+        terms = [(sp_oracle.layer_terms(t, x, tp, attention, ckpt),
                   x["L"])]
     rows = s // tp["tp_size"] if sp else s  # the blocks' sequence
     layer = max(term["saved"] for term, _ in terms)
@@ -930,7 +933,7 @@ def estimate(shape, work, adapters=None, tp=None):
                       8 * s if not t["rotary"] and not t["alibi"] else 0)
             + logits)
     if sp:  # the blocks' gathered inputs, held until the graph is freed
-        kept += tp_gpt2_sp_oracle.gathered_bytes(x, tp, ckpt)
+        kept += sp_oracle.gathered_bytes(x, tp, ckpt)
     # (embedding_dense_backward's weight gradient beside the incoming one;
     # tied, the engine frees that before it adds the two weight gradients
     # out of place)
@@ -939,7 +942,7 @@ def estimate(shape, work, adapters=None, tp=None):
             else 2 * b * s * e + weight)
     embedding = max(0, step - (parts["total_bytes"] - kept))
     if sp:
-        embedding = tp_gpt2_sp_oracle.embedding_step(
+        embedding = sp_oracle.embedding_step(
             t, x, embedding_rows, parts["total_bytes"] - kept)
     parts["embedding_backward_bytes"] = embedding
     # The final norm's backward, once the loss and lm_head released theirs.

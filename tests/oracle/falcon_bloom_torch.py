@@ -313,6 +313,8 @@ class BloomAttention(nn.Module):
         self.beta = 1.0
         self.query_key_value = nn.Linear(h, 3 * h, bias=True, dtype=DTYPE)
         self.dense = nn.Linear(h, h, dtype=DTYPE)
+        # ShardFormer's forward under sequence parallelism (tp_bloom_sp_torch)
+        self.sequence_parallel = False
 
     def _reshape(self, fused_qkv):
         batch_size, seq_length, _ = fused_qkv.shape
@@ -344,6 +346,8 @@ class BloomAttention(nn.Module):
         attention_scores = alibi.baddbmm(batch1=query_layer, batch2=key_layer,
                                          beta=self.beta,
                                          alpha=self.inv_norm_factor)
+        if self.sequence_parallel:  # the whole sequence's queries
+            _, q_length, _ = query_layer.shape
         attn_weights = attention_scores.view(batch_size, self.num_heads,
                                              q_length, -1)
         causal_mask = attention_mask[:, :, :, :key_layer.shape[-1]]

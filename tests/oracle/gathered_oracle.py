@@ -12,10 +12,13 @@ Independent of chunkplan's C++. Two parts:
    modeling_llama4.py, modeling_mixtral.py,
    modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_gpt_neox.py,
    modeling_opt.py, modeling_gptj.py, modeling_deepseek_v3.py,
-   modeling_falcon.py, modeling_bloom.py): the torch functions that take
-   parameters, in the order forward calls them, each with the parameters it
-   passes (named as the models oracle names them). Backward runs them in
-   reverse (autograd's order on these sequential graphs).
+   modeling_falcon.py, modeling_bloom.py, modeling_gemma.py,
+   modeling_bert.py; DeepSeek-V2
+   from its remote modeling_deepseek.py, _deepseek_v2_ops): the torch
+   functions that take parameters, in the order forward calls them, each
+   with the parameters it passes (named as the models oracle names them).
+   Backward runs them in reverse (autograd's order on these sequential
+   graphs).
 
 2. The replay, written as the state machine of ColossalAI's text in
    /work/shared/reference/colossalai/ (cited as gemini_hook.py, chunk.py,
@@ -51,6 +54,9 @@ Independent of chunkplan's C++. Two parts:
 
   operations(description, config) -> list of ops (parameter indices), or
       None where the family has no transcription
+  adapted_operations(description, config, adapted) -> the same over
+      models.lora.adapt's parameters: PEFT's lora_A and lora_B after each
+      adapted module's own operations
   layers(description) -> the decoder layer of each op (None outside one)
   replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
       at the peak. groups: layout_oracle Group tuples; placed: per group
@@ -73,7 +79,8 @@ import re
 TRANSCRIBED = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3",
                "cohere", "gemma2", "gemma3_text", "llama4_text", "mixtral",
                "qwen2_moe", "qwen3_moe", "gpt_neox", "opt", "gptj",
-               "deepseek_v3", "falcon", "bloom")
+               "deepseek_v3", "falcon", "bloom", "deepseek_v2", "gemma",
+               "bert")
 
 HOLD, COMPUTE, HOLD_AFTER_BWD, READY_FOR_REDUCE = range(4)
 
@@ -116,7 +123,16 @@ def _llama_ops(names, architecture, qk_norm):
     v_proj each F.linear(x, weight, bias); Qwen3: q_norm right after q_proj
     and k_norm right after k_proj; then o_proj), post_attention_layernorm,
     mlp (down_proj(act_fn(gate_proj(x)) * up_proj(x))); model.norm; then
-    lm_head on the last hidden states (embed_tokens' weight when tied)."""
+    lm_head on the last hidden states (embed_tokens' weight when tied).
+    GemmaForCausalLM (modeling_gemma.py, 4.51.3) is this walk too:
+    GemmaModel.forward runs embed_tokens, scales by `normalizer` (a
+    torch.tensor made in forward, no parameter), the layers, norm;
+    GemmaDecoderLayer.forward input_layernorm, self_attn (GemmaAttention:
+    q_proj, k_proj, v_proj, then o_proj, biased where attention_bias),
+    post_attention_layernorm, mlp (GemmaMLP: down_proj(act_fn(gate_proj(x))
+    * up_proj(x))); GemmaRMSNorm takes its weight once, in `output * (1.0 +
+    self.weight.float())`; registered self_attn, mlp, input_layernorm,
+    post_attention_layernorm (the norms after the MLP, as LLaMA's)."""
     top = "model." if architecture.endswith("ForCausalLM") else ""
     ops = [[top + "embed_tokens.weight"]]
     i = 0
@@ -470,17 +486,93 @@ def _deepseek_v3_ops(names, architecture):
             while f"{mlp}experts.{e}.gate_proj.weight" in names:
                 ops += [[f"{mlp}experts.{e}.{p}.weight"] for p in projections]
                 e += 1
-            ops += [[f"{mlp}shared_experts.{p}.weight"] for p in projections]
+            if mlp + "shared_experts.gate_proj.weight" in names:
+                ops += [[f"{mlp}shared_experts.{p}.weight"]
+                        for p in projections]
         i += 1
     return ops + _norm_and_head_ops(names, architecture, top)
 
 
+def _deepseek_v2_ops(names, architecture):
+    """DeepseekV2ForCausalLM.forward from the model's remote code
+    (transformers 4.51.3 has none), read in deepseek-ai/ESFT
+    deepseek/modeling_deepseek.py at 4bfa99486b03a3b646635b32a3aad0552763d925:
+    DeepseekV2Model.forward runs self.embed_tokens (l. 1499), the layers,
+    self.norm (l. 1557), then self.lm_head (l. 1684). Each
+    DeepseekV2DecoderLayer.forward: self.input_layernorm (l. 1251), self_attn
+    (DeepseekV2Attention.forward, and DeepseekV2FlashAttention2's alike:
+    q_proj, or q_b_proj(q_a_layernorm(q_a_proj(x))) (l. 819-821);
+    kv_a_proj_with_mqa (l. 827); kv_b_proj(kv_a_layernorm(...)) (l. 833);
+    o_proj (l. 903)), self.post_attention_layernorm (l. 1267), self.mlp
+    (l. 1268): DeepseekV2MLP (down_proj(act_fn(gate_proj(x)) *
+    up_proj(x)), l. 414-417) or DeepseekV2MoE.forward (l. 598-617): self.gate
+    (MoEGate, F.linear on self.weight.type(torch.float32), l. 452), then
+    `for i, expert in enumerate(self.experts)` every expert, chosen or not
+    (an empty batch), as the training branch of InternLM/xtuner's copy
+    (xtuner/model/transformers_models/deepseek_v2/modeling_deepseek.py at
+    0fe3ea1cc601cac9f35b2e10bfc23b993e43492d, DeepseekV2MoE.forward,
+    `if self.training`) runs them too, then self.shared_experts(identity)
+    where n_shared_experts is not None (l. 616). These are the calls and
+    the order of DeepSeek-V3's walk (_deepseek_v3_ops). Where that walk
+    takes every expert as chosen (4.51.3's DeepseekV3MoE skips an expert no
+    token chose), V2's training branch runs every expert whatever the
+    routing: exact here."""
+    return _deepseek_v3_ops(names, architecture)
+
+
+def _bert_ops(names, architecture):
+    """BertForMaskedLM.forward and BertModel.forward (modeling_bert.py,
+    4.51.3): BertEmbeddings.forward runs self.word_embeddings(input_ids),
+    self.token_type_embeddings(token_type_ids), then
+    self.position_embeddings(position_ids) (registered before the token
+    types), then self.LayerNorm; each BertLayer: BertAttention's self
+    (BertSelfAttention.forward: self.query, then self.key and self.value;
+    BertSdpaSelfAttention.forward the same), its output (BertSelfOutput:
+    self.dense, self.LayerNorm(hidden_states + input_tensor)), then
+    feed_forward_chunk: self.intermediate (dense), self.output (BertOutput:
+    dense, LayerNorm); nn.Linear's F.linear and nn.LayerNorm's
+    F.layer_norm take weight and bias. BertModel ends with self.pooler
+    (BertPooler: self.dense on the first token), taken as used by the loss
+    (a pooler with no gradient leaves its chunk unreduced: GeminiDDP's
+    _post_backward raises). BertForMaskedLM's bert has no pooler; then
+    self.cls: BertLMPredictionHead.forward runs self.transform
+    (BertPredictionHeadTransform: dense, act, LayerNorm), then
+    self.decoder, an nn.Linear whose weight is the word embeddings' when
+    tied and whose bias is the head's own `bias` (self.decoder.bias =
+    self.bias)."""
+    top = "bert." if architecture == "BertForMaskedLM" else ""
+    emb = top + "embeddings."
+    ops = [[emb + "word_embeddings.weight"],
+           [emb + "token_type_embeddings.weight"],
+           [emb + "position_embeddings.weight"],
+           [emb + "LayerNorm.weight", emb + "LayerNorm.bias"]]
+    i = 0
+    while f"{top}encoder.layer.{i}.attention.self.query.weight" in names:
+        layer = f"{top}encoder.layer.{i}."
+        for module in ("attention.self.query", "attention.self.key",
+                       "attention.self.value", "attention.output.dense",
+                       "attention.output.LayerNorm", "intermediate.dense",
+                       "output.dense", "output.LayerNorm"):
+            ops.append([f"{layer}{module}.weight", f"{layer}{module}.bias"])
+        i += 1
+    if architecture != "BertForMaskedLM":
+        return ops + [["pooler.dense.weight", "pooler.dense.bias"]]
+    head = "cls.predictions."
+    ops += [[head + "transform.dense.weight", head + "transform.dense.bias"],
+            [head + "transform.LayerNorm.weight",
+             head + "transform.LayerNorm.bias"]]
+    decoder = (_present(names, head + "decoder.weight")
+               or [emb + "word_embeddings.weight"])
+    return ops + [decoder + [head + "bias"]]
+
+
 def layers(description):
-    """The decoder layer (transformer.h.<i> or model.layers.<i>) of each of
-    operations(description), None for the embeddings, final norm and head."""
+    """The decoder layer (transformer.h.<i>, model.layers.<i>, BERT's
+    encoder.layer.<i>) of each of operations(description), None for the
+    embeddings, final norm and head."""
     out = []
     for op in operations(description) or []:
-        m = re.search(r"(?:^|\.)(?:h|layers)\.(\d+)\.",
+        m = re.search(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.",
                       description.names[op[0]])
         out.append(int(m.group(1)) if m else None)
     return out
@@ -507,8 +599,12 @@ def operations(description, config=None):
                        (config or {}).get("do_layer_norm_before", True))
     elif model_type == "deepseek_v3":
         ops = _deepseek_v3_ops(names, description.architecture)
+    elif model_type == "deepseek_v2":
+        ops = _deepseek_v2_ops(names, description.architecture)
+    elif model_type == "bert":
+        ops = _bert_ops(names, description.architecture)
     elif model_type in ("llama", "mistral", "qwen2", "qwen3", "mixtral",
-                        "qwen2_moe", "qwen3_moe"):
+                        "qwen2_moe", "qwen3_moe", "gemma"):
         ops = _llama_ops(names, description.architecture,
                          qk_norm=model_type in ("qwen3", "qwen3_moe"))
     elif model_type == "phi3":
@@ -525,6 +621,52 @@ def operations(description, config=None):
         return None
     index = {name: i for i, name in enumerate(description.names)}
     return [[index[name] for name in op] for op in ops]
+
+
+def adapted_operations(description, config, adapted):
+    """The ops of a model with PEFT's LoRA adapters (adapted: models.lora.
+    adapt's Adapted of `description`) as lists of indices into
+    adapted.names, or None for a family not transcribed. PEFT's
+    lora.Linear.forward (huggingface/peft at 5d602fdb,
+    src/peft/tuners/lora/layer.py l. 1048-1062) runs `result =
+    self.base_layer(x, ...)` (the wrapped module's own forward: its
+    operations as the family runs them, over the parameters renamed
+    <module>.base_layer.<leaf>), then, for the active adapter "default",
+    `result + lora_B(lora_A(dropout(x))) * scaling`: lora_A's F.linear,
+    then lora_B's, each one operation taking its weight. So each adapted
+    module's two come right after the last operation taking a parameter of
+    the module (FalconLinear's bias addition; GPT-2's Conv1D addmm); two
+    modules ending at one operation, in the order they are registered."""
+    base = operations(description, config)
+    if base is None:
+        return None
+    adapted_modules = [m for m, _, _ in adapted.modules]
+    wrapped = set(adapted_modules)
+    index = {name: i for i, name in enumerate(adapted.names)}
+
+    def module_of(p):
+        return description.names[p].rsplit(".", 1)[0]
+
+    last = {}
+    for k, op in enumerate(base):
+        for p in op:
+            if module_of(p) in wrapped:
+                last[module_of(p)] = k
+    ending = {}
+    for module in adapted_modules:
+        ending.setdefault(last[module], []).append(module)
+    out = []
+    for k, op in enumerate(base):
+        names = []
+        for p in op:
+            module, leaf = description.names[p].rsplit(".", 1)
+            names.append(f"{module}.base_layer.{leaf}" if module in wrapped
+                         else description.names[p])
+        out.append([index[name] for name in names])
+        for module in ending.get(k, []):
+            out += [[index[f"{module}.lora_A.default.weight"]],
+                    [index[f"{module}.lora_B.default.weight"]]]
+    return out
 
 
 # ---------------------------------------------------------------------------

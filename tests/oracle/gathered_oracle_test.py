@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gathered_oracle  # noqa: E402
 import layout_oracle as lo  # noqa: E402
 import models  # noqa: E402
+from models.lora import adapt  # noqa: E402
 
 
 def settings(**changes):
@@ -100,8 +101,13 @@ class ByHand(unittest.TestCase):
                         offload_param_frac=0.5), (6, 1))
 
 
-def layout(config, chunk_size, degree=2):
-    request = {"search": {"model": {"hf_config_json": json.dumps(config)},
+def layout(config, chunk_size, degree=2, lora=None):
+    """The layout oracle's answer at one chunk size; `lora`: PEFT's
+    adapters ({"rank": r, "targets": [...]}) on the model."""
+    model = {"hf_config_json": json.dumps(config)}
+    if lora:
+        model["lora"] = lora
+    request = {"search": {"model": model,
                           "dp_degrees": [degree], "search_range_m": 0,
                           "search_interval": 1},
                "configs": [{"dp_degree": degree, "chunk_size": chunk_size}]}
@@ -491,6 +497,262 @@ class DeepseekV3Operations(unittest.TestCase):
         self.assertIn("model.layers.1.input_layernorm.weight", held[11])
         self.assertIn("model.layers.1.mlp.experts.3.gate_proj.weight",
                       held[9])
+
+
+# Gemma (v1) as GemmaConfig leaves it: lm_head tied to embed_tokens.
+GEMMA = dict(LLAMA, model_type="gemma", head_dim=16)
+
+
+class GemmaOperations(unittest.TestCase):
+    """GemmaForCausalLM (modeling_gemma.py, 4.51.3), worked by hand:
+    GemmaDecoderLayer.forward's input_layernorm, q/k/v_proj, o_proj,
+    post_attention_layernorm, GemmaMLP's gate/up/down_proj; lm_head's
+    F.linear takes embed_tokens.weight (tied)."""
+
+    def test_llamas_order_with_biases_and_the_tied_head(self):
+        config = dict(GEMMA, num_hidden_layers=1, attention_bias=True)
+        layer = "model.layers.0."
+        want = [["model.embed_tokens.weight"],
+                [layer + "input_layernorm.weight"]]
+        want += [[f"{layer}self_attn.{p}_proj.weight",
+                  f"{layer}self_attn.{p}_proj.bias"] for p in "qkvo"]
+        want += [[layer + "post_attention_layernorm.weight"]]
+        want += [[f"{layer}mlp.{p}_proj.weight"]
+                 for p in ("gate", "up", "down")]
+        want += [["model.norm.weight"], ["model.embed_tokens.weight"]]
+        self.assertEqual(op_names(config), want)
+
+    def test_the_norms_chunk_waits_through_the_layer(self):
+        # At 11008 elements (degree 2) embed_tokens (16384) has a chunk of
+        # its own; chunk 10 holds layer 1's down_proj, its two norms and
+        # the final norm. Backward: lm_head's step gathers the embedding's
+        # chunk and releases it (its one gradient comes with the
+        # embedding's, last); model.norm's and down_proj's gradients reach
+        # chunk 10, which waits for input_layernorm's (the layer's first
+        # op) while up_proj's chunk computes: two chunks, 2 x 5504 + one
+        # shard 5504 = 16512 elements (33024 bytes), above the embedding's
+        # chunk alone (8192 + 8192).
+        answer = layout(GEMMA, 11008)
+        self.assertEqual(straddles(GEMMA, answer), [])
+        names = models.describe(GEMMA).names
+        chunk = answer["groups"][0]["chunks"][10]
+        first = int(chunk["first_param"])
+        self.assertEqual(names[first:first + int(chunk["num_params"])], [
+            "model.layers.1.mlp.down_proj.weight",
+            "model.layers.1.input_layernorm.weight",
+            "model.layers.1.post_attention_layernorm.weight",
+            "model.norm.weight"])
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(16512 * 2))
+
+
+BERT = {"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 256,
+        "max_position_embeddings": 64, "type_vocab_size": 2}
+BERT_MODEL = dict(BERT, architectures=["BertModel"])
+
+
+class BertOperations(unittest.TestCase):
+    """BertForMaskedLM and BertModel (modeling_bert.py, 4.51.3), worked by
+    hand: BertEmbeddings.forward takes the token types before the positions
+    it registers before them; each BertLayer runs in registration order;
+    the MLM head's decoder takes the tied word embeddings and the head's
+    own bias."""
+
+    def test_the_embeddings_layers_and_the_tied_decoder(self):
+        names = op_names(dict(BERT, num_hidden_layers=1))
+        emb = "bert.embeddings."
+        want = [[emb + "word_embeddings.weight"],
+                [emb + "token_type_embeddings.weight"],
+                [emb + "position_embeddings.weight"],
+                [emb + "LayerNorm.weight", emb + "LayerNorm.bias"]]
+        for m in ("attention.self.query", "attention.self.key",
+                  "attention.self.value", "attention.output.dense",
+                  "attention.output.LayerNorm", "intermediate.dense",
+                  "output.dense", "output.LayerNorm"):
+            want.append([f"bert.encoder.layer.0.{m}.weight",
+                         f"bert.encoder.layer.0.{m}.bias"])
+        head = "cls.predictions."
+        want += [[head + "transform.dense.weight",
+                  head + "transform.dense.bias"],
+                 [head + "transform.LayerNorm.weight",
+                  head + "transform.LayerNorm.bias"],
+                 [emb + "word_embeddings.weight", head + "bias"]]
+        self.assertEqual(names, want)
+        # Untied: the decoder's own weight; BertModel: the pooler last.
+        self.assertEqual(
+            op_names(dict(BERT, tie_word_embeddings=False))[-1],
+            [head + "decoder.weight", head + "bias"])
+        self.assertEqual(op_names(BERT_MODEL)[-1],
+                         ["pooler.dense.weight", "pooler.dense.bias"])
+
+    def test_the_tied_decoder_holds_the_first_chunk_and_a_last_one(self):
+        # At 16896 elements (degree 2) word_embeddings (16384) fills chunk
+        # 0 alone and cls.predictions.bias ends chunk 7: the decoder's
+        # F.linear gathers both, two chunks of 16896, each less the rank's
+        # shard (8448), and one shard in flight: 25344 elements.
+        answer = layout(BERT, 16896)
+        names = models.describe(BERT).names
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])]
+                for c in answer["groups"][0]["chunks"]]
+        self.assertEqual(held[0], ["bert.embeddings.word_embeddings.weight"])
+        self.assertEqual(held[7][-1], "cls.predictions.bias")
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(25344 * 2))
+
+    def test_the_position_embeddings_wait_beside_the_token_types(self):
+        # At 20480 elements chunk 0 holds word_embeddings and
+        # position_embeddings, chunk 1 token_type_embeddings, the
+        # embeddings' LayerNorm and layer 0's attention. Backward ends with
+        # LayerNorm, position_embeddings (chunk 0: word_embeddings' gradient
+        # still to come), token_type_embeddings (chunk 1, waiting since
+        # layer 0's attention), word_embeddings: at position_embeddings'
+        # step both wait, no operation straddling two: 2 x 10240 + 10240.
+        answer = layout(BERT_MODEL, 20480)
+        self.assertEqual(straddles(BERT_MODEL, answer), [])
+        names = models.describe(BERT_MODEL).names
+        chunks = answer["groups"][0]["chunks"]
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])] for c in chunks]
+        self.assertEqual(held[0], ["embeddings.word_embeddings.weight",
+                                   "embeddings.position_embeddings.weight"])
+        self.assertEqual(held[1][0], "embeddings.token_type_embeddings.weight")
+        self.assertEqual(answer["gathered_chunks"], "2")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(30720 * 2))
+
+
+class LoraOperations(unittest.TestCase):
+    """PEFT's lora.Linear.forward (peft 5d602fdb, tuners/lora/layer.py l.
+    1048-1062), worked by hand: the base layer's operation, then lora_A's
+    and lora_B's; the base frozen (never placed, gathering nothing), so the
+    chunks hold the adapters alone, in registration order."""
+
+    def test_the_adapters_follow_their_base_operation(self):
+        config = dict(LLAMA, num_hidden_layers=1)
+        d = models.describe(config)
+        a = adapt(d, 2, ["v_proj", "down_proj"])
+        ops = [[a.names[p] for p in op]
+               for op in gathered_oracle.adapted_operations(d, config, a)]
+        layer = "model.layers.0."
+        attn, mlp = layer + "self_attn.", layer + "mlp."
+        self.assertEqual(ops, [
+            ["model.embed_tokens.weight"], [layer + "input_layernorm.weight"],
+            [attn + "q_proj.weight"], [attn + "k_proj.weight"],
+            [attn + "v_proj.base_layer.weight"],
+            [attn + "v_proj.lora_A.default.weight"],
+            [attn + "v_proj.lora_B.default.weight"],
+            [attn + "o_proj.weight"],
+            [layer + "post_attention_layernorm.weight"],
+            [mlp + "gate_proj.weight"], [mlp + "up_proj.weight"],
+            [mlp + "down_proj.base_layer.weight"],
+            [mlp + "down_proj.lora_A.default.weight"],
+            [mlp + "down_proj.lora_B.default.weight"],
+            ["model.norm.weight"], ["lm_head.weight"]])
+
+    def test_llama_adapters_run_in_their_registration_order(self):
+        # q_proj's adapters (256 + 256 elements at r = 4) and down_proj's
+        # (512 + 256) in each layer, at 512 elements: chunks [q A, q B],
+        # [down A], [down B, layer 1's q A], [q B], [down A], [down B].
+        # Backward meets them in reverse registration order: the chunk
+        # shared by layer 0's down_proj.lora_B and layer 1's q_proj.lora_A
+        # waits through layer 1's frozen q_proj and norm (gathering
+        # nothing) alone: one chunk, 256 + a shard of 256 (the full
+        # fine-tune, whose norms wait, holds two: LlamaNoStraddle).
+        answer = layout(LLAMA, 512,
+                        lora={"rank": 4, "targets": ["q_proj", "down_proj"]})
+        self.assertEqual(
+            [(int(c["first_param"]), int(c["num_params"]))
+             for c in answer["groups"][0]["chunks"]],
+            [(2, 2), (10, 1), (11, 2), (16, 1), (23, 1), (24, 1)])
+        self.assertEqual(answer["gathered_chunks"], "1")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(512 * 2))
+
+    def test_phi3_adapters_wait_as_its_o_proj_does(self):
+        # Phi-3 registers o_proj before qkv_proj and runs it after: at r = 4
+        # a layer's adapters are o_proj's A, B (256 each), qkv_proj's A
+        # (256) and B (512). At 768 elements: [L0 o A, o B, qkv A], [L0 qkv
+        # B, L1 o A], [L1 o B, qkv A], [L1 qkv B]. Backward through layer 1:
+        # o_proj's B and A give chunks 2 and 1 their first gradients; at
+        # qkv_proj's lora_B chunk 3 computes beside both: three, 3 x 384 +
+        # a shard of 384 = 1536 elements.
+        answer = layout(PHI3, 768,
+                        lora={"rank": 4, "targets": ["o_proj", "qkv_proj"]})
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(1536 * 2))
+
+
+# DeepSeek-V2 (the remote code): MoE every second layer from 0
+# (moe_layer_freq 2: layers 0 and 2 DeepseekV2MoE, layer 1 a dense
+# DeepseekV2MLP), 4 routed experts, no shared experts (n_shared_experts
+# null), a plain q_proj (q_lora_rank null).
+DEEPSEEK_V2 = {"model_type": "deepseek_v2", "hidden_size": 64,
+               "intermediate_size": 128, "moe_intermediate_size": 32,
+               "num_hidden_layers": 3, "num_attention_heads": 4,
+               "vocab_size": 256, "kv_lora_rank": 16, "q_lora_rank": None,
+               "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+               "v_head_dim": 16, "n_routed_experts": 4,
+               "num_experts_per_tok": 2, "n_shared_experts": None,
+               "first_k_dense_replace": 0, "moe_layer_freq": 2,
+               "topk_method": "greedy"}
+
+
+class DeepseekV2Operations(unittest.TestCase):
+    """DeepseekV2DecoderLayer.forward of the remote modeling_deepseek.py
+    (deepseek-ai/ESFT @4bfa9948, l. 1251-1268), worked by hand: q_proj,
+    the latent k/v projections and o_proj; then MoEGate before the experts
+    registered before it; the training branch runs every expert, and
+    nothing after them where n_shared_experts is null."""
+
+    def test_sparse_dense_sparse_without_shared_experts(self):
+        names = op_names(DEEPSEEK_V2)
+        attn = [["q_proj"], ["kv_a_proj_with_mqa"], ["kv_a_layernorm"],
+                ["kv_b_proj"], ["o_proj"]]
+        want = [["model.embed_tokens.weight"]]
+        for i in range(3):
+            layer = f"model.layers.{i}."
+            want.append([layer + "input_layernorm.weight"])
+            want += [[f"{layer}self_attn.{m}.weight" for m in op]
+                     for op in attn]
+            want.append([layer + "post_attention_layernorm.weight"])
+            if i == 1:
+                want += [[f"{layer}mlp.{p}_proj.weight"]
+                         for p in ("gate", "up", "down")]
+                continue
+            want.append([layer + "mlp.gate.weight"])
+            for e in range(4):
+                want += [[f"{layer}mlp.experts.{e}.{p}_proj.weight"]
+                         for p in ("gate", "up", "down")]
+        want += [["model.norm.weight"], ["lm_head.weight"]]
+        self.assertEqual(names, want)
+
+    def test_the_router_and_the_norms_wait_gathered(self):
+        # At 12544 elements (degree 2) chunk 2 holds layer 0's experts 0
+        # and 1, chunk 3 experts 2 and 3 and the router (registered after
+        # them), chunk 4 layer 0's two norms and layer 1's attention.
+        # Backward through layer 0: layer 1's attention gives chunk 4 its
+        # first gradients (it waits for layer 0's norms); expert 3's, then
+        # expert 2's gradients reach chunk 3, which waits for the router's
+        # (after every expert's); at expert 1's down_proj chunk 2 computes
+        # beside both: three chunks, no operation straddling two. The
+        # bytes: three chunks less the rank's shard (3 x 6272) and one
+        # shard in flight (6272), 25088 elements of 2 bytes.
+        answer = layout(DEEPSEEK_V2, 12544)
+        self.assertEqual(straddles(DEEPSEEK_V2, answer), [])
+        names = models.describe(DEEPSEEK_V2).names
+        held = [names[int(c["first_param"]):int(c["first_param"]) +
+                      int(c["num_params"])]
+                for c in answer["groups"][0]["chunks"]]
+        layer = "model.layers.0."
+        self.assertEqual(held[2][-1], layer + "mlp.experts.1.down_proj.weight")
+        self.assertEqual(held[3][-1], layer + "mlp.gate.weight")
+        self.assertEqual(held[3][0], layer + "mlp.experts.2.gate_proj.weight")
+        self.assertEqual(held[4][:3], [
+            layer + "input_layernorm.weight",
+            layer + "post_attention_layernorm.weight",
+            "model.layers.1.self_attn.q_proj.weight"])
+        self.assertEqual(answer["gathered_chunks"], "3")
+        self.assertEqual(answer["gathered_chunk_bytes"], str(25088 * 2))
 
 
 if __name__ == "__main__":

@@ -171,7 +171,8 @@ Parsed = collections.namedtuple(
     "Parsed", "search_request args configs frozen settings objective cluster "
     "model")
 # cluster: None, or a dict of the Cluster's fields (margin None where unset)
-# model: None, or (model_type, operations or None) of search.model
+# model: None, or (model_type, operations or None, frozen mask or None) of
+# search.model (the mask: the LoRA adapters' base frozen, _model)
 
 
 def _fields(obj, names, where):
@@ -309,6 +310,11 @@ def parse(request):
                       f"{where}.keep_gathered")))
     frozen = [_bool(v, f"frozen[{i}]")
               for i, v in enumerate(_list(top.get("frozen", []), "frozen"))]
+    if model is not None and model[2] is not None:
+        if frozen:
+            raise LayoutError("frozen: the model's lora adapters give the "
+                              "frozen parameters")
+        frozen = model[2]
     g = _fields(top.get("gemini", {}), _GEMINI_FIELDS, "gemini")
     # The wire defaults are GeminiPlugin's (gemini_plugin.py
     # GeminiPlugin.__init__): precision fp16, master_weights=True,
@@ -376,7 +382,8 @@ def describe_model(search, raw_model, error=LayoutError):
         raise error("search.model.architecture: expected a string")
     # LoRA adapters and trainable patterns are the LoRA oracle's
     # (tests/oracle/lora_oracle_test.py), a parameter list the params
-    # tests', not this one's: only unset.
+    # tests', not this one's: only unset (Layout's _model takes lora off
+    # first and adds the adapters itself).
     for key in ("lora", "freeze", "train", "param_list_json"):
         if f.get(key):
             raise error(f"search.model.{key}: not modelled by this oracle")
@@ -410,6 +417,11 @@ def _model(search, raw_gemini=None):
         return search, None
     raw_model = search["model"]
     search = {k: v for k, v in search.items() if k != "model"}
+    # LoRA adapters (models/lora.py, PEFT's rules) on the described model:
+    # only a rank and targets that adapt something, with tp_size 1.
+    lora = raw_model.get("lora") if isinstance(raw_model, dict) else None
+    if lora:
+        raw_model = {k: v for k, v in raw_model.items() if k != "lora"}
     config, description = describe_model(search, raw_model)
     raw_gemini = raw_gemini if isinstance(raw_gemini, dict) else {}
     tp = raw_gemini.get("tp_size", raw_gemini.get("tpSize", 0))
@@ -422,8 +434,23 @@ def _model(search, raw_gemini=None):
         except tp_oracle.TpRefused as exc:
             raise LayoutError(f"search.model: gemini.tp_size: {tp}: "
                               f"{exc}") from None
+    if lora:
+        if isinstance(tp, int) and not isinstance(tp, bool) and tp > 1:
+            raise LayoutError(f"gemini.tp_size: {tp}: LoRA adapters on "
+                              "tensor-parallel shards are not modelled")
+        from models.lora import adapt  # noqa: E402  (here only)
+        try:
+            adapted = adapt(description, int(lora.get("rank", 0)),
+                            list(lora.get("targets", [])))
+        except ValueError as exc:
+            raise LayoutError(f"search.model: {exc}") from None
+        search["numels"] = adapted.numels
+        return search, (description.model_type,
+                        gathered_oracle.adapted_operations(
+                            description, config, adapted),
+                        [not t for t in adapted.trainable])
     return search, (description.model_type,
-                    gathered_oracle.operations(description, config))
+                    gathered_oracle.operations(description, config), None)
 
 
 def unsequenced_note(model_type):

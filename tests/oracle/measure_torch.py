@@ -194,13 +194,16 @@ def backward_peak(prof, start_marker):
 def measure(shape, work, family, seed, tp=1, sp=False):
     """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
     ShardFormer runs it (tp_decoder_torch.py,
-    tp_opt_bloom_falcon_torch.py; `sp`: GPT-2 with sequence parallelism,
-    tp_gpt2_sp_torch.py)."""
+    tp_opt_bloom_falcon_torch.py; `sp`: GPT-2 or BLOOM with sequence
+    parallelism, tp_gpt2_sp_torch.py, tp_bloom_sp_torch.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
     c = config(shape, work, family)
-    if tp > 1 and sp:
+    if tp > 1 and sp and family == "bloom":
+        import tp_bloom_sp_torch
+        model, forward = tp_bloom_sp_torch.build(c, tp)
+    elif tp > 1 and sp:
         import tp_gpt2_sp_torch
         model, forward = tp_gpt2_sp_torch.build(c, tp)
     elif tp > 1 and family in tp_opt_bloom_falcon_torch.FAMILIES:

@@ -1039,7 +1039,8 @@ def _tp_split(parsed, tp):
         if model_type not in tp_activation_oracle.SEQUENCE_PARALLEL:
             return None, not_split_note(
                 tp_activation_oracle.SEQUENCE_PARALLEL_WHY)
-        return dict(family, tp_size=tp, sequence_parallel=True), None
+        return dict(family, tp_size=tp, sequence_parallel=True,
+                    model_type=model_type), None
     shape = _shape(parsed.model[0], parsed.model[1])
     if (family.get("gathered_head") and family["lm_head"] == "column" and
             shape["tied_embeddings"] and

@@ -64,12 +64,13 @@ FAMILIES = {
 
 # The policies whose forward under sequence parallelism (split_gather, as
 # GeminiPlugin runs it) is modelled: GPT-2's where zero x extra_dp is 1
-# (tp_gpt2_sp_oracle.py; the request's "sequence_parallel": true).
-SEQUENCE_PARALLEL = ("gpt2",)
+# (tp_gpt2_sp_oracle.py), BLOOM's on every mesh (tp_bloom_sp_oracle.py;
+# the request's "sequence_parallel": true).
+SEQUENCE_PARALLEL = ("gpt2", "bloom")
 
 # Why tp rank 0's activations are not split where sequence parallelism
 # stays on and is not modelled (the activation note's reason): what
-# tp_oracle lets through otherwise, BLOOM's (LLaMA's, Qwen2's, Qwen3's,
+# tp_oracle lets through otherwise, none today (LLaMA's, Qwen2's, Qwen3's,
 # Command's and Mixtral's forwards fail on every mesh, GPT-2's where the
 # world is not the tp group: refused).
 SEQUENCE_PARALLEL_WHY = (

@@ -37,24 +37,29 @@ GATHERED = ("c_attn's gathered input (ctx.gathered_input)",
 
 def check(x, tp):
     """_split's assert (layer/_operation.py:1199-1202): the sequence a
-    multiple of tp."""
+    multiple of tp (the request's tp "model_type" named where given)."""
     if x["s"] % tp["tp_size"]:
+        family = (f'model_type "{tp["model_type"]}" at tp_size '
+                  f'{tp["tp_size"]} with gemini.enable_sequence_parallelism: '
+                  if tp.get("model_type") else "")
         raise ao.ActivationError(
             "workload.sequence_length must be a multiple of shape.tp.tp_size "
-            "under sequence parallelism (ColossalAI's _split asserts \"The "
-            "dimension to split (...) is not a multiple of world size "
+            f"under sequence parallelism ({family}ColossalAI's _split asserts "
+            "\"The dimension to split (...) is not a multiple of world size "
             "(...), cannot split tensor evenly\")")
 
 
-def layer_tensors(t, x, tp, attention):
-    """One GPT-2 block's saves at rank dims `x` under split_gather."""
+def layer_tensors(t, x, tp, attention, gathered=GATHERED):
+    """One GPT-2 block's saves at rank dims `x` under split_gather (BLOOM's
+    block, tp_bloom_sp_oracle.py, with its own `gathered` names)."""
     n = x["b"] * x["s"] * x["h"]
     out = [(name, m // tp["tp_size"] if name.startswith(SHARDED) else m)
            for name, m in ao.layer_tensors(t, x, attention)]
-    return out + [(name, 2 * n) for name in GATHERED]
+    return out + [(name, 2 * n) for name in gathered]
 
 
-def layer_terms(t, x, tp, attention, ckpt):
+def layer_terms(t, x, tp, attention, ckpt, act_step=None,
+                gathered=GATHERED):
     """{"saved", "backward", "inside"} as activation_oracle.layer_terms
     gives them, for a GPT-2 block under split_gather. The backward, above
     all the saves (the top block's: every block's saves held), the
@@ -64,13 +69,16 @@ def layer_terms(t, x, tp, attention, ckpt):
     Col backward (its input's gradient, the chunks, the shard, its
     weight's); ln_2's; then the same for the attention (softmax's steps
     as without sequence parallelism) and ln_1's. The gathered inputs are
-    never released inside the layer."""
+    never released inside the layer. `act_step`: the activation's
+    backward above the saves, less c_proj's input (gelu_new's last
+    product, 2 b s I, where None); `gathered`: the gathered inputs' names
+    (BLOOM's: tp_bloom_sp_oracle.py)."""
     tt = tp["tp_size"]
     b, s, h, i = x["b"], x["s"], x["h"], x["i"]
     ad = x["a"] * x["d"]
     n, bs = b * s * h, b * s
     ns = n // tt
-    tensors = layer_tensors(t, x, tp, attention)
+    tensors = layer_tensors(t, x, tp, attention, gathered)
     layer = sum(m for _, m in tensors)
     mask = ns if t["hidden_dropout"] else 0
     drop_grad = 2 * ns if t["hidden_dropout"] else 0
@@ -78,13 +86,15 @@ def layer_terms(t, x, tp, attention, ckpt):
     bi = 2 * bs * i
     gathered = 4 * n
     ln = 2 * ns + 8 * bs // tt  # a LayerNorm's saves on the shard
+    # (BLOOM's: GeLUFunction's input and dense_4h_to_h's)
     mlp_saves = sum(m for name, m in tensors
-                    if name.startswith(("gelu_new", "act output")))
+                    if name.startswith(("gelu_new", "act output",
+                                        "act's input")))
     # The MLP, every save held but what is named released.
     steps = [drop_grad,
              drop_grad + 4 * n - mask,
              2 * n + bi + 2 * i * h - mask,
-             2 * bi - mask,
+             (2 * bi if act_step is None else act_step) - mask,
              bi + 2 * n + chunks + 2 * ns + 2 * i * h - mask - mlp_saves,
              3 * ns - mask - mlp_saves - 2 * ns]
     # Released before the attention's backward: the MLP's saves, its mask,
@@ -133,15 +143,17 @@ def gathered_bytes(x, tp, ckpt):
     return 0 if ckpt else 4 * x["b"] * x["s"] * x["h"] * x["L"]
 
 
-def embedding_step(t, x, rows, released):
+def embedding_step(t, x, rows, released, positions=True):
     """The embedding's backward, last, above what is still held then (the
     logits, the input ids and positions, the gathered inputs; `released`:
     the rest): wte's weight gradient (`rows` x h) beside its output's
     (2n) and, tied, lm_head's held share; then, tied, AccumulateGrad's
     out-of-place sum beside both shares (6 rows h) once the output's
-    gradient, the ids and the positions are released."""
+    gradient, the ids and the positions (none where `positions` is
+    False: BLOOM's ALiBi) are released."""
     b, s, h = x["b"], x["s"], x["h"]
     tied = t["tied_embeddings"]
     during = 2 * b * s * h + (4 if tied else 2) * rows * h
-    summed = 6 * rows * h - 8 * b * s - 8 * s if tied else 0
+    summed = 6 * rows * h - 8 * b * s - (8 * s if positions else 0)
+    summed = summed if tied else 0
     return max(0, during - released, summed - released)

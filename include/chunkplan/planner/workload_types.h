@@ -67,9 +67,9 @@ struct TensorParallelShape {
   bool column_head = false;
   bool logits_fp32 = false;  // the forward upcasts the logits (.float())
   bool loss_fp32 = false;    // dist_cross_entropy's dtype is fp32
-  // GPT-2 under GeminiPlugin's sequence parallelism (split_gather, the
-  // world the tp group): the blocks on the rank's sequence shard, the Col
-  // layers' gathered inputs (docs/tensor-parallelism.md).
+  // GPT-2 (where the world is the tp group) or BLOOM under GeminiPlugin's
+  // sequence parallelism (split_gather): the blocks on the rank's sequence
+  // shard, the Col layers' gathered inputs (docs/tensor-parallelism.md).
   bool sequence_parallel = false;
   // The forward holds the sliced logits' contiguous copy (OPT's
   // lm_head(...).contiguous()), not lm_head's padded output.
@@ -81,6 +81,9 @@ struct TensorParallelShape {
   // under ShardFormer, sequence parallelism); why. The estimate is then
   // the whole model's, and the answer says so (TpActivationNote).
   std::string not_split;
+  // The family (model_type) where a description gave the shape: named in
+  // the refusals of its policy's forward ("": none named).
+  std::string model_type;
 };
 
 // The traits of a decoder-only family that decide what its training

@@ -852,7 +852,7 @@ LayerTerms KindTerms(const TransformerShape& t, const Dims& d,
   return out;
 }
 
-// A GPT-2 block under sequence parallelism (activation_sp.h), from the
+// A GPT-2 or BLOOM block under sequence parallelism (activation_sp.h), from the
 // block's own terms over the whole sequence at rank dims.
 LayerTerms SequenceParallelKind(const TransformerShape& t, const Dims& d,
                                 Attention attention, bool ckpt) {
@@ -891,7 +891,7 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
       return st;
     }
   }
-  // GPT-2's blocks on the rank's sequence shard (activation_sp.h).
+  // GPT-2's and BLOOM's blocks on the rank's sequence shard (activation_sp.h).
   const bool sp = split && shape.tp.sequence_parallel;
   if (sp) {
     if (absl::Status st = activation::CheckSequenceSplit(shape.tp, *dims);
@@ -922,7 +922,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
     most.inside = Max(most.inside, terms.inside);
     all_saved = Sum({all_saved, Mul({terms.saved, kind.count})});
   }
-  if (sp) {  // GPT-2's blocks under sequence parallelism (activation_sp.h)
+  if (sp) {  // GPT-2's, BLOOM's blocks under sequence parallelism
+             // (activation_sp.h)
     most = SequenceParallelKind(shape, d, attention, ckpt);
     all_saved = Mul({most.saved, shape.num_layers});
   }
@@ -993,9 +994,8 @@ absl::StatusOr<ActivationBytes> EstimateActivationBytes(
   const Checked embedding_backward =
       sp ? activation::SequenceParallelEmbedding(
                shape, d, embedding_rows,
-               Less(total, Sum({Mul({d.bs, 8}), Mul({d.s, 8}), logits,
-                                activation::GatheredInputs(d, shape.num_layers,
-                                                           ckpt)})))
+               Less(total,
+                    activation::SequenceParallelKept(shape, d, logits, ckpt)))
          : EmbeddingBackward(shape, d, total, embedding_rows, logits);
   // The final norm's backward, once the loss and lm_head released theirs.
   const Checked final_norm_backward =

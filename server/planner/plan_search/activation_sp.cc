@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace chunkplan::planner::activation {
 namespace {
@@ -12,15 +15,27 @@ Checked Largest(std::initializer_list<Checked> steps) {
   return out;
 }
 
+// The input ids (int64) and GPT-2's positions (none beside BLOOM's ALiBi).
+Checked IdsAndPositions(const TransformerShape& t, const Dims& d) {
+  return Sum({Mul({d.bs, 8}), t.alibi ? Checked{Wide{0}} : Mul({d.s, 8})});
+}
+
 }  // namespace
 
 absl::Status CheckSequenceSplit(const TensorParallelShape& tp, const Dims& d) {
   if (d.s % tp.tp_size != 0) {
-    return absl::InvalidArgumentError(
+    const std::string family =
+        tp.model_type.empty()
+            ? ""
+            : absl::StrCat("model_type \"", tp.model_type, "\" at tp_size ",
+                           tp.tp_size,
+                           " with gemini.enable_sequence_parallelism: ");
+    return absl::InvalidArgumentError(absl::StrCat(
         "workload.sequence_length must be a multiple of shape.tp.tp_size "
-        "under sequence parallelism (ColossalAI's _split asserts \"The "
-        "dimension to split (...) is not a multiple of world size (...), "
-        "cannot split tensor evenly\")");
+        "under sequence parallelism (",
+        family,
+        "ColossalAI's _split asserts \"The dimension to split (...) is not a "
+        "multiple of world size (...), cannot split tensor evenly\")"));
   }
   return absl::OkStatus();
 }
@@ -41,6 +56,11 @@ SpLayerTerms SequenceParallelLayer(const TransformerShape& t, const Dims& d,
   const Checked drop_grad = t.hidden_dropout ? ns2 : Checked{Wide{0}};
   const Checked chunks = d.b > 1 ? n2 : Checked{Wide{0}};
   const Checked bi = Mul({d.bs, d.inter, 2});
+  // The activation's backward above the saves, less the down projection's
+  // input: gelu_new's last product (2 b s I); BLOOM's GeLUFunction, the
+  // incoming gradient and bloom_gelu_back's five temporaries (6 x 2 b s I).
+  const Checked act =
+      Mul({bi, t.activation == MlpActivation::kBloomGelu ? Wide{5} : Wide{2}});
   const Wide ad = d.a * d.d;
   // A LayerNorm's saves on the shard: its input and fp32 mean and rstd.
   const Checked ln = Sum({ns2, OnShard(Mul({d.bs, 8}), tp)});
@@ -55,7 +75,7 @@ SpLayerTerms SequenceParallelLayer(const TransformerShape& t, const Dims& d,
   const Checked mlp_released = Sum({mask, pieces.mlp});
   Checked step =
       Largest({drop_grad, Less(Sum({drop_grad, Mul({n2, 2})}), mask),
-               Less(Sum({n2, bi, weight_i}), mask), Less(Mul({bi, 2}), mask),
+               Less(Sum({n2, bi, weight_i}), mask), Less(act, mask),
                Less(Sum({bi, n2, chunks, ns2, weight_i}), mlp_released),
                Less(three_ns, Sum({mlp_released, ns2}))});
   // The attention's, once the MLP's saves, ln_2's and c_fc's shard are
@@ -97,14 +117,19 @@ Checked GatheredInputs(const Dims& d, uint64_t layers, bool ckpt) {
   return Mul({d.bs, d.h, 4, layers});
 }
 
+Checked SequenceParallelKept(const TransformerShape& t, const Dims& d,
+                             Checked logits, bool ckpt) {
+  return Sum(
+      {IdsAndPositions(t, d), logits, GatheredInputs(d, t.num_layers, ckpt)});
+}
+
 Checked SequenceParallelEmbedding(const TransformerShape& t, const Dims& d,
                                   Wide rows, Checked released) {
   const bool tied = t.tied_embeddings;
   const Checked during =
       Sum({Mul({d.bs, d.h, 2}), Mul({rows, d.h, tied ? Wide{4} : Wide{2}})});
-  const Checked summed =
-      tied ? Less(Mul({rows, d.h, 6}), Sum({Mul({d.bs, 8}), Mul({d.s, 8})}))
-           : Checked{Wide{0}};
+  const Checked summed = tied ? Less(Mul({rows, d.h, 6}), IdsAndPositions(t, d))
+                              : Checked{Wide{0}};
   return Max(Less(during, released), Less(summed, released));
 }
 
