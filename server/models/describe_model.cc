@@ -198,6 +198,7 @@ absl::StatusOr<ModelDescription> DescribeModel(std::string_view hf_config_json,
   description.names = std::move(storing.names());
   description.numels = std::move(storing.numels());
   description.operations = std::move(storing.operations());
+  description.operation_layers = std::move(storing.operation_layers());
   description.linears = std::move(storing.linears());
   description.total = storing.total();
   if (policy != nullptr && description.vocab_size != 0 &&

@@ -85,10 +85,12 @@ constexpr size_t kNoModule = ~size_t{0};
 // Modules ending at one operation follow it in registration order. No
 // operations (a family without a sequence): none. INTERNAL where an
 // adapted module's parameters are in no operation (a family's mistake).
+// `layers` gets each operation's layer (an adapter's: its module's
+// operation's, as gradient checkpointing re-runs it with the layer).
 absl::StatusOr<std::vector<std::vector<uint64_t>>> AdaptedOperations(
     const ModelDescription& d, const std::vector<size_t>& module_of,
     const std::vector<uint64_t>& new_index,
-    const std::vector<uint64_t>& adapter_first) {
+    const std::vector<uint64_t>& adapter_first, std::vector<int64_t>& layers) {
   std::vector<size_t> last_op(d.linears.size(), kNoModule);
   for (size_t k = 0; k < d.operations.size(); ++k) {
     for (uint64_t p : d.operations[k]) {
@@ -105,14 +107,19 @@ absl::StatusOr<std::vector<std::vector<uint64_t>>> AdaptedOperations(
   }
   std::vector<std::vector<uint64_t>> out;
   out.reserve(d.operations.size() + 2 * adapters);
+  layers.clear();
   for (size_t k = 0; k < d.operations.size(); ++k) {
     std::vector<uint64_t> op;
     op.reserve(d.operations[k].size());
     for (uint64_t p : d.operations[k]) op.push_back(new_index[p]);
     out.push_back(std::move(op));
+    const int64_t layer =
+        k < d.operation_layers.size() ? d.operation_layers[k] : -1;
+    layers.push_back(layer);
     for (size_t m : ending[k]) {
       out.push_back({adapter_first[m]});
       out.push_back({adapter_first[m] + 1});
+      layers.insert(layers.end(), 2, layer);
     }
   }
   if (d.operations.empty()) return out;
@@ -203,10 +210,12 @@ absl::Status AddLoraAdapters(const LoraSpec& spec, uint64_t max_params,
     numels.push_back(d.numels[next]);
     frozen.push_back(true);
   }
+  std::vector<int64_t> layers;
   absl::StatusOr<std::vector<std::vector<uint64_t>>> operations =
-      AdaptedOperations(d, module_of, new_index, adapter_first);
+      AdaptedOperations(d, module_of, new_index, adapter_first, layers);
   if (!operations.ok()) return operations.status();
   d.operations = *std::move(operations);
+  d.operation_layers = std::move(layers);
   d.names = std::move(names);
   d.numels = std::move(numels);
   d.frozen = std::move(frozen);

@@ -131,6 +131,10 @@ struct ModelDescription {
   // gathered-chunk rule, docs/plan.md). Empty where the family has no
   // operation sequence yet.
   std::vector<std::vector<uint64_t>> operations;
+  // One per operation: the decoder layer it runs in (the family's repeated
+  // block, which transformers runs in torch.utils.checkpoint under gradient
+  // checkpointing), -1 outside one (embeddings, final norm, head).
+  std::vector<int64_t> operation_layers;
   // What the decoder layer saves for backward (transformers 4.51.3),
   // docs/plan.md "Activations"; set by the decoder-only families.
   DecoderTraits traits;

@@ -95,10 +95,12 @@ void ParamBuilder::Repeat(absl::string_view part, uint64_t n,
         n, " ", prefix_, part, " of at least one parameter each")));
     return;
   }
-  ++repeat_depth_;
+  const bool outermost = repeat_depth_++ == 0;
   for (uint64_t i = 0; i < n && status_.ok(); ++i) {
+    if (outermost) layer_ = static_cast<int64_t>(i);
     In(absl::StrCat(part, ".", i), [&] { body(i); });
   }
+  if (outermost) layer_ = -1;
   --repeat_depth_;
 }
 
@@ -143,6 +145,7 @@ void ParamBuilder::Op(std::initializer_list<absl::string_view> entries) {
     for (size_t i = begin; i < end; ++i) params.push_back(i);
   }
   operations_.push_back(std::move(params));
+  operation_layers_.push_back(layer_);
 }
 
 }  // namespace chunkplan::models

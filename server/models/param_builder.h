@@ -66,6 +66,9 @@ class ParamBuilder {
   std::vector<uint64_t>& numels() { return numels_; }
   // The recorded operations (Op), in the order recorded.
   std::vector<std::vector<uint64_t>>& operations() { return operations_; }
+  // One per recorded operation: the index of the outermost Repeat it was
+  // recorded in (the decoder layer), -1 outside every Repeat.
+  std::vector<int64_t>& operation_layers() { return operation_layers_; }
   std::vector<LinearModule>& linears() { return linears_; }
 
  private:
@@ -84,8 +87,10 @@ class ParamBuilder {
   std::vector<std::string> names_;
   std::vector<uint64_t> numels_;
   std::vector<std::vector<uint64_t>> operations_;
+  std::vector<int64_t> operation_layers_;
   std::vector<LinearModule> linears_;
   int repeat_depth_ = 0;  // the Repeat scopes open
+  int64_t layer_ = -1;    // the outermost Repeat's index, -1 outside one
 };
 
 }  // namespace chunkplan::models

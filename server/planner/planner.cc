@@ -366,7 +366,9 @@ absl::StatusOr<LayoutResult> Planner::Layout(const LayoutRequest& request,
       const GatheredPeak gathered,
       GatheredChunkPeak(request.search.dp_degrees, request.search.numels.size(),
                         request.frozen, result.groups,
-                        request.operations.forward, request.gemini));
+                        request.operations.forward,
+                        RecomputedLayers(request.operations, request.workload),
+                        request.gemini));
   result.gathered_chunk_bytes = gathered.bytes;
   result.gathered_chunks = gathered.chunks;
   if (std::optional<std::string> note =

@@ -123,6 +123,7 @@ planner::ModelOperations OperationsOf(
   planner::ModelOperations out;
   if (!described.has_value()) return out;
   out.forward = std::move(described->operations);
+  out.layers = std::move(described->operation_layers);
   if (out.forward.empty()) {
     out.unsequenced_model_type = described->model_type;
     if (described->adapters.rank != 0) {

@@ -58,6 +58,7 @@ json ToJson(const absl::StatusOr<ModelDescription>& described) {
           {"padded_vocab_size", d.padded_vocab_size},
           {"tp_notes", d.tp_notes},
           {"operations", d.operations},
+          {"operation_layers", d.operation_layers},
           {"frozen", d.frozen},
           {"config_keys_read", d.config_keys.read},
           {"config_keys_ignored", d.config_keys.ignored},

@@ -71,7 +71,12 @@ def oracle(config, architecture):
             "numels": d.numels,
             "keys_read": decoder_traits.keys_read(config, d),
             "config_keys": sorted(config),
-            "operations": gathered_oracle.operations(d, config) or []}
+            "operations": gathered_oracle.operations(d, config) or [],
+            # The decoder layer of each operation (-1 outside one): what
+            # gradient checkpointing re-runs.
+            "operation_layers": [
+                -1 if layer is None else layer
+                for layer in gathered_oracle.layers(d, config)]}
 
 
 def first_difference(want, got):
@@ -99,6 +104,9 @@ def first_difference(want, got):
                         f", C++ {[got['names'][p] for p in g]}")
         return (f"oracle {len(want['operations'])} operations, C++ "
                 f"{len(got['operations'])}")
+    if want["operation_layers"] != got["operation_layers"]:
+        return (f"operation layers: oracle {want['operation_layers']}, "
+                f"C++ {got['operation_layers']}")
     if got["total"] != sum(got["numels"]):
         return f"C++ total {got['total']} is not the sum of its numels"
     # Every key accounted for: read as the oracle's family reads it, the
@@ -308,10 +316,13 @@ class DifferentialCase(unittest.TestCase):
         mismatches = []
         for (family, config, d, rank, targets), got in zip(cases, answers):
             a = adapt(d, rank, targets)
+            ops = gathered_oracle.adapted_operations(d, config, a)
             want = {"names": a.names, "numels": a.numels,
                     "frozen": [not t for t in a.trainable],
-                    "operations": gathered_oracle.adapted_operations(
-                        d, config, a)}
+                    "operations": ops,
+                    "operation_layers": [
+                        -1 if layer is None else layer for layer in
+                        gathered_oracle.layers_of(ops or [], a.names)]}
             if "error" in got:
                 problem = f"C++ {got['error']}"
             else:

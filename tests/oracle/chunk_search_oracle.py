@@ -205,6 +205,38 @@ def _get_unused_byte(size_list, chunk_size):
     return left + acc
 
 
+# Chunk sizes per block of _unused_bytes: 65536 int64 values a row. Below
+# _VECTOR_FROM chunk sizes numpy's per-call cost outweighs the loop's.
+_BLOCK = 1 << 16
+_VECTOR_FROM = 512
+
+
+def _unused_bytes(size_list, chunk_sizes):
+    """_get_unused_byte(size_list, c) for every c of `chunk_sizes` (an int64
+    array) at once: the same next-fit steps over size_list, each applied to
+    every chunk size together. Exact where no value leaves int64
+    (_fits_int64 says when)."""
+    acc = np.zeros_like(chunk_sizes)
+    left = np.zeros_like(chunk_sizes)
+    for s in size_list:
+        new = s > left
+        acc += np.where(new, left, 0)
+        left = np.where(new, chunk_sizes, left)
+        left -= s
+    return left + acc
+
+
+def _fits_int64(size_dict, largest_chunk):
+    """Whether every value _unused_bytes computes for chunk sizes up to
+    `largest_chunk` stays inside int64: left lies in [-max size, chunk],
+    acc adds one left a parameter, and the groups' wastes are summed."""
+    bound = 0
+    for size_list in size_dict.values():
+        largest = max(size_list, default=0)
+        bound += (len(size_list) + 2) * (largest_chunk + largest)
+    return bound < 2**62
+
+
 def _classify_by_degree(numels, degrees):
     """The seed's classify_params_by_dp_degree: degree -> sizes, degrees in
     first-seen order, visit order inside each."""
@@ -261,14 +293,27 @@ def _search_chunk_configuration(numels, degrees, search_range_m,
     min_chunk_waste = float('+inf')
     best_chunk_size = start_size
 
-    for chunk_size in range(start_size, start_size + search_range + 1,
-                            search_interval):
-        temp_waste = 0
-        for key in size_dict:
-            temp_waste += _get_unused_byte(size_dict[key], chunk_size)
-        if temp_waste < min_chunk_waste:
-            min_chunk_waste = temp_waste
-            best_chunk_size = chunk_size
+    sizes = range(start_size, start_size + search_range + 1, search_interval)
+    if len(sizes) >= _VECTOR_FROM and _fits_int64(size_dict, sizes[-1]):
+        # The loop below, a block of chunk sizes at a time: argmin takes the
+        # first of equal wastes, and a later block must be strictly less.
+        for first in range(0, len(sizes), _BLOCK):
+            block = np.array(sizes[first:first + _BLOCK], dtype=np.int64)
+            waste = np.zeros_like(block)
+            for key in size_dict:
+                waste += _unused_bytes(size_dict[key], block)
+            j = int(np.argmin(waste))
+            if int(waste[j]) < min_chunk_waste:
+                min_chunk_waste = int(waste[j])
+                best_chunk_size = int(block[j])
+    else:
+        for chunk_size in sizes:
+            temp_waste = 0
+            for key in size_dict:
+                temp_waste += _get_unused_byte(size_dict[key], chunk_size)
+            if temp_waste < min_chunk_waste:
+                min_chunk_waste = temp_waste
+                best_chunk_size = chunk_size
 
     # the chunk size needs to be divided by each groups sizes
     best_chunk_size = best_chunk_size + (-best_chunk_size % size_lcm)

@@ -57,16 +57,27 @@ Independent of chunkplan's C++. Two parts:
   adapted_operations(description, config, adapted) -> the same over
       models.lora.adapt's parameters: PEFT's lora_A and lora_B after each
       adapted module's own operations
-  layers(description) -> the decoder layer of each op (None outside one)
+  layers(description, config=None) -> the decoder layer of each op (None
+      outside one); layers_of(ops, names) the same for any ops (a LoRA
+      adapter's: its module's layer)
   replay(groups, placed, ops, settings, layers=None) -> (elements, buffers)
       at the peak. groups: layout_oracle Group tuples; placed: per group
       the parameter indices its chunks take in order; settings:
       layout_oracle Settings. With `layers` (one per op), gradient
-      checkpointing as transformers runs it (torch.utils.checkpoint, one
-      segment per decoder layer): before a layer's backward its forward
-      ops run again, in the backward phase (post_op: HOLD_AFTER_BWD), with
-      no gradients. The planner does not model this yet (docs/plan.md,
-      "Gathered chunks", Left); the oracle has it to measure what is left.
+      checkpointing as transformers 4.51.3 runs it:
+      gradient_checkpointing_enable() with no arguments takes
+      {"use_reentrant": True} (modeling_utils.py) and each decoder layer
+      runs in torch.utils.checkpoint's CheckpointFunction, whose forward
+      runs the layer under torch.no_grad (the hook still fires: pre_op and
+      post_op, HOLD) and whose backward, reached once the later layers'
+      backward is done, runs the layer's forward again under
+      enable_grad and then torch.autograd.backward over it. GeminiDDP
+      .backward holds switch_to_backward() around loss.backward(), so the
+      re-run's post_op leaves HOLD_AFTER_BWD (gemini_hook.py); the re-run
+      has no gradients, and its pre_op releases and gathers, and is in
+      the warm-up's compute_list (prefetch), as any other. GeminiPlugin
+      turns no checkpointing on itself (gemini_plugin.py): the model's
+      own setting, as the workload's activation_checkpointing says.
 
   gathered_oracle.py --checkpointing N [--seed S]   on N random small
       models of the transcribed families (random chunk sizes, degrees and
@@ -566,14 +577,21 @@ def _bert_ops(names, architecture):
     return ops + [decoder + [head + "bias"]]
 
 
-def layers(description):
+def layers(description, config=None):
+    """The decoder layer of each of operations(description, config), None
+    for the embeddings, final norm and head: layers_of over its names."""
+    return layers_of(operations(description, config) or [],
+                     description.names)
+
+
+def layers_of(ops, names):
     """The decoder layer (transformer.h.<i>, model.layers.<i>, BERT's
-    encoder.layer.<i>) of each of operations(description), None for the
-    embeddings, final norm and head."""
+    encoder.layer.<i>: the module each modeling file passes to
+    self._gradient_checkpointing_func) of each op (parameter indices into
+    `names`; a LoRA adapter's are its module's), None outside one."""
     out = []
-    for op in operations(description) or []:
-        m = re.search(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.",
-                      description.names[op[0]])
+    for op in ops:
+        m = re.search(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.", names[op[0]])
         out.append(int(m.group(1)) if m else None)
     return out
 
@@ -706,9 +724,28 @@ class _Replay:
         self.async_works = []
         self.above = 0
         self.peak = (0, 0)
+        # The gathered fp16 chunks (a dict as an ordered set) and the count
+        # of gathered buffers, kept as the flags change: the same as
+        # scanning every chunk at every step, without the scan.
+        self.gathered = {}
+        self.buffers = 0
+
+    def _set_accessed(self, c, value):
+        if c.accessed != value:
+            self.buffers += 1 if value else -1
+            if value:
+                self.gathered[c] = None
+            else:
+                del self.gathered[c]
+        c.accessed = value
+
+    def _set_grad_accessed(self, c, value):
+        if c.grad_accessed != value:
+            self.buffers += 1 if value else -1
+        c.grad_accessed = value
 
     def _buffers(self):
-        return sum(c.accessed + c.grad_accessed for c in self.chunks)
+        return self.buffers
 
     def _cost(self, chunk, grad):
         kept = self.grad_on_device if grad else self.fp16_on_device
@@ -719,7 +756,7 @@ class _Replay:
 
     def _gather(self, chunks):
         for c in chunks:
-            c.accessed = True
+            self._set_accessed(c, True)
             self.above += self._cost(c, False)
         if chunks:
             self._note(max(c.shard for c in chunks))
@@ -730,10 +767,10 @@ class _Replay:
         self._note(max(c.shard for c in chunks))
         for c in chunks:
             if grad:
-                c.grad_accessed = False
+                self._set_grad_accessed(c, False)
                 c.grad_ready = set()
             else:
-                c.accessed = False
+                self._set_accessed(c, False)
             self.above -= self._cost(c, grad)
 
     def _can_release(self, c):
@@ -749,7 +786,7 @@ class _Replay:
         for p in params:
             if p in self.state:
                 self.state[p] = COMPUTE
-        evict = [c for c in self.chunks if c.accessed and c not in mine
+        evict = [c for c in self.gathered if c not in mine
                  and c not in self.async_works and self._can_release(c)]
         self._drop(evict, grad=False)
         self._gather([c for c in mine if not c.accessed])
@@ -792,7 +829,7 @@ class _Replay:
             return
         fresh = [c for c in touched if not c.grad_accessed]
         for c in fresh:
-            c.grad_accessed = True
+            self._set_grad_accessed(c, True)
             self.above += self._cost(c, True)
         if fresh:
             self._note()

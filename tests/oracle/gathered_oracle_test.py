@@ -101,9 +101,10 @@ class ByHand(unittest.TestCase):
                         offload_param_frac=0.5), (6, 1))
 
 
-def layout(config, chunk_size, degree=2, lora=None):
+def layout(config, chunk_size, degree=2, lora=None, checkpointing=None):
     """The layout oracle's answer at one chunk size; `lora`: PEFT's
-    adapters ({"rank": r, "targets": [...]}) on the model."""
+    adapters ({"rank": r, "targets": [...]}) on the model; `checkpointing`:
+    a workload with activation_checkpointing so (None: no workload)."""
     model = {"hf_config_json": json.dumps(config)}
     if lora:
         model["lora"] = lora
@@ -111,6 +112,9 @@ def layout(config, chunk_size, degree=2, lora=None):
                           "dp_degrees": [degree], "search_range_m": 0,
                           "search_interval": 1},
                "configs": [{"dp_degree": degree, "chunk_size": chunk_size}]}
+    if checkpointing is not None:
+        request["workload"] = {"micro_batch": 1, "sequence_length": 8,
+                               "activation_checkpointing": checkpointing}
     answer = lo.layout(request)
     assert "error" not in answer, answer
     return answer
@@ -176,6 +180,36 @@ class Named(unittest.TestCase):
         # The size the C++ test names: c_attn's bias opens a chunk.
         self.assertTrue(straddles(GPT2, layout(GPT2, 28928)))
         self.assertEqual(layout(GPT2, 28928)["gathered_chunks"], "2")
+
+    def test_gpt2_checkpointing_reruns_a_layer_beside_ln_f_s_chunk(self):
+        # Worked by hand. GPT-2's 2-layer model at 20480 elements, 2 ranks
+        # (a shard 10240): next-fit puts wte + wpe (16384 + 4096) in chunk
+        # 0; layer 0's ln_1, c_attn, attn.c_proj and ln_2 (16896) in 1;
+        # its c_fc (16640) in 2; its mlp.c_proj (16448) and layer 1's ln_1
+        # in 3; layer 1's c_attn, attn.c_proj, ln_2 in 4, c_fc in 5; its
+        # mlp.c_proj and ln_f in 6. No operation straddles and every chunk
+        # completes its gradients before backward leaves it (chunk 6 at
+        # mlp.c_proj right after ln_f, chunk 3 at layer 0's mlp.c_proj
+        # right after layer 1's ln_1): one chunk, 10240 beside the shard
+        # plus one shard in flight, 2 x 20480 bytes.
+        self.assertEqual(
+            (layout(GPT2, 20480)["gathered_chunks"],
+             layout(GPT2, 20480)["gathered_chunk_bytes"]), ("1", "40960"))
+        self.assertEqual(layout(GPT2, 20480, checkpointing=False)
+                         ["gathered_chunk_bytes"], "40960")
+        # With checkpointing, after ln_f's backward chunk 6 waits for
+        # mlp.c_proj's gradients while layer 1 runs forward again from its
+        # ln_1, in chunk 3: two chunks, 2 x (2 x 10240 + 10240) bytes.
+        answer = layout(GPT2, 20480, checkpointing=True)
+        self.assertEqual((answer["gathered_chunks"],
+                          answer["gathered_chunk_bytes"]), ("2", "61440"))
+        firsts = [int(c["first_param"]) for c in answer["groups"][0]["chunks"]]
+        names = models.describe(GPT2).names
+        self.assertEqual([names[p] for p in firsts[3:7]],
+                         ["transformer.h.0.mlp.c_proj.weight",
+                          "transformer.h.1.attn.c_attn.weight",
+                          "transformer.h.1.mlp.c_fc.weight",
+                          "transformer.h.1.mlp.c_proj.weight"])
 
     def test_llama_holds_two_without_any_straddle(self):
         # No LLaMA operation takes two tensors here, yet the chunk holding

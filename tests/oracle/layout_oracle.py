@@ -120,7 +120,7 @@ class LayoutError(ValueError):
 
 _TOP_FIELDS = {"search": "search", "configs": "configs", "frozen": "frozen",
                "gemini": "gemini", "objective": "objective",
-               "cluster": "cluster"}
+               "cluster": "cluster", "workload": "workload"}
 _CLUSTER_FIELDS = {"device_memory_bytes": "device_memory_bytes",
                    "deviceMemoryBytes": "device_memory_bytes",
                    "host_memory_bytes": "host_memory_bytes",
@@ -290,7 +290,8 @@ def parse(request):
     top = _fields(request, _TOP_FIELDS, "request")
     cluster = None if top.get("cluster") is None else _cluster(top["cluster"])
     raw_gemini = top.get("gemini") or {}
-    search_request, model = _model(top.get("search", {}), raw_gemini)
+    search_request, model = _model(top.get("search", {}), raw_gemini,
+                                   _checkpointing(top.get("workload")))
     try:
         args = search_oracle.parse_request(search_request)
     except search_oracle.RequestError as exc:
@@ -407,12 +408,27 @@ def describe_model(search, raw_model, error=LayoutError):
     return config, description
 
 
-def _model(search, raw_gemini=None):
+def _checkpointing(raw_workload):
+    """Whether the workload turns gradient checkpointing on. Only this is
+    read of a Layout's workload here: its activation estimate is the
+    activation oracle's (activation_oracle.py, through plan_oracle.py)."""
+    if not isinstance(raw_workload, dict):
+        return False
+    return _bool(raw_workload.get(
+        "activation_checkpointing",
+        raw_workload.get("activationCheckpointing", False)),
+        "workload.activation_checkpointing")
+
+
+def _model(search, raw_gemini=None, checkpointing=False):
     """(the search part with search.model's numels in place of the model,
-    (model_type, its operations or None)), or (search, None) without a
-    model: the models oracle describes it, gathered_oracle gives its
-    operations; at gemini.tp_size > 1 the numels are tp rank 0's shards
-    (tp_oracle.py; the names, hence the operations, unchanged)."""
+    (model_type, its operations or None, the frozen flags its LoRA adapters
+    give or None, the decoder layer of each operation where
+    `checkpointing` re-runs the layers, else None)), or
+    (search, None) without a model: the models oracle describes it,
+    gathered_oracle gives its operations and layers; at gemini.tp_size > 1
+    the numels are tp rank 0's shards (tp_oracle.py; the names, hence the
+    operations, unchanged)."""
     if not isinstance(search, dict) or search.get("model") is None:
         return search, None
     raw_model = search["model"]
@@ -445,12 +461,16 @@ def _model(search, raw_gemini=None):
         except ValueError as exc:
             raise LayoutError(f"search.model: {exc}") from None
         search["numels"] = adapted.numels
-        return search, (description.model_type,
-                        gathered_oracle.adapted_operations(
-                            description, config, adapted),
-                        [not t for t in adapted.trainable])
+        ops = gathered_oracle.adapted_operations(description, config,
+                                                 adapted)
+        return search, (description.model_type, ops,
+                        [not t for t in adapted.trainable],
+                        gathered_oracle.layers_of(ops or [], adapted.names)
+                        if checkpointing else None)
     return search, (description.model_type,
-                    gathered_oracle.operations(description, config), None)
+                    gathered_oracle.operations(description, config), None,
+                    gathered_oracle.layers(description, config)
+                    if checkpointing else None)
 
 
 def unsequenced_note(model_type):
@@ -737,7 +757,7 @@ def _layout(numels, degrees, frozen, configs, settings, outcome=True,
                                          g.config.dp_degree)]
             for g in groups]
         elements, buffers = gathered_oracle.replay(
-            groups, placed_params, operations, settings)
+            groups, placed_params, operations, settings, model[3])
     else:
         sizes = [c.size for g in groups if not g.config.keep_gathered
                  for c in g.chunks]

@@ -11,6 +11,8 @@ import sys
 import unittest
 from unittest import mock
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chunk_search_oracle as oracle  # noqa: E402
@@ -194,6 +196,33 @@ class ExtensionTest(unittest.TestCase):
         self.assertEqual(got, answer([config(3, 6, False),
                                       config(2, 6, False)], 13, 0))
         self.assertIn("error", strict)
+
+
+class UnusedBytesTest(unittest.TestCase):
+    """The search's waste for a block of chunk sizes at once
+    (_unused_bytes) against the seed's _get_unused_byte, one size at a
+    time, on random groups: oversize parameters, empty groups and ties
+    included."""
+
+    def test_equals_the_seeds_loop_size_by_size(self):
+        import random
+        rng = random.Random(7)
+        for _ in range(300):
+            size_list = [rng.choice([1, rng.randint(1, 64),
+                                     rng.randint(1, 4096)])
+                         for _ in range(rng.randint(0, 40))]
+            start = rng.randint(1, 2048)
+            step = rng.randint(1, 64)
+            sizes = list(range(start, start + step * rng.randint(1, 80),
+                               step))
+            got = oracle._unused_bytes(size_list,
+                                       np.array(sizes, dtype=np.int64))
+            want = [oracle._get_unused_byte(size_list, c) for c in sizes]
+            self.assertEqual([int(x) for x in got], want)
+
+    def test_int64_guard(self):
+        self.assertTrue(oracle._fits_int64({1: [10, 20]}, 1 << 20))
+        self.assertFalse(oracle._fits_int64({1: [2**61]}, 2**61))
 
 
 class ErrorTest(unittest.TestCase):

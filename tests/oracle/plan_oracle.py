@@ -648,6 +648,12 @@ class _Evaluator:
         self.operations = (None if parsed.model is None else
                            gathered_oracle.operations(parsed.model[1],
                                                       parsed.model[0]))
+        # Under gradient checkpointing each decoder layer's operations run
+        # again before its backward (gathered_oracle.replay's `layers`).
+        self.layers = (
+            gathered_oracle.layers(parsed.model[1], parsed.model[0])
+            if self.operations is not None and parsed.workload is not None
+            and parsed.workload["activation_checkpointing"] else None)
         self.placed = [
             [i for i, _ in lo._group_params(numels, degrees, frozen,
                                             g.config.dp_degree)]
@@ -687,7 +693,8 @@ class _Evaluator:
                     self.layout.gathered_chunks)
         elements, buffers = gathered_oracle.replay(
             self.layout.groups, self.placed, self.operations,
-            lo.Settings(**self.settings_for(placement, optim, param)))
+            lo.Settings(**self.settings_for(placement, optim, param)),
+            self.layers)
         return lo.HALF_BYTES * elements, buffers
 
     def passes(self, device_bytes, optim=0.5, param=0.0):

@@ -1280,7 +1280,9 @@ type LayoutRequest struct {
 	// configs is INVALID_ARGUMENT.
 	Objective Objective `protobuf:"varint,5,opt,name=objective,proto3,enum=chunkplan.v1.Objective" json:"objective,omitempty"`
 	// Optional: the activation ESTIMATE's input (docs/plan.md), as Plan's;
-	// only with search.model of a decoder-only family. Frontier refuses it
+	// with activation_checkpointing the gathered chunks also replay each
+	// decoder layer's re-run in backward (docs/plan.md, "Gathered chunks").
+	// Only with search.model of a decoder-only family. Frontier refuses it
 	// (INVALID_ARGUMENT "workload: ...").
 	Workload *Workload `protobuf:"bytes,6,opt,name=workload,proto3" json:"workload,omitempty"`
 	// Optional: the cluster to judge the layout against; with it the
@@ -1753,9 +1755,11 @@ type LayoutResponse struct {
 	// The peak of the chunks a rank holds gathered while the model computes,
 	// in bytes beyond most_loaded_rank's (each its size less the rank's
 	// shard, plus one shard), by the operations of search.model's family
-	// (docs/plan.md, "Gathered chunks"); without them (numels, or a family
-	// with no operation sequence: a placement note says so) the largest
-	// non-gathered chunk, whole. 0 when every group is gathered.
+	// (docs/plan.md, "Gathered chunks"; with the workload's
+	// activation_checkpointing, each decoder layer re-run before its
+	// backward); without them (numels, or a family with no operation
+	// sequence: a placement note says so) the largest non-gathered chunk,
+	// whole. 0 when every group is gathered.
 	GatheredChunkBytes uint64            `protobuf:"varint,6,opt,name=gathered_chunk_bytes,json=gatheredChunkBytes,proto3" json:"gathered_chunk_bytes,omitempty"`
 	Placement          *PlacementOutcome `protobuf:"bytes,7,opt,name=placement,proto3" json:"placement,omitempty"`
 	// The same rank's figures under the most favourable chunk order;

@@ -65,6 +65,9 @@ struct ModelOperations {
   // Each operation of one forward pass, in order: the parameters it takes
   // (indices into numels). Empty: none known.
   std::vector<std::vector<uint64_t>> forward;
+  // One per forward operation: the decoder layer it runs in, -1 outside
+  // one; what gradient checkpointing re-runs (layout/gathered_chunks.h).
+  std::vector<int64_t> layers;
   // The described model's model_type when its family has no operation
   // sequence (the answer then says it counted one chunk); empty otherwise.
   std::string unsequenced_model_type;
@@ -82,8 +85,9 @@ struct LayoutRequest {
   GeminiSettings gemini;
   // Which candidate the search picks (kSeedWaste: the seed's answer).
   Objective objective = Objective::kSeedWaste;
-  // Set: LayoutResult.activation_bytes is its estimate (Layout only;
-  // Frontier refuses it).
+  // Set: LayoutResult.activation_bytes is its estimate, and with
+  // activation_checkpointing the gathered chunks replay each layer's re-run
+  // (Layout only; Frontier refuses it).
   std::optional<PlanWorkload> workload;
   // Set: LayoutResult.verdict judges the layout against it (Layout only;
   // Frontier refuses it).

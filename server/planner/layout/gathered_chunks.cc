@@ -83,6 +83,35 @@ ShardKept ShardKeptOf(const GeminiSettings& s) {
   return kept;
 }
 
+// One step of the replay: an operation, and whether it is its backward
+// (else its forward, or its forward run again by checkpointing).
+struct Visit {
+  size_t op = 0;
+  bool backward = false;
+};
+
+// The order one iteration runs `n` operations in: forward, then backward
+// in reverse; with `layers`, the operations of each layer (a run of equal
+// layers, -1 none) run forward again just before the layer's backward
+// (torch.utils.checkpoint's reentrant backward: the layer re-run under
+// enable_grad, then autograd.backward over it).
+std::vector<Visit> RunOrder(size_t n, std::span<const int64_t> layers) {
+  std::vector<Visit> order;
+  order.reserve(2 * n);
+  for (size_t k = 0; k < n; ++k) order.push_back({k, false});
+  for (size_t end = n; end > 0;) {
+    const size_t last = end - 1;
+    size_t first = last;
+    if (!layers.empty() && layers[last] >= 0) {
+      while (first > 0 && layers[first - 1] == layers[last]) --first;
+      for (size_t k = first; k <= last; ++k) order.push_back({k, false});
+    }
+    for (size_t k = end; k-- > first;) order.push_back({k, true});
+    end = first;
+  }
+  return order;
+}
+
 // The replay of one iteration (forward, then backward) over `flat`. The
 // device's bytes beyond the steady state rise and fall in groups of events
 // within a step (releases, gathers, prefetches, gradient chunks,
@@ -97,16 +126,14 @@ class Replay {
         kept_(ShardKeptOf(settings)),
         max_prefetch_(settings.max_prefetch) {}
 
-  // The peak over the steps, in elements, and the buffers held there.
+  // The peak over the steps of `order`, in elements, and the buffers
+  // held there.
   std::pair<Wide, uint64_t> Run(
-      std::span<const std::vector<uint64_t>> operations) {
+      std::span<const std::vector<uint64_t>> operations,
+      const std::vector<Visit>& order) {
     const size_t n = operations.size();
-    // Step s < n is forward operation s; step n + j is backward operation
-    // n - 1 - j.
-    steps_.reserve(2 * n);
-    for (size_t s = 0; s < 2 * n; ++s) {
-      steps_.push_back(ChunksOf(operations[s < n ? s : 2 * n - 1 - s]));
-    }
+    steps_.reserve(order.size());
+    for (const Visit& v : order) steps_.push_back(ChunksOf(operations[v.op]));
     // A parameter's gradient arrives at the backward step of its first
     // forward use (a tied weight's uses add up before its hook fires).
     std::vector<bool> seen(flat_.chunk_of.size(), false);
@@ -119,8 +146,8 @@ class Replay {
           arrivals[k].push_back(flat_.chunk_of[p]);
       }
     }
-    for (size_t s = 0; s < 2 * n; ++s) {
-      Step(s, s < n ? nullptr : &arrivals[2 * n - 1 - s]);
+    for (size_t s = 0; s < order.size(); ++s) {
+      Step(s, order[s].backward ? &arrivals[order[s].op] : nullptr);
     }
     return {peak_, peak_buffers_};
   }
@@ -195,7 +222,8 @@ class Replay {
 
   // One operation: pre_op (wait for its prefetched chunks, release what can
   // be released, gather its chunks, prefetch), the computation, and in
-  // backward its gradients (`arrivals`: the chunk of each) and reductions.
+  // backward its gradients (`arrivals`: the chunk of each) and reductions;
+  // a forward run again by checkpointing has none (`arrivals` null).
   void Step(size_t s, const std::vector<uint64_t>* arrivals) {
     std::vector<Chunk>& chunks = flat_.chunks;
     for (uint64_t c : steps_[s]) {
@@ -301,7 +329,14 @@ absl::StatusOr<GatheredPeak> GatheredChunkPeak(
     std::span<const uint32_t> dp_degrees, size_t num_params,
     const std::vector<bool>& frozen, std::span<const GroupLayout> groups,
     std::span<const std::vector<uint64_t>> operations,
+    std::span<const int64_t> recomputed_layers,
     const GeminiSettings& settings) {
+  if (!recomputed_layers.empty() &&
+      recomputed_layers.size() != operations.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "operations: ", recomputed_layers.size(), " recomputed layers for ",
+        operations.size(), " operations"));
+  }
   for (size_t k = 0; k < operations.size(); ++k) {
     for (uint64_t p : operations[k]) {
       if (p >= num_params) {
@@ -318,7 +353,8 @@ absl::StatusOr<GatheredPeak> GatheredChunkPeak(
     elements = largest;
   } else {
     Replay replay(Flatten(dp_degrees, num_params, frozen, groups), settings);
-    std::tie(elements, peak.chunks) = replay.Run(operations);
+    std::tie(elements, peak.chunks) =
+        replay.Run(operations, RunOrder(operations.size(), recomputed_layers));
   }
   const Wide bytes = elements * ByteModelOf(settings).gathered;
   if (bytes > ~uint64_t{0}) {
@@ -327,6 +363,15 @@ absl::StatusOr<GatheredPeak> GatheredChunkPeak(
   }
   peak.bytes = static_cast<uint64_t>(bytes);
   return peak;
+}
+
+std::span<const int64_t> RecomputedLayers(
+    const ModelOperations& operations,
+    const std::optional<PlanWorkload>& workload) {
+  if (!workload.has_value() || !workload->workload.activation_checkpointing) {
+    return {};
+  }
+  return operations.layers;
 }
 
 std::optional<std::string> GatheredChunksNote(

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "chunkplan/planner/layout_types.h"
+#include "chunkplan/planner/workload_types.h"
 
 namespace chunkplan::planner {
 
@@ -34,7 +35,13 @@ struct GatheredPeak {
 // With `operations` (the parameters, indices below num_params, of each
 // operation of one forward pass in order; backward runs them in reverse):
 // the operations of the second iteration are replayed, forward then
-// backward. At each the rank holds gathered the operation's chunks, every
+// backward. With `recomputed_layers` (gradient checkpointing: one per
+// operation, the decoder layer it runs in, -1 outside one; empty: no
+// checkpointing), each layer's forward operations run again, with no
+// gradients, just before its backward, as torch.utils.checkpoint's
+// reentrant backward runs them (transformers 4.51.3's default) and
+// GeminiZeROHook sees them (pre_op, post_op in the backward phase). At
+// each operation the rank holds gathered the operation's chunks, every
 // chunk with some but not all of its gradients, and up to
 // settings.max_prefetch chunks fetched ahead in the order the operations
 // will need them; each costs its size less the shard the rank keeps on the
@@ -46,12 +53,20 @@ struct GatheredPeak {
 //
 // Requires PlaceChunks' inputs and answer. Errors: INVALID_ARGUMENT naming
 // gathered_chunk_bytes beyond 2^64-1 bytes; INVALID_ARGUMENT naming
-// operations for a parameter index of num_params or more.
+// operations for a parameter index of num_params or more, or for
+// recomputed_layers neither empty nor one per operation.
 absl::StatusOr<GatheredPeak> GatheredChunkPeak(
     std::span<const uint32_t> dp_degrees, size_t num_params,
     const std::vector<bool>& frozen, std::span<const GroupLayout> groups,
     std::span<const std::vector<uint64_t>> operations,
-    const GeminiSettings& settings);
+    std::span<const int64_t> recomputed_layers, const GeminiSettings& settings);
+
+// The layers GatheredChunkPeak re-runs for `operations` under `workload`:
+// the operations' layers where the workload turns gradient checkpointing
+// on, else none.
+std::span<const int64_t> RecomputedLayers(
+    const ModelOperations& operations,
+    const std::optional<PlanWorkload>& workload);
 
 // What an answer says when `operations` name a model whose family has no
 // operation sequence (the one-chunk count stands); nothing otherwise.

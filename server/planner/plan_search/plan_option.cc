@@ -86,7 +86,7 @@ absl::StatusOr<GatheredPeak> GatheredOf(const PlanContext& context,
       context.frozen != nullptr ? *context.frozen : kNoneFrozen, chunks.groups,
       (context.operations != nullptr ? *context.operations : kNoOperations)
           .forward,
-      settings);
+      context.recomputed_layers, settings);
 }
 
 absl::StatusOr<uint64_t> DeviceNeedBytes(const PlanContext& context,

@@ -27,6 +27,8 @@ struct PlanContext {
   size_t num_params = 0;
   const std::vector<bool>* frozen = nullptr;
   const ModelOperations* operations = nullptr;
+  // What gradient checkpointing re-runs (RecomputedLayers; empty: none).
+  std::span<const int64_t> recomputed_layers;
 };
 
 // One chunk size at one mesh, laid out once over the zero group.

@@ -197,6 +197,8 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   context.num_params = request.search.numels.size();
   context.frozen = &request.frozen;
   context.operations = &request.operations;
+  context.recomputed_layers =
+      RecomputedLayers(request.operations, request.workload);
   // The workload's own estimate first: its refusals come before any
   // layout's (each tp degree's split follows its layouts).
   CHUNKPLAN_RETURN_IF_ERROR(PlanActivationNeed(request.workload).status());
