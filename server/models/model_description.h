@@ -42,6 +42,7 @@ struct DecoderTraits {
   uint64_t rotary_dim = 0;  // RoPE's width (0: head_dim; Phi-3 too)
   bool parallel_residual = false, value_view = false;
   bool mask_positions = false, no_final_norm = false;
+  bool post_norm = false;       // OPT's do_layer_norm_before false
   uint64_t embed_proj_dim = 0;  // 0: hidden_size
   bool single_norm = false, gptj_rotary = false, fp32_logits = false,
        no_sdpa = false;

@@ -92,6 +92,7 @@ void SetOptTraits(const HfConfig& cfg, const Shape& s, ModelDescription& d) {
   t.tied_embeddings = s.tied;
   t.mask_positions = true;
   t.no_final_norm = !s.final_norm;
+  t.post_norm = !s.before;
   t.embed_proj_dim = s.proj == s.h ? 0 : s.proj;
   const absl::StatusOr<std::optional<std::string>> act =
       cfg.OptionalText("activation_function");

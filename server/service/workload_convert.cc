@@ -120,6 +120,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.value_view = t.value_view;
   s.mask_positions = t.mask_positions;
   s.no_final_norm = t.no_final_norm;
+  s.post_norm = t.post_norm;
   s.embed_proj_dim = t.embed_proj_dim;
   s.single_norm = t.single_norm;
   s.gptj_rotary = t.gptj_rotary;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -70,8 +71,6 @@ struct Case {
   std::string family;  // the torch model the oracle builds ("" none)
   TransformerShape shape;
   ActivationWorkload work;
-  bool post_norm = false;  // OPT's do_layer_norm_before false (the torch
-                           // model's; the same bytes)
 };
 
 // A vocabulary padded as VocabParallelEmbedding1D pads it: up to a multiple
@@ -149,6 +148,8 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->rotary_dim = coin() ? 0 : AnyWidth(rng, 9);
   t->mask_positions = coin();
   t->no_final_norm = coin();
+  // OPT's post-norm from the coins above (no draw of its own)
+  t->post_norm = t->mask_positions && t->no_final_norm;
   t->embed_proj_dim = coin() ? 0 : AnyWidth(rng, 16);
   t->single_norm = coin();
   t->gptj_rotary = coin();
@@ -363,8 +364,8 @@ void OptTraits(std::mt19937_64& rng, Case* c) {
   t->rotary = false;
   t->activation = MlpActivation::kRelu;
   t->mask_positions = true;
-  c->post_norm = In(rng, 0, 3) == 0;
-  t->no_final_norm = c->post_norm || In(rng, 0, 4) == 0;
+  t->post_norm = In(rng, 0, 3) == 0;
+  t->no_final_norm = t->post_norm || In(rng, 0, 4) == 0;
   if (coin()) t->embed_proj_dim = t->hidden_size / 2;
 }
 
@@ -610,7 +611,7 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(", "parallel_residual": )", flag(t.parallel_residual),
       R"(, "value_view": )", flag(t.value_view), R"(, "mask_positions": )",
       flag(t.mask_positions), R"(, "no_final_norm": )", flag(t.no_final_norm),
-      R"(, "post_norm": )", flag(c.post_norm), R"(, "embed_proj_dim": ")",
+      R"(, "post_norm": )", flag(t.post_norm), R"(, "embed_proj_dim": ")",
       t.embed_proj_dim, R"(", "single_norm": )", flag(t.single_norm),
       R"(, "gptj_rotary": )", flag(t.gptj_rotary), R"(, "fp32_logits": )",
       flag(t.fp32_logits), R"(, "no_sdpa": )", flag(t.no_sdpa),
@@ -875,6 +876,12 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
   MismatchReport report(absl::StrCat("CHUNKPLAN_DIFF_SEED=", seed),
                         ActivationOracle());
   double lo = 2, hi = 0;
+  // Every case's ratio (ours over the measured peak), its family, tp degree
+  // and request line, for the by-hand runs' figures per family.
+  const std::filesystem::path ratios_path =
+      std::filesystem::temp_directory_path() /
+      absl::StrCat("chunkplan_activation_ratios_", seed, ".tsv");
+  std::ofstream ratios(ratios_path);
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto ours =
         planner::EstimateActivationBytes(cases[i].shape, cases[i].work);
@@ -883,8 +890,12 @@ TEST(ActivationDifferentialTest, EagerEqualsWhatAutogradSaves) {
     diff += MeasuredDiff((*answers)[i], ours, &ratio);
     lo = std::min(lo, ratio);
     hi = std::max(hi, ratio);
+    ratios << ratio << "\t" << cases[i].family << "\t"
+           << std::max<uint32_t>(1, cases[i].shape.tp.tp_size) << "\t"
+           << (diff.empty() ? "ok" : "FAIL") << "\t" << lines[i] << "\n";
     report.Add(i, lines[i], diff);
   }
+  std::cout << "every case's ratio: " << ratios_path.string() << "\n";
   report.Finish(
       (std::filesystem::temp_directory_path() /
        absl::StrCat("chunkplan_activation_measured_failures_", seed, ".jsonl"))

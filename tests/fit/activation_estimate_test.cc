@@ -224,13 +224,14 @@ TEST(ActivationEstimateTest, TinyLlamaUnderSdpaTheDefault) {
   EXPECT_EQ(got->saved_bytes, 2688u + 368 + 300);
   EXPECT_EQ(got->held_bytes, 128u);  // the 16-bit logits 2bsv
   EXPECT_EQ(got->total_bytes, 3484u);
-  // The loss's backward: two fp32 (b, s, v) gradients, 8bsv = 512. A
-  // layer's: 2N + max(2bsI + 2hI, 6bsI, 8bsad, 2bsad + 2had) = 64 + 384,
-  // below what the loss and final norm released (300 + 208 + 64).
-  EXPECT_EQ(got->loss_backward_bytes, 512u);
+  // The loss's backward: two fp32 (b, s, v) gradients, 8bsv = 512, the
+  // second once nll_loss's targets (40) and total_weight (4) are released:
+  // 468. A layer's: 2N + max(2bsI + 2hI, 6bsI, 8bsad, 2bsad + 2had) = 64 +
+  // 384, below what the loss and final norm released (300 + 208 + 64).
+  EXPECT_EQ(got->loss_backward_bytes, 468u);
   EXPECT_EQ(got->layer_backward_bytes, 448u);
   EXPECT_EQ(got->recompute_bytes, 0u);
-  EXPECT_EQ(got->transient_bytes, 512u);
+  EXPECT_EQ(got->transient_bytes, 468u);
 }
 
 TEST(ActivationEstimateTest, TinyLlamaCheckpointedRunsALayerAgain) {
@@ -360,10 +361,11 @@ TEST(ActivationEstimateTest,
   ASSERT_TRUE(got.ok()) << got.status();
   // The whole model's loss: fp32 log-probs 4 x 4 x 16 = 256, the padded
   // targets (s + 1) x 8 = 40, the weight 4; the held fp32 logits 256; the
-  // loss's fp32 gradients 2 x 256.
+  // loss's fp32 gradients 2 x 256, the second once the targets and the
+  // weight are released.
   EXPECT_EQ(got->loss_bytes, 300u);
   EXPECT_EQ(got->held_bytes, 256u);
-  EXPECT_EQ(got->loss_backward_bytes, 512u);
+  EXPECT_EQ(got->loss_backward_bytes, 512u - 44);
   // The head: fp32 gradient 256 + its 16-bit copy 128; the slice's
   // zero-filled 4 x 128 x 2 = 1024 beside 128; the split's clone 4 x 64 x
   // 2 = 512 beside 1024; lm_head's input 64 and weight 64 x 8 x 2 = 1024
@@ -409,9 +411,11 @@ TEST(ActivationEstimateTest, Qwen25_7bOnFourGpusCarriesTheLogitsGradient) {
             2 * (8 * n + 8192) + (4 * 2 * 2048ull * 28 * 128 + 4 * 2048 * 28) +
                 4 * 2 * 2048ull * 18944);
   EXPECT_EQ(got->recompute_bytes, 486'785'024u);
-  // The logits' gradients: 8bsv = 2.32 GiB, the largest transient.
-  EXPECT_EQ(got->loss_backward_bytes, 8ull * 2048 * 152064);
-  EXPECT_EQ(got->transient_bytes, 2'491'416'576u);
+  // The logits' gradients: 8bsv = 2.32 GiB, the second once nll_loss's
+  // targets (8 x 2049) and total_weight (4) are released, the largest
+  // transient.
+  EXPECT_EQ(got->loss_backward_bytes, 8ull * 2048 * 152064 - 8 * 2049 - 4);
+  EXPECT_EQ(got->transient_bytes, 2'491'400'180u);
   // Held at the end of forward: 28 inputs 2N, the embedding's indices and
   // the positions, the final norm, the loss's fp32 log-probabilities, the
   // 16-bit logits and the rotary tables.

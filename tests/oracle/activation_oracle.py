@@ -37,8 +37,9 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              "intermediate_size", "tied_embeddings", "fused_qkv", "norm": "rms"|"gemma_rms"|"layer_norm",
              "gated_mlp", "activation": "single_op"|"gelu_new"|"gelu_fast"|"relu"|"bloom_gelu",
              "rotary", "rotary_dim", "parallel_residual", "value_view",
-             "mask_positions", "no_final_norm", "post_norm" (the same
-             bytes as the pre-norm layer: only the torch model reads it),
+             "mask_positions", "no_final_norm", "post_norm" (OPT's
+             do_layer_norm_before false: the same saves as the pre-norm
+             layer, the last norm's backward first),
              "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
              "no_sdpa",
              Falcon and BLOOM: "kv_broadcast", "indexed_kv",
@@ -628,6 +629,18 @@ def layer_terms(t, x, attention, ckpt, sparse):
     # gradients come once down_proj's input is released; relu's two while
     # its result, down_proj's input, is still saved; a single op's two are
     # no more than the input's gradient with the weight's)
+    # The MLP's residual dropout (where its mask is known to be the MLP's)
+    # runs its backward before the MLP's: its 1-byte mask is released
+    # before every MLP step, and its output's gradient (2N) is held through
+    # the down projection's (Falcon's parallel layer holds it longer,
+    # `dropout_grad_kept` below).
+    mlp_mask = n if not sparse and t["hidden_dropout"] and (
+        not t["one_residual_mask"] or t["single_norm"] or
+        t["parallel_residual"]) else 0
+    dropout_grad_kept = t["direct_sdpa"] and t["hidden_dropout"] and (
+        t["single_norm"] or t["parallel_residual"])
+    mask_grad = 2 * n if mlp_mask and not dropout_grad_kept else 0
+    down = 2 * bs * i + 2 * h * i  # down's input and weight gradients
     if sparse:
         step = moe_backward(t, x)
     elif t["activation"] == "bloom_gelu":
@@ -635,11 +648,11 @@ def layer_terms(t, x, attention, ckpt, sparse):
         # the incoming gradient and, at most, five temporaries of its tanh
         # arithmetic at once (2bsI each), once dense_4h_to_h's input is
         # released
-        step = max(10 * bs * i, 2 * bs * i + 2 * h * i)
+        step = max(10 * bs * i - mlp_mask, down + mask_grad - mlp_mask)
     elif t["gated_mlp"] or t["activation"] != "single_op":
-        step = mlp_step(bs, h, i)
+        step = max(down + mask_grad - mlp_mask, 4 * bs * i - mlp_mask)
     else:
-        step = 2 * bs * i + 2 * h * i
+        step = down + mask_grad - mlp_mask
     if not sparse and not t["gated_mlp"]:
         # The up projection's (c_fc, fc1, dense_h_to_4h): its incoming
         # gradient, its input's and its weight's, once the activation's
@@ -648,17 +661,14 @@ def layer_terms(t, x, attention, ckpt, sparse):
         # the MLP is narrower than h (one tp rank's).
         between = sum(m for name, m in tensors
                       if name.startswith(("act", "gelu_new", "gelu_fast")))
-        if t["hidden_dropout"] and (not t["one_residual_mask"] or
-                                    t["single_norm"] or
-                                    t["parallel_residual"]):
-            between += n
+        between += mlp_mask
         step = max(step, 2 * bs * i + 2 * n + 2 * h * i - between)
     if t["fused_gate_up"]:
         # Phi-3's gate_up_proj: the fused output's gradient (chunk's
         # backward joins the two halves, 4bsI), the fused weight's (4hI)
-        # and the input's, once down_proj's input, act(gate) and the fused
-        # output (8bsI) are released.
-        step = max(step, 4 * h * i + 2 * n - 4 * bs * i)
+        # and the input's, once down_proj's input, act(gate), the fused
+        # output (8bsI) and the MLP's residual dropout mask are released.
+        step = max(step, 4 * h * i + 2 * n - 4 * bs * i - mlp_mask)
     q = 2 * bs * ad
     attn_work = max(4 * q, q + 2 * h * ad)
     after_attention = (sum(m for name, m in tensors
@@ -694,8 +704,17 @@ def layer_terms(t, x, attention, ckpt, sparse):
         # Gemma-2: post_feedforward_layernorm's backward comes first, over
         # all the layer's saves; the MLP's once its saves are released.
         step = max(step - norm, norm_step)
-    steps = [step, attn_work - after_attention, o_proj_step, qkv_step,
-             norm_step - mlp_and_masks - 2 * n,
+    # Falcon's parallel layer: the MLP's input gradient (2N) waits through
+    # the attention's backward for the attention's share (ln_mlp, or the
+    # one norm, runs its backward after the attention's); with hidden
+    # dropout, the dropout's gradient (counted below) is released by the
+    # attention's dense backward, so only dense's step holds both.
+    falcon_parallel = t["direct_sdpa"] and (t["single_norm"] or
+                                            t["parallel_residual"])
+    o_proj_step += 2 * n if falcon_parallel else 0
+    waiting = 2 * n if falcon_parallel and not dropout_grad_kept else 0
+    steps = [step, attn_work - after_attention + waiting, o_proj_step,
+             qkv_step + waiting, norm_step - mlp_and_masks - 2 * n,
              norm_step - (layer - norm - 2 * n)]
     if t["parallel_block"]:
         # Cohere: attention and MLP read one norm's output; the MLP's
@@ -704,9 +723,14 @@ def layer_terms(t, x, attention, ckpt, sparse):
         steps = [step, attn_work - after_attention + 2 * n,
                  o_proj_step + 2 * n,
                  qkv_step + 2 * n, norm_step - (layer - norm - 2 * n)]
+    if t["post_norm"]:
+        # OPT's do_layer_norm_before false: the layer's last norm
+        # (final_layer_norm, after the MLP's residual) runs its backward
+        # first, over all the saves, and releases its saves (its input,
+        # mean and rstd) before every other step.
+        steps = [max(0, m - norm) for m in steps] + [norm_step]
     backward = 2 * n + max(steps)
-    if t["direct_sdpa"] and t["hidden_dropout"] and (
-            t["single_norm"] or t["parallel_residual"]):
+    if dropout_grad_kept:
         # Falcon's parallel layer: the MLP's dropout's gradient (2N) stays
         # for the attention's branch beside the output's, held for the
         # residual.
@@ -796,6 +820,11 @@ def estimate(shape, work, adapters=None, tp=None):
     t = dict(DEFAULT_TRAITS, **shape)
     if tp is not None and tp.get("ties_head"):  # OPT's postprocess under tp
         t["tied_embeddings"] = True
+    if tp is not None:
+        # (the post-norm layer's first release is measured on the whole
+        # model only: at a tp rank the post-norm peak measured as the
+        # pre-norm one, docs/plan.md "What is measured")
+        t["post_norm"] = False
     ckpt = work["activation_checkpointing"]
     attention = attention_of(work, t)
     b, s, h, v = x["b"], x["s"], x["h"], x["v"]
@@ -852,7 +881,10 @@ def estimate(shape, work, adapters=None, tp=None):
     if e != h:  # OPT's project_out output, lm_head's saved input
         released += 2 * b * s * e
     head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
-    loss_backward = 8 * b * s * v  # fp32 gradients of log-probs and logits
+    # fp32 gradients of log-probs and logits: nll_loss's (4bsv), then, once
+    # its saves (the targets, the fp32 total_weight) are released,
+    # log_softmax's beside it
+    loss_backward = max(4 * b * s * v, 8 * b * s * v - targets(b, s) - 4)
     if t["deepseek_v2"]:
         loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
     if gathered:

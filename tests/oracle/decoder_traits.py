@@ -635,7 +635,8 @@ def _opt(config, description, heads):
          "mask_positions": True, "embedding_dropout": False,
          "no_final_norm": not (before and not config.get(
              "_remove_final_layer_norm", False)),
-         "embed_proj_dim": 0 if proj == h else proj, "not_estimated": ""}
+         "embed_proj_dim": 0 if proj == h else proj, "not_estimated": "",
+         "post_norm": not before}
     _look_up(config, "activation_function", "attention_dropout", "dropout")
     try:
         act = _text(config, "activation_function", "relu")

@@ -152,6 +152,9 @@ struct TransformerShape {
                                 // post-norm or _remove_final_layer_norm)
   uint64_t embed_proj_dim = 0;  // OPT's word_embed_proj_dim (0: h):
                                 // project_in / project_out around the layers
+  // OPT's do_layer_norm_before false: each norm after its residual add (the
+  // same saves); the layer's last norm runs its backward first.
+  bool post_norm = false;
   // GPT-J: attention and MLP read one norm's output (no second norm).
   bool single_norm = false;
   // GPT-J's RoPE: fp32 sin and cos gathered in each layer, (1, s, 1, r)

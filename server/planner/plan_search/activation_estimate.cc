@@ -596,28 +596,39 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // BLOOM: dense_4h_to_h's, then bloom_gelu_back: the incoming gradient
   // and at most five temporaries of its tanh arithmetic (2bsI each) at
   // once, once dense_4h_to_h's input is released.
-  const Checked one_op = Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2})});
+  // The MLP's residual dropout (where its mask is known to be the MLP's)
+  // runs its backward first: its 1-byte mask is released before every MLP
+  // step, and its output's gradient (2N) is held through the down
+  // projection's (Falcon's parallel layer holds it longer:
+  // dropout_grad_kept).
+  const bool dropout_grad_kept = t.direct_sdpa && t.hidden_dropout &&
+                                 (t.single_norm || t.parallel_residual);
+  const bool mask_known =
+      !sparse && t.hidden_dropout &&
+      (!t.one_residual_mask || t.single_norm || t.parallel_residual);
+  const Checked mlp_mask = mask_known ? Hidden(d, 1) : Checked{Wide{0}};
+  const Checked mask_grad =
+      (mask_known && !dropout_grad_kept) ? Hidden(d, 2) : Checked{Wide{0}};
+  const Checked one_op =
+      Less(Sum({Mul({d.bs, d.inter, 2}), Mul({d.h, d.inter, 2}), mask_grad}),
+           mlp_mask);
   Checked mlp_step = sparse ? MoeBackward(t, d)
                      : t.activation == MlpActivation::kBloomGelu
-                         ? Max(Mul({d.bs, d.inter, 10}), one_op)
+                         ? Max(Less(Mul({d.bs, d.inter, 10}), mlp_mask), one_op)
                      : (t.gated_mlp || t.activation != MlpActivation::kSingleOp)
-                         ? MlpStep(d, d.bs, d.inter)
+                         ? Max(one_op, Less(Mul({d.bs, d.inter, 4}), mlp_mask))
                          : one_op;
-  if (t.fused_gate_up) mlp_step = Max(mlp_step, FusedGateUpStep(d));
+  if (t.fused_gate_up) {
+    mlp_step = Max(mlp_step, Less(FusedGateUpStep(d), mlp_mask));
+  }
   if (!sparse && !t.gated_mlp) {
     // The up projection's: its incoming gradient, its input's and its
     // weight's, once the activation's saves, down's input and the MLP's
-    // residual dropout mask (where it is known to be the MLP's) are
-    // released: above the rest where the MLP is narrower than h (one tp
-    // rank's).
-    const bool mlp_mask =
-        t.hidden_dropout &&
-        (!t.one_residual_mask || t.single_norm || t.parallel_residual);
-    mlp_step =
-        Max(mlp_step, Less(Sum({Mul({d.bs, d.inter, 2}), Hidden(d, 2),
-                                Mul({d.h, d.inter, 2})}),
-                           Sum({MlpSaved(t, d),
-                                mlp_mask ? Hidden(d, 1) : Checked{Wide{0}}})));
+    // residual dropout mask are released: above the rest where the MLP is
+    // narrower than h (one tp rank's).
+    mlp_step = Max(mlp_step, Less(Sum({Mul({d.bs, d.inter, 2}), Hidden(d, 2),
+                                       Mul({d.h, d.inter, 2})}),
+                                  Sum({MlpSaved(t, d), mlp_mask})));
   }
   const Checked q = Mul({d.bs, ad, 2});
   const Checked norm = NormSaved(t.norm, d.bs, d.h);
@@ -628,7 +639,7 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
       Sum({sparse ? MoeSaved(t, d) : MlpSaved(t, d), masks});
   // Cohere's MLP runs its backward first (it ran last): its input's
   // gradient (2N) waits for the attention's share, and no second norm.
-  const Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
+  Checked waiting = t.parallel_block ? Hidden(d, 2) : Checked{Wide{0}};
   Checked attn_work = Max(Mul({q, 4}), Sum({q, Mul({d.h, ad, 2})}));
   Checked after_attention =
       Sum({mlp_and_masks, second_norm, q, SandwichNorms(t, d)});
@@ -637,8 +648,19 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
   // still held, once the MLP's, the second norm's and the residual masks'
   // are released (above the attention's later steps where a·d is wider
   // than h).
+  // Falcon's parallel layer: the MLP's input gradient (2N) waits through
+  // the attention's backward for its share (ln_mlp, or the one norm, runs
+  // its backward after the attention's); with hidden dropout the
+  // dropout's gradient (dropout_grad_kept) is released by the attention's
+  // dense backward, so only dense's step holds both.
+  const bool falcon_parallel =
+      t.direct_sdpa && (t.single_norm || t.parallel_residual);
+  if (falcon_parallel && !dropout_grad_kept) waiting = Hidden(d, 2);
   const Checked o_proj_step =
-      Less(Sum({Mul({q, 2}), Mul({d.h, ad, 2}), waiting}), after_attention);
+      Less(Sum({Mul({q, 2}), Mul({d.h, ad, 2}), waiting,
+                (falcon_parallel && dropout_grad_kept) ? Hidden(d, 2)
+                                                       : Checked{Wide{0}}}),
+           after_attention);
   if (EagerPath(t, d, attention)) {
     const Checked p = Mul({d.b, d.a, d.s, d.s});
     attn_work = Max(attn_work, Mul({p, t.fp32_softmax ? Wide{8} : Wide{4}}));
@@ -668,10 +690,16 @@ Checked LayerBackward(const TransformerShape& t, const Dims& d,
     step = Max(step, Less(norm_step, Sum({mlp_and_masks, Hidden(d, 2)})));
   }
   step = Max(step, Less(norm_step, beyond_first_norm));
+  if (t.post_norm && !activation::SplitByTp(t.tp)) {
+    // OPT's post-norm layer: its last norm (final_layer_norm, after the
+    // MLP's residual) runs its backward first, over all the saves, and
+    // releases them (its input, mean and rstd) before every other step
+    // (measured on the whole model only: at a tp rank the post-norm peak
+    // measured as the pre-norm one, docs/plan.md "What is measured").
+    step = Max(Less(step, norm), norm_step);
+  }
   // Falcon's parallel layer: the MLP's dropout's gradient (2N) stays for
   // the attention's branch beside the output's, held for the residual.
-  const bool dropout_grad_kept = t.direct_sdpa && t.hidden_dropout &&
-                                 (t.single_norm || t.parallel_residual);
   return Sum({Hidden(d, dropout_grad_kept ? 4 : 2), step});
 }
 
@@ -913,9 +941,14 @@ absl::StatusOr<ActivationBytes> EstimateAsGiven(
   Checked logits = Logits(shape, d);
   Checked embedding_mask = Wide{0};
   Wide embedding_rows = d.v;
-  Checked loss_backward = shape.deepseek_v2
-                              ? activation::DeepseekV2LossBackward(d)
-                              : Mul({logits32, 2});
+  // The loss's backward: nll_loss's fp32 gradient (4bsv), then, once
+  // nll_loss's saves (the targets and its fp32 total_weight) are released,
+  // log_softmax's beside it (measured: the peak of a whole-model Falcon at
+  // hidden 8, where v is small beside b·s).
+  Checked loss_backward =
+      shape.deepseek_v2
+          ? activation::DeepseekV2LossBackward(d)
+          : Max(logits32, Less(Mul({logits32, 2}), Sum({Targets(d), Wide{4}})));
   Checked head_backward = HeadBackward(d, loss);
   if (split) {
     const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
