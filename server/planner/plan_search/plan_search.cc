@@ -229,7 +229,11 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
       shards.frozen = *tp.frozen;
       at_tp.frozen = &*tp.frozen;
     }
-    if (tp.operations.has_value()) at_tp.operations = &*tp.operations;
+    if (tp.operations.has_value()) {
+      at_tp.operations = &*tp.operations;
+      at_tp.recomputed_layers =
+          RecomputedLayers(*tp.operations, request.workload);
+    }
     std::optional<uint64_t> frozen;  // once a Layout has checked frozen
     for (const uint32_t w : PlanWorldSizes(request.cluster)) {
       for (const uint32_t extra_dp : extra_dp_sizes) {
