@@ -119,7 +119,10 @@ constexpr int kNumberOverflow = 406;
 absl::Status ParseFailure(const KeyPath& path, const json::exception& error) {
   if (dynamic_cast<const json::out_of_range*>(&error) != nullptr &&
       error.id == kNumberOverflow) {
-    const std::string key = path.Name();
+    std::string key = path.Name();
+    if (key.size() > kMaxParserWords) {  // a fuzzed key of thousands of bytes
+      key = StrCat(key.substr(0, kMaxParserWords), "...");
+    }
     return absl::InvalidArgumentError(
         StrCat(key.empty() ? "config" : StrCat("config ", key),
                ": a number beyond the range of a double (about 1.8e308)"));
