@@ -13,14 +13,17 @@ namespace {
 using absl::StrCat;
 using nlohmann::json;
 
+// `text` cut to its first `max` bytes and "..." where it is longer.
+std::string CutShort(std::string text, size_t max) {
+  if (text.size() > max) text = StrCat(text.substr(0, max), "...");
+  return text;
+}
+
 // The value as JSON text, cut to a length a message can carry.
 std::string Shown(const json* value) {
   if (value == nullptr) return "nothing";
   constexpr size_t kMaxShown = 60;
-  std::string text = value->dump();
-  if (text.size() > kMaxShown)
-    text = absl::StrCat(text.substr(0, kMaxShown), "...");
-  return text;
+  return CutShort(value->dump(), kMaxShown);
 }
 
 // INVALID_ARGUMENT where `text` opens more than kMaxConfigDepth arrays and
@@ -119,19 +122,14 @@ constexpr int kNumberOverflow = 406;
 absl::Status ParseFailure(const KeyPath& path, const json::exception& error) {
   if (dynamic_cast<const json::out_of_range*>(&error) != nullptr &&
       error.id == kNumberOverflow) {
-    std::string key = path.Name();
-    if (key.size() > kMaxParserWords) {  // a fuzzed key of thousands of bytes
-      key = StrCat(key.substr(0, kMaxParserWords), "...");
-    }
+    // A fuzzed key may run to thousands of bytes.
+    const std::string key = CutShort(path.Name(), kMaxParserWords);
     return absl::InvalidArgumentError(
         StrCat(key.empty() ? "config" : StrCat("config ", key),
                ": a number beyond the range of a double (about 1.8e308)"));
   }
-  std::string words = error.what();
-  if (words.size() > kMaxParserWords) {
-    words = StrCat(words.substr(0, kMaxParserWords), "...");
-  }
-  return absl::InvalidArgumentError(StrCat("config: not JSON: ", words));
+  return absl::InvalidArgumentError(
+      StrCat("config: not JSON: ", CutShort(error.what(), kMaxParserWords)));
 }
 
 // A value that is absent or null.
