@@ -106,7 +106,23 @@ for _ in $(seq 100); do
 done
 address="$(sed -n 's/.*listening on \([^ "]*\).*/\1/p' "$work/tmp/server.log")"
 [ -n "$address" ] || { cat "$work/tmp/server.log"; exit 1; }
-chroot "$work" /usr/local/bin/chunkplan health --server "$address" --deadline 10s
+# A client's first connection can fail at once (no wait-for-ready): CI's run
+# of stop 50 got "UNKNOWN: ipv4:127.0.0.1:PORT: No such file or directory"
+# from a server that had printed its address (30 runs here: none failed).
+# Like a readiness probe, up to five tries a second apart, the server's log
+# after each failure so that the next such failure says more.
+healthy=""
+for attempt in 1 2 3 4 5; do
+  if chroot "$work" /usr/local/bin/chunkplan health --server "$address" \
+      --deadline 10s; then
+    healthy=1
+    break
+  fi
+  echo "health check $attempt of 5 failed; the server's log:" >&2
+  cat "$work/tmp/server.log" >&2
+  sleep 1
+done
+[ -n "$healthy" ] || exit 1
 echo "podman-build: $tag OK in $((SECONDS - start)) s"
 
 # The front door's image (Debian's HAProxy) from the same base, checked the

@@ -207,7 +207,9 @@ absl::StatusOr<PlanResult> PlanSearch(const PlanRequest& request,
   // extra_dp), tp within a node.
   std::vector<TpShards> tp_shards = request.tp_shards;
   if (tp_shards.empty()) {
-    tp_shards.push_back({1, request.search.numels, {}, {}});
+    TpShards whole;
+    whole.numels = request.search.numels;
+    tp_shards.push_back(std::move(whole));
   }
   std::vector<uint32_t> extra_dp_sizes = request.extra_dp_sizes;
   if (extra_dp_sizes.empty()) extra_dp_sizes.push_back(1);
