@@ -110,6 +110,7 @@ absl::Status Build(const HfConfig& cfg, absl::string_view architecture,
   d.vocab_size = vocab;
   SetGptJTraits(cfg, dim / heads, tied, d);
   const bool lm_head = architecture == "GPTJForCausalLM";
+  d.traits.head_bias = lm_head;  // lm_head.bias, below
   // GPTJModel: wte, h, ln_f (forward: wte, drop, the blocks, ln_f).
   b.In(lm_head ? "transformer" : "", [&] {
     Embedding(b, "wte", vocab, dim);

@@ -46,6 +46,7 @@ struct DecoderTraits {
   uint64_t embed_proj_dim = 0;  // 0: hidden_size
   bool single_norm = false, gptj_rotary = false, fp32_logits = false,
        no_sdpa = false;
+  bool head_bias = false;  // lm_head.bias (GPT-J)
   // Falcon and BLOOM (the planner's TransformerShape says what each means)
   bool kv_broadcast = false, indexed_kv = false, one_residual_mask = false,
        direct_sdpa = false, alibi = false, embedding_norm = false,

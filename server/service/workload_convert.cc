@@ -125,6 +125,7 @@ planner::TransformerShape ShapeOf(const models::ModelDescription& m) {
   s.single_norm = t.single_norm;
   s.gptj_rotary = t.gptj_rotary;
   s.fp32_logits = t.fp32_logits;
+  s.head_bias = t.head_bias;
   s.no_sdpa = t.no_sdpa;
   s.kv_broadcast = t.kv_broadcast;
   s.indexed_kv = t.indexed_kv;

@@ -154,6 +154,8 @@ void RandomTraits(std::mt19937_64& rng, TransformerShape* t) {
   t->single_norm = coin();
   t->gptj_rotary = coin();
   t->fp32_logits = coin();
+  // GPT-J's biased lm_head from the coins above (no draw of its own)
+  t->head_bias = t->gptj_rotary && t->fp32_logits;
   t->no_sdpa = In(rng, 0, 3) == 0;
   t->kv_broadcast = coin();
   t->indexed_kv = coin();
@@ -547,7 +549,7 @@ Case SmallFamilyCase(std::mt19937_64& rng, const std::string& family,
   }
   if (family == "gptj") {  // GPTJConfig: rotary_dim, dropout at random
     t.rotary = t.single_norm = t.gptj_rotary = t.fp32_logits = true;
-    t.no_sdpa = true;
+    t.no_sdpa = t.head_bias = true;
     t.activation = MlpActivation::kGeluNew;
     t.rotary_dim = 2 * In(rng, 1, t.hidden_size / t.num_attention_heads / 2);
     t.embedding_dropout = In(rng, 0, 1) == 1;
@@ -614,14 +616,15 @@ std::string RequestLine(const Case& c, uint64_t seed) {
       R"(, "post_norm": )", flag(t.post_norm), R"(, "embed_proj_dim": ")",
       t.embed_proj_dim, R"(", "single_norm": )", flag(t.single_norm),
       R"(, "gptj_rotary": )", flag(t.gptj_rotary), R"(, "fp32_logits": )",
-      flag(t.fp32_logits), R"(, "no_sdpa": )", flag(t.no_sdpa),
-      R"(, "kv_broadcast": )", flag(t.kv_broadcast), R"(, "indexed_kv": )",
-      flag(t.indexed_kv), R"(, "one_residual_mask": )",
-      flag(t.one_residual_mask), R"(, "direct_sdpa": )", flag(t.direct_sdpa),
-      R"(, "alibi": )", flag(t.alibi), R"(, "embedding_norm": )",
-      flag(t.embedding_norm), R"(, "no_flash": )", flag(t.no_flash),
-      R"(, "qk_norm": )", flag(t.qk_norm), R"(, "fp32_softmax": )",
-      flag(t.fp32_softmax), R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
+      flag(t.fp32_logits), R"(, "head_bias": )", flag(t.head_bias),
+      R"(, "no_sdpa": )", flag(t.no_sdpa), R"(, "kv_broadcast": )",
+      flag(t.kv_broadcast), R"(, "indexed_kv": )", flag(t.indexed_kv),
+      R"(, "one_residual_mask": )", flag(t.one_residual_mask),
+      R"(, "direct_sdpa": )", flag(t.direct_sdpa), R"(, "alibi": )",
+      flag(t.alibi), R"(, "embedding_norm": )", flag(t.embedding_norm),
+      R"(, "no_flash": )", flag(t.no_flash), R"(, "qk_norm": )",
+      flag(t.qk_norm), R"(, "fp32_softmax": )", flag(t.fp32_softmax),
+      R"(, "scale_by_tensor": )", flag(t.scale_by_tensor),
       R"(, "embed_scale": )", flag(t.embed_scale),
       R"(, "attention_output_held": )", flag(t.attention_output_held),
       R"(, "attention_dropout": )", flag(t.attention_dropout),

@@ -41,7 +41,7 @@ Input, one JSON object a line with --jsonl (integers as numbers or strings):
              do_layer_norm_before false: the same saves as the pre-norm
              layer, the last norm's backward first),
              "embed_proj_dim", "single_norm", "gptj_rotary", "fp32_logits",
-             "no_sdpa",
+             "head_bias" (GPT-J's biased lm_head), "no_sdpa",
              Falcon and BLOOM: "kv_broadcast", "indexed_kv",
              "one_residual_mask", "direct_sdpa", "alibi", "embedding_norm",
              "no_flash",
@@ -880,7 +880,10 @@ def estimate(shape, work, adapters=None, tp=None):
         released += 2 * b * s * v
     if e != h:  # OPT's project_out output, lm_head's saved input
         released += 2 * b * s * e
-    head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e - loss)
+    # (a biased lm_head, GPT-J: the bias's gradient, aten::sum's, beside
+    # the weight's at the head's last step)
+    bias = 2 * v if t["head_bias"] else 0
+    head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e + bias - loss)
     # fp32 gradients of log-probs and logits: nll_loss's (4bsv), then, once
     # its saves (the targets, the fp32 total_weight) are released,
     # log_softmax's beside it
@@ -888,10 +891,11 @@ def estimate(shape, work, adapters=None, tp=None):
     if t["deepseek_v2"]:
         loss_backward = deepseek_v2_oracle.loss_backward_bytes(x)
     if gathered:
-        head = tp_activation_oracle.gathered_head_backward(x, tp, loss, e)
+        head = tp_activation_oracle.gathered_head_backward(
+            x, tp, loss, e, t["head_bias"])
     elif tp is not None:
-        loss_backward, head = tp_activation_oracle.backward_steps(x, tp, loss,
-                                                                  e)
+        loss_backward, head = tp_activation_oracle.backward_steps(
+            x, tp, loss, e, t["head_bias"])
     if e != h:
         # OPT's project_out after lm_head: its weight's and its input's
         # gradients beside the incoming one (lm_head's saved input, 2bse,
@@ -967,7 +971,8 @@ BOOL_TRAITS = ("tied_embeddings", "fused_qkv", "gated_mlp", "rotary", "qk_norm",
                "hidden_dropout", "embedding_dropout", "norm_topk_prob",
                "parallel_residual", "value_view", "mask_positions",
                "no_final_norm", "post_norm", "single_norm", "gptj_rotary",
-               "fp32_logits", "no_sdpa", "fused_gate_up", "parallel_block",
+               "fp32_logits", "head_bias", "no_sdpa", "fused_gate_up",
+               "parallel_block",
                "four_norms", "attn_softcap", "final_softcap",
                "local_rotary", "both_rotary_used", "deepseek_moe",
                "deepseek_v2", "seq_aux",
@@ -993,6 +998,7 @@ DEFAULT_TRAITS = {"tied_embeddings": False, "fused_qkv": False,
                   "no_final_norm": False, "post_norm": False,
                   "embed_proj_dim": 0, "single_norm": False,
                   "gptj_rotary": False, "fp32_logits": False,
+                  "head_bias": False,
                   "no_sdpa": False,
                   # dense families (phi3, cohere, gemma2)
                   "fused_gate_up": False, "parallel_block": False,

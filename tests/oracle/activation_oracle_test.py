@@ -199,7 +199,8 @@ class Measured(unittest.TestCase):
                             mask_positions=True, hidden_dropout=True,
                             embed_proj_dim=12),
                 "gptj": dict(LAYER_NORM, single_norm=True, gptj_rotary=True,
-                             fp32_logits=True, no_sdpa=True, rotary_dim=4,
+                             fp32_logits=True, head_bias=True, no_sdpa=True,
+                             rotary_dim=4,
                              activation="gelu_new", attention_dropout=True),
                 # Falcon's new architecture (falcon_bloom_torch.py): two
                 # K/V heads broadcast to four, ln_attn and ln_mlp

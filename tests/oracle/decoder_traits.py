@@ -669,6 +669,7 @@ def _gptj(config, description, heads):
          "rotary": True, "qk_norm": False, "fp32_softmax": True,
          "scale_by_tensor": False, "embed_scale": False,
          "single_norm": True, "gptj_rotary": True, "fp32_logits": True,
+         "head_bias": "lm_head.bias" in d.names,
          "no_sdpa": True, "not_estimated": ""}
     _look_up(config, "activation_function", "rotary_dim", "embd_pdrop",
              "attn_pdrop", "resid_pdrop")

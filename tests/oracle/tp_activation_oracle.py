@@ -154,7 +154,7 @@ def held_logits(x, tp):
     return 2 * b * s * (width if tp.get("logits_contiguous") else rows)
 
 
-def backward_steps(x, tp, loss, e):
+def backward_steps(x, tp, loss, e, bias=False):
     """(loss_backward, head_backward): the loss's and the head's backward
     over what forward left, each less the loss's saves (released by then).
     DistCrossEntropy's backward works in place on exp_logits and returns
@@ -164,7 +164,8 @@ def backward_steps(x, tp, loss, e):
     dtype) beside it. Then the upcast's backward (a 16-bit copy beside the
     fp32 one), the padding slice's (b s x rows, 16 bits, beside its
     input's), lm_head's (its input's and its weight's gradient, e wide:
-    OPT's word_embed_proj_dim or h, beside the logits')."""
+    OPT's word_embed_proj_dim or h, beside the logits'; with `bias`, the
+    bias's, the rank's rows)."""
     b, s = x["b"], x["s"]
     _, rows, width, sliced = sizes(x, tp)
     logit_bytes = 4 if tp["logits_fp32"] else 2
@@ -182,11 +183,12 @@ def backward_steps(x, tp, loss, e):
     if sliced and width < rows:
         steps.append(grad + 2 * b * s * rows)
         grad = 2 * b * s * rows
-    steps.append(grad + 2 * b * s * e + 2 * rows * e)
+    steps.append(grad + 2 * b * s * e + 2 * rows * e +
+                 (2 * rows if bias else 0))
     return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
 
 
-def gathered_head_backward(x, tp, loss, e=None):
+def gathered_head_backward(x, tp, loss, e=None, bias=False):
     """lm_head's backward where it gathers its output ("gathered_head":
     the loss and the logits are the whole model's), less the loss's saves:
     the fp32 logits' gradient beside its 16-bit copy (GPT-J's .to(float32)),
@@ -194,7 +196,8 @@ def gathered_head_backward(x, tp, loss, e=None):
     linear.py:796-797), _GatherForwardSplitBackward's backward
     (_operation.py:1076-1079: _split clones the rank's columns, :1204-1206,
     beside the gathered gradient), then LinearWithAsyncCommunication's
-    input and weight gradients (no bias gradient counted)."""
+    input and weight gradients, and the bias's (`bias`: GPT-J's lm_head,
+    the rank's rows of it, from the ops' own aten::sum)."""
     b, s, h, v, t = x["b"], x["s"], x["h"], x["v"], tp["tp_size"]
     _, rows, _, sliced = sizes(x, tp)
     bs = b * s
@@ -210,5 +213,6 @@ def gathered_head_backward(x, tp, loss, e=None):
         steps.append(grad + 2 * bs * rows)
         grad = 2 * bs * rows
     e = e or h  # lm_head's input width (OPT's word_embed_proj_dim)
-    steps.append(grad + 2 * bs * e + 2 * rows * e)
+    steps.append(grad + 2 * bs * e + 2 * rows * e +
+                 (2 * rows if bias else 0))
     return max(0, max(steps) - loss)

@@ -162,6 +162,9 @@ struct TransformerShape {
   // scores): eager keeps q and k at 4 bytes; nothing outside the layers.
   bool gptj_rotary = false;
   bool fp32_logits = false;  // the logits cast to fp32 (held at 4 bytes)
+  // lm_head has a bias (GPT-J): its gradient (2 bytes a vocabulary row)
+  // is made beside the weight's at the head's last backward step.
+  bool head_bias = false;
   // No sdpa path in transformers 4.51.3: the default runs eager and
   // ATTENTION_SDPA is refused (INVALID_ARGUMENT).
   bool no_sdpa = false;

@@ -756,11 +756,11 @@ Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
 }
 
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
-// weight's, once the loss's saves are gone.
-Checked HeadBackward(const Dims& d, Checked loss) {
-  return Less(
-      Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2})}),
-      loss);
+// weight's (and its bias's, GPT-J), once the loss's saves are gone.
+Checked HeadBackward(const TransformerShape& t, const Dims& d, Checked loss) {
+  return Less(Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2}),
+                   Mul({t.head_bias ? d.v : Wide{0}, 2})}),
+              loss);
 }
 
 // OPT's project_out after lm_head (word_embed_proj_dim e != h): its
@@ -949,13 +949,15 @@ absl::StatusOr<ActivationBytes> EstimateAsGiven(
       shape.deepseek_v2
           ? activation::DeepseekV2LossBackward(d)
           : Max(logits32, Less(Mul({logits32, 2}), Sum({Targets(d), Wide{4}})));
-  Checked head_backward = HeadBackward(d, loss);
+  Checked head_backward = HeadBackward(shape, d, loss);
   if (split) {
-    const activation::TpTerms tp = activation::TpRankTerms(shape.tp, d);
+    const activation::TpTerms tp =
+        activation::TpRankTerms(shape.tp, d, shape.head_bias);
     embedding_mask = tp.embedding_mask;
     embedding_rows = tp.embedding_rows;
     if (shape.tp.gathered_head) {  // the whole model's loss and logits
-      head_backward = activation::GatheredHeadBackward(shape.tp, d, loss);
+      head_backward =
+          activation::GatheredHeadBackward(shape.tp, d, shape.head_bias, loss);
     } else {
       loss = tp.loss;
       logits = tp.held_logits;

@@ -31,9 +31,10 @@ HeadWidths HeadOf(const TensorParallelShape& tp, const Dims& d) {
 // step: each of `widths` (0: no such step) a 16-bit gradient of b s x that
 // many columns allocated beside the one before it (the upcast's copy, the
 // padding slice's rows, the gather's split), then lm_head's input and
-// weight (`rows` x h) gradients beside the last.
+// weight (`rows` x h) gradients beside the last, and the bias's (`rows`)
+// where lm_head has one.
 Checked HeadSteps(const Dims& d, Checked grad,
-                  std::initializer_list<Wide> widths, Wide rows) {
+                  std::initializer_list<Wide> widths, Wide rows, bool bias) {
   Checked step = Wide{0};
   for (const Wide width : widths) {
     if (width == 0) continue;
@@ -42,7 +43,8 @@ Checked HeadSteps(const Dims& d, Checked grad,
     grad = next;
   }
   // (lm_head reads e features: OPT's word_embed_proj_dim, else h)
-  return Max(step, Sum({grad, Mul({d.bs, d.e, 2}), Mul({rows, d.e, 2})}));
+  return Max(step, Sum({grad, Mul({d.bs, d.e, 2}), Mul({rows, d.e, 2}),
+                        Mul({bias ? rows : Wide{0}, 2})}));
 }
 
 }  // namespace
@@ -72,7 +74,8 @@ absl::Status ToTpRank(const TensorParallelShape& tp, Dims* d) {
   return absl::OkStatus();
 }
 
-TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
+TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d,
+                    bool head_bias) {
   const HeadWidths head = HeadOf(tp, d);
   const Wide rows = d.b * (d.s - 1);  // labels[..., 1:]
   const Wide logit_bytes = tp.logits_fp32 ? 4 : 2;
@@ -96,13 +99,13 @@ TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d) {
                  // (a full slice is the tensor itself in
                  // Python's indexing: no step)
                  head.sliced && d.v < head.rows ? head.rows : Wide{0}},
-                head.rows);
+                head.rows, head_bias);
   out.head_backward = Less(step, out.loss);
   return out;
 }
 
 Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
-                             const Checked& loss) {
+                             bool head_bias, const Checked& loss) {
   const HeadWidths head = HeadOf(tp, d);
   const Wide t = tp.tp_size;
   // The gathered width: the padded vocabulary (sliced to d.v after the
@@ -113,7 +116,7 @@ Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
       d, Mul({d.bs, d.v, tp.logits_fp32 ? Wide{4} : Wide{2}}),
       {tp.logits_fp32 ? d.v : Wide{0}, head.sliced ? head.rows * t : Wide{0},
        gathers ? head.rows : Wide{0}},
-      head.rows);
+      head.rows, head_bias);
   return Less(step, loss);
 }
 

@@ -42,20 +42,23 @@ struct TpTerms {
   Checked held_logits;
   // Backward, each above the estimate's total and less the loss's saves:
   // the logits' gradient beside the rows' (the loss's); then the upcast's,
-  // the padding slice's and lm_head's steps (the head's).
+  // the padding slice's and lm_head's steps (the head's; with `head_bias`,
+  // the rank's bias gradient beside its weight's).
   Checked loss_backward;
   Checked head_backward;
 };
-TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d);
+TpTerms TpRankTerms(const TensorParallelShape& tp, const Dims& d,
+                    bool head_bias);
 
 // lm_head's backward where it gathers its output (tp.gathered_head: the
 // loss and the logits are the whole model's), less `loss` (the whole
 // model's saves, released by then): the upcast's 16-bit copy beside the
 // fp32 gradient where tp.logits_fp32, the padding slice's full rows (a
 // vocab head), the gather's split (a clone of the rank's columns beside
-// the gathered gradient), then the rank's input and weight gradients.
+// the gathered gradient), then the rank's input and weight gradients
+// (and its bias's where `head_bias`: GPT-J).
 Checked GatheredHeadBackward(const TensorParallelShape& tp, const Dims& d,
-                             const Checked& loss);
+                             bool head_bias, const Checked& loss);
 
 }  // namespace chunkplan::planner::activation
 
