@@ -497,7 +497,7 @@ TEST(LayoutDifferentialTest, WorkloadsMatchTheOracle) {
     // here), the first degree kept gathered.
     std::vector<uint32_t> degrees(request.search().dp_degrees().begin(),
                                   request.search().dp_degrees().end());
-    if (degrees.empty()) degrees.push_back(1);
+    if (degrees.empty()) degrees.assign(1, 1);
     std::vector<uint32_t> seen;
     for (uint32_t d : degrees) {
       if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
