@@ -54,7 +54,7 @@ fi
 # Sanitized code runs a few times slower: a longer per-test timeout than
 # scripts/test.sh's. What this pass adds over scripts/test.sh is the C++
 # under the sanitizers, so by default it leaves out what spends its time
-# elsewhere: the oracles' own tests (Python only), the workload differential
+# elsewhere: the oracles' own tests (Python only; peak_trace_test too), the workload differential
 # tests (fixed inputs that scripts/test.sh already runs; their time is the
 # Python oracle's), the Python client's tests (the server and the command
 # line they drive are the e2e and service tests' too), the benchmarks'
@@ -74,7 +74,7 @@ if [ "${SANITIZE_ALL:-0}" = 1 ]; then
   default_selection=""
 else
   export CHUNKPLAN_DIFF_REQUESTS="${CHUNKPLAN_DIFF_REQUESTS:-300}"
-  default_selection="-LE ^(python|bench|fuzz|flood|front_door)$ -E ^oracle_test$|_oracle_test$|^models_(order|random)_test$|WorkloadsMatchTheOracle|EagerEqualsWhatAutogradSaves$"
+  default_selection="-LE ^(python|bench|fuzz|flood|front_door)$ -E ^oracle_test$|_oracle_test$|^models_(order|random)_test$|WorkloadsMatchTheOracle|EagerEqualsWhatAutogradSaves$|^peak_trace_test$"
 fi
 status=0
 # shellcheck disable=SC2086

@@ -191,11 +191,13 @@ def backward_peak(prof, start_marker):
     return peak
 
 
-def measure(shape, work, family, seed, tp=1, sp=False):
+def measure(shape, work, family, seed, tp=1, sp=False, on_profile=None):
     """The measured figures; at tp > 1, of tp rank 0 as ColossalAI's
     ShardFormer runs it (tp_decoder_torch.py,
     tp_opt_bloom_falcon_torch.py; `sp`: GPT-2 or BLOOM with sequence
-    parallelism, tp_gpt2_sp_torch.py, tp_bloom_sp_torch.py)."""
+    parallelism, tp_gpt2_sp_torch.py, tp_bloom_sp_torch.py). `on_profile`,
+    where given, is called with each peak run's key and profile
+    (peak_trace.py)."""
     if work["attention"] != "eager":
         raise ValueError("only eager attention runs in torch 1.13")
     torch.manual_seed(seed)
@@ -264,6 +266,8 @@ def measure(shape, work, family, seed, tp=1, sp=False):
                     loss.backward()
             del loss, logits
             peaks[key] = backward_peak(prof, "oracle_backward")
+            if on_profile is not None:
+                on_profile(key, prof)
     finally:
         decoder_torch.TORCH_2_MEAN = False
         decoder_torch.CUDA_DROPOUT = False
