@@ -108,18 +108,23 @@ address="$(sed -n 's/.*listening on \([^ "]*\).*/\1/p' "$work/tmp/server.log")"
 [ -n "$address" ] || { cat "$work/tmp/server.log"; exit 1; }
 # A client's first connection can fail at once (no wait-for-ready): CI's run
 # of stop 50 got "UNKNOWN: ipv4:127.0.0.1:PORT: No such file or directory"
-# from a server that had printed its address (30 runs here: none failed).
-# Like a readiness probe, up to five tries a second apart, the server's log
-# after each failure so that the next such failure says more.
+# from a server that had printed its address (30 runs here: none failed; a
+# refused connection reads "Failed to connect to remote host: ...", so that
+# error came from elsewhere in the client's connect). Like a readiness
+# probe, up to five tries a second apart; after a failure the server's log,
+# and the next tries with gRPC's own trace of the client's TCP connect and
+# subchannel, so that the next such failure says where.
 healthy=""
+trace=()
 for attempt in 1 2 3 4 5; do
-  if chroot "$work" /usr/local/bin/chunkplan health --server "$address" \
-      --deadline 10s; then
+  if env "${trace[@]}" chroot "$work" /usr/local/bin/chunkplan health \
+      --server "$address" --deadline 10s; then
     healthy=1
     break
   fi
   echo "health check $attempt of 5 failed; the server's log:" >&2
   cat "$work/tmp/server.log" >&2
+  trace=(GRPC_VERBOSITY=debug GRPC_TRACE=tcp,subchannel)
   sleep 1
 done
 [ -n "$healthy" ] || exit 1
