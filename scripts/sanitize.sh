@@ -54,9 +54,9 @@ fi
 # Sanitized code runs a few times slower: a longer per-test timeout than
 # scripts/test.sh's. What this pass adds over scripts/test.sh is the C++
 # under the sanitizers, so by default it leaves out what spends its time
-# elsewhere: the oracles' own tests (Python only; peak_trace_test too), the workload differential
-# tests (fixed inputs that scripts/test.sh already runs; their time is the
-# Python oracle's), the Python client's tests (the server and the command
+# elsewhere: the oracles' own tests (Python only; peak_trace_test too), the
+# workload differential tests (fixed inputs that scripts/test.sh already
+# runs; their time is the Python oracle's), the Python client's tests (the server and the command
 # line they drive are the e2e and service tests' too), the benchmarks'
 # smoke runs, the fuzz corpora's replays (label fuzz: tests/fuzz/run-
 # fuzz.sh runs every committed input of both corpora first, on this tree's

@@ -880,10 +880,9 @@ def estimate(shape, work, adapters=None, tp=None):
         released += 2 * b * s * v
     if e != h:  # OPT's project_out output, lm_head's saved input
         released += 2 * b * s * e
-    # (a biased lm_head, GPT-J: the bias's gradient, aten::sum's, beside
-    # the weight's at the head's last step)
-    bias = 2 * v if t["head_bias"] else 0
-    head = max(0, 2 * b * s * v + 2 * b * s * e + 2 * v * e + bias - loss)
+    # (a biased lm_head, GPT-J: the bias's gradient beside the weight's)
+    head = max(0, tp_activation_oracle.head_last_step(
+        2 * b * s * v, b * s, v, e, t["head_bias"]) - loss)
     # fp32 gradients of log-probs and logits: nll_loss's (4bsv), then, once
     # its saves (the targets, the fp32 total_weight) are released,
     # log_softmax's beside it

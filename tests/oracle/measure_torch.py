@@ -173,9 +173,13 @@ def drop_parameter_grads(model):
     return handles
 
 
-def backward_peak(prof, start_marker):
-    """The largest running total of CPU allocations (the kineto [memory]
-    events) from the backward marker on, over the total before forward."""
+BACKWARD_MARKER = "oracle_backward"  # record_function around backward()
+
+
+def memory_events(prof, start_marker=BACKWARD_MARKER):
+    """The profile's CPU allocations (the kineto [memory] events) as
+    (start_us, bytes) in time order, bytes negative where freed, and the
+    start of the first `start_marker` range."""
     events, mark = [], None
     for e in prof.profiler.kineto_results.events():
         if e.name() == "[memory]":
@@ -183,6 +187,13 @@ def backward_peak(prof, start_marker):
         elif e.name() == start_marker and mark is None:
             mark = e.start_us()
     events.sort(key=lambda x: x[0])  # stable: same-microsecond order kept
+    return events, mark
+
+
+def backward_peak(prof, start_marker=BACKWARD_MARKER):
+    """The largest running total of CPU allocations from the backward
+    marker on, over the total before forward."""
+    events, mark = memory_events(prof, start_marker)
     total, peak = 0, 0
     for t, n in events:
         total += n
@@ -262,10 +273,10 @@ def measure(shape, work, family, seed, tp=1, sp=False, on_profile=None):
                         activities=[torch.profiler.ProfilerActivity.CPU],
                         profile_memory=True) as prof:
                 loss, logits = forward(ids, mask, ids)
-                with torch.profiler.record_function("oracle_backward"):
+                with torch.profiler.record_function(BACKWARD_MARKER):
                     loss.backward()
             del loss, logits
-            peaks[key] = backward_peak(prof, "oracle_backward")
+            peaks[key] = backward_peak(prof)
             if on_profile is not None:
                 on_profile(key, prof)
     finally:

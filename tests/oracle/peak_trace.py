@@ -25,16 +25,14 @@ import measure_torch
 
 def trail(prof):
     """[(start_us, bytes, running total, innermost op, the op around it)]
-    of the profile's memory events in time order, and the start of the
-    backward marker."""
-    events = list(prof.profiler.kineto_results.events())
+    of the profile's memory events (measure_torch.memory_events), and the
+    start of the backward marker."""
     ops = sorted(((e.start_us(), e.start_us() + e.duration_us(), e.name())
-                  for e in events if e.name() != "[memory]"),
+                  for e in prof.profiler.kineto_results.events()
+                  if e.name() != "[memory]"),
                  key=lambda o: o[1] - o[0])
-    mark = min(e.start_us() for e in events if e.name() == "oracle_backward")
+    memory, mark = measure_torch.memory_events(prof)
     rows, total = [], 0
-    memory = sorted(((e.start_us(), e.nbytes()) for e in events
-                     if e.name() == "[memory]"), key=lambda m: m[0])
     for start, nbytes in memory:
         total += nbytes
         inside = [o[2] for o in ops if o[0] <= start <= o[1]]

@@ -154,6 +154,14 @@ def held_logits(x, tp):
     return 2 * b * s * (width if tp.get("logits_contiguous") else rows)
 
 
+def head_last_step(grad, bs, rows, e, bias):
+    """lm_head's last backward step: the incoming 16-bit gradient `grad`
+    beside its input's (bs x e) and weight's (rows x e) gradients, and its
+    bias's (rows, aten::sum's) where `bias` (GPT-J). The whole model's head
+    too (rows: the vocabulary)."""
+    return grad + 2 * bs * e + 2 * rows * e + (2 * rows if bias else 0)
+
+
 def backward_steps(x, tp, loss, e, bias=False):
     """(loss_backward, head_backward): the loss's and the head's backward
     over what forward left, each less the loss's saves (released by then).
@@ -183,8 +191,7 @@ def backward_steps(x, tp, loss, e, bias=False):
     if sliced and width < rows:
         steps.append(grad + 2 * b * s * rows)
         grad = 2 * b * s * rows
-    steps.append(grad + 2 * b * s * e + 2 * rows * e +
-                 (2 * rows if bias else 0))
+    steps.append(head_last_step(grad, b * s, rows, e, bias))
     return max(0, steps[0] - loss), max(0, max(steps[1:]) - loss)
 
 
@@ -213,6 +220,5 @@ def gathered_head_backward(x, tp, loss, e=None, bias=False):
         steps.append(grad + 2 * bs * rows)
         grad = 2 * bs * rows
     e = e or h  # lm_head's input width (OPT's word_embed_proj_dim)
-    steps.append(grad + 2 * bs * e + 2 * rows * e +
-                 (2 * rows if bias else 0))
+    steps.append(head_last_step(grad, bs, rows, e, bias))
     return max(0, max(steps) - loss)

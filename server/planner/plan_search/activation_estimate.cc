@@ -758,9 +758,9 @@ Checked ReleasedBeforeLayers(const TransformerShape& t, const Dims& d,
 // lm_head's backward: the 16-bit logits' gradient, its input's and its
 // weight's (and its bias's, GPT-J), once the loss's saves are gone.
 Checked HeadBackward(const TransformerShape& t, const Dims& d, Checked loss) {
-  return Less(Sum({Mul({d.bs, d.v, 2}), Mul({d.bs, d.e, 2}), Mul({d.v, d.e, 2}),
-                   Mul({t.head_bias ? d.v : Wide{0}, 2})}),
-              loss);
+  return Less(
+      activation::HeadSteps(d, Mul({d.bs, d.v, 2}), {}, d.v, t.head_bias),
+      loss);
 }
 
 // OPT's project_out after lm_head (word_embed_proj_dim e != h): its

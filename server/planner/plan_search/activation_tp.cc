@@ -27,12 +27,8 @@ HeadWidths HeadOf(const TensorParallelShape& tp, const Dims& d) {
   return {rows, std::min(rows, d.v), true};
 }
 
-// lm_head's backward from the logits' gradient `grad` on, its largest
-// step: each of `widths` (0: no such step) a 16-bit gradient of b s x that
-// many columns allocated beside the one before it (the upcast's copy, the
-// padding slice's rows, the gather's split), then lm_head's input and
-// weight (`rows` x h) gradients beside the last, and the bias's (`rows`)
-// where lm_head has one.
+}  // namespace
+
 Checked HeadSteps(const Dims& d, Checked grad,
                   std::initializer_list<Wide> widths, Wide rows, bool bias) {
   Checked step = Wide{0};
@@ -46,8 +42,6 @@ Checked HeadSteps(const Dims& d, Checked grad,
   return Max(step, Sum({grad, Mul({d.bs, d.e, 2}), Mul({rows, d.e, 2}),
                         Mul({bias ? rows : Wide{0}, 2})}));
 }
-
-}  // namespace
 
 bool SplitByTp(const TensorParallelShape& tp) {
   return tp.tp_size > 1 && tp.not_split.empty();

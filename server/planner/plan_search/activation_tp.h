@@ -9,11 +9,23 @@
 // loaded: it keeps the most valid vocabulary columns. Internal to the
 // planner.
 
+#include <initializer_list>
+
 #include "absl/status/status.h"
 #include "chunkplan/planner/workload_types.h"
 #include "server/planner/plan_search/activation_arith.h"
 
 namespace chunkplan::planner::activation {
+
+// lm_head's backward from the logits' gradient `grad` on, its largest
+// step: each of `widths` (0: no such step) a 16-bit gradient of b s x that
+// many columns allocated beside the one before it (the upcast's copy, the
+// padding slice's rows, the gather's split), then lm_head's input (e wide:
+// OPT's word_embed_proj_dim, else h) and weight (`rows` x e) gradients
+// beside the last, and the bias's (`rows`) where `bias`. The whole model's
+// head is the case of no widths and the vocabulary's rows.
+Checked HeadSteps(const Dims& d, Checked grad,
+                  std::initializer_list<Wide> widths, Wide rows, bool bias);
 
 // Whether `tp` splits the activations: tp_size > 1 and not_split empty.
 bool SplitByTp(const TensorParallelShape& tp);
